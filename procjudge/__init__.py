@@ -1,0 +1,22 @@
+"""procjudge: judge how a coding agent iterates, not just where it ends up.
+
+The library API; the command line is one client of it::
+
+    from procjudge import load_run, judge
+    verdict = judge(load_run("run.yaml"))
+    print(verdict.process_score, verdict.tier)
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from .judge import Item, Verdict, judge
+from .loading import LoadError, load_run
+from .policy import DEFAULT as DEFAULT_POLICY
+from .policy import Policy, PolicyError, load_policy
+
+__all__ = [
+    "DEFAULT_POLICY", "Item", "LoadError", "Policy", "PolicyError", "Verdict", "__version__",
+    "judge", "load_policy", "load_run",
+]

@@ -1,0 +1,5 @@
+"""python -m procjudge"""
+
+from .cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,161 @@
+"""The command line: each command parses its options, calls the library, writes, and exits.
+
+Exit codes (CONTRACT section 5): 0 every run read and scored and no threshold failed; 1 a
+threshold failed; 2 bad usage, or an input that could not be read or validated.
+
+Imports stay lazy: ``procjudge score`` must not pay for pandas (batch, compare) or for modules
+that another command needs.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+app = typer.Typer(
+    name="procjudge",
+    help=(
+        "Judge how a coding agent iterates: score a run's trajectory, detect anti-patterns "
+        "(shotgun debugging, test-chasing, scope creep, regression blindness, copy-paste loops), "
+        "reward good practice, and explain every point.\n\n"
+        "Exit codes: 0 scored and every gate passed; 1 a gate failed; 2 bad usage or unreadable input."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+policy_app = typer.Typer(help="Show the scoring policy in force.", no_args_is_help=True, rich_markup_mode=None)
+app.add_typer(policy_app, name="policy")
+
+
+class ScoreFormat(str, Enum):
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+
+
+POLICY_OPTION = typer.Option(
+    None, "--policy", metavar="POLICY.yaml",
+    help="YAML file overriding any part of the scoring policy (see `procjudge policy show`).",
+)
+
+
+def _err(message: str) -> None:
+    from .render.text import literal
+
+    sys.stderr.write(literal(message, 4000) + "\n")
+
+
+def _load_policy(path: Optional[Path]):
+    from .policy import PolicyError, load_policy
+
+    try:
+        return load_policy(path)
+    except PolicyError as exc:
+        _err(f"procjudge: policy error: {exc}")
+        raise typer.Exit(2) from None
+
+
+def _console(file=None):
+    from rich.console import Console
+
+    return Console(file=file or sys.stdout, highlight=False, markup=False, emoji=False, soft_wrap=False)
+
+
+def write(text: str, output: Optional[Path] = None) -> None:
+    """Write a report to stdout or to a file (refusing to overwrite an input file)."""
+    if output is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    output.write_text(text, encoding="utf-8")
+
+
+@app.command()
+def score(
+    run_file: Path = typer.Argument(..., metavar="RUN.yaml", help="A run file (.yaml, .yml or .json)."),
+    format: ScoreFormat = typer.Option(ScoreFormat.table, "--format", "-f", help="table (terminal), json (CONTRACT section 4) or markdown (pull-request comment)."),
+    policy: Optional[Path] = POLICY_OPTION,
+    fail_under: Optional[float] = typer.Option(None, "--fail-under", metavar="N", help="Exit 1 when the process score is below N."),
+) -> None:
+    """Score one run: every item with its points, iterations and evidence; totals, pattern, tier.
+
+    Example: procjudge score sample_telemetry/example1_good_standard.yaml
+    """
+    from .judge import judge
+    from .loading import LoadError, load_run
+
+    active = _load_policy(policy)
+    try:
+        verdict = judge(load_run(run_file), active)
+    except LoadError as exc:
+        _err(f"procjudge: {exc}")
+        raise typer.Exit(2) from None
+    for warning in verdict.warnings:
+        _err(f"procjudge: warning: {run_file}: {warning}")
+    if format is ScoreFormat.json:
+        from .render import json as render_json
+
+        write(render_json.score(verdict))
+    elif format is ScoreFormat.markdown:
+        from .render import markdown
+
+        write(markdown.score(verdict))
+    else:
+        from .render import table
+
+        _console().print(table.score(verdict))
+    if fail_under is not None and verdict.process_score < fail_under:
+        _err(f"procjudge: process score {verdict.process_score:g} is below --fail-under {fail_under:g}")
+        raise typer.Exit(1)
+
+
+@policy_app.command("show")
+def policy_show(policy: Optional[Path] = POLICY_OPTION) -> None:
+    """Print the scoring policy in force, as YAML (the defaults, or with POLICY.yaml merged in)."""
+    from .policy import policy_yaml
+
+    write(policy_yaml(_load_policy(policy)))
+
+
+@app.command()
+def schema() -> None:
+    """Print the JSON Schema of a run file (for editors: yaml-language-server, VS Code)."""
+    from .schema import run_schema
+
+    write(run_schema())
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Run the CLI; return the exit code.  No Python traceback ever reaches the user."""
+    try:
+        app(args=argv, prog_name="procjudge", standalone_mode=False)
+    except typer.Exit as exc:
+        return exc.exit_code
+    except SystemExit as exc:  # pragma: no cover - click's own exits
+        return int(exc.code or 0)
+    except KeyboardInterrupt:
+        _err("procjudge: interrupted")
+        return 130
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except Exception as exc:  # noqa: BLE001 - the last line of defence against tracebacks
+        import click
+
+        if isinstance(exc, click.exceptions.ClickException):
+            exc.show()
+            return exc.exit_code
+        if isinstance(exc, click.exceptions.Abort):
+            _err("procjudge: aborted")
+            return 2
+        _err(f"procjudge: internal error: {type(exc).__name__}: {exc}")
+        return 2
+    return 0

@@ -1,0 +1,139 @@
+"""The four rewarded practices of "Iteration Best Practices (What the Process Judge Rewards)"."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from ..facts import IterationFacts, RunFacts
+from ..policy import Policy
+from .base import Hit, detector, fmt_num, plural
+
+_CHAIN = ("read_feedback", "read_file", "edit_file", "run_tests")
+
+
+def _has_chain(it: IterationFacts) -> bool:
+    """Whether the action log shows read feedback -> read source -> edit -> run tests, in order."""
+    log = it.entry.iteration_telemetry.actions.log if it.entry.iteration_telemetry.actions else None
+    if not log:
+        return False
+    step = 0
+    for action in log:
+        if action.tool == _CHAIN[step]:
+            step += 1
+            if step == len(_CHAIN):
+                return True
+    return False
+
+
+@detector("diagnostic_first", "practice")
+def diagnostic_first(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
+    """+2 to +5: the agent reads and analyses before it edits. Every feedback iteration (iteration 0
+    for a one-shot run) must show the feedback read and at least 30 s before the first edit;
+    severity is the mean share of four marks per iteration: feedback read, time before first
+    edit, failures referenced (at least half of those reported), and the read-feedback,
+    read-source, edit, run-tests chain in the action log."""
+    rule = policy.practices.diagnostic_first
+    iterations = list(facts.iterations[1:]) or [facts.iterations[0]]
+    marks = []
+    uses_log = False
+    for it in iterations:
+        chain = _has_chain(it)
+        uses_log = uses_log or chain
+        read = bool(it.read_feedback) or (it is facts.iterations[0] and it.read_feedback is None and chain)
+        waited = it.seconds_before_first_edit is not None and it.seconds_before_first_edit >= rule.min_seconds_before_edit
+        if not (read or it is facts.iterations[0]) or not waited:
+            return
+        needed = max(1, (it.failures_before_count or 0) / 2)
+        referenced = it.failures_referenced is not None and it.failures_referenced >= needed
+        marks.append((read + waited + referenced + chain) / 4)
+    severity = (sum(marks) / len(marks) - 0.5) / 0.5
+    shown = ", ".join(
+        f"iter {it.number}: {fmt_num(it.seconds_before_first_edit)}s before first edit"
+        + (f", {it.failures_referenced} failures referenced" if it.failures_referenced is not None else "")
+        + (", full chain in the log" if _has_chain(it) else "")
+        for it in iterations
+    )
+    yield Hit(points=policy.practices.diagnostic_first.range.place(severity),
+              iterations=tuple(it.number for it in iterations), evidence=shown,
+              basis="action log" if uses_log else "seed fields")
+
+
+@detector("targeted_fixes", "practice")
+def targeted_fixes(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
+    """+1 to +3: minimal changes that fix what failed. Over the feedback iterations: no test broken
+    and at least 1 test fixed per file changed; severity rises to full at 3 tests per file."""
+    rule = policy.practices.targeted_fixes
+    measured = [it for it in facts.iterations[1:] if it.tests_fixed is not None and it.files_changed]
+    if not measured or any(it.tests_broken for it in facts.iterations[1:]):
+        return
+    fixed = sum(it.tests_fixed for it in measured)
+    files = sum(it.files_changed for it in measured)
+    ratio = fixed / files
+    if ratio < rule.min_tests_fixed_per_file or fixed == 0:
+        return
+    span = max(rule.best_tests_fixed_per_file - rule.min_tests_fixed_per_file, 1e-9)
+    severity = (ratio - rule.min_tests_fixed_per_file) / span
+    per = ", ".join(f"iter {it.number}: {it.tests_fixed} fixed / {plural(it.files_changed, 'file')}" for it in measured)
+    yield Hit(points=rule.range.place(severity), iterations=tuple(it.number for it in measured),
+              evidence=f"{fmt_num(round(ratio, 2))} tests fixed per file changed, none broken ({per})",
+              basis=measured[0].tests_basis)
+
+
+def _edit_run_cycles(it: IterationFacts) -> int:
+    log = it.entry.iteration_telemetry.actions.log if it.entry.iteration_telemetry.actions else None
+    if not log:
+        return 0
+    cycles, edited = 0, False
+    for action in log:
+        if action.tool == "edit_file":
+            edited = True
+        elif action.tool == "run_tests" and edited:
+            cycles, edited = cycles + 1, False
+    return cycles
+
+
+@detector("test_driven_iteration", "practice")
+def test_driven_iteration(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
+    """+2 to +4: tests run after each change, not only at submission. An iteration qualifies with
+    3 or more local test runs (or, in the action log, 2 or more edit-then-run cycles); fires when
+    at least half of the iterations qualify, full marks when all do."""
+    rule = policy.practices.test_driven_iteration
+    qualifying, uses_log = [], False
+    for it in facts.iterations:
+        cycles = _edit_run_cycles(it)
+        if cycles >= 2:
+            uses_log = True
+            qualifying.append(it)
+        elif it.test_runs is not None and it.test_runs >= rule.min_runs_per_iteration:
+            qualifying.append(it)
+    share = len(qualifying) / len(facts.iterations)
+    if not qualifying or share < rule.min_fraction_of_iterations:
+        return
+    severity = (share - rule.min_fraction_of_iterations) / max(1 - rule.min_fraction_of_iterations, 1e-9)
+    shown = ", ".join(f"iter {it.number}: {it.test_runs} runs" for it in qualifying)
+    yield Hit(points=rule.range.place(severity), iterations=tuple(it.number for it in qualifying),
+              evidence=f"{len(qualifying)} of {plural(len(facts.iterations), 'iteration')} validated each change locally ({shown})",
+              basis="action log" if uses_log else "seed fields")
+
+
+@detector("progressive_refinement", "practice")
+def progressive_refinement(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
+    """+3 to +6: textbook progression. At least 3 improving steps, every step gains, gains shrink
+    (the biggest jump first), nothing broken, and a final score of at least 85; severity is the
+    final score's place between 85 and 100."""
+    rule = policy.practices.progressive_refinement
+    steps = facts.iterations[1:]
+    if len(steps) < rule.min_steps:
+        return
+    gains = [it.delta for it in steps]
+    if any(g <= 0 for g in gains) or any(b > a for a, b in zip(gains, gains[1:])):
+        return
+    if any(it.tests_broken for it in steps) or facts.final.score < rule.min_final:
+        return
+    severity = (facts.final.score - rule.min_final) / max(rule.full_marks_final - rule.min_final, 1e-9)
+    yield Hit(points=rule.range.place(severity), iterations=tuple(it.number for it in facts.iterations),
+              evidence=f"trajectory {' -> '.join(fmt_num(s) for s in facts.trajectory)}: gains "
+              f"{', '.join('+' + fmt_num(g) for g in gains)} shrink steadily, nothing broken")
+
+
+DETECTORS = [diagnostic_first, targeted_fixes, test_driven_iteration, progressive_refinement]

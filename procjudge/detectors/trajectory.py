@@ -1,0 +1,112 @@
+"""The document's trajectory formulas ("Iteration Scoring"): monotonic improvement, rapid
+convergence, wasted iterations, and how time was spread across iterations."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from ..facts import RunFacts
+from ..policy import Policy
+from .base import Hit, detector, fmt_num, plural
+
+
+@detector("monotonic_improvement", "trajectory")
+def monotonic_improvement(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
+    """+2 for every iteration whose score did not fall below the previous one, -5 for every
+    regression (the monotonic improvement bonus)."""
+    rule = policy.trajectory.monotonic_improvement
+    steps = facts.iterations[1:]
+    if not steps:
+        return
+    held = [it for it in steps if it.delta is not None and it.delta >= 0]
+    fell = [it for it in steps if it.delta is not None and it.delta < 0]
+    points = len(held) * rule.per_step + len(fell) * rule.per_regression
+    parts = []
+    if held:
+        parts.append(f"{plural(len(held), 'non-regressing step')} x {fmt_num(rule.per_step)}")
+    if fell:
+        falls = ", ".join(f"iter {it.number}: {fmt_num(it.delta)}" for it in fell)
+        parts.append(f"{plural(len(fell), 'regression')} x {fmt_num(rule.per_regression)} ({falls})")
+    yield Hit(points=points, iterations=tuple(it.number for it in steps), evidence="; ".join(parts))
+
+
+@detector("rapid_convergence", "trajectory")
+def rapid_convergence(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
+    """+5 when final score / iterations used exceeds the format baseline (final score / 1, 3 or 6
+    for sprint, standard, marathon) times 1.2."""
+    rule = policy.trajectory.rapid_convergence
+    final = facts.final.score
+    used = len(facts.iterations)
+    baseline_iterations = policy.format(facts.format).convergence_baseline
+    efficiency = final / used
+    threshold = final / baseline_iterations * rule.factor
+    if final > 0 and efficiency > threshold:
+        yield Hit(
+            points=rule.points,
+            iterations=(facts.final.number,),
+            evidence=(
+                f"{fmt_num(final)}/{used} = {efficiency:.2f} > {facts.format} baseline "
+                f"{fmt_num(final)}/{fmt_num(baseline_iterations)} x {fmt_num(rule.factor)} = {threshold:.2f}"
+            ),
+        )
+
+
+@detector("wasted_iteration", "trajectory")
+def wasted_iteration(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
+    """-3 for every iteration whose score moved by less than 2 points from the previous one."""
+    rule = policy.trajectory.wasted_iteration
+    for it in facts.iterations[1:]:
+        moved = it.delta if rule.measure == "improvement" else abs(it.delta)
+        if moved < rule.min_delta:
+            yield Hit(
+                points=rule.points,
+                iterations=(it.number,),
+                evidence=f"score {fmt_num(it.score - it.delta)} -> {fmt_num(it.score)} "
+                f"(moved {fmt_num(abs(it.delta))} < {fmt_num(rule.min_delta)})",
+            )
+
+
+@detector("time_allocation", "trajectory")
+def time_allocation(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
+    """Front-loaded time (iteration 0 took the longest) +2; back-loaded time (each iteration took
+    at least as long as the one before, the last longer than the first) -2; also how the run's
+    time split compares with the format's recommended profile."""
+    rule = policy.trajectory.time_allocation
+    timed = [it for it in facts.iterations if it.duration is not None]
+    if len(timed) < 2 or len(timed) != len(facts.iterations):
+        return
+    durations = [it.duration for it in timed]
+    total = sum(durations)
+    if total <= 0:
+        return
+    shares = [d / total for d in durations]
+    shown = ", ".join(fmt_num(round(d / 60, 1)) for d in durations)
+    split = "/".join(f"{s:.0%}" for s in shares)
+    profile = policy.format(facts.format).time_profile
+    against = ""
+    if facts.format != "marathon" and len(shares) <= len(profile):
+        expected = profile[: len(shares)]
+        scale = sum(expected)
+        expected = [e / scale for e in expected]
+        worst = max(abs(s - e) for s, e in zip(shares, expected))
+        verdict = "within" if worst <= rule.profile_tolerance else "outside"
+        against = (
+            f"; recommended {facts.format} split {'/'.join(f'{e:.0%}' for e in expected)}: "
+            f"{verdict} {rule.profile_tolerance:.0%}"
+        )
+    numbers_ = tuple(it.number for it in timed)
+    if durations[0] >= max(durations) and durations[0] > min(durations):
+        yield Hit(points=rule.front_loaded, iterations=numbers_,
+                  evidence=f"front-loaded: minutes per iteration {shown} ({split}){against}",
+                  detail={"time_distribution": [round(s, 4) for s in shares], "front_loaded": True})
+    elif all(b >= a for a, b in zip(durations, durations[1:])) and durations[-1] > durations[0]:
+        yield Hit(points=rule.back_loaded, iterations=numbers_,
+                  evidence=f"back-loaded: minutes per iteration {shown} ({split}){against}",
+                  detail={"time_distribution": [round(s, 4) for s in shares], "front_loaded": False})
+    elif against:
+        yield Hit(points=0.0, iterations=numbers_,
+                  evidence=f"minutes per iteration {shown} ({split}){against}",
+                  detail={"time_distribution": [round(s, 4) for s in shares], "front_loaded": False})
+
+
+DETECTORS = [monotonic_improvement, rapid_convergence, wasted_iteration, time_allocation]

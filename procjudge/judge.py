@@ -1,0 +1,178 @@
+"""judge(run, policy) -> Verdict: the one place where a run's process score is computed.
+
+    raw_process_score = sum of every item's points (signals included; most score 0)
+    process_score     = raw_process_score clamped to policy.clamp (default -30..+20)
+    composite_swing   = process_score x process weight (run.process_weight, else the policy's 0.15)
+
+Every item carries the rule that produced its points (``evidence``) and what it rests on
+(``basis``); the pattern and the tier carry the rule that placed the run.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import msgspec
+
+from .detectors import ALL
+from .facts import FactsError, RunFacts, derive
+from .loading import LoadError
+from .model import Run
+from .policy import DEFAULT, Policy
+from .trajectory import classify_pattern, classify_tier
+
+SCHEMA = "procjudge.score/1"
+
+
+class Item(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    id: str
+    kind: str
+    points: float
+    iterations: list[int]
+    evidence: str
+    basis: str
+    detail: Optional[dict[str, Any]] = None
+
+
+class Verdict(msgspec.Struct, frozen=True, kw_only=True):
+    """The judgement of one run: what ``--format json`` prints (plus ``iterations``)."""
+
+    schema: str
+    run: dict[str, Any]
+    trajectory: list[float]
+    iterations_used: int
+    final_score: float
+    process_score: float
+    raw_process_score: float
+    composite_swing: float
+    tier: str
+    tier_rule: str
+    pattern: str
+    pattern_rule: str
+    items: list[Item]
+    aggregate: dict[str, Any]
+    iterations: list[dict[str, Any]]
+    warnings: list[str]
+
+    @property
+    def anti_patterns(self) -> list[str]:
+        """Ids of the anti-patterns found, in report order, without repeats."""
+        return list(dict.fromkeys(i.id for i in self.items if i.kind == "anti_pattern"))
+
+
+def _r(value: float) -> float:
+    return round(float(value), 4)
+
+
+def aggregate(facts: RunFacts) -> dict[str, Any]:
+    """The document's ``aggregate_telemetry`` figures, computed from the scored iterations."""
+    its = facts.iterations
+    trajectory = facts.trajectory
+    gained = trajectory[-1] - trajectory[0]
+    steps = len(its) - 1
+    durations = [it.duration for it in its]
+    total_duration = sum(durations) if all(d is not None for d in durations) else None
+    calls = [it.entry.iteration_telemetry.actions.tool_calls_total if it.entry.iteration_telemetry.actions else None for it in its]
+    total_calls = sum(calls) if all(c is not None for c in calls) else None
+    edits = [it.file_edits for it in its[1:]]
+    fixed = [it.tests_fixed for it in its[1:]]
+    out: dict[str, Any] = {
+        "total_iterations": len(its),
+        "total_duration_seconds": _r(total_duration) if total_duration is not None else None,
+        "score_trajectory": trajectory,
+        "improvement_rate": _r(gained / steps) if steps else None,
+        "regression_count": sum(1 for it in its[1:] if it.delta < 0),
+        "wasted_iterations": None,
+        "action_efficiency": {
+            "total_tool_calls": total_calls,
+            "tool_calls_per_point_gained": _r(total_calls / gained) if total_calls is not None and gained > 0 else None,
+            "file_edits_per_test_fixed": (
+                _r(sum(edits) / sum(fixed)) if edits and None not in edits and None not in fixed and sum(fixed) > 0 else None
+            ),
+        },
+        "time_efficiency": {
+            "seconds_per_point_gained": _r(total_duration / gained) if total_duration is not None and gained > 0 else None,
+            "time_distribution": [_r(d / total_duration) for d in durations] if total_duration else None,
+            "front_loaded": (durations[0] >= max(durations)) if total_duration and len(durations) > 1 else None,
+        },
+    }
+    return out
+
+
+def _compare_aggregate(given: Any, computed: dict[str, Any]) -> list[str]:
+    """A warning for every figure in the file's own aggregate_telemetry that disagrees."""
+    warnings = []
+    given_map = msgspec.to_builtins(given)
+
+    def close(a: Any, b: Any) -> bool:
+        if isinstance(a, bool) or isinstance(b, bool):
+            return a == b
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+            return abs(a - b) <= max(0.06, 0.02 * abs(b))
+        if isinstance(a, list) and isinstance(b, list):
+            return len(a) == len(b) and all(close(x, y) for x, y in zip(a, b))
+        return a == b
+
+    def walk(g: dict, c: dict, prefix: str) -> None:
+        for key, value in g.items():
+            mine = c.get(key)
+            where = f"{prefix}{key}"
+            if isinstance(value, dict) and isinstance(mine, dict):
+                walk(value, mine, where + ".")
+            elif mine is not None and not close(value, mine):
+                warnings.append(f"aggregate_telemetry.{where}: the file says {value!r}, procjudge computes {mine!r}")
+    walk(given_map, computed, "")
+    return warnings
+
+
+def judge(run: Run, policy: Policy = DEFAULT) -> Verdict:
+    """Run every detector over the run's facts, sum the points and clamp them."""
+    try:
+        facts = derive(run, policy)
+    except FactsError as exc:
+        line = run.lines[exc.position] if exc.position < len(run.lines) else None
+        raise LoadError(run.path, str(exc), line=line, field=f"iterations[{exc.position}]") from None
+    items: list[Item] = []
+    for det in ALL:
+        for hit in det(facts, policy):
+            items.append(Item(
+                id=hit.name or det.id, kind=det.kind, points=float(hit.points), iterations=list(hit.iterations),
+                evidence=hit.evidence, basis=hit.basis, detail=hit.detail,
+            ))
+    raw = sum(item.points for item in items)
+    process = min(policy.clamp.max, max(policy.clamp.min, raw))
+    weight = run.info.process_weight if run.info.process_weight is not None else policy.process_weight
+    trajectory = facts.trajectory
+    wasted = sum(1 for item in items if item.id == "wasted_iteration")
+    pattern, pattern_rule = classify_pattern(trajectory, policy)
+    tier, tier_rule = classify_tier(trajectory, wasted, policy)
+    computed = aggregate(facts)
+    computed["wasted_iterations"] = wasted
+    warnings = list(run.warnings)
+    if run.aggregate is not None:
+        warnings += _compare_aggregate(run.aggregate, computed)
+    from .detectors.signals import signal_table
+
+    table = signal_table(facts, policy)
+    iterations = [
+        {
+            "iteration": it.number, "score": it.score, "score_source": it.score_source,
+            "delta": it.delta, "passed": it.passed, "total": it.total,
+            "phase": it.phase, "duration_seconds": it.duration, "signals": table[it.number],
+        }
+        for it in facts.iterations
+    ]
+    info = run.info
+    return Verdict(
+        schema=SCHEMA,
+        run={"id": run.id, "agent": info.agent, "challenge": info.challenge, "format": info.format,
+             "path": run.path, "source": info.source, "budget": facts.budget},
+        trajectory=trajectory,
+        iterations_used=len(trajectory),
+        final_score=trajectory[-1],
+        process_score=_r(process),
+        raw_process_score=_r(raw),
+        composite_swing=_r(process * weight),
+        tier=tier, tier_rule=tier_rule, pattern=pattern, pattern_rule=pattern_rule,
+        items=items, aggregate=computed, iterations=iterations, warnings=warnings,
+    )

@@ -1,0 +1,522 @@
+"""Bytes to a validated Run.
+
+The loader accepts every shape of the public contract (a wrapped file, a YAML stream of records,
+a bare list of entries, a bare record), normalises it to one canonical mapping and validates that
+with msgspec.  The fast path tracks no line numbers; when validation fails the file is composed a
+second time (node tree only) to find the line and column of the offending field.
+
+Every failure is a ``LoadError`` naming the file, line and column where known, the field path and
+what was expected.  Hostile input is refused before it can cost much: files over ``MAX_FILE_BYTES``,
+bytes that are not UTF-8, nesting deeper than libyaml's limit, and alias graphs whose expansion
+would exceed ``MAX_EXPANDED_NODES``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import os
+import re
+from typing import Any, Iterable, Optional
+
+import msgspec
+import yaml
+
+from .model import IterationTelemetry, Run, RunFile
+
+MAX_FILE_BYTES = 256 * 1024 * 1024
+MAX_EXPANDED_NODES = 2_000_000
+RUN_SUFFIXES = (".yaml", ".yml", ".json")
+
+_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BaseComposer = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class LoadError(Exception):
+    """A run file that could not be read or validated; ``str()`` is the one-line message."""
+
+    def __init__(
+        self,
+        path: str,
+        reason: str,
+        *,
+        line: Optional[int] = None,
+        column: Optional[int] = None,
+        field: Optional[str] = None,
+    ) -> None:
+        super().__init__(reason)
+        self.path = path
+        self.reason = reason
+        self.line = line
+        self.column = column
+        self.field = field
+
+    def __str__(self) -> str:
+        where = self.path
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.column is not None:
+                where += f":{self.column}"
+        field = f" {self.field}:" if self.field else ""
+        return f"{where}:{field} {self.reason}"
+
+
+def _without_timestamps(resolvers: dict) -> dict:
+    """Resolver table minus implicit timestamps: telemetry times stay the strings they were."""
+    cleaned = {}
+    for first, pairs in resolvers.items():
+        kept = [(tag, regexp) for tag, regexp in pairs if tag != "tag:yaml.org,2002:timestamp"]
+        if kept:
+            cleaned[first] = kept
+    return cleaned
+
+
+class _RunLoader(_BaseLoader):  # type: ignore[misc, valid-type]
+    """libyaml's safe loader that keeps timestamps as text and notices aliases."""
+
+    yaml_implicit_resolvers = _without_timestamps(_BaseLoader.yaml_implicit_resolvers)
+    aliases_used = False
+
+    def construct_object(self, node, deep=False):  # noqa: D102 - PyYAML hook
+        if node in self.constructed_objects:
+            self.aliases_used = True
+        return super().construct_object(node, deep)
+
+
+def load_run(path: str | os.PathLike[str], data: Optional[bytes] = None) -> Run:
+    """Read, parse, normalise and validate one run file; raise ``LoadError`` on any failure."""
+    path = os.fspath(path)
+    if data is None:
+        data = _read_bytes(path)
+    text = _decode(path, data)
+    documents = _parse(path, text)
+    canonical, origins = _normalise(path, documents)
+    try:
+        runfile = msgspec.convert(canonical, RunFile, str_keys=True)
+    except msgspec.ValidationError as exc:
+        raise _locate_validation_error(path, text, canonical, origins, str(exc)) from None
+    warnings = tuple(_unknown_key_warnings(canonical))
+    return Run(
+        path=path,
+        info=runfile.run,
+        iterations=runfile.iterations,
+        aggregate=runfile.aggregate_telemetry,
+        warnings=warnings,
+        lines=tuple(origin.line for origin in origins),
+    )
+
+
+# --------------------------------------------------------------------------- reading and parsing
+
+
+def _read_bytes(path: str) -> bytes:
+    try:
+        size = os.path.getsize(path)
+        if size > MAX_FILE_BYTES:
+            raise LoadError(
+                path, f"file is {size / 1e6:.1f} MB; run files are limited to {MAX_FILE_BYTES // 2**20} MiB"
+            )
+        with open(path, "rb") as handle:
+            return handle.read()
+    except IsADirectoryError:
+        raise LoadError(path, "is a directory, expected a run file") from None
+    except FileNotFoundError:
+        raise LoadError(path, "no such file") from None
+    except OSError as exc:
+        raise LoadError(path, f"cannot read: {exc.strerror or exc}") from None
+
+
+def _line_col(text: str, offset: int) -> tuple[int, int]:
+    line = text.count("\n", 0, offset) + 1
+    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    return line, column
+
+
+def _decode(path: str, data: bytes) -> str:
+    if len(data) > MAX_FILE_BYTES:
+        raise LoadError(path, f"file is {len(data) / 1e6:.1f} MB; run files are limited to {MAX_FILE_BYTES // 2**20} MiB")
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        prefix = data[: exc.start].decode("utf-8", "replace")
+        line, column = _line_col(prefix, len(prefix))
+        raise LoadError(
+            path, f"byte 0x{data[exc.start]:02x} is not valid UTF-8; run files must be UTF-8 text",
+            line=line, column=column,
+        ) from None
+    if "\x00" in text:
+        line, column = _line_col(text, text.index("\x00"))
+        raise LoadError(path, "NUL character; run files must be text", line=line, column=column)
+    return text
+
+
+def _parse(path: str, text: str) -> list[Any]:
+    """Parse YAML (JSON is read by the same parser: it is a YAML subset for our shapes)."""
+    if not text.strip():
+        raise LoadError(path, "file is empty, expected a run (a mapping with `iterations:`, a list or a stream of records)")
+    if path.endswith(".json"):
+        return [_parse_json(path, text)]
+    loader = _RunLoader(text)
+    try:
+        documents = []
+        while loader.check_data():
+            documents.append(loader.get_data())
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        reason = " ".join(filter(None, [exc.context, exc.problem])) or "invalid YAML"
+        raise LoadError(
+            path, f"YAML syntax error: {reason}",
+            line=mark.line + 1 if mark else None, column=mark.column + 1 if mark else None,
+        ) from None
+    except yaml.YAMLError as exc:
+        raise LoadError(path, f"YAML error: {str(exc).splitlines()[0]}") from None
+    except RecursionError:
+        raise LoadError(path, "nesting is too deep") from None
+    except ValueError as exc:  # int conversion beyond Python's digit limit, and the like
+        raise LoadError(path, f"unreadable value: {exc}") from None
+    finally:
+        loader.dispose()
+    if loader.aliases_used:
+        _check_alias_expansion(path, documents)
+    return documents
+
+
+def _parse_json(path: str, text: str) -> Any:
+    try:
+        return msgspec.json.decode(text)
+    except msgspec.DecodeError as exc:
+        message = str(exc)
+        match = re.search(r"\(byte (\d+)\)", message)
+        line = column = None
+        if match:
+            offset = len(text.encode("utf-8")[: int(match.group(1))].decode("utf-8", "ignore"))
+            line, column = _line_col(text, offset)
+            message = message[: match.start()].strip()
+        raise LoadError(path, f"JSON syntax error: {message}", line=line, column=column) from None
+    except msgspec.ValidationError as exc:  # numbers beyond range, e.g. 1e400
+        raise LoadError(path, f"JSON value error: {str(exc).split(' - at ')[0]}") from None
+    except RecursionError:
+        raise LoadError(path, "nesting is too deep") from None
+
+
+def _check_alias_expansion(path: str, documents: list[Any]) -> None:
+    """Refuse alias graphs (billion laughs) whose expanded size would be unbounded."""
+    sizes: dict[int, int] = {}
+
+    def size(value: Any) -> int:
+        if not isinstance(value, (list, dict)):
+            return 1
+        key = id(value)
+        if key in sizes:
+            return sizes[key]
+        sizes[key] = 1  # cycles (recursive aliases) count once and are refused below
+        children = value.values() if isinstance(value, dict) else value
+        total = 1
+        for child in children:
+            total += size(child)
+            if total > MAX_EXPANDED_NODES:
+                break
+        sizes[key] = total
+        return total
+
+    try:
+        total = sum(size(document) for document in documents)
+        recursive = _has_cycle(documents)
+    except RecursionError:
+        raise LoadError(path, "YAML aliases nest too deeply") from None
+    if recursive:
+        raise LoadError(path, "YAML alias refers to itself (a recursive structure)")
+    if total > MAX_EXPANDED_NODES:
+        raise LoadError(
+            path, f"YAML aliases expand to more than {MAX_EXPANDED_NODES:,} values (an alias bomb?)"
+        )
+
+
+def _has_cycle(documents: list[Any]) -> bool:
+    on_stack: set[int] = set()
+    done: set[int] = set()
+
+    def visit(value: Any) -> bool:
+        if not isinstance(value, (list, dict)) or id(value) in done:
+            return False
+        if id(value) in on_stack:
+            return True
+        on_stack.add(id(value))
+        children = value.values() if isinstance(value, dict) else value
+        found = any(visit(child) for child in children)
+        on_stack.discard(id(value))
+        done.add(id(value))
+        return found
+
+    return any(visit(document) for document in documents)
+
+
+# --------------------------------------------------------------------------- shapes
+
+
+class _Origin(msgspec.Struct):
+    """Where iteration k of the canonical run sits in the source: path components, and its line."""
+
+    prefix: tuple[Any, ...]
+    wrapped: bool
+    line: Optional[int] = None
+
+
+_TELEMETRY_KEYS = frozenset(f.name for f in msgspec.structs.fields(IterationTelemetry))
+
+
+def _entry(value: Any, prefix: tuple[Any, ...]) -> tuple[Any, _Origin]:
+    """One iteration entry in either form: wrapped ``{iteration_telemetry: ...}`` or a bare record."""
+    if isinstance(value, dict) and "iteration_telemetry" in value:
+        return value, _Origin(prefix, True)
+    return {"iteration_telemetry": value}, _Origin(prefix, False)
+
+
+def _looks_like_record(value: Any) -> bool:
+    return isinstance(value, dict) and bool(_TELEMETRY_KEYS.intersection(value))
+
+
+def _normalise(path: str, documents: list[Any]) -> tuple[dict, list[_Origin]]:
+    """Turn any accepted shape into ``{run, iterations, aggregate_telemetry}`` plus origins."""
+    documents = [d for d in documents if d is not None]
+    if not documents:
+        raise LoadError(path, "file holds no data, expected a run")
+    if len(documents) == 1:
+        document = documents[0]
+        if isinstance(document, list):
+            pairs = [_entry(item, (0, k)) for k, item in enumerate(document)]
+            return _canonical({}, pairs, None, path)
+        if isinstance(document, dict):
+            if "iterations" in document:
+                items = document["iterations"]
+                if not isinstance(items, list):
+                    raise LoadError(path, f"expected a list, got {_kind(items)}", field="iterations")
+                pairs = [_entry(item, (0, "iterations", k)) for k, item in enumerate(items)]
+                rest = {key: value for key, value in document.items() if key != "iterations"}
+                return _canonical(rest, pairs, (0,), path)
+            if "iteration_telemetry" in document or _looks_like_record(document):
+                return _canonical({}, [_entry(document, (0,))], None, path)
+        raise LoadError(
+            path,
+            f"expected a run: a mapping with `iterations:`, a list of iterations, a stream of "
+            f"records or one record; got {_kind(document)}",
+        )
+    # A YAML stream: optional run document, records, optional aggregate document.
+    header: dict = {}
+    pairs = []
+    for index, document in enumerate(documents):
+        if isinstance(document, dict) and ("run" in document or "aggregate_telemetry" in document) and not (
+            "iteration_telemetry" in document or _looks_like_record(document)
+        ):
+            for key, value in document.items():
+                header[key] = value
+            continue
+        if not isinstance(document, dict):
+            raise LoadError(path, f"document {index + 1} of the stream: expected an iteration record, got {_kind(document)}")
+        pairs.append(_entry(document, (index,)))
+    return _canonical(header, pairs, None, path)
+
+
+def _canonical(rest: dict, pairs: list[tuple[Any, _Origin]], top: Optional[tuple], path: str) -> tuple[dict, list[_Origin]]:
+    canonical = dict(rest)
+    canonical["iterations"] = [entry for entry, _ in pairs]
+    origins = [origin for _, origin in pairs]
+    if not origins:
+        raise LoadError(path, "the run has no iterations", field="iterations")
+    return canonical, origins
+
+
+def _kind(value: Any) -> str:
+    names = {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", int: "an integer", float: "a number"}
+    return "nothing" if value is None else names.get(type(value), type(value).__name__)
+
+
+# --------------------------------------------------------------------------- error locations
+
+_PATH_TOKEN = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\[\.\.\.\]")
+
+
+def _split_path(path: str) -> list[Any]:
+    """``$.iterations[2].iteration_telemetry.x`` -> ``["iterations", 2, "iteration_telemetry", "x"]``."""
+    parts: list[Any] = []
+    for match in _PATH_TOKEN.finditer(path):
+        if match.group(1) is not None:
+            parts.append(match.group(1))
+        elif match.group(2) is not None:
+            parts.append(int(match.group(2)))
+    return parts
+
+
+def format_path(parts: Iterable[Any]) -> str:
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _resolve(value: Any, parts: list[Any]) -> Any:
+    for part in parts:
+        try:
+            value = value[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return value
+
+
+def _source_parts(parts: list[Any], origins: list[_Origin]) -> tuple[int, list[Any]]:
+    """Map a canonical field path to (document index, path inside that document)."""
+    if len(parts) >= 2 and parts[0] == "iterations" and isinstance(parts[1], int) and parts[1] < len(origins):
+        origin = origins[parts[1]]
+        rest = parts[2:]
+        if not origin.wrapped and rest[:1] == ["iteration_telemetry"]:
+            rest = rest[1:]
+        return origin.prefix[0], list(origin.prefix[1:]) + rest
+    if origins and len(origins[0].prefix) == 1 and len(origins) > 1:
+        return 0, parts  # stream: the header document is the first one
+    return 0, parts
+
+
+def _describe_expected(message: str, value: Any) -> str:
+    """msgspec's message, rephrased for people, with the offending value shown."""
+    message = message.replace("`", "")
+    message = re.sub(r"^Expected ", "expected ", message)
+    if message.startswith("Object missing required field"):
+        return "required field is missing"
+    if message.startswith("field="):
+        return message.split(": ", 1)[1]
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{message}; got {value} (NaN and infinity are not accepted)"
+    if isinstance(value, str) and len(value) > 60:
+        return f"{message}; got a string of {len(value):,} characters"
+    if value is not None and not isinstance(value, (dict, list)) and "got" not in message:
+        shown = repr(value)
+        return f"{message}; got {shown if len(shown) <= 60 else shown[:57] + '...'}"
+    return message
+
+
+def _locate_validation_error(path: str, text: str, canonical: dict, origins: list[_Origin], raw: str) -> LoadError:
+    message, _, where = raw.rpartition(" - at ")
+    if not message:
+        message, where = raw, "$"
+    parts = _split_path(where)
+    missing = re.match(r"Object missing required field `([^`]+)`", message)
+    field_hint = re.match(r"field=([A-Za-z_]+):", message)
+    value = _resolve(canonical, parts)
+    if field_hint:
+        parts.append(field_hint.group(1))
+        value = _resolve(canonical, parts)
+    reason = _describe_expected(message, value)
+    field_parts = parts + [missing.group(1)] if missing else parts
+    document, inner = _source_parts(parts, origins)
+    line, column = _node_position(text, path, document, inner)
+    return LoadError(path, reason, line=line, column=column, field=format_path(field_parts) or "(top level)")
+
+
+def _node_position(text: str, path: str, document: int, parts: list[Any]) -> tuple[Optional[int], Optional[int]]:
+    """Compose the file again (nodes only, no values built) and walk to the field's node."""
+    try:
+        nodes = list(yaml.compose_all(text, Loader=_BaseComposer))
+    except (yaml.YAMLError, RecursionError, ValueError):
+        return None, None
+    nodes = [n for n in nodes if n is not None and not (isinstance(n, yaml.ScalarNode) and n.tag.endswith(":null"))]
+    if document >= len(nodes):
+        return None, None
+    node = nodes[document]
+    for part in parts:
+        found = None
+        if isinstance(node, yaml.MappingNode) and isinstance(part, str):
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode) and key.value == part:
+                    found = value
+                    break
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            found = node.value[part]
+        if found is None:
+            break
+        node = found
+    return node.start_mark.line + 1, node.start_mark.column + 1
+
+
+# --------------------------------------------------------------------------- unknown keys
+
+
+def _struct_fields(struct_type: type) -> dict[str, Any]:
+    return {f.name: f.type for f in msgspec.structs.fields(struct_type)}
+
+
+_FIELD_CACHE: dict[type, dict[str, Any]] = {}
+
+
+def _inner_struct(annotation: Any) -> tuple[str, Optional[type]]:
+    """Classify a field annotation: ("struct", T), ("list", T) or ("other", None)."""
+    import typing
+
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _inner_struct(typing.get_args(annotation)[0])
+    if origin is typing.Union:
+        for arg in typing.get_args(annotation):
+            kind, inner = _inner_struct(arg)
+            if kind != "other":
+                return kind, inner
+        return "other", None
+    if origin is list:
+        kind, inner = _inner_struct(typing.get_args(annotation)[0])
+        return ("list", inner) if kind == "struct" else ("other", None)
+    if isinstance(annotation, type) and issubclass(annotation, msgspec.Struct):
+        return "struct", annotation
+    return "other", None
+
+
+def _fields_of(struct_type: type) -> dict[str, tuple[str, Optional[type]]]:
+    cached = _FIELD_CACHE.get(struct_type)
+    if cached is None:
+        import typing
+
+        hints = typing.get_type_hints(struct_type, include_extras=True)
+        cached = {name: _inner_struct(hints[name]) for name in _struct_fields(struct_type)}
+        _FIELD_CACHE[struct_type] = cached
+    return cached
+
+
+def _unknown_key_warnings(canonical: dict) -> Iterable[str]:
+    """Yield a warning for every key the contract does not know, with a "did you mean"."""
+    stack: list[tuple[Any, type, str]] = [(canonical, RunFile, "")]
+    while stack:
+        value, struct_type, where = stack.pop()
+        if not isinstance(value, dict):
+            continue
+        fields = _fields_of(struct_type)
+        for key, child in value.items():
+            spec = fields.get(key)
+            here = f"{where}.{key}" if where else str(key)
+            if spec is None:
+                close = difflib.get_close_matches(str(key), list(fields), n=1, cutoff=0.75)
+                hint = f" (did you mean `{close[0]}`?)" if close else ""
+                yield f"unknown key `{here}` is kept but not used{hint}"
+                continue
+            kind, inner = spec
+            if kind == "struct" and inner is not None:
+                stack.append((child, inner, here))
+            elif kind == "list" and inner is not None and isinstance(child, list):
+                for index, item in enumerate(child):
+                    stack.append((item, inner, f"{here}[{index}]"))
+
+
+def discover(targets: Iterable[str]) -> list[str]:
+    """Run files under the given folders, files and globs, sorted, without duplicates."""
+    import glob
+
+    found: set[str] = set()
+    for target in targets:
+        if os.path.isdir(target):
+            for root, dirs, files in os.walk(target):
+                dirs[:] = [d for d in dirs if not d.startswith(".")]
+                found.update(os.path.join(root, f) for f in files if f.endswith(RUN_SUFFIXES))
+        elif any(ch in target for ch in "*?["):
+            found.update(p for p in glob.glob(target, recursive=True) if os.path.isfile(p) and p.endswith(RUN_SUFFIXES))
+        else:
+            found.add(target)
+    return sorted(found)

@@ -1,0 +1,285 @@
+"""Every point value, range, threshold and clamp procjudge uses, in one place.
+
+Defaults come from the source document ("Iteration Mechanics"); where the document gives no number
+the default is procjudge's own and its description says so.  A policy file overrides any part:
+it is deep-merged over the defaults and validated strictly, so an unknown key or a wrong type is an
+error naming the key, never silently ignored.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated, Literal, Optional
+
+import msgspec
+
+Points = Annotated[float, msgspec.Meta(ge=-1000, le=1000)]
+Fraction = Annotated[float, msgspec.Meta(ge=0, le=1)]
+Positive = Annotated[float, msgspec.Meta(ge=0, le=1e9)]
+
+
+class Section(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Base of policy sections: immutable, and a typo in a key is an error."""
+
+
+class Range(Section):
+    """A penalty or bonus range; a finding is placed inside it by its severity (0..1)."""
+
+    mild: Points
+    severe: Points
+
+    def place(self, severity: float) -> float:
+        """Points for a severity in [0, 1], rounded to a whole point: mild + (severe - mild) x s."""
+        severity = min(1.0, max(0.0, severity))
+        return float(round(self.mild + (self.severe - self.mild) * severity))
+
+
+class Clamp(Section):
+    min: Points = -30.0
+    max: Points = 20.0
+
+
+class FormatPolicy(Section):
+    budget: Annotated[int, msgspec.Meta(ge=1)]
+    convergence_baseline: Annotated[float, msgspec.Meta(gt=0)]
+    time_profile: tuple[Fraction, ...]
+    min_gap_seconds: Optional[Positive] = None
+
+
+class Formats(Section):
+    sprint: FormatPolicy = FormatPolicy(
+        budget=2, convergence_baseline=1, time_profile=(0.8, 0.2), min_gap_seconds=30
+    )
+    standard: FormatPolicy = FormatPolicy(
+        budget=4, convergence_baseline=3, time_profile=(0.4, 0.3, 0.2, 0.1), min_gap_seconds=60
+    )
+    marathon: FormatPolicy = FormatPolicy(
+        budget=8, convergence_baseline=6, time_profile=(0.30, 0.35, 0.25, 0.10)
+    )
+
+
+class Monotonic(Section):
+    per_step: Points = 2.0
+    per_regression: Points = -5.0
+
+
+class Convergence(Section):
+    factor: Positive = 1.2
+    points: Points = 5.0
+
+
+class Wasted(Section):
+    min_delta: Positive = 2.0
+    points: Points = -3.0
+    measure: Literal["absolute", "improvement"] = "absolute"
+
+
+class TimeAllocation(Section):
+    front_loaded: Points = 2.0
+    back_loaded: Points = -2.0
+    profile_tolerance: Fraction = 0.15
+
+
+class Trajectory(Section):
+    monotonic_improvement: Monotonic = Monotonic()
+    rapid_convergence: Convergence = Convergence()
+    wasted_iteration: Wasted = Wasted()
+    time_allocation: TimeAllocation = TimeAllocation()
+
+
+class BuildFailure(Section):
+    zero_score: Literal["every_iteration", "first_iteration"] = "every_iteration"
+    persistent_min_iterations: Annotated[int, msgspec.Meta(ge=2)] = 2
+    persistent_points: Points = -10.0
+
+
+class Rules(Section):
+    identical_submission: Points = -5.0
+    build_failure: BuildFailure = BuildFailure()
+    timeout: Points = 0.0
+    budget_exceeded: Points = 0.0
+    double_submit: Points = 0.0
+    cooldown_violation: Points = -2.0
+    phase_gate: Points = -5.0
+    early_termination: Points = -5.0
+    early_termination_min_failing: Annotated[int, msgspec.Meta(ge=1)] = 1
+
+
+class Shotgun(Section):
+    range: Range = Range(mild=-3, severe=-8)
+    max_files_per_test_fixed: Positive = 3.0
+    severe_files_per_test_fixed: Positive = 12.0
+    max_unrelated_fraction: Fraction = 0.5
+    min_unrelated_files: Annotated[int, msgspec.Meta(ge=1)] = 3
+
+
+class TestChasing(Section):
+    range: Range = Range(mild=-5, severe=-15)
+    hidden_min_gap: Fraction = 0.2
+    literal_special_case: Points = -10.0
+    weakened_test: Points = -10.0
+    hidden_categories: tuple[str, ...] = ("adversarial", "hidden", "held_back")
+
+
+class ScopeCreep(Section):
+    range: Range = Range(mild=-2, severe=-5)
+    max_unrelated_fraction: Fraction = 0.5
+
+
+class RegressionBlindness(Section):
+    per_test: Points = -3.0
+
+
+class CopyPaste(Section):
+    similarity: Fraction = 0.85
+    points: Points = -5.0
+
+
+class AntiPatterns(Section):
+    shotgun_debugging: Shotgun = Shotgun()
+    test_chasing: TestChasing = TestChasing()
+    scope_creep: ScopeCreep = ScopeCreep()
+    regression_blindness: RegressionBlindness = RegressionBlindness()
+    copy_paste_loop: CopyPaste = CopyPaste()
+
+
+class Diagnostic(Section):
+    range: Range = Range(mild=2, severe=5)
+    min_seconds_before_edit: Positive = 30.0
+
+
+class Targeted(Section):
+    range: Range = Range(mild=1, severe=3)
+    min_tests_fixed_per_file: Positive = 1.0
+    best_tests_fixed_per_file: Positive = 3.0
+
+
+class TestDriven(Section):
+    range: Range = Range(mild=2, severe=4)
+    min_runs_per_iteration: Annotated[int, msgspec.Meta(ge=1)] = 3
+    min_fraction_of_iterations: Fraction = 0.5
+
+
+class Progressive(Section):
+    range: Range = Range(mild=3, severe=6)
+    min_steps: Annotated[int, msgspec.Meta(ge=1)] = 3
+    full_marks_final: Positive = 100.0
+    min_final: Positive = 85.0
+
+
+class Practices(Section):
+    diagnostic_first: Diagnostic = Diagnostic()
+    targeted_fixes: Targeted = Targeted()
+    test_driven_iteration: TestDriven = TestDriven()
+    progressive_refinement: Progressive = Progressive()
+
+
+class Signals(Section):
+    """Per-iteration signals; each has its points (0: shown but not scored)."""
+
+    reads_before_writing_seconds: Positive = 30.0
+    edits_without_reading_seconds: Positive = 5.0
+    proportional_edits_factor: Positive = 2.0
+    shotgun_edits_factor: Positive = 5.0
+    local_validation_min_runs: Annotated[int, msgspec.Meta(ge=1)] = 2
+    points: dict[str, Points] = msgspec.field(default_factory=lambda: {
+        "reads_before_writing": 0.0,
+        "no_regressions": 2.0,
+        "proportional_edits": 0.0,
+        "local_validation": 2.0,
+        "productive": 0.0,
+        "edits_without_reading": 0.0,
+        "regressions": 0.0,
+        "shotgun_edits": 0.0,
+        "no_local_validation": -2.0,
+        "unproductive": 0.0,
+    })
+
+
+class PatternPolicy(Section):
+    suspicious_jump_points: Positive = 30.0
+    strong_start: Positive = 85.0
+    thrashing_mean_gain: Positive = 5.0
+
+
+class TierPolicy(Section):
+    first_time_score: Positive = 85.0
+    first_time_max_iterations: Annotated[int, msgspec.Meta(ge=1)] = 2
+    acceptable_final: Positive = 70.0
+
+
+class Policy(Section):
+    """The scoring policy: see ``procjudge policy show``."""
+
+    clamp: Clamp = Clamp()
+    process_weight: Fraction = 0.15
+    formats: Formats = Formats()
+    trajectory: Trajectory = Trajectory()
+    rules: Rules = Rules()
+    anti_patterns: AntiPatterns = AntiPatterns()
+    practices: Practices = Practices()
+    signals: Signals = Signals()
+    pattern: PatternPolicy = PatternPolicy()
+    tier: TierPolicy = TierPolicy()
+
+    def format(self, name: str) -> FormatPolicy:
+        return getattr(self.formats, name)
+
+
+DEFAULT = Policy()
+SIGNAL_NAMES = tuple(DEFAULT.signals.points)
+
+
+class PolicyError(Exception):
+    """A policy file that could not be read or validated."""
+
+
+def _merge(base: dict, override: dict) -> dict:
+    merged = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict) and key != "points":
+            merged[key] = _merge(merged[key], value)
+        elif key == "points" and isinstance(value, dict) and isinstance(merged.get(key), dict):
+            unknown = sorted(set(value) - set(merged[key]))
+            if unknown:
+                raise PolicyError(f"signals.points: unknown signal `{unknown[0]}` (known: {', '.join(merged[key])})")
+            merged[key] = {**merged[key], **value}
+        else:
+            merged[key] = value
+    return merged
+
+
+def load_policy(path: Optional[str | os.PathLike[str]]) -> Policy:
+    """The default policy, or the defaults with a policy file deep-merged over them."""
+    if path is None:
+        return DEFAULT
+    import yaml
+
+    path = os.fspath(path)
+    try:
+        with open(path, "rb") as handle:
+            override = yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except OSError as exc:
+        raise PolicyError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except yaml.YAMLError as exc:
+        raise PolicyError(f"{path}: YAML error: {' '.join(str(exc).split())}") from None
+    if override is None:
+        return DEFAULT
+    if not isinstance(override, dict):
+        raise PolicyError(f"{path}: expected a mapping of policy sections")
+    try:
+        merged = _merge(msgspec.to_builtins(DEFAULT), override)
+        return msgspec.convert(merged, Policy)
+    except PolicyError as exc:
+        raise PolicyError(f"{path}: {exc}") from None
+    except msgspec.ValidationError as exc:
+        message, _, where = str(exc).rpartition(" - at ")
+        message = message or str(exc)
+        field = where.lstrip("$.") or "(top level)"
+        raise PolicyError(f"{path}: {field}: {message.replace('`', '')}") from None
+
+
+def policy_yaml(policy: Policy) -> str:
+    import yaml
+
+    return yaml.safe_dump(msgspec.to_builtins(policy), sort_keys=False, default_flow_style=None, width=100)

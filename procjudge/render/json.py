@@ -1,0 +1,15 @@
+"""JSON output (CONTRACT section 4): deterministic, no timestamps, a schema version."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+
+def dumps(value: Any) -> str:
+    return msgspec.json.format(msgspec.json.encode(value), indent=2).decode("utf-8") + "\n"
+
+
+def score(verdict: Any) -> str:
+    return dumps(verdict)

@@ -1,0 +1,43 @@
+"""Markdown for a pull-request comment or a CI step summary."""
+
+from __future__ import annotations
+
+from ..judge import Verdict
+from .text import iterations, num, one_line, signed, sparkline
+
+
+def cell(value: object, limit: int = 300) -> str:
+    """Text safe inside a Markdown table cell: one line, pipes and HTML escaped."""
+    text = one_line(value, limit)
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;").replace("`", "'")
+
+
+def score(verdict: Verdict) -> str:
+    run = verdict.run
+    lines = [
+        f"### procjudge: {cell(run['id'])}",
+        "",
+        f"**{signed(verdict.process_score)}** process score (raw {signed(verdict.raw_process_score)}, "
+        f"composite swing {signed(verdict.composite_swing)}) · tier **{verdict.tier}** · pattern **{verdict.pattern}**",
+        "",
+        f"agent {cell(run.get('agent') or '-')} · format {run['format']} · trajectory "
+        f"`{sparkline(verdict.trajectory)}` {' → '.join(num(s) for s in verdict.trajectory)}",
+        "",
+        "| item | kind | points | iterations | evidence | basis |",
+        "|---|---|---:|---|---|---|",
+    ]
+    for item in verdict.items:
+        lines.append(
+            f"| {item.id} | {item.kind} | {signed(item.points)} | {iterations(item.iterations)} | "
+            f"{cell(item.evidence)} | {cell(item.basis)} |"
+        )
+    lines += [
+        "",
+        f"- pattern: {cell(verdict.pattern_rule)}",
+        f"- tier: {cell(verdict.tier_rule)}",
+    ]
+    if verdict.raw_process_score != verdict.process_score:
+        lines.append(f"- clamped from {signed(verdict.raw_process_score)} to {signed(verdict.process_score)}")
+    for warning in verdict.warnings:
+        lines.append(f"- warning: {cell(warning)}")
+    return "\n".join(lines) + "\n"

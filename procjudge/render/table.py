@@ -1,0 +1,99 @@
+"""The terminal breakdown of one run, drawn with rich.
+
+Every string from the input file goes through ``Text`` objects (never markup) after
+``literal()``, so neither rich markup nor escape sequences in names or messages take effect."""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from ..detectors.signals import NEGATIVE, POSITIVE
+from ..judge import Verdict
+from .text import iterations, literal, num, signed, sparkline
+
+KIND_STYLE = {"trajectory": "cyan", "anti_pattern": "red", "practice": "green", "rule": "yellow", "signal": "magenta"}
+
+
+def points_text(value: float) -> Text:
+    style = "green" if value > 0 else ("red" if value < 0 else "dim")
+    return Text(signed(value), style=style)
+
+
+def header(verdict: Verdict) -> Text:
+    run = verdict.run
+    text = Text()
+    text.append("run ", style="dim")
+    text.append(literal(run["id"]), style="bold")
+    for label in ("agent", "challenge", "format"):
+        if run.get(label):
+            text.append(f"  {label} ", style="dim")
+            text.append(literal(run[label]))
+    text.append("\ntrajectory ", style="dim")
+    text.append(sparkline(verdict.trajectory), style="bold cyan")
+    text.append("  " + " → ".join(num(s) for s in verdict.trajectory))
+    text.append(f"  ({verdict.iterations_used} of {run.get('budget')} submissions)", style="dim")
+    return text
+
+
+def items_table(verdict: Verdict) -> Table:
+    table = Table(show_edge=False, expand=False, pad_edge=False, header_style="bold")
+    table.add_column("item", no_wrap=True)
+    table.add_column("points", justify="right", no_wrap=True)
+    table.add_column("iter", no_wrap=True)
+    table.add_column("evidence", overflow="fold", ratio=1)
+    for item in verdict.items:
+        if item.kind == "signal" and not item.points:
+            continue
+        name = Text(item.id, style=KIND_STYLE.get(item.kind, ""))
+        evidence = Text(literal(item.evidence))
+        if item.basis and item.basis != "seed fields":
+            evidence.append(f"  [{literal(item.basis)}]", style="dim")
+        table.add_row(name, points_text(item.points), iterations(item.iterations), evidence)
+    return table
+
+
+def signals_table(verdict: Verdict) -> Table:
+    table = Table(show_edge=False, pad_edge=False, header_style="bold", title="per-iteration signals", title_justify="left", title_style="dim")
+    table.add_column("iter", justify="right")
+    table.add_column("score", justify="right")
+    table.add_column("Δ", justify="right")
+    table.add_column("signals", overflow="fold", ratio=1)
+    for row in verdict.iterations:
+        marks = Text()
+        for name in row["signals"]:
+            if name in POSITIVE:
+                marks.append(f"+{name} ", style="green")
+            elif name in NEGATIVE:
+                marks.append(f"-{name} ", style="red")
+        delta = "" if row["delta"] is None else signed(row["delta"])
+        table.add_row(str(row["iteration"]), num(row["score"]), delta, marks)
+    return table
+
+
+def totals(verdict: Verdict) -> Text:
+    text = Text()
+    text.append("raw ", style="dim")
+    text.append_text(points_text(verdict.raw_process_score))
+    if verdict.raw_process_score != verdict.process_score:
+        text.append("  clamped to ", style="dim")
+    else:
+        text.append("  process score ", style="dim")
+    text.append_text(points_text(verdict.process_score))
+    text.append("  composite swing ", style="dim")
+    text.append_text(points_text(verdict.composite_swing))
+    text.append("\npattern ", style="dim")
+    text.append(verdict.pattern, style="bold")
+    text.append(f"  {literal(verdict.pattern_rule)}", style="dim")
+    text.append("\ntier    ", style="dim")
+    text.append(verdict.tier, style="bold")
+    text.append(f"  {literal(verdict.tier_rule)}", style="dim")
+    for warning in verdict.warnings:
+        text.append("\nwarning ", style="yellow")
+        text.append(literal(warning))
+    return text
+
+
+def score(verdict: Verdict) -> Group:
+    return Group(header(verdict), Text(""), items_table(verdict), Text(""), signals_table(verdict), Text(""), totals(verdict))

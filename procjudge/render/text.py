@@ -1,0 +1,55 @@
+"""Making text from input files safe to show: no terminal control sequences, no markup."""
+
+from __future__ import annotations
+
+import re
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def literal(value: object, limit: int = 2000) -> str:
+    """A string safe for a terminal: control characters become visible escapes (``\\x1b``);
+    over-long text is cut with a note of how much was left out."""
+    text = str(value)
+    if len(text) > limit:
+        text = text[:limit] + f"... [{len(text) - limit:,} more characters]"
+    return _CONTROL.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), text)
+
+
+def one_line(value: object, limit: int = 2000) -> str:
+    return literal(str(value).replace("\r", " ").replace("\n", " "), limit)
+
+
+SPARKS = "▁▂▃▄▅▆▇█"
+
+
+def sparkline(values: list[float], top: float = 100.0) -> str:
+    """Scores 0..top as block characters, one per iteration."""
+    out = []
+    for value in values:
+        share = min(1.0, max(0.0, value / top if top else 0.0))
+        out.append(SPARKS[min(len(SPARKS) - 1, int(share * (len(SPARKS) - 1) + 0.5))])
+    return "".join(out)
+
+
+def num(value: float) -> str:
+    return f"{value:.0f}" if float(value).is_integer() else f"{value:.2f}".rstrip("0").rstrip(".")
+
+
+def signed(value: float) -> str:
+    return ("+" if value > 0 else "") + num(value) if value else "0"
+
+
+def iterations(numbers: list[int]) -> str:
+    """[1, 2, 3, 5] -> '1-3, 5'."""
+    if not numbers:
+        return "-"
+    parts, start, prev = [], numbers[0], numbers[0]
+    for n in numbers[1:] + [None]:
+        if n is not None and n == prev + 1:
+            prev = n
+            continue
+        parts.append(f"{start}-{prev}" if prev > start + 1 else (f"{start}, {prev}" if prev == start + 1 else str(start)))
+        if n is not None:
+            start = prev = n
+    return ", ".join(parts)

@@ -1,0 +1,98 @@
+"""Where a trajectory sits: its pattern (the five interpretations of "Score Trajectory", plus
+``single_iteration``) and its tier (the six strategies of "Summary: The Iteration Hierarchy").
+
+Each function returns the name and the rule that placed the run there, in words, so the report
+can say why."""
+
+from __future__ import annotations
+
+from .policy import Policy
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.0f}" if float(value).is_integer() else f"{value:.1f}"
+
+
+def classify_pattern(trajectory: list[float], policy: Policy) -> tuple[str, str]:
+    """The first rule that holds, in this order:
+
+    single_iteration  only one scored submission;
+    suspicious_jump   a gain of at least 30 points right after a step that moved less than 2;
+    strong_start      the first score is at least 85 and no step regresses;
+    regression_recovered  some step regresses, and the final score is above every score before
+                      the last regression;
+    thrashing         the mean gain per step is under 5 points, or a regression never recovered;
+    healthy_progression  otherwise (steady gains of 5 points a step or more, no regression).
+    """
+    p = policy.pattern
+    stall = policy.trajectory.wasted_iteration.min_delta
+    if len(trajectory) == 1:
+        return "single_iteration", "one submission: there is no trajectory to read"
+    deltas = [b - a for a, b in zip(trajectory, trajectory[1:])]
+    for k in range(1, len(deltas)):
+        if deltas[k] >= p.suspicious_jump_points and abs(deltas[k - 1]) < stall:
+            return "suspicious_jump", (
+                f"+{_fmt(deltas[k])} at iteration {k + 1} right after a stall "
+                f"({_fmt(deltas[k - 1])}): possible brute force or copying"
+            )
+    regressions = [k for k, d in enumerate(deltas) if d < 0]
+    if trajectory[0] >= p.strong_start and not regressions:
+        return "strong_start", f"first score {_fmt(trajectory[0])} >= {_fmt(p.strong_start)} and no regression"
+    mean_gain = (trajectory[-1] - trajectory[0]) / len(deltas)
+    if regressions:
+        last = regressions[-1]
+        before = max(trajectory[: last + 1])
+        if trajectory[-1] > before and mean_gain >= p.thrashing_mean_gain:
+            return "regression_recovered", (
+                f"regressed at iteration {last + 1}, then recovered to {_fmt(trajectory[-1])} "
+                f"(above the earlier best {_fmt(before)})"
+            )
+        return "thrashing", (
+            f"regressed at iteration {last + 1} and the mean gain is {_fmt(mean_gain)} a step"
+            + ("" if trajectory[-1] > before else f"; never recovered above {_fmt(before)}")
+        )
+    if mean_gain < p.thrashing_mean_gain:
+        return "thrashing", f"mean gain {_fmt(mean_gain)} a step < {_fmt(p.thrashing_mean_gain)}: minimal progress"
+    return "healthy_progression", f"no regression and a mean gain of {_fmt(mean_gain)} a step"
+
+
+def classify_tier(trajectory: list[float], wasted: int, policy: Policy) -> tuple[str, str]:
+    """The tier, by the first rule that holds:
+
+    get_it_right_first_time  first score >= 85, at most 2 submissions, no regression;
+    regression_spiral        final below first and at least half the steps regress;
+    systematic_refinement    no regression, no wasted step, mean gain >= 5 a step;
+    exploratory_converging   no regression and the final score is acceptable (>= 70), or the run
+                             still trends upward with most steps gaining;
+    thrashing_recovering     regressions happened but the final score is acceptable (>= 70);
+    persistent_thrashing     otherwise: no convergence, iterations wasted, score stagnant.
+    """
+    t = policy.tier
+    p = policy.pattern
+    deltas = [b - a for a, b in zip(trajectory, trajectory[1:])]
+    regressions = sum(1 for d in deltas if d < 0)
+    first, final = trajectory[0], trajectory[-1]
+    if first >= t.first_time_score and len(trajectory) <= t.first_time_max_iterations and not regressions:
+        return "get_it_right_first_time", (
+            f"first score {_fmt(first)} >= {_fmt(t.first_time_score)} in "
+            f"{len(trajectory)} submission{'s' if len(trajectory) > 1 else ''}, no regression"
+        )
+    if deltas and final < first and regressions * 2 >= len(deltas):
+        return "regression_spiral", f"{regressions} of {len(deltas)} steps regress and the final {_fmt(final)} is below the first {_fmt(first)}"
+    mean_gain = (final - first) / len(deltas) if deltas else 0.0
+    if not regressions and not wasted and mean_gain >= p.thrashing_mean_gain:
+        return "systematic_refinement", f"no regression, no wasted iteration, mean gain {_fmt(mean_gain)} a step"
+    gaining = sum(1 for d in deltas if d >= policy.trajectory.wasted_iteration.min_delta)
+    if not regressions and (final >= t.acceptable_final or gaining * 2 > len(deltas)):
+        return "exploratory_converging", (
+            f"no regression; {gaining} of {len(deltas)} steps gained, final {_fmt(final)}"
+        )
+    if regressions and final >= t.acceptable_final:
+        return "thrashing_recovering", (
+            f"{regressions} regressing step{'s' if regressions > 1 else ''} but the final {_fmt(final)} "
+            f">= {_fmt(t.acceptable_final)} is acceptable"
+        )
+    return "persistent_thrashing", (
+        f"final {_fmt(final)} < {_fmt(t.acceptable_final)} after {len(trajectory)} submissions; "
+        f"{regressions} regressing and {wasted} wasted"
+    )
