@@ -136,7 +136,8 @@ def schema() -> None:
 def main(argv: Optional[List[str]] = None) -> int:
     """Run the CLI; return the exit code.  No Python traceback ever reaches the user."""
     try:
-        app(args=argv, prog_name="procjudge", standalone_mode=False)
+        code = app(args=argv, prog_name="procjudge", standalone_mode=False)
+        return code if isinstance(code, int) else 0
     except typer.Exit as exc:
         return exc.exit_code
     except SystemExit as exc:  # pragma: no cover - click's own exits
@@ -158,4 +159,3 @@ def main(argv: Optional[List[str]] = None) -> int:
             return 2
         _err(f"procjudge: internal error: {type(exc).__name__}: {exc}")
         return 2
-    return 0

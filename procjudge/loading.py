@@ -186,6 +186,9 @@ def _parse(path: str, text: str) -> list[Any]:
 def _parse_json(path: str, text: str) -> Any:
     try:
         return msgspec.json.decode(text)
+    except msgspec.ValidationError as exc:  # numbers beyond range, e.g. 1e400
+        raise LoadError(path, f"JSON value error: {str(exc).split(' - at ')[0].lower()} (NaN, infinity and "
+                              "numbers beyond 64 bits are not accepted)") from None
     except msgspec.DecodeError as exc:
         message = str(exc)
         match = re.search(r"\(byte (\d+)\)", message)
@@ -195,8 +198,6 @@ def _parse_json(path: str, text: str) -> Any:
             line, column = _line_col(text, offset)
             message = message[: match.start()].strip()
         raise LoadError(path, f"JSON syntax error: {message}", line=line, column=column) from None
-    except msgspec.ValidationError as exc:  # numbers beyond range, e.g. 1e400
-        raise LoadError(path, f"JSON value error: {str(exc).split(' - at ')[0]}") from None
     except RecursionError:
         raise LoadError(path, "nesting is too deep") from None
 
@@ -382,6 +383,13 @@ def _describe_expected(message: str, value: Any) -> str:
     """msgspec's message, rephrased for people, with the offending value shown."""
     message = message.replace("`", "")
     message = re.sub(r"^Expected ", "expected ", message)
+    for name, words in (("float", "a number"), ("int", "an integer"), ("str", "a string"), ("bool", "true or false"),
+                        ("array", "a list"), ("object", "a mapping")):
+        message = re.sub(rf"\b{name} \| null\b", words, message)
+        message = re.sub(rf"^expected {name}\b", f"expected {words}", message)
+    message = re.sub(r", got (str|int|float|bool|array|object|null)$",
+                     lambda m: ", got " + {"str": "a string", "int": "an integer", "float": "a number", "bool": "a boolean",
+                                           "array": "a list", "object": "a mapping", "null": "nothing"}[m.group(1)], message)
     if message.startswith("Object missing required field"):
         return "required field is missing"
     if message.startswith("field="):
@@ -390,7 +398,7 @@ def _describe_expected(message: str, value: Any) -> str:
         return f"{message}; got {value} (NaN and infinity are not accepted)"
     if isinstance(value, str) and len(value) > 60:
         return f"{message}; got a string of {len(value):,} characters"
-    if value is not None and not isinstance(value, (dict, list)) and "got" not in message:
+    if value is not None and not isinstance(value, (dict, list)):
         shown = repr(value)
         return f"{message}; got {shown if len(shown) <= 60 else shown[:57] + '...'}"
     return message

@@ -1,0 +1,59 @@
+"""Shared helpers: build runs in memory, and the switch that regenerates golden outputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from procjudge import judge, load_run
+from procjudge.policy import DEFAULT
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_telemetry"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-goldens", action="store_true", default=False,
+        help="rewrite tests/golden/* from the current output (review the diff before committing)",
+    )
+
+
+@pytest.fixture
+def update_goldens(request: pytest.FixtureRequest) -> bool:
+    return bool(request.config.getoption("--update-goldens"))
+
+
+def run_from(document: Any, name: str = "run.yaml"):
+    """A validated Run from a Python document, through the real loader."""
+    data = yaml.safe_dump(document, sort_keys=False).encode()
+    return load_run(name, data)
+
+
+def trajectory_run(scores: list[float], fmt: str = "standard", **run_info: Any) -> dict:
+    """A run document whose iterations carry only their scores."""
+    return {
+        "run": {"format": fmt, **run_info},
+        "iterations": [
+            {"iteration_telemetry": {"iteration_number": k, "score": {"post_iteration": s}}}
+            for k, s in enumerate(scores)
+        ],
+    }
+
+
+def verdict_of(document: Any, policy=DEFAULT):
+    return judge(run_from(document), policy)
+
+
+def items_by_id(verdict) -> dict[str, list]:
+    out: dict[str, list] = {}
+    for item in verdict.items:
+        out.setdefault(item.id, []).append(item)
+    return out
+
+
+def points(verdict, item_id: str) -> float:
+    return sum(i.points for i in verdict.items if i.id == item_id)

@@ -1,0 +1,160 @@
+"""Table-driven tests of the trajectory formulas, pattern and tier, on the document's trajectories."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import items_by_id, points, trajectory_run, verdict_of
+
+# (trajectory, monotonic points, wasted count, convergence bonus?, pattern, tier)
+CASES = {
+    "healthy [45,72,88,91]": ([45, 72, 88, 91], 6, 0, False, "healthy_progression", "systematic_refinement"),
+    "regression recovered [45,80,78,92]": ([45, 80, 78, 92], -1, 0, False, "regression_recovered", "thrashing_recovering"),
+    "thrashing [45,44,46,48]": ([45, 44, 46, 48], -1, 1, False, "thrashing", "persistent_thrashing"),
+    "strong start [88,90,91,91]": ([88, 90, 91, 91], 6, 2, False, "strong_start", "exploratory_converging"),
+    "suspicious jump [20,20,85,85]": ([20, 20, 85, 85], 6, 2, False, "suspicious_jump", "exploratory_converging"),
+    "early stop A [70,95]": ([70, 95], 2, 0, True, "healthy_progression", "systematic_refinement"),
+    "early stop B [70,85,92,95]": ([70, 85, 92, 95], 6, 0, False, "healthy_progression", "systematic_refinement"),
+    "example 1 [62,84,93]": ([62, 84, 93], 4, 0, False, "healthy_progression", "systematic_refinement"),
+    "example 2 [38,51,48,71]": ([38, 51, 48, 71], -1, 0, False, "regression_recovered", "thrashing_recovering"),
+    "one shot [91] (standard: 1 < 3/1.2)": ([91], 0, 0, True, "single_iteration", "get_it_right_first_time"),
+    "spiral [80,70,60,50]": ([80, 70, 60, 50], -15, 0, False, "thrashing", "regression_spiral"),
+    "stagnant low [30,31,30,31]": ([30, 31, 30, 31], -1, 3, False, "thrashing", "persistent_thrashing"),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES), ids=list(CASES))
+def test_trajectory_rules(case: str) -> None:
+    scores, monotonic, wasted, bonus, pattern, tier = CASES[case]
+    verdict = verdict_of(trajectory_run(scores))
+    found = items_by_id(verdict)
+    assert verdict.trajectory == [float(s) for s in scores]
+    assert points(verdict, "monotonic_improvement") == monotonic
+    assert len(found.get("wasted_iteration", [])) == wasted
+    assert points(verdict, "wasted_iteration") == -3 * wasted
+    assert ("rapid_convergence" in found) is bonus
+    assert verdict.pattern == pattern, verdict.pattern_rule
+    assert verdict.tier == tier, verdict.tier_rule
+
+
+def test_early_termination_pair_uses_convergence_efficiency() -> None:
+    a = verdict_of(trajectory_run([70, 95]))
+    b = verdict_of(trajectory_run([70, 85, 92, 95]))
+    assert points(a, "rapid_convergence") == 5
+    assert "47.50" in items_by_id(a)["rapid_convergence"][0].evidence
+    assert points(b, "rapid_convergence") == 0
+    assert "rapid_convergence" not in items_by_id(b)
+
+
+@pytest.mark.parametrize("fmt,used,bonus", [
+    ("sprint", 1, False),      # 91/1 is never above 91/1 x 1.2
+    ("standard", 2, True),     # 2 < 3 / 1.2
+    ("standard", 3, False),
+    ("marathon", 4, True),     # 4 < 6 / 1.2 = 5
+    ("marathon", 5, False),
+])
+def test_convergence_baseline_per_format(fmt: str, used: int, bonus: bool) -> None:
+    scores = [50 + 10 * k for k in range(used)]
+    verdict = verdict_of(trajectory_run(scores, fmt=fmt))
+    assert ("rapid_convergence" in items_by_id(verdict)) is bonus
+
+
+def test_wasted_iteration_uses_absolute_delta_and_regressions_are_not_wasted() -> None:
+    verdict = verdict_of(trajectory_run([50, 51.5, 40]))
+    wasted = items_by_id(verdict)["wasted_iteration"]
+    assert [w.iterations for w in wasted] == [[1]]
+
+
+def test_clamp_and_composite_swing() -> None:
+    verdict = verdict_of(trajectory_run([90, 80, 70, 60, 50, 40, 30, 20], fmt="marathon", process_weight=0.2))
+    assert verdict.raw_process_score < -30
+    assert verdict.process_score == -30
+    assert verdict.composite_swing == pytest.approx(-6.0)
+
+
+def test_default_process_weight_comes_from_policy() -> None:
+    verdict = verdict_of(trajectory_run([62, 84, 93]))
+    assert verdict.composite_swing == pytest.approx(verdict.process_score * 0.15)
+
+
+def test_raw_score_is_the_sum_of_items() -> None:
+    verdict = verdict_of(trajectory_run([38, 51, 48, 71]))
+    assert verdict.raw_process_score == pytest.approx(sum(i.points for i in verdict.items))
+
+
+def build(status: str) -> dict:
+    return {"status": status, "errors": ["SyntaxError: invalid syntax"] if status == "failure" else []}
+
+
+def test_build_failure_scores_zero_and_persistent_failure_costs_ten() -> None:
+    doc = trajectory_run([40, 40, 40, 80])
+    for k in (0, 1):
+        doc["iterations"][k]["iteration_telemetry"]["build"] = build("failure")
+    verdict = verdict_of(doc)
+    found = items_by_id(verdict)
+    assert verdict.trajectory[:2] == [0.0, 0.0]
+    assert len(found["build_failure"]) == 2
+    assert [i.iterations for i in found["persistent_build_failure"]] == [[0, 1]]
+    assert points(verdict, "persistent_build_failure") == -10
+
+
+def test_single_build_failure_is_not_persistent() -> None:
+    doc = trajectory_run([40, 60, 80])
+    doc["iterations"][0]["iteration_telemetry"]["build"] = build("failure")
+    verdict = verdict_of(doc)
+    assert verdict.trajectory[0] == 0.0
+    assert "persistent_build_failure" not in items_by_id(verdict)
+
+
+def test_build_failure_read_from_feedback_too() -> None:
+    doc = trajectory_run([40, 60])
+    doc["iterations"][0]["iteration_feedback"] = {"build": build("failure")}
+    assert verdict_of(doc).trajectory[0] == 0.0
+
+
+def test_timeout_counts_tests_not_run_as_failed() -> None:
+    doc = {"iterations": [{"iteration_telemetry": {
+        "timed_out": True, "tests_completed": 12,
+        "test_results": {"post_iteration": {"passed": 10, "failed": 2, "total": 24}},
+    }}]}
+    verdict = verdict_of(doc)
+    item = items_by_id(verdict)["timeout"][0]
+    assert "12 not run" in item.evidence
+    assert verdict.trajectory == [pytest.approx(100 * 10 / 24, abs=0.01)]
+    assert verdict.iterations[0]["passed"] == 10
+
+
+@pytest.mark.parametrize("field,value,basis", [
+    ("code_hash", "abc123", "code_hash"),
+    ("diff", "", "diff"),
+])
+def test_identical_submission(field: str, value: str, basis: str) -> None:
+    doc = trajectory_run([50, 50, 70])
+    doc["iterations"][0]["iteration_telemetry"]["changes"] = {"code_hash": "abc123"}
+    doc["iterations"][1]["iteration_telemetry"]["changes"] = {field: value}
+    doc["iterations"][2]["iteration_telemetry"]["changes"] = {"code_hash": "def456", "diff": "+x\n"}
+    found = items_by_id(verdict_of(doc))
+    assert [i.iterations for i in found["identical_submission"]] == [[1]]
+    assert found["identical_submission"][0].basis == basis
+    assert found["identical_submission"][0].points == -5
+
+
+def test_identical_submission_from_plain_counts() -> None:
+    doc = trajectory_run([50, 50])
+    doc["iterations"][1]["iteration_telemetry"]["changes"] = {
+        "files_modified": 0, "files_created": 0, "files_deleted": 0, "lines_added": 0, "lines_removed": 0}
+    assert "identical_submission" in items_by_id(verdict_of(doc))
+
+
+def test_different_code_is_not_identical() -> None:
+    doc = trajectory_run([50, 50])
+    doc["iterations"][0]["iteration_telemetry"]["changes"] = {"code_hash": "a"}
+    doc["iterations"][1]["iteration_telemetry"]["changes"] = {"code_hash": "b", "lines_added": 3, "files_modified": 1}
+    assert "identical_submission" not in items_by_id(verdict_of(doc))
+
+
+def test_score_falls_back_to_pass_rate() -> None:
+    doc = {"iterations": [{"iteration_telemetry": {"test_results": {"post_iteration": {"passed": 3, "total": 4}}}}]}
+    verdict = verdict_of(doc)
+    assert verdict.trajectory == [75.0]
+    assert verdict.iterations[0]["score_source"] == "100 x passed / total"
