@@ -27,12 +27,16 @@ def score(verdict: Verdict) -> str:
         "|---|---|---:|---|---|---|",
     ]
     for item in verdict.items:
+        if item.kind == "signal" and not item.points:
+            continue
         lines.append(
             f"| {item.id} | {item.kind} | {signed(item.points)} | {iterations(item.iterations)} | "
             f"{cell(item.evidence)} | {cell(item.basis)} |"
         )
+    signal_rows = [f"{row['iteration']}: {' '.join(row['signals'])}" for row in verdict.iterations if row["signals"]]
     lines += [
         "",
+        f"- signals per iteration: {cell('; '.join(signal_rows) or 'none')}",
         f"- pattern: {cell(verdict.pattern_rule)}",
         f"- tier: {cell(verdict.tier_rule)}",
     ]
