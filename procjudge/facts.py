@@ -13,6 +13,7 @@ submission is the final one.
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import datetime
 from typing import Optional
@@ -26,48 +27,88 @@ _DIFF_FILE = re.compile(r"^\+\+\+ (?:b/)?(.+?)\s*$")
 _TEST_PATH = re.compile(r"(^|/)(tests?|spec|__tests__)/|(^|/)test_[^/]*$|_test\.[a-z]+$|\.(test|spec)\.[a-z]+$|(^|/)conftest\.py$")
 
 
+@functools.lru_cache(maxsize=4096)
 def is_test_path(path: str) -> bool:
     """Whether a path names a test file (tests/, test_x.py, x_test.go, x.spec.ts, conftest.py)."""
     return bool(_TEST_PATH.search(path.replace("\\", "/")))
 
 
-class Diff(msgspec.Struct, frozen=True):
-    """A unified diff split into what it adds and removes, per file."""
+class FileDiff(msgspec.Struct, frozen=True):
+    """What a diff adds to and removes from one file."""
 
-    added: tuple[tuple[str, str], ...]  # (path, line) for every added line
-    removed: tuple[tuple[str, str], ...]
-    files: tuple[str, ...]
+    path: str
+    added: tuple[str, ...]
+    removed: tuple[str, ...]
+    is_test: bool
+    added_text: str  # the added lines joined by newlines, built once for the detectors that scan it
+
+
+class Diff(msgspec.Struct, frozen=True):
+    """A unified diff split per file into added and removed lines."""
+
+    per_file: tuple[FileDiff, ...]
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(f.path for f in self.per_file if f.path))
 
     @property
     def empty(self) -> bool:
-        return not self.added and not self.removed
+        return not any(f.added or f.removed for f in self.per_file)
+
+    @property
+    def size(self) -> int:
+        """Characters added and removed."""
+        return sum(len(f.added_text) for f in self.per_file) + sum(sum(map(len, f.removed)) for f in self.per_file)
+
+
+
+
+def _file_chunks(text: str) -> list[str]:
+    """Cut a diff where each file's ``--- `` / ``+++ `` header pair begins (found with str.find:
+    C speed, no per-line Python); git's ``diff --git``/``index`` lines fall in the previous chunk
+    and are ignored there, since they start with neither + nor -."""
+    starts = [0]
+    at = text.find("\n+++ ")
+    while at != -1:
+        line_start = text.rfind("\n", 0, at) + 1
+        if line_start > 0 and text.startswith("--- ", line_start):
+            starts.append(line_start)
+        at = text.find("\n+++ ", at + 1)
+    starts.append(len(text))
+    return [text[a:b] for a, b in zip(starts, starts[1:]) if b > a]
 
 
 def parse_diff(text: str) -> Diff:
-    """Split a unified diff into added and removed lines, each tagged with its file."""
-    added: list[tuple[str, str]] = []
-    removed: list[tuple[str, str]] = []
-    files: list[str] = []
-    current = ""
-    for line in text.splitlines():
-        if line.startswith("+++ "):
-            match = _DIFF_FILE.match(line)
-            current = match.group(1) if match else ""
-            if current == "/dev/null":
-                current = ""
-            elif current not in files:
-                files.append(current)
-        elif line.startswith("--- "):
-            if not current:
+    """Split a unified diff per file into added and removed lines (linear, no per-line branching)."""
+    per_file = []
+    for chunk in _file_chunks(text):
+        if not chunk:
+            continue
+        lines = chunk.split("\n")
+        path = ""
+        header = 0
+        for index, line in enumerate(lines[:6]):
+            if line.startswith("@@"):
+                break
+            if line.startswith("+++ "):
+                match = _DIFF_FILE.match(line)
+                path = match.group(1) if match else ""
+                header = index + 1
+            elif line.startswith("--- ") and not path:
                 candidate = line[4:].strip()
-                current = candidate[2:] if candidate.startswith("a/") else candidate
-        elif line.startswith("diff --git "):
-            current = ""
-        elif line.startswith("+"):
-            added.append((current, line[1:]))
-        elif line.startswith("-"):
-            removed.append((current, line[1:]))
-    return Diff(tuple(added), tuple(removed), tuple(files))
+                path = candidate[2:] if candidate.startswith("a/") else candidate
+                header = index + 1
+            elif line.startswith("diff --git "):
+                header = index + 1
+        if path == "/dev/null":
+            path = ""
+        body = lines[header:]
+        added = tuple([line[1:] for line in body if line[:1] == "+"])
+        removed = tuple([line[1:] for line in body if line[:1] == "-"])
+        if path or added or removed:
+            per_file.append(FileDiff(path, added, removed, is_test_path(path) if path else False, "\n".join(added)))
+    return Diff(tuple(per_file))
 
 
 def parse_time(value: Optional[str]) -> Optional[float]:

@@ -163,29 +163,53 @@ def _literal_key(literal: str) -> str:
         return literal
 
 
+def _lines_containing(text: str, needle: str, limit: int = 200) -> Iterable[str]:
+    """Lines of text that contain needle, found with str.find (C speed)."""
+    at = text.find(needle)
+    while at != -1 and limit:
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        end = len(text) if end == -1 else end
+        yield text[start:end]
+        limit -= 1
+        at = text.find(needle, end)
+
+
 def _special_cases(diff: Diff, feedback: str) -> list[tuple[str, str, list[str]]]:
-    """Added, non-test lines that branch on a distinctive literal found in the previous feedback."""
-    feedback_literals = {_literal_key(m) for m in _NUMBERS_AND_STRINGS.findall(feedback)}
-    feedback_literals |= {m.group(0) for m in re.finditer(r"\w{3,}", feedback)}
+    """Added, non-test lines that branch on a distinctive literal found in the previous feedback.
+
+    Only the feedback's distinctive literals (numbers of two digits or more, decimals, quoted
+    strings of 3+ characters) are searched for, so the cost is linear in the diff."""
+    feedback_literals = {_literal_key(m) for m in _NUMBERS_AND_STRINGS.findall(feedback) if _distinctive(m)}
+    if not feedback_literals:
+        return []
     found = []
-    for path, line in diff.added:
-        if is_test_path(path) or len(line) > 400:
+    for file in diff.per_file:
+        if file.is_test or not file.added:
             continue
-        for match in _SPECIAL_CASE.finditer(line):
-            literal = next(g for g in match.groups() if g is not None)
-            if _distinctive(literal) and _literal_key(literal) in feedback_literals:
-                others = [_literal_key(x) for x in _NUMBERS_AND_STRINGS.findall(line)]
-                lifted = [x for x in dict.fromkeys(others) if x in feedback_literals]
-                found.append((path, line.strip(), lifted))
-                break
+        text = file.added_text
+        seen: set[str] = set()
+        for needle in sorted(feedback_literals):
+            for line in _lines_containing(text, needle):
+                if line in seen or len(line) > 400:
+                    continue
+                seen.add(line)
+                for match in _SPECIAL_CASE.finditer(line):
+                    literal = next(g for g in match.groups() if g is not None)
+                    if _distinctive(literal) and _literal_key(literal) in feedback_literals:
+                        others = [_literal_key(x) for x in _NUMBERS_AND_STRINGS.findall(line)]
+                        lifted = [x for x in dict.fromkeys(others) if x in feedback_literals]
+                        found.append((file.path, line.strip(), lifted))
+                        break
     return found
 
 
 def _test_edits(diff: Diff) -> list[str]:
     """Edits to test files that change an expected value, delete or weaken an assertion, or skip."""
     findings = []
-    removed = [(p, l.strip()) for p, l in diff.removed if is_test_path(p) and _ASSERT.search(l)]
-    added = [(p, l.strip()) for p, l in diff.added if is_test_path(p)]
+    tests = [f for f in diff.per_file if f.is_test]
+    removed = [(f.path, line.strip()) for f in tests for line in f.removed if _ASSERT.search(line)]
+    added = [(f.path, line.strip()) for f in tests for line in f.added]
     added_asserts = [(p, l) for p, l in added if _ASSERT.search(l)]
     for path, line in added:
         if _SKIP.search(line):
@@ -351,31 +375,33 @@ def regression_blindness(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
 # --------------------------------------------------------------------------- copy-paste loops
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
-_TOKEN_LIMIT = 2_000_000  # characters; larger diffs are compared line by line (linear either way)
+TOKEN_LIMIT = 20_000  # characters; larger diffs are compared line by line (linear either way)
 
 
-def change_profile(diff: Diff) -> Counter:
-    """A bag of what a diff adds and removes: tokens for ordinary diffs, whole lines for huge ones."""
-    size = sum(len(line) for _, line in diff.added) + sum(len(line) for _, line in diff.removed)
-    bag: Counter = Counter()
-    if size > _TOKEN_LIMIT:
-        bag.update("+" + line.strip() for _, line in diff.added)
-        bag.update("-" + line.strip() for _, line in diff.removed)
-        return bag
-    for sign, lines in (("+", diff.added), ("-", diff.removed)):
-        for _, line in lines:
-            bag.update(sign + token for token in _TOKEN.findall(line))
-    return bag
+def change_profile(diff: Diff, by_lines: bool) -> tuple:
+    """What a diff adds and removes, as two bags: tokens (one small tweak barely moves them), or,
+    for diffs over 20,000 characters, sets of whole lines (a tweak is then a small share)."""
+    if by_lines:
+        return (frozenset(line for f in diff.per_file for line in f.added),
+                frozenset(line for f in diff.per_file for line in f.removed))
+    added = Counter(_TOKEN.findall("\n".join(f.added_text for f in diff.per_file)))
+    removed = Counter(_TOKEN.findall("\n".join("\n".join(f.removed) for f in diff.per_file)))
+    return added, removed
 
 
-def similarity(a: Counter, b: Counter) -> float:
-    """Weighted Jaccard similarity of two bags: sum of minima over sum of maxima (0..1), linear."""
-    if not a and not b:
-        return 1.0
-    small, large = (a, b) if len(a) <= len(b) else (b, a)
-    shared = sum(min(count, large.get(key, 0)) for key, count in small.items())
-    total = sum(a.values()) + sum(b.values()) - shared
-    return shared / total if total else 1.0
+def similarity(a: tuple, b: tuple) -> float:
+    """Jaccard similarity of two change profiles (weighted for token bags): shared / union, 0..1."""
+    shared = union = 0
+    for x, y in zip(a, b):
+        if isinstance(x, Counter):
+            common = sum((x & y).values())
+            shared += common
+            union += sum(x.values()) + sum(y.values()) - common
+        else:
+            common = len(x & y)
+            shared += common
+            union += len(x) + len(y) - common
+    return shared / union if union else 1.0
 
 
 def _same_failures(previous: IterationFacts, it: IterationFacts) -> Optional[str]:
@@ -397,7 +423,7 @@ def copy_paste_loop(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     failing. With plain fields only: two consecutive changes of identical size (files, lines
     added, lines removed) while the failures stay."""
     rule = policy.anti_patterns.copy_paste_loop
-    profiles: dict[int, Counter] = {}
+    profiles: dict[tuple[int, bool], tuple] = {}
     for previous, it in _pairs(facts):
         if previous.position == facts.iterations[0].position:
             continue  # iteration 0 is the first build, not an approach to a failure
@@ -407,10 +433,11 @@ def copy_paste_loop(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         if it.diff is not None and previous.diff is not None:
             if it.diff.empty or previous.diff.empty:
                 continue  # identical submissions have their own rule
+            by_lines = max(previous.diff.size, it.diff.size) > TOKEN_LIMIT
             for side in (previous, it):
-                if side.position not in profiles:
-                    profiles[side.position] = change_profile(side.diff)
-            score = similarity(profiles[previous.position], profiles[it.position])
+                if (side.position, by_lines) not in profiles:
+                    profiles[(side.position, by_lines)] = change_profile(side.diff, by_lines)
+            score = similarity(profiles[(previous.position, by_lines)], profiles[(it.position, by_lines)])
             if score > rule.similarity:
                 yield Hit(points=rule.points, iterations=(previous.number, it.number),
                           evidence=f"change {score:.0%} similar to iteration {previous.number}'s "
