@@ -121,12 +121,13 @@ def cooldown_violation(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
 
 @detector("phase_gate", "rule")
 def phase_gate(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
-    """Marathon: iterating on phase N+1 before phase N was submitted (or going back to an earlier
-    phase once a later one has started) breaks the phase gate."""
+    """Marathon: iterating on phase N+1 before phase N was submitted breaks the phase gate, and so
+    does going back to a phase once a later one has started (its unused iterations are lost)."""
     if not facts.phases:
         return
     order = {name: index for index, name in enumerate(facts.phases)}
     reached = -1
+    started: set[str] = set()
     for it in facts.iterations:
         if it.phase is None or it.phase not in order:
             continue
@@ -135,11 +136,12 @@ def phase_gate(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
             skipped = ", ".join(f"`{p}`" for p in facts.phases[reached + 1 : index])
             yield Hit(points=policy.rules.phase_gate, iterations=(it.number,),
                       evidence=f"iteration {it.number} works on phase `{it.phase}` before {skipped} was submitted")
-        elif index < reached:
+        elif index < reached and it.phase in started:
             yield Hit(points=policy.rules.phase_gate, iterations=(it.number,),
                       evidence=f"iteration {it.number} returns to phase `{it.phase}` after "
                       f"`{facts.phases[reached]}` had started")
         reached = max(reached, index)
+        started.add(it.phase)
 
 
 @detector("early_termination", "rule")

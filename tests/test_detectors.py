@@ -1,0 +1,136 @@
+"""Every detector against its named cases in tests/detector_cases/<id>.yaml (must fire, must not)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import ROOT, SAMPLES, run_from
+from procjudge import judge, load_run
+from procjudge.detectors import ALL
+
+CASES_DIR = Path(__file__).parent / "detector_cases"
+
+
+def load_cases() -> list[tuple[str, dict]]:
+    cases = []
+    for path in sorted(CASES_DIR.glob("*.yaml")):
+        spec = yaml.safe_load(path.read_text())
+        for case in spec["cases"]:
+            cases.append((f"{spec['detector']}: {case['name']}", {"detector": spec["detector"], **case}))
+    return cases
+
+
+CASES = load_cases()
+
+
+@pytest.mark.parametrize("case", [c for _, c in CASES], ids=[i for i, _ in CASES])
+def test_detector_case(case: dict) -> None:
+    verdict = judge(run_from(case["run"]))
+    wanted = case.get("item", case["detector"])
+    kind = next(d.kind for d in ALL if d.id == case["detector"])
+    found = [i for i in verdict.items if i.id == wanted and i.kind == kind]
+    if not case["fires"]:
+        assert not found, found
+        return
+    assert found, f"{wanted} did not fire; items: {[i.id for i in verdict.items]}"
+    expect = case.get("expect", {})
+    if "points" in expect:
+        assert sum(i.points for i in found) == expect["points"], found
+    if "iterations" in expect:
+        assert sorted({n for i in found for n in i.iterations}) == expect["iterations"], found
+    if "basis" in expect:
+        assert any(expect["basis"] in i.basis for i in found), found
+    for item in found:
+        assert item.evidence.strip()
+
+
+def test_every_detector_has_cases_that_fire_and_cases_that_do_not() -> None:
+    by_detector: dict[str, set[bool]] = {}
+    for _, case in CASES:
+        by_detector.setdefault(case["detector"], set()).add(bool(case["fires"]))
+    for det in ALL:
+        assert by_detector.get(det.id) == {True, False}, f"{det.id} needs cases that fire and cases that do not"
+
+
+def test_every_detector_is_documented_in_code_and_readme() -> None:
+    readme = (ROOT / "README.md").read_text()
+    for det in ALL:
+        assert len(det.doc) > 40, f"{det.id} needs a docstring that states its rule"
+        assert f"| `{det.id}` |" in readme, f"{det.id} has no row in the README's scoring table"
+    from procjudge.detectors.signals import NEGATIVE, POSITIVE
+
+    for name in POSITIVE + NEGATIVE:
+        assert f"`{name}`" in readme, f"signal {name} is not in the README"
+
+
+def anti_patterns(path: Path) -> list[str]:
+    return [i.id for i in judge(load_run(path)).items if i.kind == "anti_pattern"]
+
+
+def test_clean_well_run_sample_has_no_anti_pattern() -> None:
+    assert anti_patterns(SAMPLES / "example1_good_standard.yaml") == []
+
+
+# The items the document lists for its worked examples, with their signs; procjudge must produce
+# an item of that id with the same sign (the README explains where the sizes differ).
+WORKED = {
+    "example1_good_standard.yaml": {"monotonic_improvement": +1, "no_regressions": +1, "targeted_fixes": +1, "time_allocation": +1},
+    "example2_bad_standard.yaml": {"monotonic_improvement": -1, "shotgun_debugging": -1, "no_local_validation": -1,
+                                   "time_allocation": -1, "regression_blindness": -1},
+    "example3_sprint_one_shot.yaml": {"local_validation": +1},
+}
+
+
+@pytest.mark.parametrize("sample", list(WORKED))
+def test_worked_examples_yield_the_documents_items_with_the_same_signs(sample: str) -> None:
+    verdict = judge(load_run(SAMPLES / sample))
+    totals: dict[str, float] = {}
+    for item in verdict.items:
+        totals[item.id] = totals.get(item.id, 0.0) + item.points
+    for item_id, sign in WORKED[sample].items():
+        assert item_id in totals, f"{item_id} missing from {sample}"
+        assert totals[item_id] * sign > 0, (item_id, totals[item_id])
+
+
+def test_worked_example_details() -> None:
+    bad = judge(load_run(SAMPLES / "example2_bad_standard.yaml"))
+    blind = [i for i in bad.items if i.id == "regression_blindness"]
+    assert [i.points for i in blind] == [-9.0] and blind[0].iterations == [2]
+    assert "without running the tests" in blind[0].evidence
+    shotgun = [i for i in bad.items if i.id == "shotgun_debugging"]
+    assert [i.points for i in shotgun] == [-4.0] and "app/logging_setup.py" in shotgun[0].evidence
+    assert [i.points for i in bad.items if i.id == "no_local_validation"] == [-6.0]
+
+
+def test_aggregate_telemetry_is_computed_and_cross_checked(tmp_path: Path) -> None:
+    doc = yaml.safe_load((SAMPLES / "example1_good_standard.yaml").read_text())
+    doc["aggregate_telemetry"] = {
+        "total_iterations": 3, "total_duration_seconds": 2280, "score_trajectory": [62, 84, 93],
+        "improvement_rate": 15.5, "regression_count": 0, "wasted_iterations": 1,
+        "action_efficiency": {"total_tool_calls": 42, "tool_calls_per_point_gained": 1.35},
+        "time_efficiency": {"seconds_per_point_gained": 73.5, "time_distribution": [0.47, 0.32, 0.21], "front_loaded": True},
+    }
+    verdict = judge(run_from(doc))
+    agg = verdict.aggregate
+    assert agg["improvement_rate"] == 15.5
+    assert agg["action_efficiency"]["total_tool_calls"] == 42
+    assert agg["action_efficiency"]["file_edits_per_test_fixed"] == 0.5
+    assert agg["time_efficiency"]["seconds_per_point_gained"] == pytest.approx(2280 / 31, abs=0.01)
+    assert agg["time_efficiency"]["front_loaded"] is True
+    disagreements = [w for w in verdict.warnings if w.startswith("aggregate_telemetry.")]
+    assert len(disagreements) == 1 and "wasted_iterations" in disagreements[0]
+
+
+def test_document_aggregate_example_figures() -> None:
+    """[45, 72, 88], 52 tool calls, 1840 s: the document's 21.5, 1.2 and 42.8."""
+    doc = {"iterations": [
+        {"iteration_telemetry": {"duration_seconds": d, "actions": {"tool_calls_total": c}, "score": {"post_iteration": s}}}
+        for s, d, c in ((45, 828, 20), (72, 589, 18), (88, 423, 14))
+    ]}
+    agg = judge(run_from(doc)).aggregate
+    assert agg["improvement_rate"] == 21.5
+    assert round(agg["action_efficiency"]["tool_calls_per_point_gained"], 1) == 1.2
+    assert round(agg["time_efficiency"]["seconds_per_point_gained"], 1) == 42.8
