@@ -347,7 +347,8 @@ def derive(run: Run, policy: Policy) -> RunFacts:
             else:
                 tests_not_run = max(0, total - passed - (failed or 0))
             failed = total - passed
-        zero_by_build = build_failed and (scope == "every_iteration" or not facts)
+        first_of_phase = not facts or (telemetry.phase is not None and facts[-1].phase != telemetry.phase)
+        zero_by_build = build_failed and (scope == "every_iteration" or first_of_phase)
         if zero_by_build:
             score, source = 0.0, "build failure"
         elif telemetry.score is not None and telemetry.score.post_iteration is not None:

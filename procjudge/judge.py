@@ -50,6 +50,7 @@ class Verdict(msgspec.Struct, frozen=True, kw_only=True):
     pattern: str
     pattern_rule: str
     items: list[Item]
+    phases: list[dict[str, Any]]
     aggregate: dict[str, Any]
     iterations: list[dict[str, Any]]
     warnings: list[str]
@@ -125,6 +126,39 @@ def _compare_aggregate(given: Any, computed: dict[str, Any]) -> list[str]:
     return warnings
 
 
+def phase_summary(facts: RunFacts, items: list[Item]) -> list[dict[str, Any]]:
+    """Marathon: each phase's budget, submissions used and lost, trajectory and the items that
+    concern its iterations."""
+    if not facts.phases:
+        return []
+    summary = []
+    excluded_by_phase: dict[str, int] = {}
+    for exclusion in facts.excluded:
+        phase = facts.run.iterations[exclusion.position].iteration_telemetry.phase
+        excluded_by_phase[phase] = excluded_by_phase.get(phase, 0) + 1
+    for name in facts.phases:
+        members = [it for it in facts.iterations if it.phase == name]
+        numbers = {
+            entry.iteration_telemetry.iteration_number if entry.iteration_telemetry.iteration_number is not None else k
+            for k, entry in enumerate(facts.run.iterations) if entry.iteration_telemetry.phase == name
+        }
+        budget = facts.phase_budgets.get(name)
+        # Items confined to the phase; items spanning phases stay run-level.
+        concerned = [i for i in items if i.kind != "signal" and i.iterations and numbers.issuperset(i.iterations)]
+        summary.append({
+            "name": name,
+            "budget": budget,
+            "used": len(members),
+            "unused_lost": max(0, budget - len(members)) if budget is not None else None,
+            "not_scored": excluded_by_phase.get(name, 0),
+            "trajectory": [it.score for it in members],
+            "iterations": sorted(it.number for it in members),
+            "points": _r(sum(i.points for i in concerned)),
+            "items": list(dict.fromkeys(i.id for i in concerned)),
+        })
+    return summary
+
+
 def judge(run: Run, policy: Policy = DEFAULT) -> Verdict:
     """Run every detector over the run's facts, sum the points and clamp them."""
     try:
@@ -174,5 +208,5 @@ def judge(run: Run, policy: Policy = DEFAULT) -> Verdict:
         raw_process_score=_r(raw),
         composite_swing=_r(process * weight),
         tier=tier, tier_rule=tier_rule, pattern=pattern, pattern_rule=pattern_rule,
-        items=items, aggregate=computed, iterations=iterations, warnings=warnings,
+        items=items, phases=phase_summary(facts, items), aggregate=computed, iterations=iterations, warnings=warnings,
     )

@@ -81,6 +81,7 @@ class TimeAllocation(Section):
 
 
 class Trajectory(Section):
+    judge_phase_boundaries: bool = False  # marathon: a step into a new phase brings new tests
     monotonic_improvement: Monotonic = Monotonic()
     rapid_convergence: Convergence = Convergence()
     wasted_iteration: Wasted = Wasted()

@@ -128,20 +128,24 @@ def phase_gate(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     order = {name: index for index, name in enumerate(facts.phases)}
     reached = -1
     started: set[str] = set()
-    for it in facts.iterations:
-        if it.phase is None or it.phase not in order:
+    # Every submission counts here, scored or not: the gate is about what the agent did.
+    for position, entry in enumerate(facts.run.iterations):
+        telemetry = entry.iteration_telemetry
+        phase = telemetry.phase
+        if phase is None or phase not in order:
             continue
-        index = order[it.phase]
+        number = telemetry.iteration_number if telemetry.iteration_number is not None else position
+        index = order[phase]
         if index > reached + 1:
             skipped = ", ".join(f"`{p}`" for p in facts.phases[reached + 1 : index])
-            yield Hit(points=policy.rules.phase_gate, iterations=(it.number,),
-                      evidence=f"iteration {it.number} works on phase `{it.phase}` before {skipped} was submitted")
-        elif index < reached and it.phase in started:
-            yield Hit(points=policy.rules.phase_gate, iterations=(it.number,),
-                      evidence=f"iteration {it.number} returns to phase `{it.phase}` after "
+            yield Hit(points=policy.rules.phase_gate, iterations=(number,),
+                      evidence=f"iteration {number} works on phase `{phase}` before {skipped} was submitted")
+        elif index < reached and phase in started:
+            yield Hit(points=policy.rules.phase_gate, iterations=(number,),
+                      evidence=f"iteration {number} returns to phase `{phase}` after "
                       f"`{facts.phases[reached]}` had started")
         reached = max(reached, index)
-        started.add(it.phase)
+        started.add(phase)
 
 
 @detector("early_termination", "rule")

@@ -5,17 +5,30 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..facts import RunFacts
+from ..facts import IterationFacts, RunFacts
 from ..policy import Policy
 from .base import Hit, detector, fmt_num, plural
+
+
+def judged_steps(facts: RunFacts, policy: Policy) -> list[IterationFacts]:
+    """Iterations 1..n, less (by default) the first submission of each new marathon phase: its
+    score moves because the phase brings new tests, not because of the agent's change."""
+    steps = []
+    for previous, it in zip(facts.iterations, facts.iterations[1:]):
+        crosses = previous.phase is not None and it.phase is not None and previous.phase != it.phase
+        if crosses and not policy.trajectory.judge_phase_boundaries:
+            continue
+        steps.append(it)
+    return steps
 
 
 @detector("monotonic_improvement", "trajectory")
 def monotonic_improvement(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     """+2 for every iteration whose score did not fall below the previous one, -5 for every
-    regression (the monotonic improvement bonus)."""
+    regression (the monotonic improvement bonus). Steps into a new marathon phase are not judged
+    unless ``trajectory.judge_phase_boundaries`` is set."""
     rule = policy.trajectory.monotonic_improvement
-    steps = facts.iterations[1:]
+    steps = judged_steps(facts, policy)
     if not steps:
         return
     held = [it for it in steps if it.delta is not None and it.delta >= 0]
@@ -55,7 +68,7 @@ def rapid_convergence(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
 def wasted_iteration(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     """-3 for every iteration whose score moved by less than 2 points from the previous one."""
     rule = policy.trajectory.wasted_iteration
-    for it in facts.iterations[1:]:
+    for it in judged_steps(facts, policy):
         moved = it.delta if rule.measure == "improvement" else abs(it.delta)
         if moved < rule.min_delta:
             yield Hit(
@@ -64,6 +77,22 @@ def wasted_iteration(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
                 evidence=f"score {fmt_num(it.score - it.delta)} -> {fmt_num(it.score)} "
                 f"(moved {fmt_num(abs(it.delta))} < {fmt_num(rule.min_delta)})",
             )
+
+
+def _phase_split(facts: RunFacts, total: float, profile: tuple, tolerance: float) -> str:
+    """How a marathon's time split over its phases compares with the recommended phase shares
+    (30/35/25 with a 10% buffer), renormalised to the phases the run declares."""
+    spent = [sum(it.duration for it in facts.iterations if it.phase == name) for name in facts.phases]
+    expected = list(profile[: len(facts.phases)])
+    if len(expected) < len(facts.phases) or not sum(expected):
+        return ""
+    scale = sum(expected)
+    expected = [e / scale for e in expected]
+    shares = [s / total for s in spent]
+    worst = max(abs(s - e) for s, e in zip(shares, expected))
+    verdict = "within" if worst <= tolerance else "outside"
+    pairs = ", ".join(f"{name} {s:.0%} (recommended {e:.0%})" for name, s, e in zip(facts.phases, shares, expected))
+    return f"; phase split {pairs}: {verdict} {tolerance:.0%}"
 
 
 @detector("time_allocation", "trajectory")
@@ -94,6 +123,8 @@ def time_allocation(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
             f"; recommended {facts.format} split {'/'.join(f'{e:.0%}' for e in expected)}: "
             f"{verdict} {rule.profile_tolerance:.0%}"
         )
+    if facts.format == "marathon" and facts.phases:
+        against = _phase_split(facts, total, profile, rule.profile_tolerance)
     numbers_ = tuple(it.number for it in timed)
     if durations[0] >= max(durations) and durations[0] > min(durations):
         yield Hit(points=rule.front_loaded, iterations=numbers_,

@@ -33,6 +33,15 @@ def score(verdict: Verdict) -> str:
             f"| {item.id} | {item.kind} | {signed(item.points)} | {iterations(item.iterations)} | "
             f"{cell(item.evidence)} | {cell(item.basis)} |"
         )
+    if verdict.phases:
+        lines += ["", "| phase | used | trajectory | points | items |", "|---|---|---|---:|---|"]
+        for phase in verdict.phases:
+            budget = "" if phase["budget"] is None else f"/{phase['budget']}"
+            lost = f", {phase['unused_lost']} lost" if phase.get("unused_lost") else ""
+            lines.append(
+                f"| {cell(phase['name'])} | {phase['used']}{budget}{lost} | {' → '.join(num(s) for s in phase['trajectory'])} | "
+                f"{signed(phase['points'])} | {', '.join(phase['items']) or '-'} |"
+            )
     signal_rows = [f"{row['iteration']}: {' '.join(row['signals'])}" for row in verdict.iterations if row["signals"]]
     lines += [
         "",

@@ -72,6 +72,25 @@ def signals_table(verdict: Verdict) -> Table:
     return table
 
 
+def phases_table(verdict: Verdict) -> Table:
+    table = Table(show_edge=False, pad_edge=False, header_style="bold", title="phases", title_justify="left", title_style="dim")
+    table.add_column("phase")
+    table.add_column("used", justify="right")
+    table.add_column("trajectory")
+    table.add_column("points", justify="right")
+    table.add_column("items", overflow="fold", ratio=1)
+    for phase in verdict.phases:
+        budget = "" if phase["budget"] is None else f"/{phase['budget']}"
+        lost = f", {phase['unused_lost']} lost" if phase.get("unused_lost") else ""
+        late = f", {phase['not_scored']} not scored" if phase.get("not_scored") else ""
+        table.add_row(
+            Text(literal(phase["name"])), f"{phase['used']}{budget}{lost}{late}",
+            f"{sparkline(phase['trajectory'])} {' → '.join(num(s) for s in phase['trajectory'])}",
+            points_text(phase["points"]), ", ".join(phase["items"]) or "-",
+        )
+    return table
+
+
 def totals(verdict: Verdict) -> Text:
     text = Text()
     text.append("raw ", style="dim")
@@ -96,4 +115,8 @@ def totals(verdict: Verdict) -> Text:
 
 
 def score(verdict: Verdict) -> Group:
-    return Group(header(verdict), Text(""), items_table(verdict), Text(""), signals_table(verdict), Text(""), totals(verdict))
+    parts = [header(verdict), Text(""), items_table(verdict), Text("")]
+    if verdict.phases:
+        parts += [phases_table(verdict), Text("")]
+    parts += [signals_table(verdict), Text(""), totals(verdict)]
+    return Group(*parts)
