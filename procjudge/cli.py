@@ -117,6 +117,110 @@ def score(
         raise typer.Exit(1)
 
 
+class BatchFormat(str, Enum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+    markdown = "markdown"
+    junit = "junit"
+    github = "github"
+
+
+def _known_item_ids() -> list[str]:
+    from .detectors import ALL
+    from .detectors.signals import NEGATIVE, POSITIVE
+
+    return [d.id for d in ALL if d.kind != "signal"] + list(POSITIVE + NEGATIVE)
+
+
+def _progress(results, total: int):
+    """Wrap the results in a progress bar on stderr, only when stderr is a terminal."""
+    if not sys.stderr.isatty() or total < 2:
+        yield from results
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    with Progress("scoring", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("scoring", total=total)
+        for result in results:
+            bar.advance(task)
+            yield result
+
+
+@app.command()
+def batch(
+    targets: List[str] = typer.Argument(..., metavar="DIR|GLOB...", help="Folders (searched recursively), files or globs of run files."),
+    format: BatchFormat = typer.Option(BatchFormat.table, "--format", "-f",
+                                       help="table, json (CONTRACT section 4), csv (one row per run), markdown (PR comment / step summary), junit (one testcase per run), github (workflow annotations)."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to FILE instead of stdout (never one of the inputs)."),
+    fail_under: Optional[float] = typer.Option(None, "--fail-under", metavar="N", help="Gate: fail (exit 1) when any run's process score is below N."),
+    fail_on: Optional[str] = typer.Option(None, "--fail-on", metavar="DETECTOR[,...]", help="Gate: fail (exit 1) when any run has one of these findings, e.g. test_chasing,regression_blindness."),
+    jobs: int = typer.Option(0, "--jobs", "-j", min=0, help="Worker processes (default: the machine's cores)."),
+    policy: Optional[Path] = POLICY_OPTION,
+) -> None:
+    """Score every run file under folders and globs, in a deterministic order, and gate on the result.
+
+    Exit codes: 0 all scored and gates passed; 1 a gate failed; 2 a file could not be read or
+    validated (each is listed on stderr; every other file is still scored and reported).
+
+    Example: procjudge batch runs/ --format junit --output procjudge.xml --fail-under -10
+    """
+    from .batch import Collector, Gates, check_output_path, score_paths
+    from .loading import discover
+
+    gates_on: tuple[str, ...] = ()
+    if fail_on:
+        gates_on = tuple(d.strip() for d in fail_on.split(",") if d.strip())
+        known = _known_item_ids()
+        unknown = [d for d in gates_on if d not in known]
+        if unknown:
+            _err(f"procjudge: --fail-on: unknown finding {unknown[0]!r}; known: {', '.join(known)}")
+            raise typer.Exit(2)
+    active = _load_policy(policy)
+    paths = discover(targets)
+    if output is not None:
+        problem = check_output_path(str(output), paths)
+        if problem:
+            _err(f"procjudge: {problem}")
+            raise typer.Exit(2)
+    if not paths:
+        _err(f"procjudge: no run files (.yaml, .yml, .json) found in {' '.join(targets)}")
+        raise typer.Exit(2)
+    collector = Collector(Gates(fail_under=fail_under, fail_on=gates_on))
+    workers = jobs or os.cpu_count() or 1
+    results = score_paths(paths, active, jobs=workers, want_json=format is BatchFormat.json,
+                          want_findings=format is BatchFormat.github)
+    stream = collector.feed(_progress(results, len(paths)))
+    if format is BatchFormat.table:
+        from .render.batch import table_report
+
+        renderable = table_report(stream, collector)
+        if output is None:
+            _console().print(renderable)
+        else:
+            with open(output, "w", encoding="utf-8") as handle:
+                _console(handle).print(renderable)
+    else:
+        from .render.batch import FORMATS
+
+        chunks = FORMATS[format.value](stream, collector)
+        if output is None:
+            for chunk in chunks:
+                sys.stdout.write(chunk)
+            sys.stdout.flush()
+        else:
+            with open(output, "w", encoding="utf-8", newline="") as handle:
+                for chunk in chunks:
+                    handle.write(chunk)
+    for error in collector.errors:
+        _err(f"procjudge: {error['message']}")
+    if collector.failed and format is not BatchFormat.table:
+        _err(f"procjudge: {len(collector.failed)} of {len(collector.rows)} runs failed the gate")
+    raise typer.Exit(collector.exit_code)
+
+
 @policy_app.command("show")
 def policy_show(policy: Optional[Path] = POLICY_OPTION) -> None:
     """Print the scoring policy in force, as YAML (the defaults, or with POLICY.yaml merged in)."""

@@ -83,8 +83,11 @@ class _RunLoader(_BaseLoader):  # type: ignore[misc, valid-type]
         return super().construct_object(node, deep)
 
 
-def load_run(path: str | os.PathLike[str], data: Optional[bytes] = None) -> Run:
-    """Read, parse, normalise and validate one run file; raise ``LoadError`` on any failure."""
+def load_run(path: str | os.PathLike[str], data: Optional[bytes] = None, *, with_lines: bool = False) -> Run:
+    """Read, parse, normalise and validate one run file; raise ``LoadError`` on any failure.
+
+    ``with_lines`` also records the line of every iteration record (a second, node-only pass
+    over the file: only reports that point at lines, such as CI annotations, ask for it)."""
     path = os.fspath(path)
     if data is None:
         data = _read_bytes(path)
@@ -96,6 +99,8 @@ def load_run(path: str | os.PathLike[str], data: Optional[bytes] = None) -> Run:
     except msgspec.ValidationError as exc:
         raise _locate_validation_error(path, text, canonical, origins, str(exc)) from None
     warnings = tuple(_unknown_key_warnings(canonical))
+    if with_lines:
+        _fill_lines(text, origins)
     return Run(
         path=path,
         info=runfile.run,
@@ -422,16 +427,34 @@ def _locate_validation_error(path: str, text: str, canonical: dict, origins: lis
     return LoadError(path, reason, line=line, column=column, field=format_path(field_parts) or "(top level)")
 
 
-def _node_position(text: str, path: str, document: int, parts: list[Any]) -> tuple[Optional[int], Optional[int]]:
-    """Compose the file again (nodes only, no values built) and walk to the field's node."""
+def _compose(text: str) -> Optional[list[Any]]:
+    """The file's node trees (no values built), one per document; None when unreadable."""
     try:
         nodes = list(yaml.compose_all(text, Loader=_BaseComposer))
     except (yaml.YAMLError, RecursionError, ValueError):
+        return None
+    return [n for n in nodes if n is not None and not (isinstance(n, yaml.ScalarNode) and n.tag.endswith(":null"))]
+
+
+def _fill_lines(text: str, origins: list[_Origin]) -> None:
+    nodes = _compose(text)
+    if nodes is None:
+        return
+    for origin in origins:
+        if origin.prefix[0] < len(nodes):
+            line, _ = _walk(nodes[origin.prefix[0]], list(origin.prefix[1:]))
+            origin.line = line
+
+
+def _node_position(text: str, path: str, document: int, parts: list[Any]) -> tuple[Optional[int], Optional[int]]:
+    """Compose the file again (nodes only, no values built) and walk to the field's node."""
+    nodes = _compose(text)
+    if nodes is None or document >= len(nodes):
         return None, None
-    nodes = [n for n in nodes if n is not None and not (isinstance(n, yaml.ScalarNode) and n.tag.endswith(":null"))]
-    if document >= len(nodes):
-        return None, None
-    node = nodes[document]
+    return _walk(nodes[document], parts)
+
+
+def _walk(node: Any, parts: list[Any]) -> tuple[int, int]:
     for part in parts:
         found = None
         if isinstance(node, yaml.MappingNode) and isinstance(part, str):

@@ -1,0 +1,232 @@
+"""Scoring many run files: discovery, parallel workers, gates and the per-agent summary.
+
+Results stream in input order, one compact ``Result`` per file: a row of the figures every
+report needs, plus the verdict's JSON or its findings only when the chosen output needs them, so
+memory stays flat however many runs there are.  pandas is imported here, for the summary, and
+never on the single-run path.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Iterable, Iterator, Optional
+
+import msgspec
+
+from .policy import DEFAULT, Policy
+
+
+class Finding(msgspec.Struct, frozen=True):
+    """One item worth an annotation: an anti-pattern, or a rule that cost points."""
+
+    id: str
+    kind: str
+    points: float
+    evidence: str
+    iteration: Optional[int]
+    line: Optional[int]
+
+
+class Result(msgspec.Struct, frozen=True, kw_only=True):
+    """What a worker sends back for one file."""
+
+    path: str
+    row: Optional[dict[str, Any]] = None
+    verdict_json: Optional[bytes] = None
+    findings: Optional[list[Finding]] = None
+    error: Optional[str] = None
+    error_line: Optional[int] = None
+
+
+ROW_FIELDS = ("id", "agent", "challenge", "format", "path", "iterations_used", "final_score",
+              "process_score", "raw_process_score", "tier", "pattern", "anti_patterns", "items")
+
+
+def score_path(path: str, policy: Policy = DEFAULT, want_json: bool = False, want_findings: bool = False) -> Result:
+    """Score one file; any failure becomes ``Result.error`` (never an exception)."""
+    from .judge import judge
+    from .loading import LoadError, load_run
+
+    try:
+        run = load_run(path, with_lines=want_findings)
+        verdict = judge(run, policy)
+    except LoadError as exc:
+        return Result(path=path, error=str(exc), error_line=exc.line)
+    except Exception as exc:  # noqa: BLE001 - one broken file must never stop a batch
+        return Result(path=path, error=f"{path}: internal error: {type(exc).__name__}: {exc}")
+    row = {
+        "id": verdict.run["id"], "agent": verdict.run["agent"] or "", "challenge": verdict.run["challenge"] or "",
+        "format": verdict.run["format"], "path": path, "iterations_used": verdict.iterations_used,
+        "final_score": verdict.final_score, "process_score": verdict.process_score,
+        "raw_process_score": verdict.raw_process_score, "tier": verdict.tier, "pattern": verdict.pattern,
+        "anti_patterns": verdict.anti_patterns, "items": sorted({i.id for i in verdict.items}),
+        "warnings": len(verdict.warnings),
+    }
+    findings = None
+    if want_findings:
+        by_number = {}
+        for position, entry in enumerate(run.iterations):
+            number = entry.iteration_telemetry.iteration_number
+            by_number.setdefault(number if number is not None else position, run.lines[position] if position < len(run.lines) else None)
+        findings = [
+            Finding(i.id, i.kind, i.points, i.evidence, i.iterations[-1] if i.iterations else None,
+                    by_number.get(i.iterations[-1]) if i.iterations else None)
+            for i in verdict.items
+            if i.kind == "anti_pattern" or (i.kind == "rule" and i.points < 0)
+        ]
+    return Result(path=path, row=row, verdict_json=msgspec.json.encode(verdict) if want_json else None, findings=findings)
+
+
+# --------------------------------------------------------------------------- parallel scoring
+
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(policy: Policy, want_json: bool, want_findings: bool) -> None:
+    _WORKER.update(policy=policy, want_json=want_json, want_findings=want_findings)
+
+
+def _work(path: str) -> Result:
+    return score_path(path, _WORKER["policy"], _WORKER["want_json"], _WORKER["want_findings"])
+
+
+def score_paths(
+    paths: list[str], policy: Policy = DEFAULT, jobs: int = 1, want_json: bool = False, want_findings: bool = False
+) -> Iterator[Result]:
+    """Score every path, yielding results in input order; ``jobs`` worker processes."""
+    if jobs <= 1 or len(paths) < 2:
+        for path in paths:
+            yield score_path(path, policy, want_json, want_findings)
+        return
+    import multiprocessing
+
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    context = multiprocessing.get_context(method)
+    chunksize = max(1, min(64, len(paths) // (jobs * 8) or 1))
+    with context.Pool(jobs, initializer=_init_worker, initargs=(policy, want_json, want_findings)) as pool:
+        yield from pool.imap(_work, paths, chunksize=chunksize)
+
+
+# --------------------------------------------------------------------------- gates and summary
+
+
+class Gates(msgspec.Struct, frozen=True):
+    fail_under: Optional[float] = None
+    fail_on: tuple[str, ...] = ()
+
+    def failures(self, row: dict[str, Any]) -> list[str]:
+        """Why a run fails the gates (empty when it passes)."""
+        reasons = []
+        if self.fail_under is not None and row["process_score"] < self.fail_under:
+            reasons.append(f"process score {row['process_score']:g} < --fail-under {self.fail_under:g}")
+        found = [d for d in self.fail_on if d in row["items"]]
+        if found:
+            reasons.append(f"--fail-on: {', '.join(found)}")
+        return reasons
+
+
+class Collector:
+    """Keeps the compact rows and errors as results stream past, and summarises them at the end."""
+
+    def __init__(self, gates: Gates) -> None:
+        self.gates = gates
+        self.rows: list[dict[str, Any]] = []
+        self.errors: list[dict[str, Any]] = []
+        self.failed: list[tuple[dict[str, Any], list[str]]] = []
+
+    def add(self, result: Result) -> Optional[list[str]]:
+        """Record a result; return its gate failures (None for an unreadable file)."""
+        if result.error is not None:
+            self.errors.append({"path": result.path, "message": result.error, "line": result.error_line})
+            return None
+        row = dict(result.row)
+        reasons = self.gates.failures(result.row)
+        row["gate_failures"] = reasons
+        self.rows.append(row)
+        if reasons:
+            self.failed.append((row, reasons))
+        return reasons
+
+    def feed(self, results: Iterable[Result]) -> Iterator[tuple[Result, Optional[list[str]]]]:
+        for result in results:
+            yield result, self.add(result)
+
+    @property
+    def exit_code(self) -> int:
+        if self.errors:
+            return 2
+        return 1 if self.failed else 0
+
+    def summary(self) -> dict[str, Any]:
+        """Counts, the gates, and the per-agent summary (pandas)."""
+        return {
+            "files": len(self.rows) + len(self.errors),
+            "runs_scored": len(self.rows),
+            "errors": len(self.errors),
+            "gate": {
+                "fail_under": self.gates.fail_under,
+                "fail_on": list(self.gates.fail_on),
+                "failed_runs": len(self.failed),
+                "passed": not self.failed,
+            },
+            "agents": agent_summary(self.rows),
+        }
+
+
+def agent_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per agent: runs, mean and median process score and final score, mean iterations used,
+    tier distribution, and the share of runs in which each anti-pattern occurs."""
+    if not rows:
+        return []
+    import pandas as pd
+
+    frame = pd.DataFrame(
+        {
+            "agent": [r["agent"] or "(none)" for r in rows],
+            "process_score": [r["process_score"] for r in rows],
+            "final_score": [r["final_score"] for r in rows],
+            "iterations_used": [r["iterations_used"] for r in rows],
+            "tier": [r["tier"] for r in rows],
+            "anti_patterns": [r["anti_patterns"] for r in rows],
+        }
+    )
+    grouped = frame.groupby("agent", sort=True)
+    stats = grouped.agg(
+        runs=("process_score", "size"),
+        mean_process_score=("process_score", "mean"),
+        median_process_score=("process_score", "median"),
+        mean_final_score=("final_score", "mean"),
+        mean_iterations_used=("iterations_used", "mean"),
+    )
+    tiers = pd.crosstab(frame["agent"], frame["tier"])
+    exploded = frame[["agent", "anti_patterns"]].explode("anti_patterns").dropna()
+    patterns = pd.crosstab(exploded["agent"], exploded["anti_patterns"]) if len(exploded) else None
+    out = []
+    for agent, stat in stats.iterrows():
+        runs = int(stat["runs"])
+        tier_counts = {t: int(n) for t, n in tiers.loc[agent].items() if n} if agent in tiers.index else {}
+        pattern_share = {}
+        if patterns is not None and agent in patterns.index:
+            pattern_share = {p: round(int(n) / runs, 4) for p, n in patterns.loc[agent].items() if n}
+        out.append({
+            "agent": agent,
+            "runs": runs,
+            "mean_process_score": round(float(stat["mean_process_score"]), 4),
+            "median_process_score": round(float(stat["median_process_score"]), 4),
+            "mean_final_score": round(float(stat["mean_final_score"]), 4),
+            "mean_iterations_used": round(float(stat["mean_iterations_used"]), 4),
+            "tiers": dict(sorted(tier_counts.items())),
+            "anti_pattern_share": dict(sorted(pattern_share.items())),
+        })
+    return out
+
+
+def check_output_path(output: Optional[str], inputs: list[str]) -> Optional[str]:
+    """An error message when the output file would overwrite one of the inputs."""
+    if output is None:
+        return None
+    target = os.path.realpath(output)
+    for path in inputs:
+        if os.path.realpath(path) == target:
+            return f"--output {output} is one of the input files; refusing to overwrite it"
+    return None

@@ -1,0 +1,205 @@
+"""Reports over many runs.  Each format is a generator of text chunks that consumes the results
+as they stream in (through a ``Collector``, which keeps only compact rows), so the CLI can write
+as it goes and a 100,000-run JSON report never sits in memory."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from typing import Any, Iterable, Iterator, Optional
+
+from ..batch import Collector, Result
+from .json import dumps
+from .markdown import cell
+from .text import literal, num, one_line, signed
+
+Stream = Iterable[tuple[Result, Optional[list[str]]]]
+
+
+def json_report(results: Stream, collector: Collector) -> Iterator[str]:
+    """CONTRACT section 4: {"schema", "runs": [score objects], "errors": [...], "summary": {...}}."""
+    yield '{\n"schema": "procjudge.batch/1",\n"runs": ['
+    first = True
+    for result, _ in results:
+        if result.verdict_json is not None:
+            yield ("\n" if first else ",\n") + result.verdict_json.decode("utf-8")
+            first = False
+    errors = [{"path": e["path"], "message": e["message"]} for e in collector.errors]
+    yield "\n],\n\"errors\": " + dumps(errors).rstrip() + ",\n\"summary\": " + dumps(collector.summary()).rstrip() + "\n}\n"
+
+
+CSV_FIELDS = ["id", "agent", "challenge", "format", "path", "iterations_used", "final_score", "process_score",
+              "raw_process_score", "tier", "pattern", "anti_patterns", "gate", "error"]
+
+
+def spreadsheet_safe(value: Any) -> Any:
+    """Text that a spreadsheet would run as a formula (=, +, -, @, tab, CR) gets a leading quote;
+    numbers stay numbers."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
+
+
+def csv_report(results: Stream, collector: Collector) -> Iterator[str]:
+    """One row per file (an unreadable file is a row with its error), streamed."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(CSV_FIELDS)
+    for result, reasons in results:
+        if result.error is not None:
+            values = [""] * 4 + [result.path] + [""] * 8 + [one_line(result.error)]
+        else:
+            row = result.row
+            values = [row["id"], row["agent"], row["challenge"], row["format"], row["path"], row["iterations_used"],
+                      row["final_score"], row["process_score"], row["raw_process_score"], row["tier"], row["pattern"],
+                      " ".join(row["anti_patterns"]), "fail" if reasons else "pass", ""]
+        writer.writerow([spreadsheet_safe(v) for v in values])
+        yield buffer.getvalue()
+        buffer.seek(0)
+        buffer.truncate()
+
+
+MARKDOWN_RUN_ROWS = 50
+
+
+def markdown_report(results: Stream, collector: Collector) -> Iterator[str]:
+    """For a pull-request comment or $GITHUB_STEP_SUMMARY: verdict, per-agent table, the runs that
+    failed a gate or scored lowest (at most 50 rows), and every unreadable file."""
+    for _ in results:
+        pass
+    summary = collector.summary()
+    gate = summary["gate"]
+    status = "❌ gate failed" if not gate["passed"] else "✅ gate passed"
+    if summary["errors"]:
+        status += f" · ⚠️ {summary['errors']} unreadable file{'s' if summary['errors'] != 1 else ''}"
+    lines = [f"### procjudge batch: {summary['runs_scored']} runs scored · {status}", ""]
+    if summary["agents"]:
+        lines += ["| agent | runs | mean process | median process | mean final | tiers | anti-patterns (share of runs) |",
+                  "|---|---:|---:|---:|---:|---|---|"]
+        for agent in summary["agents"]:
+            tiers = ", ".join(f"{t} {n}" for t, n in agent["tiers"].items())
+            patterns = ", ".join(f"{p} {s:.0%}" for p, s in agent["anti_pattern_share"].items()) or "-"
+            lines.append(f"| {cell(agent['agent'])} | {agent['runs']} | {signed(agent['mean_process_score'])} | "
+                         f"{signed(agent['median_process_score'])} | {num(round(agent['mean_final_score'], 1))} | {tiers} | {patterns} |")
+        lines.append("")
+    rows = sorted(collector.rows, key=lambda r: (not r["gate_failures"], r["process_score"], r["path"]))
+    shown = rows[:MARKDOWN_RUN_ROWS]
+    if shown:
+        lines += ["| run | agent | process | final | tier | anti-patterns | gate |", "|---|---|---:|---:|---|---|---|"]
+        for row in shown:
+            gate_text = cell("; ".join(row["gate_failures"])) if row["gate_failures"] else "pass"
+            lines.append(f"| {cell(row['id'])} | {cell(row['agent'] or '-')} | {signed(row['process_score'])} | "
+                         f"{num(row['final_score'])} | {row['tier']} | {', '.join(row['anti_patterns']) or '-'} | {gate_text} |")
+        if len(rows) > len(shown):
+            lines.append(f"\n{len(rows) - len(shown)} more runs not shown (failing gates and lowest scores first).")
+        lines.append("")
+    if collector.errors:
+        lines.append("**Unreadable files**")
+        lines.append("")
+        lines += [f"- `{cell(e['message'], 500)}`" for e in collector.errors[:100]]
+        if len(collector.errors) > 100:
+            lines.append(f"- ... and {len(collector.errors) - 100} more")
+    yield "\n".join(lines).rstrip() + "\n"
+
+
+_XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def xml_text(value: Any) -> str:
+    """Text safe in an XML attribute or element: escaped, characters XML 1.0 forbids removed."""
+    text = _XML_BAD.sub(lambda m: f"\\x{ord(m.group(0)):02x}", str(value))
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+
+
+def junit_report(results: Stream, collector: Collector) -> Iterator[str]:
+    """One testcase per file: a failed gate is a <failure>, an unreadable file an <error>."""
+    cases: list[str] = []
+    for result, reasons in results:
+        if result.error is not None:
+            cases.append(f'    <testcase classname="procjudge" name="{xml_text(result.path)}" file="{xml_text(result.path)}">\n'
+                         f'      <error type="unreadable" message="{xml_text(one_line(result.error, 1000))}"/>\n'
+                         f"    </testcase>")
+            continue
+        row = result.row
+        props = (f"process score {row['process_score']:g}, final {row['final_score']:g}, tier {row['tier']}, "
+                 f"pattern {row['pattern']}, anti-patterns: {', '.join(row['anti_patterns']) or 'none'}")
+        body = f'      <system-out>{xml_text(props)}</system-out>\n'
+        if reasons:
+            body = f'      <failure type="gate" message="{xml_text("; ".join(reasons))}">{xml_text(props)}</failure>\n' + body
+        cases.append(f'    <testcase classname="{xml_text(row["agent"] or "procjudge")}" name="{xml_text(row["id"])}" '
+                     f'file="{xml_text(row["path"])}">\n{body}    </testcase>')
+    total = len(cases)
+    yield '<?xml version="1.0" encoding="UTF-8"?>\n'
+    yield (f'<testsuites name="procjudge" tests="{total}" failures="{len(collector.failed)}" errors="{len(collector.errors)}">\n'
+           f'  <testsuite name="procjudge" tests="{total}" failures="{len(collector.failed)}" errors="{len(collector.errors)}">\n')
+    for case in cases:
+        yield case + "\n"
+    yield "  </testsuite>\n</testsuites>\n"
+
+
+def _gh_data(value: str) -> str:
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _gh_property(value: str) -> str:
+    return _gh_data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def github_report(results: Stream, collector: Collector) -> Iterator[str]:
+    """GitHub Actions workflow commands: one annotation per finding at the file and line of the
+    iteration it concerns (warning), one per failed gate and per unreadable file (error)."""
+    for result, reasons in results:
+        if result.error is not None:
+            line = f",line={result.error_line}" if result.error_line else ""
+            yield f"::error file={_gh_property(result.path)}{line},title=procjudge%3A unreadable run file::{_gh_data(literal(result.error))}\n"
+            continue
+        for finding in result.findings or ():
+            line = f",line={finding.line}" if finding.line else ""
+            title = f"procjudge {finding.id} ({signed(finding.points)})"
+            yield (f"::warning file={_gh_property(result.path)}{line},title={_gh_property(title)}::"
+                   f"{_gh_data(literal(f'iteration {finding.iteration}: {finding.evidence}'))}\n")
+        if reasons:
+            yield (f"::error file={_gh_property(result.path)},title=procjudge gate::"
+                   f"{_gh_data(literal(result.row['id'] + ': ' + '; '.join(reasons)))}\n")
+    summary = collector.summary()
+    yield (f"::notice title=procjudge::{summary['runs_scored']} runs scored, {summary['gate']['failed_runs']} failed the gate, "
+           f"{summary['errors']} unreadable\n")
+
+
+def table_report(results: Stream, collector: Collector):
+    """A rich renderable: runs, per-agent summary, gate and errors."""
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    for _ in results:
+        pass
+    summary = collector.summary()
+    runs = Table(show_edge=False, pad_edge=False, header_style="bold", title="runs", title_justify="left", title_style="dim")
+    for column, justify in (("run", "left"), ("agent", "left"), ("iters", "right"), ("final", "right"),
+                            ("process", "right"), ("tier", "left"), ("anti-patterns", "left"), ("gate", "left")):
+        runs.add_column(column, justify=justify, overflow="fold", no_wrap=column in ("tier", "process", "final", "gate"))
+    for row in collector.rows:
+        gate = Text("FAIL", style="red") if row["gate_failures"] else Text("ok", style="green")
+        runs.add_row(Text(literal(row["id"])), Text(literal(row["agent"] or "-")), str(row["iterations_used"]),
+                     num(row["final_score"]), signed(row["process_score"]), row["tier"], ", ".join(row["anti_patterns"]) or "-", gate)
+    agents = Table(show_edge=False, pad_edge=False, header_style="bold", title="per agent", title_justify="left", title_style="dim")
+    for column in ("agent", "runs", "mean", "median", "tiers", "anti-patterns (share of runs)"):
+        agents.add_column(column, overflow="fold")
+    for agent in summary["agents"]:
+        agents.add_row(Text(literal(agent["agent"])), str(agent["runs"]), signed(round(agent["mean_process_score"], 2)),
+                       signed(agent["median_process_score"]), ", ".join(f"{t} {n}" for t, n in agent["tiers"].items()),
+                       ", ".join(f"{p} {s:.0%}" for p, s in agent["anti_pattern_share"].items()) or "-")
+    footer = Text()
+    footer.append(f"{summary['runs_scored']} runs scored, {summary['gate']['failed_runs']} failed the gate, "
+                  f"{summary['errors']} unreadable")
+    for error in collector.errors:
+        footer.append("\nerror ", style="red")
+        footer.append(literal(error["message"]))
+    return Group(runs, Text(""), agents, Text(""), footer)
+
+
+FORMATS = {
+    "json": json_report, "csv": csv_report, "markdown": markdown_report, "junit": junit_report, "github": github_report,
+}

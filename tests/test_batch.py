@@ -1,0 +1,180 @@
+"""procjudge batch: discovery, every output format, gates, exit codes, broken files mixed in."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import SAMPLES
+from procjudge.batch import agent_summary, score_paths
+from procjudge.cli import app
+from procjudge.render.batch import spreadsheet_safe
+
+runner = CliRunner()
+GOOD = ["example1_good_standard.yaml", "example2_bad_standard.yaml", "example3_sprint_one_shot.yaml",
+        "marathon_phases.yaml", "bare_list.yml", "wrapped.json"]
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    """Six good runs in nested folders, two broken files, and a file that is not a run file."""
+    root = tmp_path / "runs"
+    (root / "nested" / "deeper").mkdir(parents=True)
+    for k, name in enumerate(GOOD):
+        target = root if k % 2 else root / "nested" / ("deeper" if k % 3 == 0 else "")
+        shutil.copy(SAMPLES / name, target / name)
+    (root / "nested" / "broken.yaml").write_text("iterations:\n- iteration_telemetry:\n    score: {post_iteration: oops}\n")
+    (root / "bad_syntax.yml").write_text("iterations: [\n")
+    (root / "notes.txt").write_text("not a run")
+    return root
+
+
+def invoke(*args: str):
+    return runner.invoke(app, ["batch", *args, "--jobs", "1"])
+
+
+def test_discovery_is_recursive_sorted_and_skips_other_files(corpus: Path) -> None:
+    from procjudge.loading import discover
+
+    found = discover([str(corpus)])
+    assert len(found) == 8 and found == sorted(found)
+    assert not any(p.endswith(".txt") for p in found)
+    assert [Path(p).name for p in discover([str(corpus / "**" / "*.json")])] == ["wrapped.json"]
+
+
+def test_json_parses_back_with_every_run_and_error(corpus: Path) -> None:
+    result = invoke(str(corpus), "--format", "json")
+    assert result.exit_code == 2  # two unreadable files
+    data = json.loads(result.stdout)
+    assert data["schema"] == "procjudge.batch/1"
+    assert len(data["runs"]) == 6 and len(data["errors"]) == 2
+    assert all(run["schema"] == "procjudge.score/1" for run in data["runs"])
+    assert {Path(e["path"]).name for e in data["errors"]} == {"broken.yaml", "bad_syntax.yml"}
+    assert "broken.yaml:3:" in " ".join(e["message"] for e in data["errors"])
+    summary = data["summary"]
+    assert summary["runs_scored"] == 6 and summary["errors"] == 2
+    agents = {a["agent"]: a for a in summary["agents"]}
+    assert agents["agent-b"]["anti_pattern_share"] == {"regression_blindness": 1.0, "shotgun_debugging": 1.0}
+    # every unreadable file is also named on stderr
+    assert "broken.yaml" in result.stderr and "bad_syntax.yml" in result.stderr
+
+
+def test_csv_parses_back_one_row_per_file(corpus: Path) -> None:
+    result = invoke(str(corpus), "--format", "csv")
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert len(rows) == 8
+    scored = [r for r in rows if not r["error"]]
+    assert len(scored) == 6
+    bad = next(r for r in rows if r["id"] == "user-registration/agent-b")
+    assert float(bad["process_score"]) == -18.0
+    assert bad["anti_patterns"] == "shotgun_debugging regression_blindness"
+
+
+def test_csv_neutralises_formula_text(tmp_path: Path) -> None:
+    run = tmp_path / "evil.yaml"
+    run.write_text('run: {id: "=HYPERLINK(\\"http://x\\")", agent: "@agent"}\niterations:\n- {score: {post_iteration: 50}}\n')
+    rows = list(csv.reader(io.StringIO(invoke(str(run), "--format", "csv").stdout)))
+    assert rows[1][0].startswith("'=") and rows[1][1] == "'@agent"
+    assert spreadsheet_safe(-18.0) == -18.0 and spreadsheet_safe("-x") == "'-x" and spreadsheet_safe("+1") == "'+1"
+
+
+def test_junit_is_valid_xml_with_one_testcase_per_run(corpus: Path) -> None:
+    result = invoke(str(corpus), "--format", "junit", "--fail-under", "0")
+    root = ET.fromstring(result.stdout)
+    cases = root.findall(".//testcase")
+    assert len(cases) == 8
+    failures = [c for c in cases if c.find("failure") is not None]
+    errors = [c for c in cases if c.find("error") is not None]
+    assert [c.get("name") for c in failures] == ["user-registration/agent-b"]
+    assert len(errors) == 2
+    suite = root.find("testsuite")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("8", "1", "2")
+
+
+def test_github_annotations_name_file_and_line(corpus: Path) -> None:
+    result = invoke(str(corpus), "--format", "github")
+    lines = result.stdout.splitlines()
+    shotgun = next(l for l in lines if "shotgun_debugging" in l)
+    assert shotgun.startswith("::warning file=") and "example2_bad_standard.yaml,line=33," in shotgun
+    text = (SAMPLES / "example2_bad_standard.yaml").read_text().splitlines()
+    assert "iteration_telemetry" in text[32]  # line 33 is iteration 1's record
+    errors = [l for l in lines if l.startswith("::error")]
+    assert any("broken.yaml,line=3" in l for l in errors)
+    assert lines[-1].startswith("::notice")
+
+
+def test_markdown_summary(corpus: Path) -> None:
+    result = invoke(str(corpus), "--format", "markdown", "--fail-under", "0")
+    assert "gate failed" in result.stdout and "| agent-b | 1 |" in result.stdout
+    assert "Unreadable files" in result.stdout
+
+
+@pytest.mark.parametrize("args,code", [
+    ([], 0),
+    (["--fail-under", "-20"], 0),
+    (["--fail-under", "0"], 1),
+    (["--fail-on", "regression_blindness"], 1),
+    (["--fail-on", "test_chasing,scope_creep"], 0),
+    (["--fail-on", "no_local_validation"], 1),
+])
+def test_gates_and_exit_codes_on_good_files(args: list[str], code: int) -> None:
+    files = [str(SAMPLES / name) for name in GOOD]
+    assert invoke(*files, "--format", "json", *args).exit_code == code
+
+
+def test_unreadable_file_wins_over_gate(corpus: Path) -> None:
+    assert invoke(str(corpus), "--format", "csv", "--fail-under", "100").exit_code == 2
+
+
+def test_usage_errors(tmp_path: Path) -> None:
+    assert invoke(str(tmp_path), "--format", "json").exit_code == 2  # nothing found
+    result = invoke(str(SAMPLES), "--fail-on", "shotgun")
+    assert result.exit_code == 2 and "shotgun_debugging" in result.output
+    assert invoke(str(SAMPLES), "--format", "xml").exit_code == 2
+
+
+def test_output_never_overwrites_an_input(tmp_path: Path) -> None:
+    target = tmp_path / "run.json"
+    shutil.copy(SAMPLES / "wrapped.json", target)
+    before = target.read_bytes()
+    result = invoke(str(tmp_path), "--format", "json", "--output", str(target))
+    assert result.exit_code == 2 and "refusing" in result.output
+    assert target.read_bytes() == before
+
+
+def test_output_file(tmp_path: Path) -> None:
+    out = tmp_path / "report.xml"
+    result = invoke(str(SAMPLES / "example1_good_standard.yaml"), "--format", "junit", "--output", str(out))
+    assert result.exit_code == 0 and result.stdout == ""
+    assert ET.parse(out).getroot().tag == "testsuites"
+
+
+def test_parallel_results_equal_serial(corpus: Path) -> None:
+    from procjudge.loading import discover
+
+    paths = discover([str(corpus)])
+    serial = [(r.path, r.row, r.error) for r in score_paths(paths, jobs=1)]
+    parallel = [(r.path, r.row, r.error) for r in score_paths(paths, jobs=2)]
+    assert serial == parallel
+
+
+def test_agent_summary_figures() -> None:
+    rows = [
+        {"agent": "a", "process_score": 10.0, "final_score": 90.0, "iterations_used": 2, "tier": "systematic_refinement", "anti_patterns": []},
+        {"agent": "a", "process_score": -2.0, "final_score": 70.0, "iterations_used": 4, "tier": "thrashing_recovering", "anti_patterns": ["scope_creep"]},
+        {"agent": "a", "process_score": 4.0, "final_score": 80.0, "iterations_used": 3, "tier": "systematic_refinement", "anti_patterns": ["scope_creep", "test_chasing"]},
+        {"agent": "b", "process_score": -20.0, "final_score": 40.0, "iterations_used": 4, "tier": "regression_spiral", "anti_patterns": ["copy_paste_loop"]},
+    ]
+    summary = {s["agent"]: s for s in agent_summary(rows)}
+    assert summary["a"]["runs"] == 3
+    assert summary["a"]["mean_process_score"] == 4.0 and summary["a"]["median_process_score"] == 4.0
+    assert summary["a"]["tiers"] == {"systematic_refinement": 2, "thrashing_recovering": 1}
+    assert summary["a"]["anti_pattern_share"] == {"scope_creep": pytest.approx(2 / 3, abs=1e-4), "test_chasing": pytest.approx(1 / 3, abs=1e-4)}
+    assert summary["b"]["anti_pattern_share"] == {"copy_paste_loop": 1.0}
