@@ -71,16 +71,96 @@ def _without_timestamps(resolvers: dict) -> dict:
     return cleaned
 
 
+_STR = "tag:yaml.org,2002:str"
+_INT = "tag:yaml.org,2002:int"
+_FLOAT = "tag:yaml.org,2002:float"
+_BOOL = "tag:yaml.org,2002:bool"
+_NULL = "tag:yaml.org,2002:null"
+_MAP = "tag:yaml.org,2002:map"
+_SEQ = "tag:yaml.org,2002:seq"
+_MERGE = "tag:yaml.org,2002:merge"
+_TRUE = frozenset(("yes", "true", "on"))
+_RESOLVED: dict[str, str] = {}
+
+
 class _RunLoader(_BaseLoader):  # type: ignore[misc, valid-type]
-    """libyaml's safe loader that keeps timestamps as text and notices aliases."""
+    """libyaml's safe loader with timestamps kept as text and a memoised scalar resolver.
+
+    Run files repeat the same keys and small values thousands of times; PyYAML resolves each
+    occurrence with a regex scan, which is a third of its load time. The resolution of a plain
+    scalar depends on its text alone, so it is cached."""
 
     yaml_implicit_resolvers = _without_timestamps(_BaseLoader.yaml_implicit_resolvers)
-    aliases_used = False
 
-    def construct_object(self, node, deep=False):  # noqa: D102 - PyYAML hook
-        if node in self.constructed_objects:
+    def resolve(self, kind, value, implicit):  # noqa: D102 - PyYAML hook
+        if kind is yaml.ScalarNode:
+            if not implicit[0]:
+                return _STR
+            tag = _RESOLVED.get(value)
+            if tag is None:
+                tag = super().resolve(kind, value, implicit)
+                if len(value) <= 64:
+                    if len(_RESOLVED) > 100_000:
+                        _RESOLVED.clear()
+                    _RESOLVED[value] = tag
+            return tag
+        return super().resolve(kind, value, implicit)
+
+
+class _Builder:
+    """Values from composed nodes: a tight recursive walk for the common tags, PyYAML's
+    SafeConstructor for everything else (so semantics match ``yaml.safe_load``). Shared nodes
+    (aliases) become shared objects, as in PyYAML, and are reported for the expansion check."""
+
+    def __init__(self, loader: _RunLoader) -> None:
+        self.loader = loader
+        self.memo: dict[int, Any] = {}
+        self.aliases_used = False
+
+    def build(self, node: Any) -> Any:
+        kind = type(node)
+        tag = node.tag
+        if kind is yaml.ScalarNode:
+            value = node.value
+            if tag == _STR:
+                return value
+            if tag == _INT and (value.isdigit() or (value[:1] == "-" and value[1:].isdigit())) and (
+                value == "0" or value.lstrip("-")[:1] != "0"
+            ):
+                return int(value)
+            if tag == _NULL:
+                return None
+            if tag == _BOOL:
+                return value.lower() in _TRUE
+            if tag == _FLOAT and "_" not in value and "." in value and value[-1:].isdigit() and ":" not in value:
+                return float(value)
+            return self.loader.construct_object(node, deep=True)
+        key = id(node)
+        if key in self.memo:
             self.aliases_used = True
-        return super().construct_object(node, deep)
+            return self.memo[key]
+        if kind is yaml.MappingNode and tag == _MAP:
+            mapping: dict = {}
+            self.memo[key] = mapping
+            for key_node, value_node in node.value:
+                if key_node.tag == _MERGE:
+                    self.memo[key] = mapping = self.loader.construct_object(node, deep=True)
+                    self.aliases_used = True
+                    return mapping
+                name = self.build(key_node)
+                try:
+                    mapping[name] = self.build(value_node)
+                except TypeError:
+                    raise yaml.constructor.ConstructorError(
+                        "while constructing a mapping", node.start_mark, "found an unhashable key", key_node.start_mark
+                    ) from None
+            return mapping
+        if kind is yaml.SequenceNode and tag == _SEQ:
+            sequence: list = []
+            self.memo[key] = sequence
+            sequence.extend(self.build(item) for item in node.value)
+            return sequence
+        return self.loader.construct_object(node, deep=True)
 
 
 def load_run(path: str | os.PathLike[str], data: Optional[bytes] = None, *, with_lines: bool = False) -> Run:
@@ -164,10 +244,13 @@ def _parse(path: str, text: str) -> list[Any]:
     if path.endswith(".json"):
         return [_parse_json(path, text)]
     loader = _RunLoader(text)
+    builder = _Builder(loader)
     try:
         documents = []
-        while loader.check_data():
-            documents.append(loader.get_data())
+        while loader.check_node():
+            node = loader.get_node()
+            documents.append(builder.build(node) if node is not None else None)
+            builder.memo.clear()  # anchors are per document, and a freed node's id can be reused
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         reason = " ".join(filter(None, [exc.context, exc.problem])) or "invalid YAML"
@@ -183,7 +266,7 @@ def _parse(path: str, text: str) -> list[Any]:
         raise LoadError(path, f"unreadable value: {exc}") from None
     finally:
         loader.dispose()
-    if loader.aliases_used:
+    if builder.aliases_used:
         _check_alias_expansion(path, documents)
     return documents
 

@@ -147,3 +147,42 @@ def test_json_output_is_valid_for_every_sample() -> None:
         result = runner.invoke(app, ["score", str(path), "--format", "json"])
         assert result.exit_code == 0, (path, result.output)
         assert json.loads(result.stdout)["schema"] == "procjudge.score/1"
+
+
+YAML_SEMANTICS = [
+    "a: 1\nb: -2\nc: 0x1F\nd: 012\ne: 1_000\nf: 1.5\ng: .inf\nh: -.nan\ni: yes\nj: No\nk: ~\nl: null\nn: 1e5\n"
+    "o: 1.0e+5\np: '3'\nq: 190:20:30\nr: [1, {s: t}]\nu: !!str 5\nv: 0\nw: -0\nx: 007\ny: +5\nz: 3.\n",
+    "base: &b {x: 1, y: 2}\nd:\n  <<: *b\n  z: 3\nl: [*b, *b]\n",
+    "a: !!binary aGVsbG8=\n",
+    "- !!set {a, b}\n- !!omap [{a: 1}]\n",
+    "? [1, 2]\n: x\n",
+]
+
+
+@pytest.mark.parametrize("text", YAML_SEMANTICS)
+def test_fast_builder_matches_pyyaml_safe_load(text: str) -> None:
+    """The loader's node builder must give what yaml.safe_load gives (timestamps aside)."""
+    import math
+
+    import yaml
+
+    from procjudge.loading import _parse
+
+    try:
+        expected = yaml.safe_load(text)
+    except yaml.YAMLError:
+        with pytest.raises(LoadError):
+            _parse("t.yaml", text)
+        return
+    got = _parse("t.yaml", text)[0]
+
+    def same(a, b) -> bool:
+        if isinstance(a, float) and isinstance(b, float) and math.isnan(a):
+            return math.isnan(b)
+        if isinstance(a, dict):
+            return isinstance(b, dict) and a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+        if isinstance(a, list):
+            return isinstance(b, list) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+        return type(a) is type(b) and a == b
+
+    assert same(expected, got), (expected, got)
