@@ -221,6 +221,118 @@ def batch(
     raise typer.Exit(collector.exit_code)
 
 
+class CompareFormat(str, Enum):
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+
+
+def _side_rows(target: str, active, jobs: int):
+    """Score one folder; return its rows and its unreadable files."""
+    from .batch import score_paths
+    from .loading import discover
+
+    paths = discover([target])
+    rows, errors = [], []
+    for result in score_paths(paths, active, jobs=jobs):
+        if result.error is not None:
+            errors.append(result.error)
+        else:
+            rows.append(result.row)
+    return rows, errors, len(paths)
+
+
+def _label(target: str, rows: list) -> str:
+    agents = sorted({r["agent"] for r in rows if r["agent"]})
+    return agents[0] if len(agents) == 1 else os.path.basename(os.path.normpath(target))
+
+
+@app.command()
+def compare(
+    a: str = typer.Argument(..., metavar="A", help="A run file, or a folder of one agent's runs."),
+    b: str = typer.Argument(..., metavar="B", help="A run file, or a folder of the other agent's runs (same kind as A)."),
+    format: CompareFormat = typer.Option(CompareFormat.table, "--format", "-f", help="table (with a chart), json (CONTRACT section 4) or markdown."),
+    fail_if_worse: Optional[float] = typer.Option(None, "--fail-if-worse", metavar="MARGIN",
+                                                  help="Gate: exit 1 when B's (mean) process score is below A's by more than MARGIN."),
+    plot: Optional[Path] = typer.Option(None, "--plot", metavar="FILE", help="Also draw the comparison to FILE (.png or .svg; needs procjudge[plot])."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap interval (folders), for reproducible output."),
+    jobs: int = typer.Option(0, "--jobs", "-j", min=0, help="Worker processes for folders (default: the machine's cores)."),
+    policy: Optional[Path] = POLICY_OPTION,
+) -> None:
+    """Put two runs, or two agents' folders of runs, side by side: who iterates better, where, and how sure.
+
+    Two files: every item with A's points, B's points and the difference, both trajectories drawn
+    together, and the winner with the items that decided it. Two folders: runs paired by
+    run.challenge (else by file name), per-agent aggregates, paired wins/losses/ties and the mean
+    paired difference with a seeded 95% bootstrap interval; unmatched runs are listed.
+
+    Example: procjudge compare runs/agent-a runs/agent-b --fail-if-worse 2 --plot compare.png
+    """
+    from .compare import compare_folders, compare_runs, worse_by
+
+    active = _load_policy(policy)
+    kinds = [os.path.isdir(x) for x in (a, b)]
+    for target in (a, b):
+        if not os.path.exists(target):
+            _err(f"procjudge: {target}: no such file or folder")
+            raise typer.Exit(2)
+    if kinds[0] != kinds[1]:
+        _err("procjudge: compare takes two run files or two folders, not one of each")
+        raise typer.Exit(2)
+    errors: list[str] = []
+    if not kinds[0]:
+        from .judge import judge
+        from .loading import LoadError, load_run
+
+        verdicts = []
+        for target in (a, b):
+            try:
+                verdicts.append(judge(load_run(target), active))
+            except LoadError as exc:
+                _err(f"procjudge: {exc}")
+                raise typer.Exit(2) from None
+        result = compare_runs(*verdicts)
+    else:
+        workers = jobs or os.cpu_count() or 1
+        rows_a, errors_a, found_a = _side_rows(a, active, workers)
+        rows_b, errors_b, found_b = _side_rows(b, active, workers)
+        errors = errors_a + errors_b
+        if not found_a or not found_b:
+            _err(f"procjudge: no run files found in {a if not found_a else b}")
+            raise typer.Exit(2)
+        result = compare_folders(rows_a, rows_b, seed=seed, label_a=_label(a, rows_a), label_b=_label(b, rows_b))
+    if format is CompareFormat.json:
+        from .render import json as render_json
+
+        write(render_json.dumps({**result, "errors": errors}))
+    elif format is CompareFormat.markdown:
+        from .render import compare as render_compare
+
+        write(render_compare.markdown(result))
+    else:
+        from .render import compare as render_compare
+
+        _console().print(render_compare.table(result))
+    if plot is not None:
+        from .plot import PlotError
+        from .plot import plot as draw
+
+        try:
+            draw(result, str(plot))
+        except PlotError as exc:
+            _err(f"procjudge: {exc}")
+            raise typer.Exit(2) from None
+    for error in errors:
+        _err(f"procjudge: {error}")
+    if errors:
+        raise typer.Exit(2)
+    if fail_if_worse is not None:
+        gap = worse_by(result)
+        if gap is not None and gap > fail_if_worse:
+            _err(f"procjudge: B is worse than A by {gap:g} points (> --fail-if-worse {fail_if_worse:g})")
+            raise typer.Exit(1)
+
+
 @policy_app.command("show")
 def policy_show(policy: Optional[Path] = POLICY_OPTION) -> None:
     """Print the scoring policy in force, as YAML (the defaults, or with POLICY.yaml merged in)."""

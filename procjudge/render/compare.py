@@ -1,0 +1,160 @@
+"""compare output: table (with a terminal chart), markdown, and the text chart itself."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .markdown import cell
+from .text import literal, num, signed, sparkline
+
+A_MARK, B_MARK, BOTH_MARK = "A", "B", "*"
+
+
+def trajectory_chart(a: list[float], b: list[float], height: int = 10, step: int = 6) -> list[str]:
+    """Both trajectories on one character grid (0..100 up the side, iterations along the bottom);
+    ``A`` and ``B`` mark each score, ``*`` where they meet."""
+    width = max(len(a), len(b))
+    top = max(100.0, *a, *b)
+    bottom = min(0.0, *a, *b)
+    span = top - bottom or 1.0
+    grid = [[" "] * (width * step) for _ in range(height + 1)]
+
+    def place(values: list[float], mark: str) -> None:
+        for k, value in enumerate(values):
+            row = height - round((value - bottom) / span * height)
+            col = k * step + step // 2
+            grid[row][col] = BOTH_MARK if grid[row][col] not in (" ", mark) else mark
+
+    place(a, A_MARK)
+    place(b, B_MARK)
+    lines = []
+    for row in range(height + 1):
+        label = bottom + span * (height - row) / height
+        tick = f"{label:5.0f} ┤" if row % (height // 2 or 1) == 0 else "      │"
+        lines.append(tick + "".join(grid[row]).rstrip())
+    lines.append("      └" + "".join(f"{'it ' + str(k):^{step}}" for k in range(width)))
+    return lines
+
+
+def histogram_chart(a: list[float], b: list[float], low: float = -30, high: float = 20, step: float = 5, width: int = 30) -> list[str]:
+    """Two distributions of process scores as paired horizontal bars per bin."""
+    edges = [low + step * k for k in range(int((high - low) / step) + 1)]
+    counts = []
+    for left in edges[:-1]:
+        right = left + step
+        last = right == edges[-1]
+        counts.append((left, right,
+                       sum(1 for v in a if left <= v < right or (last and v == right)),
+                       sum(1 for v in b if left <= v < right or (last and v == right))))
+    peak = max([1] + [max(ca, cb) for _, _, ca, cb in counts])
+    lines = []
+    for left, right, ca, cb in counts:
+        bar_a = "█" * round(ca / peak * width)
+        bar_b = "█" * round(cb / peak * width)
+        lines.append(f"{num(left):>4}..{num(right):<4} A {bar_a:<{width}} {ca:>4}")
+        lines.append(f"{'':10} B {bar_b:<{width}} {cb:>4}")
+    return lines
+
+
+def table(result: dict[str, Any]):
+    """A rich renderable for either mode."""
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    parts: list[Any] = []
+    if result["mode"] == "runs":
+        a, b = result["a"], result["b"]
+        head = Text()
+        for label, verdict, style in (("A", a, "cyan"), ("B", b, "magenta")):
+            head.append(f"{label} ", style=f"bold {style}")
+            head.append(literal(verdict.run["id"]), style="bold")
+            head.append(f"  {sparkline(verdict.trajectory)} ", style=style)
+            head.append(" → ".join(num(s) for s in verdict.trajectory) + "\n")
+        parts += [head, Text("\n".join(trajectory_chart(a.trajectory, b.trajectory))), Text("")]
+        rows = Table(show_edge=False, pad_edge=False, header_style="bold")
+        for column, justify in (("item", "left"), ("kind", "left"), ("A", "right"), ("B", "right"), ("B − A", "right")):
+            rows.add_column(column, justify=justify, no_wrap=True)
+        for row in result["rows"]:
+            if row["kind"] == "signal" and not row["a"] and not row["b"]:
+                continue
+            rows.add_row(row["id"], row["kind"], "-" if row["a"] is None else signed(row["a"]),
+                         "-" if row["b"] is None else signed(row["b"]), signed(row["difference"]))
+        rows.add_row("process score", "", signed(a.process_score), signed(b.process_score), signed(result["difference"]), style="bold")
+        parts += [rows, Text("")]
+        for label, verdict in (("A", a), ("B", b)):
+            parts.append(Text(f"{label}: pattern {verdict.pattern}, tier {verdict.tier}", style="dim"))
+        parts.append(Text(verdict_line(result), style="bold"))
+    else:
+        sa, sb = result["a"], result["b"]
+        summary = Table(show_edge=False, pad_edge=False, header_style="bold")
+        for column in ("", "runs", "mean process", "median process", "mean final", "mean iterations", "anti-patterns (share of runs)"):
+            summary.add_column(column, overflow="fold")
+        for label, side in (("A", sa), ("B", sb)):
+            summary.add_row(Text(f"{label} {literal(side['label'])}"), str(side.get("runs", 0)),
+                            signed(side.get("mean_process_score", 0)), signed(side.get("median_process_score", 0)),
+                            num(round(side.get("mean_final_score", 0), 1)), num(round(side.get("mean_iterations_used", 0), 2)),
+                            ", ".join(f"{k} {v:.0%}" for k, v in side.get("anti_pattern_share", {}).items()) or "-")
+        parts += [summary, Text("")]
+        pairs = Table(show_edge=False, pad_edge=False, header_style="bold", title="paired by challenge", title_justify="left", title_style="dim")
+        for column, justify in (("challenge", "left"), ("A", "right"), ("B", "right"), ("B − A", "right"), ("A tier", "left"), ("B tier", "left")):
+            pairs.add_column(column, justify=justify, overflow="fold")
+        for row in result["rows"]:
+            pairs.add_row(Text(literal(row["challenge"])), signed(row["a"]["process_score"]), signed(row["b"]["process_score"]),
+                          signed(row["difference"]), row["a"]["tier"], row["b"]["tier"])
+        parts += [pairs, Text(""), Text("process score distributions (A above B in each bin)", style="dim"),
+                  Text("\n".join(histogram_chart([r["a"]["process_score"] for r in result["rows"]] or [],
+                                                 [r["b"]["process_score"] for r in result["rows"]] or []))), Text("")]
+        for side, label in (("a", "A"), ("b", "B")):
+            for row in result["unmatched"][side]:
+                parts.append(Text(f"unmatched in {label}: {literal(row['path'])} (key {literal(row['key'])})", style="yellow"))
+        parts.append(Text(verdict_line(result), style="bold"))
+    return Group(*parts)
+
+
+def verdict_line(result: dict[str, Any]) -> str:
+    """The winner in one sentence."""
+    if result["mode"] == "runs":
+        if result["winner"] == "tie":
+            return f"tie: both score {signed(result['a'].process_score)}"
+        label = result["winner"].upper()
+        return (f"winner: {label} by {num(abs(result['difference']))} points; decided by "
+                f"{', '.join(result['deciding']) or 'the totals'}")
+    paired = result["paired"]
+    interval = paired["ci95"]
+    shown = f"[{signed(interval[0])}, {signed(interval[1])}]" if interval else "n/a (fewer than 2 pairs)"
+    mean = "n/a" if paired["mean_difference"] is None else signed(paired["mean_difference"])
+    head = "tie" if result["winner"] == "tie" else f"winner: {result['winner'].upper()}"
+    return (f"{head} · {paired['pairs']} pairs: B wins {paired['b_wins']}, loses {paired['b_losses']}, ties {paired['ties']} · "
+            f"mean paired difference B − A {mean}, 95% bootstrap interval {shown} (seed {paired['seed']})")
+
+
+def markdown(result: dict[str, Any]) -> str:
+    lines = ["### procjudge compare", ""]
+    if result["mode"] == "runs":
+        a, b = result["a"], result["b"]
+        lines += [f"- **A** {cell(a.run['id'])}: `{sparkline(a.trajectory)}` {' → '.join(num(s) for s in a.trajectory)}",
+                  f"- **B** {cell(b.run['id'])}: `{sparkline(b.trajectory)}` {' → '.join(num(s) for s in b.trajectory)}", "",
+                  "| item | kind | A | B | B − A |", "|---|---|---:|---:|---:|"]
+        for row in result["rows"]:
+            lines.append(f"| {row['id']} | {row['kind']} | {'-' if row['a'] is None else signed(row['a'])} | "
+                         f"{'-' if row['b'] is None else signed(row['b'])} | {signed(row['difference'])} |")
+        lines += [f"| **process score** | | **{signed(a.process_score)}** | **{signed(b.process_score)}** | **{signed(result['difference'])}** |",
+                  f"| pattern | | {a.pattern} | {b.pattern} | |", f"| tier | | {a.tier} | {b.tier} | |", ""]
+    else:
+        lines += ["| | runs | mean process | median process | mean final | anti-patterns |", "|---|---:|---:|---:|---:|---|"]
+        for label, side in (("A", result["a"]), ("B", result["b"])):
+            lines.append(f"| {label} {cell(side['label'])} | {side.get('runs', 0)} | {signed(side.get('mean_process_score', 0))} | "
+                         f"{signed(side.get('median_process_score', 0))} | {num(round(side.get('mean_final_score', 0), 1))} | "
+                         f"{', '.join(f'{k} {v:.0%}' for k, v in side.get('anti_pattern_share', {}).items()) or '-'} |")
+        lines += ["", "| challenge | A | B | B − A |", "|---|---:|---:|---:|"]
+        for row in result["rows"][:100]:
+            lines.append(f"| {cell(row['challenge'])} | {signed(row['a']['process_score'])} | {signed(row['b']['process_score'])} | {signed(row['difference'])} |")
+        if len(result["rows"]) > 100:
+            lines.append(f"\n{len(result['rows']) - 100} more pairs not shown.")
+        unmatched = result["unmatched"]["a"] + result["unmatched"]["b"]
+        if unmatched:
+            lines += ["", f"Unmatched: {len(result['unmatched']['a'])} in A, {len(result['unmatched']['b'])} in B."]
+        lines.append("")
+    lines.append(f"**{cell(verdict_line(result))}**")
+    return "\n".join(lines) + "\n"

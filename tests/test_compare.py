@@ -1,0 +1,170 @@
+"""procjudge compare: two runs, two folders, the bootstrap interval, the gate and the picture."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from conftest import SAMPLES
+from procjudge.cli import app
+from procjudge.compare import bootstrap_interval, compare_folders
+from procjudge.render.compare import trajectory_chart
+
+runner = CliRunner()
+GOOD = str(SAMPLES / "example1_good_standard.yaml")
+BAD = str(SAMPLES / "example2_bad_standard.yaml")
+
+
+def compare_json(*args: str) -> dict:
+    result = runner.invoke(app, ["compare", *args, "--format", "json", "--jobs", "1"])
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(result.stdout)
+
+
+def test_clearly_better_run_wins_with_the_deciding_items() -> None:
+    data = compare_json(BAD, GOOD)
+    assert data["schema"] == "procjudge.compare/1" and data["mode"] == "runs"
+    assert data["winner"] == "b"
+    assert data["a"]["process_score"] == -18.0 and data["b"]["process_score"] == 16.0
+    assert data["deciding"][0] == "regression_blindness"
+    assert set(data["deciding"]) <= {r["id"] for r in data["rows"] if r["difference"] > 0}
+    rows = {r["id"]: r for r in data["rows"]}
+    assert rows["regression_blindness"] == {"id": "regression_blindness", "kind": "anti_pattern", "a": -9.0, "b": None, "difference": 9.0}
+    assert rows["monotonic_improvement"]["difference"] == 5.0
+
+
+def test_swapping_sides_swaps_the_winner() -> None:
+    assert compare_json(GOOD, BAD)["winner"] == "a"
+
+
+def test_tie_when_totals_are_equal() -> None:
+    data = compare_json(GOOD, str(SAMPLES / "wrapped.json"))
+    assert data["winner"] == "tie" and data["deciding"] == []
+    table = runner.invoke(app, ["compare", GOOD, str(SAMPLES / "wrapped.json")])
+    assert "tie: both score +16" in table.stdout
+
+
+def test_terminal_chart_draws_both_trajectories() -> None:
+    lines = trajectory_chart([62, 84, 93], [38, 51, 48, 71])
+    drawn = "\n".join(lines)
+    assert drawn.count("A") == 3 and drawn.count("B") == 4
+    assert lines[-1].strip().startswith("└") and "it 3" in lines[-1]
+    same = "\n".join(trajectory_chart([50, 60], [50, 70]))
+    assert "*" in same  # where the two meet
+
+
+def write_run(folder: Path, name: str, scores: list[float], agent: str, challenge: str | None) -> None:
+    run = {"agent": agent, "id": f"{agent}/{name}"}
+    if challenge:
+        run["challenge"] = challenge
+    doc = {"run": run, "iterations": [{"iteration_telemetry": {"score": {"post_iteration": s}}} for s in scores]}
+    (folder / f"{name}.yaml").write_text(yaml.safe_dump(doc))
+
+
+@pytest.fixture
+def folders(tmp_path: Path) -> tuple[Path, Path]:
+    a, b = tmp_path / "agent-a", tmp_path / "agent-b"
+    a.mkdir(), b.mkdir()
+    for k in range(6):
+        write_run(a, f"t{k}", [40, 45, 44, 50], "agent-a", f"task-{k}")
+        write_run(b, f"other-name-{k}", [40, 70, 85, 90], "agent-b", f"task-{k}")
+    write_run(a, "only-a", [50, 60], "agent-a", "task-a")
+    write_run(b, "only-b", [50, 60], "agent-b", "task-b")
+    write_run(a, "by-name", [50, 50.5], "agent-a", None)   # no challenge: matched by file name
+    write_run(b, "by-name", [50, 80], "agent-b", None)
+    return a, b
+
+
+def test_folders_are_paired_by_challenge_then_file_name(folders) -> None:
+    a, b = folders
+    data = compare_json(str(a), str(b))
+    assert data["mode"] == "folders"
+    assert [r["challenge"] for r in data["rows"]] == ["by-name"] + [f"task-{k}" for k in range(6)]
+    assert data["paired"]["pairs"] == 7 and data["paired"]["b_wins"] == 7 and data["paired"]["ties"] == 0
+    assert data["winner"] == "b"
+    assert [Path(u["path"]).name for u in data["unmatched"]["a"]] == ["only-a.yaml"]
+    assert [Path(u["path"]).name for u in data["unmatched"]["b"]] == ["only-b.yaml"]
+    assert data["a"]["runs"] == 8 and data["a"]["label"] == "agent-a"
+    low, high = data["paired"]["ci95"]
+    assert low <= data["paired"]["mean_difference"] <= high
+
+
+def test_unmatched_runs_are_listed_in_every_format(folders) -> None:
+    a, b = folders
+    table = runner.invoke(app, ["compare", str(a), str(b), "--jobs", "1"], env={"COLUMNS": "400"})
+    assert "unmatched in A:" in table.stdout and "only-a.yaml" in table.stdout
+    markdown = runner.invoke(app, ["compare", str(a), str(b), "--format", "markdown", "--jobs", "1"])
+    assert "Unmatched: 1 in A, 1 in B." in markdown.stdout
+
+
+def test_bootstrap_interval_is_reproducible_with_the_seed() -> None:
+    differences = [3.1, -1.2, 4.7, 1.5, -2.3, 6.05, 0.4, 2.5, -0.7, 5.3, 1.1, 2.9]
+    first = bootstrap_interval(differences, seed=7)
+    assert first == bootstrap_interval(differences, seed=7)
+    assert first != bootstrap_interval(differences, seed=8)
+    mean = sum(differences) / len(differences)
+    assert first[0] < mean < first[1]
+    assert bootstrap_interval([1.0], seed=0) is None
+
+
+def test_folder_json_is_reproducible(folders) -> None:
+    a, b = folders
+    assert compare_json(str(a), str(b)) == compare_json(str(a), str(b))
+
+
+def test_fail_if_worse_gate(folders) -> None:
+    a, b = folders
+    assert runner.invoke(app, ["compare", str(b), str(a), "--fail-if-worse", "5", "--jobs", "1"]).exit_code == 1
+    assert runner.invoke(app, ["compare", str(a), str(b), "--fail-if-worse", "5", "--jobs", "1"]).exit_code == 0
+    assert runner.invoke(app, ["compare", GOOD, BAD, "--fail-if-worse", "40"]).exit_code == 0
+    assert runner.invoke(app, ["compare", GOOD, BAD, "--fail-if-worse", "10"]).exit_code == 1
+
+
+def test_usage_errors(folders) -> None:
+    a, _ = folders
+    assert runner.invoke(app, ["compare", GOOD, str(a)]).exit_code == 2
+    assert runner.invoke(app, ["compare", GOOD, "missing.yaml"]).exit_code == 2
+
+
+def test_unreadable_file_in_a_folder_exits_2_after_reporting(folders) -> None:
+    a, b = folders
+    (b / "broken.yaml").write_text("iterations: [\n")
+    result = runner.invoke(app, ["compare", str(a), str(b), "--format", "json", "--jobs", "1"])
+    assert result.exit_code == 2
+    data = json.loads(result.stdout)
+    assert data["paired"]["pairs"] == 7 and any("broken.yaml" in e for e in data["errors"])
+
+
+@pytest.mark.parametrize("suffix", ["png", "svg"])
+def test_plot_is_a_valid_image(tmp_path: Path, folders, suffix: str) -> None:
+    pytest.importorskip("matplotlib")
+    runs_plot = tmp_path / f"runs.{suffix}"
+    folders_plot = tmp_path / f"folders.{suffix}"
+    assert runner.invoke(app, ["compare", GOOD, BAD, "--plot", str(runs_plot)]).exit_code == 0
+    a, b = folders
+    assert runner.invoke(app, ["compare", str(a), str(b), "--plot", str(folders_plot), "--jobs", "1"]).exit_code == 0
+    for path in (runs_plot, folders_plot):
+        data = path.read_bytes()
+        if suffix == "png":
+            assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
+        else:
+            assert ET.fromstring(data).tag.endswith("svg")
+
+
+def test_plot_rejects_other_file_types(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["compare", GOOD, BAD, "--plot", str(tmp_path / "x.gif")])
+    assert result.exit_code == 2 and ".png or .svg" in result.output
+
+
+def test_compare_folders_library_on_rows() -> None:
+    rows_a = [{"id": "x", "agent": "a", "challenge": "c1", "path": "a/1.yaml", "process_score": 1.0, "final_score": 80.0,
+               "iterations_used": 2, "tier": "systematic_refinement", "anti_patterns": []}]
+    rows_b = [{**rows_a[0], "agent": "b", "path": "b/1.yaml", "process_score": 1.0}]
+    result = compare_folders(rows_a, rows_b)
+    assert result["winner"] == "tie" and result["paired"]["ties"] == 1 and result["paired"]["ci95"] is None
