@@ -33,6 +33,8 @@ app = typer.Typer(
 )
 policy_app = typer.Typer(help="Show the scoring policy in force.", no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(policy_app, name="policy")
+import_app = typer.Typer(help="Turn other tools' logs into run files.", no_args_is_help=True, rich_markup_mode=None)
+app.add_typer(import_app, name="import")
 
 
 class ScoreFormat(str, Enum):
@@ -331,6 +333,41 @@ def compare(
         if gap is not None and gap > fail_if_worse:
             _err(f"procjudge: B is worse than A by {gap:g} points (> --fail-if-worse {fail_if_worse:g})")
             raise typer.Exit(1)
+
+
+@import_app.command("reflexion")
+def import_reflexion(
+    files: List[Path] = typer.Argument(..., metavar="FILE.jsonl...", help="Reflexion-family logs: LDB, Reflexion, MapCoder's Reflexion runs."),
+    out: Path = typer.Option(..., "--out", "-o", metavar="DIR", help="Folder to write the run files into (one sub-folder per agent)."),
+    agent: Optional[str] = typer.Option(None, "--agent", help="Agent name (default: the file's folder; plus the file name when several files share a folder)."),
+    hidden_from: Optional[Path] = typer.Option(None, "--hidden-from", metavar="OTHER.jsonl",
+                                               help="A second file of the same runs whose is_solved is a second hidden verdict, joined on the task (e.g. HumanEvalET)."),
+    hidden_name: str = typer.Option("extended", "--hidden-name", help="Name of the second hidden suite."),
+    max_iterations: Optional[int] = typer.Option(None, "--max-iterations", min=1,
+                                                 help="The loop's budget of submissions (default: the most any task in the file used)."),
+) -> None:
+    """Import code-repair logs (one JSON object per task per line) as one run file per task.
+
+    Per iteration: the visible tests by name (the assert text) and their outcome, the output after
+    a failure, the counts, the code, the diff from the previous iteration (the repeated import
+    header set aside) and a code hash; is_solved becomes the held-back suite after the last
+    iteration. A malformed line is reported with its line number; every other line is imported.
+
+    Example: procjudge import reflexion ldb/humaneval/*/results.jsonl --out imported/
+    """
+    from .importers.reflexion import import_files
+
+    for path in list(files) + ([hidden_from] if hidden_from else []):
+        if not path.is_file():
+            _err(f"procjudge: {path}: no such file")
+            raise typer.Exit(2)
+    written, issues = import_files([str(f) for f in files], str(out), agent=agent,
+                                   hidden_from=str(hidden_from) if hidden_from else None,
+                                   max_iterations=max_iterations, hidden_name=hidden_name)
+    for issue in issues:
+        _err(f"procjudge: {issue}")
+    sys.stdout.write(f"imported {written} runs into {out}" + (f"; {len(issues)} lines skipped" if issues else "") + "\n")
+    raise typer.Exit(2 if issues else 0)
 
 
 @policy_app.command("show")

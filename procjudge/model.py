@@ -97,6 +97,7 @@ class Changes(Record):
     diff: Optional[DiffText] = None
     summary: Optional[list[Text]] = None
     code_hash: Optional[Name] = None
+    code: Optional[DiffText] = None  # extension: the submitted code itself (importers record it)
 
 
 class TestOutcome(Record):
@@ -107,6 +108,12 @@ class TestOutcome(Record):
     files: Optional[list[Name]] = None
 
 
+class HiddenSuite(Counts):
+    """One named held-back suite (``hidden`` sums them)."""
+
+    name: Name = "hidden"
+
+
 class TestResults(Record):
     pre_iteration: Optional[Counts] = None
     post_iteration: Optional[Counts] = None
@@ -114,6 +121,7 @@ class TestResults(Record):
     regressions: Optional[Count] = None
     tests: Optional[list[TestOutcome]] = None
     hidden: Optional[Counts] = None
+    hidden_suites: Optional[list[HiddenSuite]] = None  # extension: several held-back suites, by name
 
 
 class ScoreRecord(Record):

@@ -117,6 +117,7 @@ class Shotgun(Section):
 class TestChasing(Section):
     range: Range = Range(mild=-5, severe=-15)
     hidden_min_gap: Fraction = 0.2
+    hidden_max_severity: Fraction = 0.25  # a held-back suite failing is weaker evidence than a literal special case
     literal_special_case: Points = -10.0
     weakened_test: Points = -10.0
     hidden_categories: tuple[str, ...] = ("adversarial", "hidden", "held_back")

@@ -130,7 +130,7 @@ def test_timeout_counts_tests_not_run_as_failed() -> None:
 ])
 def test_identical_submission(field: str, value: str, basis: str) -> None:
     doc = trajectory_run([50, 50, 70])
-    doc["iterations"][0]["iteration_telemetry"]["changes"] = {"code_hash": "abc123"}
+    doc["iterations"][0]["iteration_telemetry"]["changes"] = {"code_hash": "abc123"} if field == "code_hash" else {}
     doc["iterations"][1]["iteration_telemetry"]["changes"] = {field: value}
     doc["iterations"][2]["iteration_telemetry"]["changes"] = {"code_hash": "def456", "diff": "+x\n"}
     found = items_by_id(verdict_of(doc))
@@ -144,6 +144,13 @@ def test_identical_submission_from_plain_counts() -> None:
     doc["iterations"][1]["iteration_telemetry"]["changes"] = {
         "files_modified": 0, "files_created": 0, "files_deleted": 0, "lines_added": 0, "lines_removed": 0}
     assert "identical_submission" in items_by_id(verdict_of(doc))
+
+
+def test_hashes_decide_over_an_empty_diff() -> None:
+    doc = trajectory_run([50, 50])
+    doc["iterations"][0]["iteration_telemetry"]["changes"] = {"code_hash": "a"}
+    doc["iterations"][1]["iteration_telemetry"]["changes"] = {"code_hash": "b", "diff": ""}
+    assert "identical_submission" not in items_by_id(verdict_of(doc))
 
 
 def test_different_code_is_not_identical() -> None:

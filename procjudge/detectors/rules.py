@@ -12,11 +12,15 @@ from .base import Hit, detector, fmt_num, plural
 
 @detector("identical_submission", "rule")
 def identical_submission(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
-    """-5 for every submission identical to the previous one: the same ``code_hash``, an empty
-    diff, or (plain fields) a change record with no file and no line changed."""
+    """-5 for every submission identical to the previous one: the same ``code_hash`` (when both
+    submissions are hashed, the hash alone decides: byte for byte), else an empty diff, else
+    (plain fields) a change record with no file and no line changed."""
     for previous, it in zip(facts.iterations, facts.iterations[1:]):
         changes = it.entry.iteration_telemetry.changes
-        if it.code_hash is not None and it.code_hash == previous.code_hash:
+        if it.code_hash is not None and previous.code_hash is not None:
+            # Both hashed: the hash decides, byte for byte (a diff can be empty for a whitespace change).
+            if it.code_hash != previous.code_hash:
+                continue
             reason, basis = f"code_hash {it.code_hash[:16]} equals iteration {previous.number}'s", "code_hash"
         elif it.diff is not None and it.diff.empty:
             reason, basis = "the diff from the previous submission is empty", "diff"

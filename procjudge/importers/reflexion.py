@@ -1,0 +1,232 @@
+"""Import Reflexion-family code-repair logs (LDB, Reflexion, the Reflexion runs in MapCoder).
+
+Each JSON line is one task: ``implementations`` (the code after each iteration), ``test_feedback``
+(per iteration: LDB's list of failed asserts, or Reflexion's "Tested passed / Tests failed" text)
+and ``is_solved`` (the hidden suite the agent never saw).  Each becomes one run file in the
+contract's format: per iteration the visible tests by name (the assert text) with their outcome
+and the output after a failure, the counts, the code, the unified diff from the previous
+iteration (with the import header every implementation repeats set aside) and a code hash; the
+hidden verdict as the held-back suite after the last iteration.
+
+Lines are streamed, so a file of any size imports in bounded memory, and a malformed line is
+reported with its line number while every other line is still imported.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import os
+import re
+from typing import Any, Iterator, Optional
+
+LDB_MARKER = " # Real Execution Output:"
+REFLEXION_MARKER = " # output:"
+DIFF_PATH = "solution.py"
+
+
+class ImportIssue(Exception):
+    """A line that cannot be imported: its file, line number and why."""
+
+    def __init__(self, path: str, line: int, reason: str) -> None:
+        super().__init__(reason)
+        self.path, self.line, self.reason = path, line, reason
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.reason}"
+
+
+def task_id(record: dict[str, Any]) -> Optional[str]:
+    value = record.get("task_id") or record.get("name")
+    return str(value) if value is not None else None
+
+
+def split_feedback(entry: str, marker: str) -> tuple[str, str]:
+    """``assert f(1) == 2 # Real Execution Output: 3`` -> (``assert f(1) == 2``, ``3``)."""
+    if marker in entry:
+        name, _, output = entry.partition(marker)
+        return name.strip(), output.strip()
+    return entry.strip(), ""
+
+
+def parse_feedback(feedback: Any, given: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
+    """(passed test names, [(failed test name, output)]) for one iteration, in either layout."""
+    if isinstance(feedback, str):
+        passed_part, _, failed_part = feedback.partition("Tests failed:")
+        passed_part = passed_part.replace("Tested passed:", "", 1)
+        passed = [line.strip() for line in passed_part.splitlines() if line.strip()]
+        failed = [split_feedback(line, REFLEXION_MARKER) for line in failed_part.splitlines() if line.strip()]
+        return passed, failed
+    if isinstance(feedback, list):
+        failed = [split_feedback(str(entry), LDB_MARKER) for entry in feedback]
+        failing = {name for name, _ in failed}
+        passed = [name.strip() for name in given if name.strip() not in failing]
+        return passed, failed
+    raise ValueError(f"test_feedback entry is {type(feedback).__name__}, expected a list or a string")
+
+
+def common_header(implementations: list[str]) -> list[str]:
+    """The leading lines every implementation repeats (LDB's fixed import header), set aside
+    before diffing so that the diffs show the change, not the boilerplate."""
+    if len(implementations) < 2:
+        return []
+    split = [code.splitlines() for code in implementations]
+    header = []
+    for lines in zip(*split):
+        first = lines[0]
+        if all(line == first for line in lines) and (first.startswith(("import ", "from ")) or first.startswith("_str=") or not first.strip()):
+            header.append(first)
+        else:
+            break
+    return header
+
+
+def unified_diff(before: str, after: str, header: list[str]) -> str:
+    a = before.splitlines()[len(header):]
+    b = after.splitlines()[len(header):]
+    lines = difflib.unified_diff(a, b, f"a/{DIFF_PATH}", f"b/{DIFF_PATH}", lineterm="", n=2)
+    return "\n".join(lines) + ("\n" if a != b else "")
+
+
+def convert(record: dict[str, Any], agent: str, max_iterations: int, fmt: str,
+            second_hidden: Optional[bool] = None, second_name: str = "extended") -> dict[str, Any]:
+    """One task record -> one run document (a dict in the contract's format)."""
+    name = task_id(record)
+    if name is None:
+        raise ValueError("no task_id or name")
+    implementations = record.get("implementations")
+    feedback = record.get("test_feedback")
+    if not isinstance(implementations, list) or not implementations:
+        raise ValueError("no implementations")
+    if not isinstance(feedback, list):
+        raise ValueError("test_feedback is not a list")
+    if len(feedback) < len(implementations):
+        raise ValueError(f"{len(implementations)} implementations but {len(feedback)} test_feedback entries")
+    given = [str(t) for t in record.get("given_tests") or []]
+    header = common_header([str(code) for code in implementations])
+    iterations = []
+    previous_code: Optional[str] = None
+    for k, code in enumerate(implementations):
+        code = str(code)
+        passed, failed = parse_feedback(feedback[k], given)
+        tests = [{"name": test, "outcome": "passed"} for test in passed]
+        tests += [{"name": test, "outcome": "failed", "message": output[:2000]} for test, output in failed]
+        total = len(passed) + len(failed)
+        changes: dict[str, Any] = {"code_hash": hashlib.sha256(code.encode("utf-8")).hexdigest(), "code": code}
+        if previous_code is not None:
+            changes["diff"] = unified_diff(previous_code, code, header)
+            changes["files"] = [{"path": DIFF_PATH, "status": "modified"}] if changes["diff"] else []
+        telemetry: dict[str, Any] = {
+            "iteration_number": k,
+            "changes": changes,
+            "test_results": {"post_iteration": {"passed": len(passed), "failed": len(failed), "total": total}, "tests": tests},
+        }
+        if total == 0:
+            telemetry["score"] = {"post_iteration": 0.0}
+        if k == len(implementations) - 1 and record.get("is_solved") is not None:
+            suites = [{"name": "hidden", "passed": int(bool(record["is_solved"])), "total": 1}]
+            if second_hidden is not None:
+                suites.append({"name": second_name, "passed": int(bool(second_hidden)), "total": 1})
+            telemetry["test_results"]["hidden"] = {
+                "passed": sum(s["passed"] for s in suites), "total": len(suites)}
+            telemetry["test_results"]["hidden_suites"] = suites
+        iterations.append({"iteration_telemetry": telemetry})
+        previous_code = code
+    return {
+        "run": {"id": f"{agent}/{name}", "agent": agent, "challenge": name, "format": fmt,
+                "max_iterations": max(max_iterations, len(implementations))},
+        "iterations": iterations,
+    }
+
+
+def read_records(path: str) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed object or ImportIssue) for every non-blank line, streamed."""
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            try:
+                yield number, json.loads(raw)
+            except (json.JSONDecodeError, UnicodeDecodeError, RecursionError, ValueError) as exc:
+                yield number, ImportIssue(path, number, f"not a JSON object: {str(exc)[:120]}")
+
+
+def hidden_verdicts(path: str) -> tuple[dict[str, bool], list[ImportIssue]]:
+    """task -> is_solved from another file of the same runs (e.g. HumanEvalET's verdicts)."""
+    verdicts: dict[str, bool] = {}
+    issues: list[ImportIssue] = []
+    for number, record in read_records(path):
+        if isinstance(record, ImportIssue):
+            issues.append(record)
+            continue
+        if not isinstance(record, dict) or task_id(record) is None or "is_solved" not in record:
+            issues.append(ImportIssue(path, number, "no task id with an is_solved verdict"))
+            continue
+        verdicts[task_id(record)] = bool(record["is_solved"])
+    return verdicts, issues
+
+
+def safe_name(task: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", task).strip("._") or "task"
+
+
+def agent_names(paths: list[str], agent: Optional[str]) -> dict[str, str]:
+    """The agent of each file: --agent, else the file's folder; when several files in one call
+    share a folder, the file name is added so that their agents stay distinct."""
+    if agent:
+        return {path: agent for path in paths}
+    folders = [os.path.basename(os.path.dirname(os.path.abspath(p))) for p in paths]
+    names = {}
+    for path, folder in zip(paths, folders):
+        stem = os.path.splitext(os.path.basename(path))[0]
+        names[path] = f"{folder}/{stem}" if folders.count(folder) > 1 else folder
+    return names
+
+
+def loop_budget(path: str) -> int:
+    """The largest number of implementations any task in the file has: the loop's own cap."""
+    largest = 1
+    for _, record in read_records(path):
+        if isinstance(record, dict) and isinstance(record.get("implementations"), list):
+            largest = max(largest, len(record["implementations"]))
+    return largest
+
+
+def import_files(paths: list[str], out: str, agent: Optional[str] = None, hidden_from: Optional[str] = None,
+                 max_iterations: Optional[int] = None, fmt: str = "standard", hidden_name: str = "extended") -> tuple[int, list[ImportIssue]]:
+    """Write one run file per task under ``out/<agent>/``; return (runs written, issues).
+
+    The budget is ``max_iterations`` or, by default, the largest number of iterations any task
+    in the same file used (the loop's cap: 11 in some LDB files, 10 in others)."""
+    issues: list[ImportIssue] = []
+    second: dict[str, bool] = {}
+    if hidden_from:
+        second, problems = hidden_verdicts(hidden_from)
+        issues += problems
+    written = 0
+    names = agent_names(paths, agent)
+    for path in paths:
+        folder = os.path.join(out, safe_name(names[path].replace("/", "__")))
+        os.makedirs(folder, exist_ok=True)
+        budget = max_iterations or loop_budget(path)
+        for number, record in read_records(path):
+            if isinstance(record, ImportIssue):
+                issues.append(record)
+                continue
+            if not isinstance(record, dict):
+                issues.append(ImportIssue(path, number, f"expected a JSON object, got {type(record).__name__}"))
+                continue
+            try:
+                task = task_id(record)
+                document = convert(record, names[path], budget, fmt,
+                                   second.get(task) if hidden_from else None, hidden_name)
+            except (ValueError, TypeError, KeyError) as exc:
+                issues.append(ImportIssue(path, number, str(exc)))
+                continue
+            target = os.path.join(folder, safe_name(task) + ".json")
+            with open(target, "w", encoding="utf-8") as handle:
+                json.dump(document, handle, indent=1, ensure_ascii=False)
+                handle.write("\n")
+            written += 1
+    return written, issues

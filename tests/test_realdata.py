@@ -1,0 +1,160 @@
+"""The Reflexion-family importer on real records, and its findings over the whole real corpus.
+
+Fixture records are copied verbatim from LDB (Apache-2.0) and MapCoder (MIT); see
+tests/fixtures/realdata/NOTICE.md. The corpus test reads ../shared/realdata when it is present
+and checks procjudge's findings against counts made independently here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import ROOT
+from procjudge import judge, load_run
+from procjudge.cli import app
+from procjudge.importers.reflexion import import_files
+
+FIXTURES = Path(__file__).parent / "fixtures" / "realdata"
+REALDATA = Path(os.environ.get("PROCJUDGE_REALDATA", ROOT.parent / "shared" / "realdata"))
+runner = CliRunner()
+
+
+def imported(tmp_path: Path, *files: Path, **options) -> dict[str, object]:
+    written, issues = import_files([str(f) for f in files], str(tmp_path), **options)
+    verdicts = {}
+    for path in sorted(tmp_path.rglob("*.json")):
+        verdict = judge(load_run(path))
+        verdicts[verdict.run["id"]] = verdict
+    return {"written": written, "issues": issues, "verdicts": verdicts}
+
+
+def items(verdict, item_id: str) -> list:
+    return [i for i in verdict.items if i.id == item_id]
+
+
+def test_ldb_records_import_with_a_malformed_line_reported(tmp_path: Path) -> None:
+    out = imported(tmp_path, FIXTURES / "ldb_records.jsonl", agent="ldb")
+    assert out["written"] == 4
+    assert [(i.line, "not a JSON object" in i.reason) for i in out["issues"]] == [(4, True)]
+    assert set(out["verdicts"]) == {"ldb/HumanEval/10", "ldb/HumanEval/76", "ldb/HumanEval/75", "ldb/HumanEval/97"}
+
+
+def test_visible_tests_by_name_with_the_output_after_a_failure(tmp_path: Path) -> None:
+    import_files([str(FIXTURES / "ldb_records.jsonl")], str(tmp_path), agent="ldb")
+    doc = json.loads((tmp_path / "ldb" / "HumanEval_97.json").read_text())
+    first = doc["iterations"][0]["iteration_telemetry"]
+    tests = {t["name"]: t for t in first["test_results"]["tests"]}
+    assert tests["assert multiply(148, 412) == 16"] == {"name": "assert multiply(148, 412) == 16", "outcome": "failed", "message": "6"}
+    assert tests["assert multiply(2020, 1851) == 0"]["outcome"] == "passed"
+    assert first["test_results"]["post_iteration"] == {"passed": 1, "failed": 3, "total": 4}
+    repeat = doc["iterations"][1]["iteration_telemetry"]["changes"]
+    assert repeat["diff"] == "" and repeat["code_hash"] == first["changes"]["code_hash"]  # byte-identical in the data
+    second = doc["iterations"][2]["iteration_telemetry"]["changes"]
+    assert second["diff"].startswith("--- a/solution.py\n+++ b/solution.py\n")
+    assert "import heapq" not in second["diff"]  # the repeated import header is set aside
+    assert second["code"].startswith("from typing import *")
+    assert len(second["code_hash"]) == 64
+    last = doc["iterations"][-1]["iteration_telemetry"]["test_results"]
+    assert last["hidden"] == {"passed": 1, "total": 1}
+
+
+def test_findings_on_real_records(tmp_path: Path) -> None:
+    verdicts = imported(tmp_path, FIXTURES / "ldb_records.jsonl", agent="ldb")["verdicts"]
+    oscillating = verdicts["ldb/HumanEval/10"]
+    broken = [i for i in items(oscillating, "regression_blindness")]
+    assert [i.iterations for i in broken] == [[1], [3], [5], [7], [9]]
+    assert all("assert make_palindrome('cat') == 'catac'" in i.evidence and i.basis == "per-test outcomes" for i in broken)
+    assert "early_termination" not in {i.id for i in oscillating.items}  # it used the loop's whole budget
+    repeated = verdicts["ldb/HumanEval/76"]
+    assert len(items(repeated, "identical_submission")) >= 1
+    chased = items(verdicts["ldb/HumanEval/75"], "test_chasing")
+    assert len(chased) == 1 and chased[0].basis == "hidden suite"
+    assert "weaker evidence than a literal special case" in chased[0].evidence
+    assert -8 <= chased[0].points <= -5
+
+
+def test_reflexion_text_layout_and_a_second_hidden_verdict(tmp_path: Path) -> None:
+    out = imported(tmp_path, FIXTURES / "mapcoder_humaneval.jsonl", agent="mapcoder",
+                   hidden_from=str(FIXTURES / "mapcoder_humanevalet.jsonl"))
+    assert out["written"] == 2 and out["issues"] == []
+    doc = json.loads((tmp_path / "mapcoder" / "HumanEval_2.json").read_text())
+    last = doc["iterations"][-1]["iteration_telemetry"]["test_results"]
+    assert last["hidden_suites"] == [{"name": "hidden", "passed": 1, "total": 1}, {"name": "extended", "passed": 0, "total": 1}]
+    assert last["hidden"] == {"passed": 1, "total": 2}
+    first = json.loads((tmp_path / "mapcoder" / "HumanEval_1.json").read_text())["iterations"]
+    assert first[0]["iteration_telemetry"]["test_results"]["tests"] == [
+        {"name": "assert separate_paren_groups('((()))') == ['((()))']", "outcome": "failed", "message": "['()']"}]
+    assert first[-1]["iteration_telemetry"]["test_results"]["post_iteration"] == {"passed": 1, "failed": 0, "total": 1}
+    chased = items(out["verdicts"]["mapcoder/HumanEval/1"], "test_chasing")
+    assert chased and chased[0].basis == "hidden suite"
+
+
+def test_cli_import_then_batch_and_compare_unchanged(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["import", "reflexion", str(FIXTURES / "ldb_records.jsonl"), "--out", str(tmp_path / "a"), "--agent", "x"])
+    assert result.exit_code == 2 and "ldb_records.jsonl:4:" in result.output  # the malformed line
+    assert "imported 4 runs" in result.stdout
+    runner.invoke(app, ["import", "reflexion", str(FIXTURES / "ldb_records.jsonl"), "--out", str(tmp_path / "b"), "--agent", "y"])
+    batch = runner.invoke(app, ["batch", str(tmp_path / "a"), "--format", "json", "--jobs", "1"])
+    assert batch.exit_code == 0 and len(json.loads(batch.stdout)["runs"]) == 4
+    compare = runner.invoke(app, ["compare", str(tmp_path / "a" / "x"), str(tmp_path / "b" / "y"), "--format", "json", "--jobs", "1"])
+    data = json.loads(compare.stdout)
+    assert data["paired"]["pairs"] == 4 and data["paired"]["ties"] == 4
+
+
+# --------------------------------------------------------------------------- the whole corpus
+
+
+def corpus_files() -> list[Path]:
+    if not REALDATA.is_dir():
+        return []
+    return sorted(p for p in REALDATA.rglob("*.jsonl") if "implementations" in p.open().readline())
+
+
+def independent_counts(path: Path) -> dict[str, int]:
+    """Counted here from the raw records, without procjudge's importer or detectors."""
+    identical = regressed = hidden_fail = 0
+    for line in path.open():
+        record = json.loads(line)
+        codes = record["implementations"]
+        identical += sum(1 for a, b in zip(codes, codes[1:]) if a == b)
+        outcomes = []
+        for entry in record["test_feedback"][: len(codes)]:
+            if isinstance(entry, str):
+                passed_text, _, failed_text = entry.partition("Tests failed:")
+                passed = {l.strip() for l in passed_text.replace("Tested passed:", "").splitlines() if l.strip()}
+                failed = {l.split(" # output:")[0].strip() for l in failed_text.splitlines() if l.strip()}
+            else:
+                failed = {str(e).split(" # Real Execution Output:")[0].strip() for e in entry}
+                passed = {t.strip() for t in record.get("given_tests") or []} - failed
+            outcomes.append((passed, failed))
+        for (passed_before, _), (_, failed_after) in zip(outcomes, outcomes[1:]):
+            regressed += len(passed_before & failed_after)
+        last_passed, last_failed = outcomes[-1]
+        if last_passed and not last_failed and record.get("is_solved") is False:
+            hidden_fail += 1
+    return {"identical": identical, "regressed": regressed, "hidden_fail": hidden_fail}
+
+
+@pytest.mark.parametrize("path", corpus_files(), ids=lambda p: str(p.relative_to(REALDATA)))
+def test_findings_over_the_real_corpus_match_independent_counts(path: Path, tmp_path: Path) -> None:
+    out = imported(tmp_path, path, agent="corpus")
+    assert out["issues"] == []
+    verdicts = out["verdicts"].values()
+    found = {
+        "identical": sum(len(items(v, "identical_submission")) for v in verdicts),
+        "regressed": sum(len((i.detail or {}).get("broken", [])) for v in verdicts for i in items(v, "regression_blindness")),
+        "hidden_fail": sum(1 for v in verdicts for i in items(v, "test_chasing") if "hidden suite" in i.basis),
+    }
+    assert found == independent_counts(path)
+    # every regression found rests on test names
+    assert all(i.basis == "per-test outcomes" for v in verdicts for i in items(v, "regression_blindness"))
+
+
+def test_corpus_is_present_where_ci_puts_it() -> None:
+    if os.environ.get("CI") and not corpus_files():
+        pytest.fail(f"the real corpus was expected at {REALDATA}")
