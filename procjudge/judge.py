@@ -15,6 +15,7 @@ from typing import Any, Optional
 import msgspec
 
 from .detectors import ALL
+from .detectors.trajectory import judged_steps
 from .facts import FactsError, RunFacts, derive
 from .loading import LoadError
 from .model import Run
@@ -178,8 +179,10 @@ def judge(run: Run, policy: Policy = DEFAULT) -> Verdict:
     weight = run.info.process_weight if run.info.process_weight is not None else policy.process_weight
     trajectory = facts.trajectory
     wasted = sum(1 for item in items if item.id == "wasted_iteration")
-    pattern, pattern_rule = classify_pattern(trajectory, policy)
-    tier, tier_rule = classify_tier(trajectory, wasted, policy)
+    judged_positions = {it.position for it in judged_steps(facts, policy)}
+    judged = [it.position in judged_positions for it in facts.iterations[1:]]
+    pattern, pattern_rule = classify_pattern(trajectory, policy, judged)
+    tier, tier_rule = classify_tier(trajectory, wasted, policy, judged)
     computed = aggregate(facts)
     computed["wasted_iterations"] = wasted
     warnings = list(run.warnings)

@@ -2,9 +2,12 @@
 ``single_iteration``) and its tier (the six strategies of "Summary: The Iteration Hierarchy").
 
 Each function returns the name and the rule that placed the run there, in words, so the report
-can say why."""
+can say why. ``judged`` marks the steps that count as regressions or stalls (a step into a new
+marathon phase does not, by default: see ``trajectory.judge_phase_boundaries``)."""
 
 from __future__ import annotations
+
+from typing import Optional, Sequence
 
 from .policy import Policy
 
@@ -13,7 +16,7 @@ def _fmt(value: float) -> str:
     return f"{value:.0f}" if float(value).is_integer() else f"{value:.1f}"
 
 
-def classify_pattern(trajectory: list[float], policy: Policy) -> tuple[str, str]:
+def classify_pattern(trajectory: list[float], policy: Policy, judged: Optional[Sequence[bool]] = None) -> tuple[str, str]:
     """The first rule that holds, in this order:
 
     single_iteration  only one scored submission;
@@ -29,13 +32,14 @@ def classify_pattern(trajectory: list[float], policy: Policy) -> tuple[str, str]
     if len(trajectory) == 1:
         return "single_iteration", "one submission: there is no trajectory to read"
     deltas = [b - a for a, b in zip(trajectory, trajectory[1:])]
+    judged = list(judged) if judged is not None else [True] * len(deltas)
     for k in range(1, len(deltas)):
-        if deltas[k] >= p.suspicious_jump_points and abs(deltas[k - 1]) < stall:
+        if judged[k] and judged[k - 1] and deltas[k] >= p.suspicious_jump_points and abs(deltas[k - 1]) < stall:
             return "suspicious_jump", (
                 f"+{_fmt(deltas[k])} at iteration {k + 1} right after a stall "
                 f"({_fmt(deltas[k - 1])}): possible brute force or copying"
             )
-    regressions = [k for k, d in enumerate(deltas) if d < 0]
+    regressions = [k for k, d in enumerate(deltas) if d < 0 and judged[k]]
     if trajectory[0] >= p.strong_start and not regressions:
         return "strong_start", f"first score {_fmt(trajectory[0])} >= {_fmt(p.strong_start)} and no regression"
     mean_gain = (trajectory[-1] - trajectory[0]) / len(deltas)
@@ -56,7 +60,7 @@ def classify_pattern(trajectory: list[float], policy: Policy) -> tuple[str, str]
     return "healthy_progression", f"no regression and a mean gain of {_fmt(mean_gain)} a step"
 
 
-def classify_tier(trajectory: list[float], wasted: int, policy: Policy) -> tuple[str, str]:
+def classify_tier(trajectory: list[float], wasted: int, policy: Policy, judged: Optional[Sequence[bool]] = None) -> tuple[str, str]:
     """The tier, by the first rule that holds:
 
     get_it_right_first_time  first score >= 85, at most 2 submissions, no regression;
@@ -70,7 +74,8 @@ def classify_tier(trajectory: list[float], wasted: int, policy: Policy) -> tuple
     t = policy.tier
     p = policy.pattern
     deltas = [b - a for a, b in zip(trajectory, trajectory[1:])]
-    regressions = sum(1 for d in deltas if d < 0)
+    judged = list(judged) if judged is not None else [True] * len(deltas)
+    regressions = sum(1 for d, counted in zip(deltas, judged) if d < 0 and counted)
     first, final = trajectory[0], trajectory[-1]
     if first >= t.first_time_score and len(trajectory) <= t.first_time_max_iterations and not regressions:
         return "get_it_right_first_time", (

@@ -55,6 +55,9 @@ def test_phase_boundaries_judged_when_the_policy_says_so(tmp_path) -> None:
     verdict = judge(load_run(SAMPLES / "marathon_phases.yaml"), load_policy(policy))
     monotonic = items_by_id(verdict)["monotonic_improvement"][0]
     assert monotonic.points == 5 * 2 - 5
+    assert verdict.pattern == "regression_recovered"
+    default = judge(load_run(SAMPLES / "marathon_phases.yaml"))
+    assert (default.pattern, default.tier) == ("healthy_progression", "systematic_refinement")
 
 
 def marathon(phases, iterations, **run):
