@@ -71,13 +71,28 @@ def _console(file=None):
     return Console(file=file or sys.stdout, highlight=False, markup=False, emoji=False, soft_wrap=False)
 
 
-def write(text: str, output: Optional[Path] = None) -> None:
-    """Write a report to stdout or to a file (refusing to overwrite an input file)."""
-    if output is None:
-        sys.stdout.write(text)
+def _silence_stdout() -> None:
+    """The reader went away (``| head``): send the rest of the output nowhere."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
+def write(text: str) -> None:
+    """Write a report to stdout; a reader that closed the pipe early is not an error."""
+    emit([text])
+
+
+def emit(chunks) -> None:
+    """Write report chunks to stdout as they come. If the reader closes the pipe, stop writing
+    but keep consuming, so that every run is still scored and the exit code reflects the gates."""
+    try:
+        for chunk in chunks:
+            sys.stdout.write(chunk)
         sys.stdout.flush()
-        return
-    output.write_text(text, encoding="utf-8")
+    except BrokenPipeError:
+        _silence_stdout()
+        for _ in chunks:
+            pass
 
 
 @app.command()
@@ -113,7 +128,10 @@ def score(
     else:
         from .render import table
 
-        _console().print(table.score(verdict))
+        try:
+            _console().print(table.score(verdict))
+        except BrokenPipeError:
+            _silence_stdout()
     if fail_under is not None and verdict.process_score < fail_under:
         _err(f"procjudge: process score {verdict.process_score:g} is below --fail-under {fail_under:g}")
         raise typer.Exit(1)
@@ -200,7 +218,10 @@ def batch(
 
         renderable = table_report(stream, collector)
         if output is None:
-            _console().print(renderable)
+            try:
+                _console().print(renderable)
+            except BrokenPipeError:
+                _silence_stdout()
         else:
             with open(output, "w", encoding="utf-8") as handle:
                 _console(handle).print(renderable)
@@ -209,9 +230,7 @@ def batch(
 
         chunks = FORMATS[format.value](stream, collector)
         if output is None:
-            for chunk in chunks:
-                sys.stdout.write(chunk)
-            sys.stdout.flush()
+            emit(chunks)
         else:
             with open(output, "w", encoding="utf-8", newline="") as handle:
                 for chunk in chunks:
@@ -399,15 +418,14 @@ def main(argv: Optional[List[str]] = None) -> int:
         _err("procjudge: interrupted")
         return 130
     except BrokenPipeError:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _silence_stdout()
         return 0
     except Exception as exc:  # noqa: BLE001 - the last line of defence against tracebacks
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
+        # click's usage errors (typer may vendor click, so match the protocol, not the class)
+        if callable(getattr(exc, "show", None)) and isinstance(getattr(exc, "exit_code", None), int):
             exc.show()
             return exc.exit_code
-        if isinstance(exc, click.exceptions.Abort):
+        if type(exc).__name__ == "Abort":
             _err("procjudge: aborted")
             return 2
         _err(f"procjudge: internal error: {type(exc).__name__}: {exc}")

@@ -178,3 +178,17 @@ def test_agent_summary_figures() -> None:
     assert summary["a"]["tiers"] == {"systematic_refinement": 2, "thrashing_recovering": 1}
     assert summary["a"]["anti_pattern_share"] == {"scope_creep": pytest.approx(2 / 3, abs=1e-4), "test_chasing": pytest.approx(1 / 3, abs=1e-4)}
     assert summary["b"]["anti_pattern_share"] == {"copy_paste_loop": 1.0}
+
+
+@pytest.mark.parametrize("args,code", [([], 0), (["--fail-under", "10"], 1)])
+def test_reader_closing_the_pipe_early_keeps_the_gate_exit_code(args: list[str], code: int) -> None:
+    import subprocess
+    import sys
+
+    process = subprocess.Popen([sys.executable, "-m", "procjudge", "batch", str(SAMPLES), "--format", "csv", "--jobs", "1", *args],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.stdout.readline()
+    process.stdout.close()
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == code
+    assert b"Traceback" not in stderr
