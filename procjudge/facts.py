@@ -267,7 +267,7 @@ def _changed(entry: Entry, diff: Optional[Diff]) -> tuple[Optional[int], tuple[s
     return None, ()
 
 
-def _plan(run: Run, policy: Policy) -> tuple[list[int], list[Exclusion], dict[str, int], str]:
+def _plan(run: Run, policy: Policy) -> tuple[list[int], list[Exclusion], dict[str, int], str, int]:
     """Which submissions are scored: double submits merged (sprint), budgets applied."""
     info = run.info
     fmt = policy.format(info.format)
@@ -319,12 +319,12 @@ def _plan(run: Run, policy: Policy) -> tuple[list[int], list[Exclusion], dict[st
             continue
         kept.append(position)
     excluded.sort(key=lambda e: e.position)
-    return kept, excluded, phase_budgets, mode
+    return kept, excluded, phase_budgets, mode, budget
 
 
 def derive(run: Run, policy: Policy) -> RunFacts:
     """Facts for every scored submission of a run, in order."""
-    positions, excluded, phase_budgets, mode = _plan(run, policy)
+    positions, excluded, phase_budgets, mode, budget = _plan(run, policy)
     scope = policy.rules.build_failure.zero_score
     facts: list[IterationFacts] = []
     previous: Optional[IterationFacts] = None
@@ -438,10 +438,7 @@ def derive(run: Run, policy: Policy) -> RunFacts:
         previous = current
         previous_names = (failing_after, passing_after, stack_files)
 
-    info = run.info
-    fmt = policy.format(info.format)
-    budget = info.max_iterations or (sum(phase_budgets.values()) if phase_budgets else fmt.budget)
     return RunFacts(
-        run=run, format=info.format, budget=budget, iterations=tuple(facts), excluded=tuple(excluded),
-        phases=tuple(p.name for p in info.phases or ()), phase_budgets=phase_budgets, phase_budget_mode=mode,
+        run=run, format=run.info.format, budget=budget, iterations=tuple(facts), excluded=tuple(excluded),
+        phases=tuple(p.name for p in run.info.phases or ()), phase_budgets=phase_budgets, phase_budget_mode=mode,
     )

@@ -367,7 +367,7 @@ def _looks_like_record(value: Any) -> bool:
     return isinstance(value, dict) and bool(_TELEMETRY_KEYS.intersection(value))
 
 
-def _normalise(path: str, documents: list[Any]) -> tuple[dict, list[_Origin]]:
+def _normalise(path: str, documents: list[Any]) -> tuple[dict, Origins]:
     """Turn any accepted shape into ``{run, iterations, aggregate_telemetry}`` plus origins."""
     documents = [d for d in documents if d is not None]
     if not documents:
@@ -376,7 +376,7 @@ def _normalise(path: str, documents: list[Any]) -> tuple[dict, list[_Origin]]:
         document = documents[0]
         if isinstance(document, list):
             pairs = [_entry(item, (0, k)) for k, item in enumerate(document)]
-            return _canonical({}, pairs, None, path)
+            return _canonical({}, pairs, path)
         if isinstance(document, dict):
             if "iterations" in document:
                 items = document["iterations"]
@@ -384,9 +384,9 @@ def _normalise(path: str, documents: list[Any]) -> tuple[dict, list[_Origin]]:
                     raise LoadError(path, f"expected a list, got {_kind(items)}", field="iterations")
                 pairs = [_entry(item, (0, "iterations", k)) for k, item in enumerate(items)]
                 rest = {key: value for key, value in document.items() if key != "iterations"}
-                return _canonical(rest, pairs, (0,), path)
+                return _canonical(rest, pairs, path)
             if "iteration_telemetry" in document or _looks_like_record(document):
-                return _canonical({}, [_entry(document, (0,))], None, path)
+                return _canonical({}, [_entry(document, (0,))], path)
         raise LoadError(
             path,
             f"expected a run: a mapping with `iterations:`, a list of iterations, a stream of "
@@ -394,6 +394,7 @@ def _normalise(path: str, documents: list[Any]) -> tuple[dict, list[_Origin]]:
         )
     # A YAML stream: optional run document, records, optional aggregate document.
     header: dict = {}
+    key_documents: dict[str, int] = {}
     pairs = []
     for index, document in enumerate(documents):
         if isinstance(document, dict) and ("run" in document or "aggregate_telemetry" in document) and not (
@@ -401,17 +402,26 @@ def _normalise(path: str, documents: list[Any]) -> tuple[dict, list[_Origin]]:
         ):
             for key, value in document.items():
                 header[key] = value
+                key_documents[str(key)] = index
             continue
         if not isinstance(document, dict):
             raise LoadError(path, f"document {index + 1} of the stream: expected an iteration record, got {_kind(document)}")
         pairs.append(_entry(document, (index,)))
-    return _canonical(header, pairs, None, path)
+    return _canonical(header, pairs, path, key_documents)
 
 
-def _canonical(rest: dict, pairs: list[tuple[Any, _Origin]], top: Optional[tuple], path: str) -> tuple[dict, list[_Origin]]:
+class Origins(list):
+    """Where each canonical iteration came from, plus the stream document of each top-level key."""
+
+    key_documents: dict[str, int]
+
+
+def _canonical(rest: dict, pairs: list[tuple[Any, _Origin]], path: str,
+               key_documents: Optional[dict[str, int]] = None) -> tuple[dict, Origins]:
     canonical = dict(rest)
     canonical["iterations"] = [entry for entry, _ in pairs]
-    origins = [origin for _, origin in pairs]
+    origins = Origins(origin for _, origin in pairs)
+    origins.key_documents = key_documents or {}
     if not origins:
         raise LoadError(path, "the run has no iterations", field="iterations")
     return canonical, origins
@@ -454,7 +464,7 @@ def _resolve(value: Any, parts: list[Any]) -> Any:
     return value
 
 
-def _source_parts(parts: list[Any], origins: list[_Origin]) -> tuple[int, list[Any]]:
+def _source_parts(parts: list[Any], origins: Origins) -> tuple[int, list[Any]]:
     """Map a canonical field path to (document index, path inside that document)."""
     if len(parts) >= 2 and parts[0] == "iterations" and isinstance(parts[1], int) and parts[1] < len(origins):
         origin = origins[parts[1]]
@@ -462,9 +472,7 @@ def _source_parts(parts: list[Any], origins: list[_Origin]) -> tuple[int, list[A
         if not origin.wrapped and rest[:1] == ["iteration_telemetry"]:
             rest = rest[1:]
         return origin.prefix[0], list(origin.prefix[1:]) + rest
-    if origins and len(origins[0].prefix) == 1 and len(origins) > 1:
-        return 0, parts  # stream: the header document is the first one
-    return 0, parts
+    return origins.key_documents.get(str(parts[0]) if parts else "", 0), parts
 
 
 def _describe_expected(message: str, value: Any) -> str:
@@ -492,7 +500,7 @@ def _describe_expected(message: str, value: Any) -> str:
     return message
 
 
-def _locate_validation_error(path: str, text: str, canonical: dict, origins: list[_Origin], raw: str) -> LoadError:
+def _locate_validation_error(path: str, text: str, canonical: dict, origins: Origins, raw: str) -> LoadError:
     message, _, where = raw.rpartition(" - at ")
     if not message:
         message, where = raw, "$"
@@ -519,7 +527,7 @@ def _compose(text: str) -> Optional[list[Any]]:
     return [n for n in nodes if n is not None and not (isinstance(n, yaml.ScalarNode) and n.tag.endswith(":null"))]
 
 
-def _fill_lines(text: str, origins: list[_Origin]) -> None:
+def _fill_lines(text: str, origins: Origins) -> None:
     nodes = _compose(text)
     if nodes is None:
         return

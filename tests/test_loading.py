@@ -136,6 +136,13 @@ def test_error_in_stream_points_at_the_right_document() -> None:
     assert caught.value.field == "iterations[1].iteration_telemetry.score.post_iteration"
 
 
+def test_error_in_a_trailing_aggregate_document_points_at_it() -> None:
+    data = b"run: {id: s}\n---\nscore: {post_iteration: 1}\n---\naggregate_telemetry:\n  regression_count: -1\n"
+    with pytest.raises(LoadError) as caught:
+        load_run("s.yaml", data)
+    assert (caught.value.line, caught.value.field) == (6, "aggregate_telemetry.regression_count")
+
+
 def test_missing_file_and_directory() -> None:
     assert runner.invoke(app, ["score", "does/not/exist.yaml"]).exit_code == 2
     result = runner.invoke(app, ["score", str(SAMPLES)])
