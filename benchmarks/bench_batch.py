@@ -113,12 +113,13 @@ def measure(command: list[str]) -> tuple[float, int]:
     return time.perf_counter() - started, peak
 
 
-def bench_batch(runs: int, rss_only: bool = False, fmt: str = "csv") -> None:
+def bench_batch(runs: int, rss_only: bool = False, fmt: str = "csv", corpus: str | None = None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp) / "corpus"
-        root.mkdir()
+        root = Path(corpus) if corpus else Path(tmp) / "corpus"
+        root.mkdir(parents=True, exist_ok=True)
         started = time.perf_counter()
-        write_corpus(root, runs)
+        if len(list(root.glob("shard*/*.yaml"))) != runs:
+            write_corpus(root, runs)
         size = sum(f.stat().st_size for f in root.rglob("*.yaml"))
         print(f"corpus: {runs:,} runs, {size / runs / 1000:.1f} KB each on average (written in {time.perf_counter() - started:.0f}s)")
         batch = [sys.executable, "-m", "procjudge", "batch", str(root), "--format", fmt]
@@ -147,8 +148,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=10_000)
     parser.add_argument("--rss-only", action="store_true", help="measure only --jobs 2 peak memory")
     parser.add_argument("--format", default="csv", choices=["csv", "json", "junit", "github", "markdown", "table"])
+    parser.add_argument("--corpus", help="keep the corpus in this folder and reuse it when it has --runs files")
     args = parser.parse_args()
-    bench_batch(args.runs, args.rss_only, args.format)
+    bench_batch(args.runs, args.rss_only, args.format, args.corpus)
 
 
 if __name__ == "__main__":

@@ -125,31 +125,52 @@ class Gates(msgspec.Struct, frozen=True):
         return reasons
 
 
-class Collector:
-    """Keeps the compact rows and errors as results stream past, and summarises them at the end."""
+SUMMARY_FIELDS = ("agent", "process_score", "final_score", "iterations_used", "tier", "anti_patterns")
 
-    def __init__(self, gates: Gates) -> None:
+
+class Collector:
+    """Keeps what the reports need as results stream past, and summarises them at the end.
+
+    With ``keep_rows`` (the table and markdown reports list every run) each run's row is kept;
+    otherwise only the six figures the summary needs, as a tuple of interned values, so 100,000
+    runs cost a few megabytes. Failed runs and errors are always kept."""
+
+    def __init__(self, gates: Gates, keep_rows: bool = True) -> None:
         self.gates = gates
+        self.keep_rows = keep_rows
         self.rows: list[dict[str, Any]] = []
+        self.figures: list[tuple] = []
         self.errors: list[dict[str, Any]] = []
         self.failed: list[tuple[dict[str, Any], list[str]]] = []
+        self._interned: dict[Any, Any] = {}
+
+    def _intern(self, value: Any) -> Any:
+        return self._interned.setdefault(value, value)
 
     def add(self, result: Result) -> Optional[list[str]]:
         """Record a result; return its gate failures (None for an unreadable file)."""
         if result.error is not None:
             self.errors.append({"path": result.path, "message": result.error, "line": result.error_line})
             return None
-        row = dict(result.row)
-        reasons = self.gates.failures(result.row)
-        row["gate_failures"] = reasons
-        self.rows.append(row)
-        if reasons:
-            self.failed.append((row, reasons))
+        row = result.row
+        reasons = self.gates.failures(row)
+        self.figures.append((self._intern(row["agent"]), row["process_score"], row["final_score"], row["iterations_used"],
+                             self._intern(row["tier"]), self._intern(tuple(row["anti_patterns"]))))
+        if self.keep_rows or reasons:
+            kept = {**row, "gate_failures": reasons}
+            if self.keep_rows:
+                self.rows.append(kept)
+            if reasons:
+                self.failed.append((kept, reasons))
         return reasons
 
     def feed(self, results: Iterable[Result]) -> Iterator[tuple[Result, Optional[list[str]]]]:
         for result in results:
             yield result, self.add(result)
+
+    @property
+    def scored(self) -> int:
+        return len(self.figures)
 
     @property
     def exit_code(self) -> int:
@@ -160,8 +181,8 @@ class Collector:
     def summary(self) -> dict[str, Any]:
         """Counts, the gates, and the per-agent summary (pandas)."""
         return {
-            "files": len(self.rows) + len(self.errors),
-            "runs_scored": len(self.rows),
+            "files": self.scored + len(self.errors),
+            "runs_scored": self.scored,
             "errors": len(self.errors),
             "gate": {
                 "fail_under": self.gates.fail_under,
@@ -169,7 +190,7 @@ class Collector:
                 "failed_runs": len(self.failed),
                 "passed": not self.failed,
             },
-            "agents": agent_summary(self.rows),
+            "agents": agent_summary([dict(zip(SUMMARY_FIELDS, figures)) for figures in self.figures]),
         }
 
 
@@ -187,7 +208,7 @@ def agent_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "final_score": [r["final_score"] for r in rows],
             "iterations_used": [r["iterations_used"] for r in rows],
             "tier": [r["tier"] for r in rows],
-            "anti_patterns": [r["anti_patterns"] for r in rows],
+            "anti_patterns": [list(r["anti_patterns"]) for r in rows],
         }
     )
     grouped = frame.groupby("agent", sort=True)

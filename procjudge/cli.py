@@ -208,7 +208,8 @@ def batch(
     if not paths:
         _err(f"procjudge: no run files (.yaml, .yml, .json) found in {' '.join(targets)}")
         raise typer.Exit(2)
-    collector = Collector(Gates(fail_under=fail_under, fail_on=gates_on))
+    collector = Collector(Gates(fail_under=fail_under, fail_on=gates_on),
+                          keep_rows=format in (BatchFormat.table, BatchFormat.markdown))
     workers = jobs or os.cpu_count() or 1
     results = score_paths(paths, active, jobs=workers, want_json=format is BatchFormat.json,
                           want_findings=format is BatchFormat.github)
@@ -238,7 +239,7 @@ def batch(
     for error in collector.errors:
         _err(f"procjudge: {error['message']}")
     if collector.failed and format is not BatchFormat.table:
-        _err(f"procjudge: {len(collector.failed)} of {len(collector.rows)} runs failed the gate")
+        _err(f"procjudge: {len(collector.failed)} of {collector.scored} runs failed the gate")
     raise typer.Exit(collector.exit_code)
 
 
