@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..judge import Verdict
-from .text import iterations, num, one_line, signed, sparkline
+from .text import aggregate_line, iterations, num, one_line, signed, sparkline
 
 
 def cell(value: object, limit: int = 300) -> str:
@@ -48,6 +48,7 @@ def score(verdict: Verdict) -> str:
         f"- signals per iteration: {cell('; '.join(signal_rows) or 'none')}",
         f"- pattern: {cell(verdict.pattern_rule)}",
         f"- tier: {cell(verdict.tier_rule)}",
+        f"- aggregate: {aggregate_line(verdict.aggregate)}",
     ]
     if verdict.raw_process_score != verdict.process_score:
         lines.append(f"- clamped from {signed(verdict.raw_process_score)} to {signed(verdict.process_score)}")

@@ -11,7 +11,7 @@ from rich.text import Text
 
 from ..detectors.signals import NEGATIVE, POSITIVE
 from ..judge import Verdict
-from .text import iterations, literal, num, signed, sparkline
+from .text import aggregate_line, iterations, literal, num, signed, sparkline
 
 KIND_STYLE = {"trajectory": "cyan", "anti_pattern": "red", "practice": "green", "rule": "yellow", "signal": "magenta"}
 
@@ -108,6 +108,8 @@ def totals(verdict: Verdict) -> Text:
     text.append("\ntier    ", style="dim")
     text.append(verdict.tier, style="bold")
     text.append(f"  {literal(verdict.tier_rule)}", style="dim")
+    text.append("\naggregate ", style="dim")
+    text.append(aggregate_line(verdict.aggregate))
     for warning in verdict.warnings:
         text.append("\nwarning ", style="yellow")
         text.append(literal(warning))

@@ -53,3 +53,26 @@ def iterations(numbers: list[int]) -> str:
         if n is not None:
             start = prev = n
     return ", ".join(parts)
+
+
+def aggregate_line(aggregate: dict) -> str:
+    """The document's aggregate telemetry figures in one line (only those that are known)."""
+    parts = []
+    if aggregate.get("improvement_rate") is not None:
+        parts.append(f"improvement {num(round(aggregate['improvement_rate'], 2))}/iteration")
+    parts.append(f"regressions {aggregate['regression_count']}")
+    parts.append(f"wasted {aggregate['wasted_iterations']}")
+    action, timing = aggregate["action_efficiency"], aggregate["time_efficiency"]
+    if action.get("total_tool_calls") is not None:
+        parts.append(f"tool calls {action['total_tool_calls']}")
+    if action.get("tool_calls_per_point_gained") is not None:
+        parts.append(f"{num(round(action['tool_calls_per_point_gained'], 2))} calls/point")
+    if action.get("file_edits_per_test_fixed") is not None:
+        parts.append(f"{num(round(action['file_edits_per_test_fixed'], 2))} edits/test fixed")
+    if timing.get("seconds_per_point_gained") is not None:
+        parts.append(f"{num(round(timing['seconds_per_point_gained'], 1))} s/point")
+    if timing.get("time_distribution"):
+        parts.append("time " + "/".join(f"{share:.0%}" for share in timing["time_distribution"]))
+    if timing.get("front_loaded") is not None:
+        parts.append("front-loaded" if timing["front_loaded"] else "not front-loaded")
+    return ", ".join(parts)
