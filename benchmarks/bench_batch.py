@@ -123,7 +123,8 @@ def bench_batch(runs: int, rss_only: bool = False, fmt: str = "csv", corpus: str
         size = sum(f.stat().st_size for f in root.rglob("*.yaml"))
         print(f"corpus: {runs:,} runs, {size / runs / 1000:.1f} KB each on average (written in {time.perf_counter() - started:.0f}s)")
         batch = [sys.executable, "-m", "procjudge", "batch", str(root), "--format", fmt]
-        measure([sys.executable, "-c", FLOOR, str(root)])  # warm the page cache
+        if not rss_only:
+            measure([sys.executable, "-c", FLOOR, str(root)])  # warm the page cache
         results = {}
         for jobs in (1, 2):
             if rss_only and jobs == 1:
