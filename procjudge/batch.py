@@ -38,10 +38,6 @@ class Result(msgspec.Struct, frozen=True, kw_only=True):
     error_line: Optional[int] = None
 
 
-ROW_FIELDS = ("id", "agent", "challenge", "format", "path", "iterations_used", "final_score",
-              "process_score", "raw_process_score", "tier", "pattern", "anti_patterns", "items")
-
-
 def score_path(path: str, policy: Policy = DEFAULT, want_json: bool = False, want_findings: bool = False) -> Result:
     """Score one file; any failure becomes ``Result.error`` (never an exception)."""
     from .judge import judge
@@ -64,10 +60,11 @@ def score_path(path: str, policy: Policy = DEFAULT, want_json: bool = False, wan
     }
     findings = None
     if want_findings:
-        by_number = {}
-        for position, entry in enumerate(run.iterations):
-            number = entry.iteration_telemetry.iteration_number
-            by_number.setdefault(number if number is not None else position, run.lines[position] if position < len(run.lines) else None)
+        from .facts import iteration_number
+
+        by_number: dict[int, Optional[int]] = {}
+        for position, (entry, line) in enumerate(zip(run.iterations, run.lines)):
+            by_number.setdefault(iteration_number(entry, position), line)
         findings = [
             Finding(i.id, i.kind, i.points, i.evidence, i.iterations[-1] if i.iterations else None,
                     by_number.get(i.iterations[-1]) if i.iterations else None)

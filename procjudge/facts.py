@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import re
 from datetime import datetime
-from typing import Optional
+from typing import Any, Optional
 
 import msgspec
 
@@ -111,6 +111,12 @@ def parse_diff(text: str) -> Diff:
     return Diff(tuple(per_file))
 
 
+def iteration_number(entry: Entry, position: int) -> int:
+    """The iteration number a record gives itself, else its position in the file."""
+    recorded = entry.iteration_telemetry.iteration_number
+    return recorded if recorded is not None else position
+
+
 def parse_time(value: Optional[str]) -> Optional[float]:
     """Seconds since the epoch for an ISO 8601 timestamp, or None when absent or unreadable."""
     if not value:
@@ -139,18 +145,15 @@ class IterationFacts(msgspec.Struct, frozen=True, kw_only=True):
     tests_not_run: int
     failing_before: Optional[frozenset[str]]
     failing_after: Optional[frozenset[str]]
-    passing_after: Optional[frozenset[str]]
     failures_before_count: Optional[int]
     tests_fixed: Optional[int]
     tests_broken: Optional[int]
-    fixed_names: tuple[str, ...]
     broken_names: tuple[str, ...]
     tests_basis: str
     files_changed: Optional[int]
     changed_paths: tuple[str, ...]
     stack_files_before: frozenset[str]
     duration: Optional[float]
-    started_at: Optional[float]
     submitted_at: Optional[float]
     test_runs: Optional[int]
     file_edits: Optional[int]
@@ -183,11 +186,15 @@ class RunFacts(msgspec.Struct, frozen=True, kw_only=True):
     excluded: tuple[Exclusion, ...]
     phases: tuple[str, ...]
     phase_budgets: dict[str, int]
-    phase_budget_mode: str
 
     @property
     def trajectory(self) -> list[float]:
         return [it.score for it in self.iterations]
+
+    @property
+    def pairs(self) -> list[tuple[IterationFacts, IterationFacts]]:
+        """Each scored submission with the one before it: (previous, current)."""
+        return list(zip(self.iterations, self.iterations[1:]))
 
     @property
     def final(self) -> IterationFacts:
@@ -267,7 +274,30 @@ def _changed(entry: Entry, diff: Optional[Diff]) -> tuple[Optional[int], tuple[s
     return None, ()
 
 
-def _plan(run: Run, policy: Policy) -> tuple[list[int], list[Exclusion], dict[str, int], str, int]:
+def _tests_fixed_broken(
+    before: tuple, after: tuple, results: Any, pre: Optional[Counts], passed: Optional[int]
+) -> tuple[Optional[int], Optional[int], tuple[str, ...], str]:
+    """(tests fixed, tests broken, names broken, basis) for one submission.
+
+    By name when both it and the previous one have per-test outcomes; else broken is
+    ``test_results.regressions`` or, without it, the drop in passes (a lower bound), and fixed
+    is the gain in passes plus the broken ones."""
+    failing_before, passing_before = before
+    failing_after, passing_after = after
+    if None not in (failing_before, passing_before, failing_after, passing_after):
+        broken = tuple(sorted(passing_before & failing_after))
+        return len(failing_before & passing_after), len(broken), broken, "per-test outcomes"
+    broken_count = results.regressions if results and results.regressions is not None else None
+    if pre is None or passed is None:
+        return None, broken_count, (), "seed counts" if broken_count is not None else "none"
+    gained = passed - pre.passed
+    basis = "seed counts"
+    if broken_count is None:
+        broken_count, basis = max(0, -gained), "pass counts (lower bound)"
+    return max(0, gained + broken_count), broken_count, (), basis
+
+
+def _plan(run: Run, policy: Policy) -> tuple[list[int], list[Exclusion], dict[str, int], int]:
     """Which submissions are scored: double submits merged (sprint), budgets applied."""
     info = run.info
     fmt = policy.format(info.format)
@@ -276,8 +306,7 @@ def _plan(run: Run, policy: Policy) -> tuple[list[int], list[Exclusion], dict[st
     positions = list(range(len(entries)))
 
     def number(position: int) -> int:
-        recorded = entries[position].iteration_telemetry.iteration_number
-        return recorded if recorded is not None else position
+        return iteration_number(entries[position], position)
 
     if info.format == "sprint" and fmt.min_gap_seconds is not None:
         kept = []
@@ -295,7 +324,6 @@ def _plan(run: Run, policy: Policy) -> tuple[list[int], list[Exclusion], dict[st
         positions = kept
 
     phase_budgets: dict[str, int] = {}
-    mode = "global"
     if info.phases:
         mode = info.phase_budget or ("per_phase" if any(p.max_iterations for p in info.phases) else "global")
         if mode == "per_phase":
@@ -319,12 +347,12 @@ def _plan(run: Run, policy: Policy) -> tuple[list[int], list[Exclusion], dict[st
             continue
         kept.append(position)
     excluded.sort(key=lambda e: e.position)
-    return kept, excluded, phase_budgets, mode, budget
+    return kept, excluded, phase_budgets, budget
 
 
 def derive(run: Run, policy: Policy) -> RunFacts:
     """Facts for every scored submission of a run, in order."""
-    positions, excluded, phase_budgets, mode, budget = _plan(run, policy)
+    positions, excluded, phase_budgets, budget = _plan(run, policy)
     scope = policy.rules.build_failure.zero_score
     facts: list[IterationFacts] = []
     previous: Optional[IterationFacts] = None
@@ -332,7 +360,7 @@ def derive(run: Run, policy: Policy) -> RunFacts:
     for position in positions:
         entry = run.iterations[position]
         telemetry = entry.iteration_telemetry
-        number = telemetry.iteration_number if telemetry.iteration_number is not None else position
+        number = iteration_number(entry, position)
         build_failed = _build_failed(entry)
         counts = _post_counts(entry)
         passed = counts.passed if counts else None
@@ -365,28 +393,13 @@ def derive(run: Run, policy: Policy) -> RunFacts:
         failing_before, passing_before, stack_before = previous_names
         diff = parse_diff(telemetry.changes.diff) if telemetry.changes and telemetry.changes.diff is not None else None
 
-        fixed_names: tuple[str, ...] = ()
-        broken_names: tuple[str, ...] = ()
         results = telemetry.test_results
         pre = results.pre_iteration if results and results.pre_iteration else None
         if pre is None and previous is not None and previous.passed is not None:
             pre = Counts(passed=previous.passed, failed=previous.failed, total=previous.total)
-        if failing_before is not None and passing_before is not None and failing_after is not None and passing_after is not None:
-            fixed_names = tuple(sorted(failing_before & passing_after))
-            broken_names = tuple(sorted(passing_before & failing_after))
-            tests_fixed, tests_broken, basis = len(fixed_names), len(broken_names), "per-test outcomes"
-        else:
-            tests_broken = results.regressions if results and results.regressions is not None else None
-            if pre is not None and passed is not None:
-                gained = passed - pre.passed
-                if tests_broken is None:
-                    tests_broken = max(0, -gained)
-                    basis = "pass counts (lower bound)"
-                else:
-                    basis = "seed counts"
-                tests_fixed = max(0, gained + tests_broken)
-            else:
-                tests_fixed, basis = None, "seed counts" if tests_broken is not None else "none"
+        tests_fixed, tests_broken, broken_names, basis = _tests_fixed_broken(
+            (failing_before, passing_before), (failing_after, passing_after), results, pre, passed
+        )
 
         failures_before_count = None
         if previous is not None:
@@ -422,12 +435,12 @@ def derive(run: Run, policy: Policy) -> RunFacts:
             delta=None if previous is None else round(score - previous.score, 6),
             passed=passed, failed=failed, total=total,
             build_failed=build_failed, timed_out=timed_out, tests_not_run=tests_not_run,
-            failing_before=failing_before, failing_after=failing_after, passing_after=passing_after,
+            failing_before=failing_before, failing_after=failing_after,
             failures_before_count=failures_before_count,
             tests_fixed=tests_fixed, tests_broken=tests_broken,
-            fixed_names=fixed_names, broken_names=broken_names, tests_basis=basis,
+            broken_names=broken_names, tests_basis=basis,
             files_changed=files_changed, changed_paths=changed_paths, stack_files_before=stack_before,
-            duration=duration, started_at=started, submitted_at=submitted,
+            duration=duration, submitted_at=submitted,
             test_runs=test_runs, file_edits=file_edits, read_feedback=read_feedback,
             seconds_before_first_edit=seconds_before_edit,
             failures_referenced=analysis.failure_messages_referenced if analysis else None,
@@ -440,5 +453,5 @@ def derive(run: Run, policy: Policy) -> RunFacts:
 
     return RunFacts(
         run=run, format=run.info.format, budget=budget, iterations=tuple(facts), excluded=tuple(excluded),
-        phases=tuple(p.name for p in run.info.phases or ()), phase_budgets=phase_budgets, phase_budget_mode=mode,
+        phases=tuple(p.name for p in run.info.phases or ()), phase_budgets=phase_budgets,
     )

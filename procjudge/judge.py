@@ -16,7 +16,7 @@ import msgspec
 
 from .detectors import ALL
 from .detectors.trajectory import judged_steps
-from .facts import FactsError, RunFacts, derive
+from .facts import FactsError, RunFacts, derive, iteration_number
 from .loading import LoadError
 from .model import Run
 from .policy import DEFAULT, Policy
@@ -140,8 +140,8 @@ def phase_summary(facts: RunFacts, items: list[Item]) -> list[dict[str, Any]]:
     for name in facts.phases:
         members = [it for it in facts.iterations if it.phase == name]
         numbers = {
-            entry.iteration_telemetry.iteration_number if entry.iteration_telemetry.iteration_number is not None else k
-            for k, entry in enumerate(facts.run.iterations) if entry.iteration_telemetry.phase == name
+            iteration_number(entry, k) for k, entry in enumerate(facts.run.iterations)
+            if entry.iteration_telemetry.phase == name
         }
         budget = facts.phase_budgets.get(name)
         # Items confined to the phase; items spanning phases stay run-level.

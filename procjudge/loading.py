@@ -29,7 +29,6 @@ MAX_EXPANDED_NODES = 2_000_000
 RUN_SUFFIXES = (".yaml", ".yml", ".json")
 
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_BaseComposer = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class LoadError(Exception):
@@ -194,13 +193,15 @@ def load_run(path: str | os.PathLike[str], data: Optional[bytes] = None, *, with
 # --------------------------------------------------------------------------- reading and parsing
 
 
+def _too_large(path: str, size: int) -> LoadError:
+    return LoadError(path, f"file is {size / 1e6:.1f} MB; run files are limited to {MAX_FILE_BYTES // 2**20} MiB")
+
+
 def _read_bytes(path: str) -> bytes:
     try:
         size = os.path.getsize(path)
         if size > MAX_FILE_BYTES:
-            raise LoadError(
-                path, f"file is {size / 1e6:.1f} MB; run files are limited to {MAX_FILE_BYTES // 2**20} MiB"
-            )
+            raise _too_large(path, size)
         with open(path, "rb") as handle:
             return handle.read()
     except IsADirectoryError:
@@ -219,7 +220,7 @@ def _line_col(text: str, offset: int) -> tuple[int, int]:
 
 def _decode(path: str, data: bytes) -> str:
     if len(data) > MAX_FILE_BYTES:
-        raise LoadError(path, f"file is {len(data) / 1e6:.1f} MB; run files are limited to {MAX_FILE_BYTES // 2**20} MiB")
+        raise _too_large(path, len(data))
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
@@ -514,14 +515,14 @@ def _locate_validation_error(path: str, text: str, canonical: dict, origins: Ori
     reason = _describe_expected(message, value)
     field_parts = parts + [missing.group(1)] if missing else parts
     document, inner = _source_parts(parts, origins)
-    line, column = _node_position(text, path, document, inner)
+    line, column = _node_position(text, document, inner)
     return LoadError(path, reason, line=line, column=column, field=format_path(field_parts) or "(top level)")
 
 
 def _compose(text: str) -> Optional[list[Any]]:
     """The file's node trees (no values built), one per document; None when unreadable."""
     try:
-        nodes = list(yaml.compose_all(text, Loader=_BaseComposer))
+        nodes = list(yaml.compose_all(text, Loader=_RunLoader))
     except (yaml.YAMLError, RecursionError, ValueError):
         return None
     return [n for n in nodes if n is not None and not (isinstance(n, yaml.ScalarNode) and n.tag.endswith(":null"))]
@@ -537,7 +538,7 @@ def _fill_lines(text: str, origins: Origins) -> None:
             origin.line = line
 
 
-def _node_position(text: str, path: str, document: int, parts: list[Any]) -> tuple[Optional[int], Optional[int]]:
+def _node_position(text: str, document: int, parts: list[Any]) -> tuple[Optional[int], Optional[int]]:
     """Compose the file again (nodes only, no values built) and walk to the field's node."""
     nodes = _compose(text)
     if nodes is None or document >= len(nodes):
@@ -562,10 +563,6 @@ def _walk(node: Any, parts: list[Any]) -> tuple[int, int]:
 
 
 # --------------------------------------------------------------------------- unknown keys
-
-
-def _struct_fields(struct_type: type) -> dict[str, Any]:
-    return {f.name: f.type for f in msgspec.structs.fields(struct_type)}
 
 
 _FIELD_CACHE: dict[type, dict[str, Any]] = {}
@@ -598,7 +595,7 @@ def _fields_of(struct_type: type) -> dict[str, tuple[str, Optional[type]]]:
         import typing
 
         hints = typing.get_type_hints(struct_type, include_extras=True)
-        cached = {name: _inner_struct(hints[name]) for name in _struct_fields(struct_type)}
+        cached = {f.name: _inner_struct(hints[f.name]) for f in msgspec.structs.fields(struct_type)}
         _FIELD_CACHE[struct_type] = cached
     return cached
 

@@ -63,10 +63,6 @@ def _path_matches(path: str, stack_files: Iterable[str]) -> bool:
     return False
 
 
-def _pairs(facts: RunFacts) -> Iterable[tuple[IterationFacts, IterationFacts]]:
-    return zip(facts.iterations, facts.iterations[1:])
-
-
 def _failing_before(it: IterationFacts) -> bool:
     if it.failing_before:
         return True
@@ -309,7 +305,7 @@ def scope_creep(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     lists: new files that no failing test's stack trace names. With plain fields: files created
     in an iteration that fixed no test."""
     rule = policy.anti_patterns.scope_creep
-    for previous, it in _pairs(facts):
+    for previous, it in facts.pairs:
         if not _failing_before(it):
             continue
         changes = it.entry.iteration_telemetry.changes
@@ -431,7 +427,7 @@ def copy_paste_loop(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     added, lines removed) while the failures stay."""
     rule = policy.anti_patterns.copy_paste_loop
     profiles: dict[tuple[int, bool], tuple] = {}
-    for previous, it in _pairs(facts):
+    for previous, it in facts.pairs:
         if previous.position == facts.iterations[0].position:
             continue  # iteration 0 is the first build, not an approach to a failure
         failing = _same_failures(previous, it)

@@ -52,10 +52,6 @@ def detector(id: str, kind: str) -> Callable[[Callable[[RunFacts, Policy], Itera
     return wrap
 
 
-def numbers(iterations: Iterable[Any]) -> tuple[int, ...]:
-    return tuple(it.number for it in iterations)
-
-
 def fmt_num(value: float) -> str:
     """A number as people write it: 62 rather than 62.0, 84.5 as is."""
     return f"{value:.0f}" if float(value).is_integer() else f"{value:.2f}".rstrip("0").rstrip(".")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..facts import RunFacts
+from ..facts import RunFacts, iteration_number
 from ..policy import Policy
 from .base import Hit, detector, fmt_num, plural
 
@@ -15,7 +15,7 @@ def identical_submission(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     """-5 for every submission identical to the previous one: the same ``code_hash`` (when both
     submissions are hashed, the hash alone decides: byte for byte), else an empty diff, else
     (plain fields) a change record with no file and no line changed."""
-    for previous, it in zip(facts.iterations, facts.iterations[1:]):
+    for previous, it in facts.pairs:
         changes = it.entry.iteration_telemetry.changes
         if it.code_hash is not None and previous.code_hash is not None:
             # Both hashed: the hash decides, byte for byte (a diff can be empty for a whitespace change).
@@ -113,7 +113,7 @@ def cooldown_violation(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     gap = policy.format(facts.format).min_gap_seconds
     if facts.format != "standard" or gap is None:
         return
-    for previous, it in zip(facts.iterations, facts.iterations[1:]):
+    for previous, it in facts.pairs:
         if previous.submitted_at is None or it.submitted_at is None:
             continue
         elapsed = it.submitted_at - previous.submitted_at
@@ -138,7 +138,7 @@ def phase_gate(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         phase = telemetry.phase
         if phase is None or phase not in order:
             continue
-        number = telemetry.iteration_number if telemetry.iteration_number is not None else position
+        number = iteration_number(entry, position)
         index = order[phase]
         if index > reached + 1:
             skipped = ", ".join(f"`{p}`" for p in facts.phases[reached + 1 : index])

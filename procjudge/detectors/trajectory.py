@@ -14,7 +14,7 @@ def judged_steps(facts: RunFacts, policy: Policy) -> list[IterationFacts]:
     """Iterations 1..n, less (by default) the first submission of each new marathon phase: its
     score moves because the phase brings new tests, not because of the agent's change."""
     steps = []
-    for previous, it in zip(facts.iterations, facts.iterations[1:]):
+    for previous, it in facts.pairs:
         crosses = previous.phase is not None and it.phase is not None and previous.phase != it.phase
         if crosses and not policy.trajectory.judge_phase_boundaries:
             continue
