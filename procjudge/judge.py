@@ -188,9 +188,12 @@ def judge(run: Run, policy: Policy = DEFAULT) -> Verdict:
     warnings = list(run.warnings)
     if run.aggregate is not None:
         warnings += _compare_aggregate(run.aggregate, computed)
-    from .detectors.signals import signal_table
-
-    table = signal_table(facts, policy)
+    # The per-iteration table is read off the signal items: the checks run once.
+    table: dict[int, list[str]] = {it.number: [] for it in facts.iterations}
+    for item in items:
+        if item.kind == "signal":
+            for number in item.iterations:
+                table[number].append(item.id)
     iterations = [
         {
             "iteration": it.number, "score": it.score, "score_source": it.score_source,

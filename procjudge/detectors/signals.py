@@ -60,16 +60,6 @@ POSITIVE = ("reads_before_writing", "no_regressions", "proportional_edits", "loc
 NEGATIVE = ("edits_without_reading", "regressions", "shotgun_edits", "no_local_validation", "unproductive")
 
 
-def signal_table(facts: RunFacts, policy: Policy) -> dict[int, list[str]]:
-    """For every scored iteration (by number), the signals that hold for it, in a fixed order."""
-    table: dict[int, list[str]] = {it.number: [] for it in facts.iterations}
-    for name, _, check in _checks(policy):
-        for it in facts.iterations:
-            if check(it):
-                table[it.number].append(name)
-    return table
-
-
 @detector("signals", "signal")
 def signals(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     """The ten per-iteration signals: reads before writing (> 30 s), no regressions, edits
