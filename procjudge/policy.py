@@ -176,6 +176,21 @@ class Practices(Section):
     progressive_refinement: Progressive = Progressive()
 
 
+class SignalPoints(Section):
+    """Points per iteration for each signal (0: shown but not scored)."""
+
+    reads_before_writing: Points = 0.0
+    no_regressions: Points = 2.0
+    proportional_edits: Points = 0.0
+    local_validation: Points = 2.0
+    productive: Points = 0.0
+    edits_without_reading: Points = 0.0
+    regressions: Points = 0.0
+    shotgun_edits: Points = 0.0
+    no_local_validation: Points = -2.0
+    unproductive: Points = 0.0
+
+
 class Signals(Section):
     """Per-iteration signals; each has its points (0: shown but not scored)."""
 
@@ -184,18 +199,7 @@ class Signals(Section):
     proportional_edits_factor: Positive = 2.0
     shotgun_edits_factor: Positive = 5.0
     local_validation_min_runs: Annotated[int, msgspec.Meta(ge=1)] = 2
-    points: dict[str, Points] = msgspec.field(default_factory=lambda: {
-        "reads_before_writing": 0.0,
-        "no_regressions": 2.0,
-        "proportional_edits": 0.0,
-        "local_validation": 2.0,
-        "productive": 0.0,
-        "edits_without_reading": 0.0,
-        "regressions": 0.0,
-        "shotgun_edits": 0.0,
-        "no_local_validation": -2.0,
-        "unproductive": 0.0,
-    })
+    points: SignalPoints = SignalPoints()
 
 
 class PatternPolicy(Section):
@@ -229,7 +233,6 @@ class Policy(Section):
 
 
 DEFAULT = Policy()
-SIGNAL_NAMES = tuple(DEFAULT.signals.points)
 
 
 class PolicyError(Exception):
@@ -237,15 +240,11 @@ class PolicyError(Exception):
 
 
 def _merge(base: dict, override: dict) -> dict:
+    """The defaults with a policy file laid over them, section by section."""
     merged = dict(base)
     for key, value in override.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict) and key != "points":
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
             merged[key] = _merge(merged[key], value)
-        elif key == "points" and isinstance(value, dict) and isinstance(merged.get(key), dict):
-            unknown = sorted(set(value) - set(merged[key]))
-            if unknown:
-                raise PolicyError(f"signals.points: unknown signal `{unknown[0]}` (known: {', '.join(merged[key])})")
-            merged[key] = {**merged[key], **value}
         else:
             merged[key] = value
     return merged
@@ -272,12 +271,10 @@ def load_policy(path: Optional[str | os.PathLike[str]]) -> Policy:
     try:
         merged = _merge(msgspec.to_builtins(DEFAULT), override)
         return msgspec.convert(merged, Policy)
-    except PolicyError as exc:
-        raise PolicyError(f"{path}: {exc}") from None
     except msgspec.ValidationError as exc:
         message, _, where = str(exc).rpartition(" - at ")
         message = message or str(exc)
-        field = where.lstrip("$.") or "(top level)"
+        field = where.strip("`").removeprefix("$").lstrip(".") or "(top level)"
         raise PolicyError(f"{path}: {field}: {message.replace('`', '')}") from None
 
 

@@ -71,7 +71,7 @@ def signals(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         hits = [it for it in facts.iterations if check(it)]
         if not hits:
             continue
-        points = policy.signals.points.get(name, 0.0)
+        points = getattr(policy.signals.points, name)
         yield Hit(name=name, points=points * len(hits), iterations=tuple(it.number for it in hits),
                   evidence=f"{condition} in {plural(len(hits), 'iteration')}"
                   + (f" ({points:+g} each)" if points else " (shown, not scored)"),
