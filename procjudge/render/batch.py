@@ -12,7 +12,7 @@ from typing import Any, Iterable, Iterator, Optional
 from ..batch import Collector, Result
 from .json import dumps
 from .markdown import cell
-from .text import literal, num, one_line, signed
+from .text import counts, literal, num, one_line, shares, signed
 
 Stream = Iterable[tuple[Result, Optional[list[str]]]]
 
@@ -78,8 +78,8 @@ def markdown_report(results: Stream, collector: Collector) -> Iterator[str]:
         lines += ["| agent | runs | mean process | median process | mean final | tiers | anti-patterns (share of runs) |",
                   "|---|---:|---:|---:|---:|---|---|"]
         for agent in summary["agents"]:
-            tiers = ", ".join(f"{t} {n}" for t, n in agent["tiers"].items())
-            patterns = ", ".join(f"{p} {s:.0%}" for p, s in agent["anti_pattern_share"].items()) or "-"
+            tiers = counts(agent["tiers"])
+            patterns = shares(agent["anti_pattern_share"])
             lines.append(f"| {cell(agent['agent'])} | {agent['runs']} | {signed(agent['mean_process_score'])} | "
                          f"{signed(agent['median_process_score'])} | {num(round(agent['mean_final_score'], 1))} | {tiers} | {patterns} |")
         lines.append("")
@@ -189,8 +189,8 @@ def table_report(results: Stream, collector: Collector):
         agents.add_column(column, overflow="fold")
     for agent in summary["agents"]:
         agents.add_row(Text(literal(agent["agent"])), str(agent["runs"]), signed(round(agent["mean_process_score"], 2)),
-                       signed(agent["median_process_score"]), ", ".join(f"{t} {n}" for t, n in agent["tiers"].items()),
-                       ", ".join(f"{p} {s:.0%}" for p, s in agent["anti_pattern_share"].items()) or "-")
+                       signed(agent["median_process_score"]), counts(agent["tiers"]),
+                       shares(agent["anti_pattern_share"]))
     footer = Text()
     footer.append(f"{summary['runs_scored']} runs scored, {summary['gate']['failed_runs']} failed the gate, "
                   f"{summary['errors']} unreadable")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .markdown import cell
-from .text import literal, num, signed, sparkline
+from .text import literal, num, shares, signed, sparkline
 
 A_MARK, B_MARK, BOTH_MARK = "A", "B", "*"
 
@@ -94,7 +94,7 @@ def table(result: dict[str, Any]):
             summary.add_row(Text(f"{label} {literal(side['label'])}"), str(side.get("runs", 0)),
                             signed(side.get("mean_process_score", 0)), signed(side.get("median_process_score", 0)),
                             num(round(side.get("mean_final_score", 0), 1)), num(round(side.get("mean_iterations_used", 0), 2)),
-                            ", ".join(f"{k} {v:.0%}" for k, v in side.get("anti_pattern_share", {}).items()) or "-")
+                            shares(side.get("anti_pattern_share", {})))
         parts += [summary, Text("")]
         pairs = Table(show_edge=False, pad_edge=False, header_style="bold", title="paired by challenge", title_justify="left", title_style="dim")
         for column, justify in (("challenge", "left"), ("A", "right"), ("B", "right"), ("B − A", "right"), ("A tier", "left"), ("B tier", "left")):
@@ -146,7 +146,7 @@ def markdown(result: dict[str, Any]) -> str:
         for label, side in (("A", result["a"]), ("B", result["b"])):
             lines.append(f"| {label} {cell(side['label'])} | {side.get('runs', 0)} | {signed(side.get('mean_process_score', 0))} | "
                          f"{signed(side.get('median_process_score', 0))} | {num(round(side.get('mean_final_score', 0), 1))} | "
-                         f"{', '.join(f'{k} {v:.0%}' for k, v in side.get('anti_pattern_share', {}).items()) or '-'} |")
+                         f"{shares(side.get('anti_pattern_share', {}))} |")
         lines += ["", "| challenge | A | B | B − A |", "|---|---:|---:|---:|"]
         for row in result["rows"][:100]:
             lines.append(f"| {cell(row['challenge'])} | {signed(row['a']['process_score'])} | {signed(row['b']['process_score'])} | {signed(row['difference'])} |")

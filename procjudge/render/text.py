@@ -76,3 +76,13 @@ def aggregate_line(aggregate: dict) -> str:
     if timing.get("front_loaded") is not None:
         parts.append("front-loaded" if timing["front_loaded"] else "not front-loaded")
     return ", ".join(parts)
+
+
+def shares(share: dict) -> str:
+    """{'scope_creep': 0.5} -> 'scope_creep 50%' (or '-')."""
+    return ", ".join(f"{name} {value:.0%}" for name, value in share.items()) or "-"
+
+
+def counts(counted: dict) -> str:
+    """{'systematic_refinement': 3} -> 'systematic_refinement 3'."""
+    return ", ".join(f"{name} {count}" for name, count in counted.items())
