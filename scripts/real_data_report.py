@@ -62,7 +62,7 @@ def main(realdata: Path) -> None:
         "Findings: the number of items of each kind over all runs of the file.\n\n")
     out("| file | runs | mean process | median | mean final | tiers | " + " | ".join(f"`{f}`" for f in FINDINGS) + " |\n")
     out("|---|---:|---:|---:|---:|---|" + "---:|" * len(FINDINGS) + "\n")
-    folders: dict[str, Path] = {}
+    scored: dict[str, list[dict]] = {}
     for path in logs:
         relative = str(path.relative_to(realdata))
         name = relative.replace("/results.jsonl", "").replace(".jsonl", "").replace("/", "__")
@@ -73,9 +73,8 @@ def main(realdata: Path) -> None:
         _, issues = import_files([str(path)], str(work / name), agent=name, hidden_from=hidden_from)
         if issues:
             raise SystemExit(f"{relative}: {issues[0]}")
-        folder = work / name / name
-        folders[relative] = folder
-        rows, counts = score_folder(folder)
+        rows, counts = score_folder(work / name / name)
+        scored[relative] = rows
         scores = sorted(r["process_score"] for r in rows)
         mean = sum(scores) / len(scores)
         median = (scores[len(scores) // 2] + scores[(len(scores) - 1) // 2]) / 2
@@ -101,11 +100,9 @@ def main(realdata: Path) -> None:
         ("ldb/mbpp/codellama/results.jsonl", "ldb/mbpp/gpt-3.5-turbo-0613/results.jsonl"),
     ]
     for a, b in pairs:
-        if a not in folders or b not in folders:
+        if a not in scored or b not in scored:
             continue
-        rows_a, _ = score_folder(folders[a])
-        rows_b, _ = score_folder(folders[b])
-        result = compare_folders(rows_a, rows_b, seed=0, label_a=a, label_b=b)
+        result = compare_folders(scored[a], scored[b], seed=0, label_a=a, label_b=b)
         paired = result["paired"]
         low, high = paired["ci95"]
         out(f"| `{a}` | `{b}` | {paired['pairs']} | {paired['b_wins']} | {paired['b_losses']} | {paired['ties']} | "

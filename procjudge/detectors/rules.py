@@ -159,8 +159,10 @@ def early_termination(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     last iteration stalled (the data shows a dead end: the score moved less than 2), is not."""
     final = facts.final
     used = len(facts.iterations)
-    left = facts.budget - used - len(facts.excluded)
-    if left <= 0 or facts.excluded:
+    if facts.excluded:
+        return  # submissions were dropped (budget or double submit): the run did not stop early
+    left = facts.budget - used
+    if left <= 0:
         return
     failing = final.failed if final.failed is not None else None
     if final.build_failed:
