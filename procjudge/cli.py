@@ -384,10 +384,16 @@ def import_reflexion(
     written, issues = import_files([str(f) for f in files], str(out), agent=agent,
                                    hidden_from=str(hidden_from) if hidden_from else None,
                                    max_iterations=max_iterations, hidden_name=hidden_name)
-    for issue in issues:
+    errors = [issue for issue in issues if not issue.note]
+    notes = [issue for issue in issues if issue.note]
+    for issue in errors:
         _err(f"procjudge: {issue}")
-    sys.stdout.write(f"imported {written} runs into {out}" + (f"; {len(issues)} lines skipped" if issues else "") + "\n")
-    raise typer.Exit(2 if issues else 0)
+    if notes:
+        _err(f"procjudge: note: {len(notes)} records skipped: {notes[0].reason} (first: {notes[0].path}:{notes[0].line})")
+    skipped = f"; {len(errors)} lines skipped" if errors else ""
+    skipped += f"; {len(notes)} records with nothing to judge" if notes else ""
+    sys.stdout.write(f"imported {written} runs into {out}{skipped}\n")
+    raise typer.Exit(2 if errors else 0)
 
 
 @policy_app.command("show")

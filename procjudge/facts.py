@@ -20,11 +20,35 @@ from typing import Any, Optional
 
 import msgspec
 
+from . import code as codeinfo
 from .model import Counts, Entry, Run
 from .policy import Policy
 
 _DIFF_FILE = re.compile(r"^\+\+\+ (?:b/)?(.+?)\s*$")
 _TEST_PATH = re.compile(r"(^|/)(tests?|spec|__tests__)/|(^|/)test_[^/]*$|_test\.[a-z]+$|\.(test|spec)\.[a-z]+$|(^|/)conftest\.py$")
+
+
+_THROWAWAY = re.compile(
+    r"^(?:reproduce|repro|debug|scratch|check|verify|try|tmp|temp|sanity|probe|demo|explore|investigate)"
+    r"(?:[_-][^/]*)?\.(?:py|sh|js|ts|rb)$|^(?:reproduce|repro)[^/]*$",
+    re.I,
+)
+_ROOT_TEST_SCRIPT = re.compile(r"^test_[^/]*\.py$")
+
+
+def outside_repository(path: str) -> bool:
+    """A path outside the repository: absolute, under the home folder, or climbing out with ``..``."""
+    path = path.replace("\\", "/")
+    return path.startswith(("/", "~", "../")) or bool(re.match(r"^[A-Za-z]:/", path))
+
+
+def throwaway_name(path: str) -> bool:
+    """A throw-away script by its name and place, for a file the agent created:
+    ``reproduce_*.py``, ``check_*.py``, ``debug*.py`` anywhere, a ``test_*.py`` in the repository root."""
+    path = path.replace("\\", "/")
+    path = path[2:] if path.startswith("./") else path
+    name = path.rsplit("/", 1)[-1]
+    return bool(_THROWAWAY.match(name)) or ("/" not in path and bool(_ROOT_TEST_SCRIPT.match(name)))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -41,6 +65,7 @@ class FileDiff(msgspec.Struct, frozen=True):
     removed: tuple[str, ...]
     is_test: bool
     added_text: str  # the added lines joined by newlines, built once for the detectors that scan it
+    created: bool = False  # the diff creates the file (``--- /dev/null``)
 
 
 class Diff(msgspec.Struct, frozen=True):
@@ -88,6 +113,7 @@ def parse_diff(text: str) -> Diff:
         lines = chunk.split("\n")
         path = ""
         header = 0
+        created = False
         for index, line in enumerate(lines[:6]):
             if line.startswith("@@"):
                 break
@@ -97,6 +123,7 @@ def parse_diff(text: str) -> Diff:
                 header = index + 1
             elif line.startswith("--- ") and not path:
                 candidate = line[4:].strip()
+                created = candidate == "/dev/null"
                 path = candidate[2:] if candidate.startswith("a/") else candidate
                 header = index + 1
             elif line.startswith("diff --git "):
@@ -107,7 +134,7 @@ def parse_diff(text: str) -> Diff:
         added = tuple([line[1:] for line in body if line[:1] == "+"])
         removed = tuple([line[1:] for line in body if line[:1] == "-"])
         if path or added or removed:
-            per_file.append(FileDiff(path, added, removed, is_test_path(path) if path else False, "\n".join(added)))
+            per_file.append(FileDiff(path, added, removed, is_test_path(path) if path else False, "\n".join(added), created))
     return Diff(tuple(per_file))
 
 
@@ -163,6 +190,15 @@ class IterationFacts(msgspec.Struct, frozen=True, kw_only=True):
     code_hash: Optional[str]
     diff: Optional[Diff]
     hidden: Optional[Counts]
+    code: Optional[str] = None  # the submitted program, where the run carries it
+    fix_paths: tuple[str, ...] = ()  # changed paths less scratch files: what the fix touched
+    scratch_paths: tuple[str, ...] = ()
+    tests_ran: bool = True  # False after a failed build or a timeout: no list of regressions
+    regressions_ruled_out: bool = False  # the evidence excludes a broken test (not only a net gain)
+    counts_comparable: bool = True  # the pass counts come from the same suite as the previous ones
+    suite: Optional[str] = None
+    shapes: tuple[codeinfo.Shape, ...] = ()  # cheat shapes this submission added (see procjudge.code)
+    code_read: str = ""  # how its code was read for shapes: "python", "text" or "" (no code)
 
     @property
     def all_passing(self) -> bool:
@@ -186,6 +222,9 @@ class RunFacts(msgspec.Struct, frozen=True, kw_only=True):
     excluded: tuple[Exclusion, ...]
     phases: tuple[str, ...]
     phase_budgets: dict[str, int]
+    cases: tuple[codeinfo.Case, ...] = ()  # visible tests as input -> expected-output cases
+    spec_literals: frozenset = frozenset()  # literals of the task statement and its given tests
+    warnings: tuple[str, ...] = ()  # what is implausible in the run (scale, contradictions, order)
 
     @property
     def trajectory(self) -> list[float]:
@@ -350,108 +389,348 @@ def _plan(run: Run, policy: Policy) -> tuple[list[int], list[Exclusion], dict[st
     return kept, excluded, phase_budgets, budget
 
 
-def derive(run: Run, policy: Policy) -> RunFacts:
-    """Facts for every scored submission of a run, in order."""
-    positions, excluded, phase_budgets, budget = _plan(run, policy)
-    scope = policy.rules.build_failure.zero_score
-    facts: list[IterationFacts] = []
-    previous: Optional[IterationFacts] = None
-    previous_names: tuple = (None, None, frozenset())
-    for position in positions:
-        entry = run.iterations[position]
-        telemetry = entry.iteration_telemetry
-        number = iteration_number(entry, position)
-        build_failed = _build_failed(entry)
-        counts = _post_counts(entry)
-        passed = counts.passed if counts else None
-        total = counts.total_or_sum if counts else None
-        failed = (counts.failed if counts.failed is not None else (total - passed)) if counts else None
-        timed_out = bool(telemetry.timed_out)
-        tests_not_run = 0
-        if timed_out and total is not None:
-            completed = telemetry.tests_completed
-            if completed is not None:
-                tests_not_run = max(0, total - completed)
-            else:
-                tests_not_run = max(0, total - passed - (failed or 0))
-            failed = total - passed
-        first_of_phase = not facts or (telemetry.phase is not None and facts[-1].phase != telemetry.phase)
-        zero_by_build = build_failed and (scope == "every_iteration" or first_of_phase)
-        if zero_by_build:
-            score, source = 0.0, "build failure"
-        elif telemetry.score is not None and telemetry.score.post_iteration is not None:
-            score, source = float(telemetry.score.post_iteration), "score.post_iteration"
-        elif total:
-            score, source = round(100.0 * passed / total, 2), "100 x passed / total"
-        elif build_failed:
-            score, source = 0.0, "build failure"
-        else:
-            raise FactsError(position, "needs score.post_iteration or test counts "
-                                       "(test_results.post_iteration, iteration_feedback.tests) to be scored")
+def _scratch_paths(run: Run) -> frozenset[str]:
+    """Files that are not part of the fix: flagged ``scratch``, outside the repository, created and
+    later deleted within the run, or created with a throw-away name (``reproduce_*.py``, a
+    ``test_*.py`` in the repository root)."""
+    scratch: set[str] = set()
+    created: set[str] = set()
+    for entry in run.iterations:
+        changes = entry.iteration_telemetry.changes
+        if changes is None:
+            continue
+        for change in changes.files or ():
+            if change.scratch:
+                scratch.add(change.path)
+            if outside_repository(change.path):
+                scratch.add(change.path)
+            if change.status == "created":
+                created.add(change.path)
+                if throwaway_name(change.path):
+                    scratch.add(change.path)
+            elif change.status == "deleted" and change.path in created:
+                scratch.add(change.path)
+        if changes.diff and changes.files is None:
+            for file in parse_diff_cached(changes.diff).per_file:
+                if file.path and (outside_repository(file.path) or (file.created and throwaway_name(file.path))):
+                    scratch.add(file.path)
+    # An explicit ``scratch: false`` wins over every inference.
+    kept = {change.path for entry in run.iterations for change in (
+        (entry.iteration_telemetry.changes.files or ()) if entry.iteration_telemetry.changes else ()
+    ) if change.scratch is False}
+    return frozenset(scratch - kept)
 
-        failing_after, passing_after, stack_files = _names(entry)
-        failing_before, passing_before, stack_before = previous_names
-        diff = parse_diff(telemetry.changes.diff) if telemetry.changes and telemetry.changes.diff is not None else None
 
-        results = telemetry.test_results
-        pre = results.pre_iteration if results and results.pre_iteration else None
-        if pre is None and previous is not None and previous.passed is not None:
-            pre = Counts(passed=previous.passed, failed=previous.failed, total=previous.total)
+@functools.lru_cache(maxsize=256)
+def parse_diff_cached(text: str) -> Diff:
+    return parse_diff(text)
+
+
+def _task_evidence(run: Run) -> tuple[tuple[codeinfo.Case, ...], frozenset]:
+    """The visible tests as cases, and the literals of the task's own statement and given tests.
+
+    Cases come from the task's given tests and from every test name the run's feedback shows
+    (LDB and Reflexion name a test by its assert); literals of the specification are only those
+    given before any feedback: the statement and the given tests."""
+    task = run.info.task
+    given = list(task.visible_tests or ()) if task else []
+    statement = task.statement or "" if task else ""
+    names: dict[str, None] = dict.fromkeys(given)
+    for entry in run.iterations:
+        results = entry.iteration_telemetry.test_results
+        for test in (results.tests or ()) if results else ():
+            names.setdefault(test.name)
+            if test.message:
+                names.setdefault(f"{test.name}: {test.message}")
+        feedback = entry.iteration_feedback
+        for failure in (feedback.tests.failures or ()) if feedback and feedback.tests else ():
+            names.setdefault(f"{failure.name}: {failure.message or ''}")
+    cases: list[codeinfo.Case] = []
+    for name in names:
+        cases.extend(codeinfo.cases_in(name))
+    spec = codeinfo.text_literals(statement + "\n" + "\n".join(given))
+    return tuple(dict.fromkeys(cases)), spec
+
+
+def _counts(entry: Entry) -> tuple[Optional[int], Optional[int], Optional[int]]:
+    """(passed, failed, total) after a submission, from the first record that has them."""
+    counts = _post_counts(entry)
+    if counts is None:
+        return None, None, None
+    total = counts.total_or_sum
+    failed = counts.failed if counts.failed is not None else total - counts.passed
+    return counts.passed, failed, total
+
+
+def _score(entry: Entry, position: int, build_failed: bool, zero_by_build: bool,
+           passed: Optional[int], total: Optional[int]) -> tuple[float, str]:
+    """An iteration's score and where it came from: 0 for a failed build (as the policy scopes
+    it), else ``score.post_iteration``, else 100 x passed / total."""
+    telemetry = entry.iteration_telemetry
+    if zero_by_build:
+        return 0.0, "build failure"
+    if telemetry.score is not None and telemetry.score.post_iteration is not None:
+        return float(telemetry.score.post_iteration), "score.post_iteration"
+    if total:
+        return round(100.0 * (passed or 0) / total, 2), "100 x passed / total"
+    if build_failed:
+        return 0.0, "build failure"
+    raise FactsError(position, "needs score.post_iteration or test counts "
+                               "(test_results.post_iteration, iteration_feedback.tests) to be scored")
+
+
+def _suite(entry: Entry) -> Optional[str]:
+    results = entry.iteration_telemetry.test_results
+    return results.suite if results is not None else None
+
+
+def _comparable(previous: Optional["IterationFacts"], suite: Optional[str], total: Optional[int]) -> bool:
+    """Whether pass counts can be compared with the previous run of the tests: the same declared
+    suite, or, without declared suites, the same number of tests."""
+    if previous is None:
+        return True
+    if suite is not None and previous.suite is not None:
+        return suite == previous.suite
+    if total is not None and previous.total is not None:
+        return total == previous.total
+    return True
+
+
+def _activity(entry: Entry) -> dict[str, Any]:
+    """Local test runs, edits, reading and timing of one iteration (counts, else the action log)."""
+    telemetry = entry.iteration_telemetry
+    actions = telemetry.actions
+    analysis = telemetry.feedback_analysis
+    log = actions.log if actions else None
+    test_runs = actions.test_runs if actions else None
+    if log is not None and test_runs is None:
+        test_runs = sum(1 for a in log if a.tool == "run_tests")
+    file_edits = actions.file_edits if actions else None
+    if log is not None and file_edits is None:
+        file_edits = sum(1 for a in log if a.tool == "edit_file")
+    started = parse_time(telemetry.timestamp_start)
+    submitted = parse_time(telemetry.timestamp_submit)
+    duration = telemetry.duration_seconds
+    if duration is None and started is not None and submitted is not None and submitted >= started:
+        duration = submitted - started
+    seconds_before_edit = analysis.time_before_first_edit_seconds if analysis else None
+    if seconds_before_edit is None and log:
+        seconds_before_edit = next((a.at_seconds for a in log if a.tool == "edit_file" and a.at_seconds is not None), None)
+    read_feedback = analysis.read_feedback if analysis else None
+    if read_feedback is None and log is not None:
+        read_feedback = any(a.tool == "read_feedback" for a in log)
+    return {
+        "test_runs": test_runs, "file_edits": file_edits, "duration": duration, "submitted_at": submitted,
+        "seconds_before_first_edit": seconds_before_edit, "read_feedback": read_feedback,
+        "failures_referenced": analysis.failure_messages_referenced if analysis else None,
+    }
+
+
+def _ruled_out(broken: Optional[int], basis: str, baseline_passed: Optional[int], passed: Optional[int],
+               total: Optional[int], comparable: bool, explicit: Optional[int]) -> bool:
+    """Whether the evidence excludes a broken test (and something could have broken): per-test
+    outcomes that show none, a harness's ``regressions: 0``, or every test passing on the same suite.
+    A net gain in passes does not: 18/24 to 20/24 can hide two regressions."""
+    if not baseline_passed:
+        return False
+    if basis == "per-test outcomes":
+        return broken == 0
+    if explicit is not None:
+        return explicit == 0
+    return comparable and total is not None and passed == total
+
+
+def _plausibility(run: Run, facts: list["IterationFacts"], max_gap: float) -> list[str]:
+    """Warnings for what a reader would doubt: a 0..1 scale, a score far from its own test counts,
+    iteration numbers that repeat or go backwards."""
+    warnings: list[str] = []
+    scored = [it for it in facts if it.score_source == "score.post_iteration"]
+    if scored and all(it.score <= 1.0 for it in scored) and any(
+        it.score > 0 or (it.passed or 0) > 0 for it in scored
+    ):
+        shown = ", ".join(fmt_score(it.score) for it in scored[:6])
+        warnings.append(f"{run.path}: the scores ({shown}) look like a 0..1 scale; procjudge reads scores on 0..100 "
+                        "(multiply by 100 in the harness)")
+    for it in scored:
+        if it.total and not it.build_failed:
+            from_counts = 100.0 * (it.passed or 0) / it.total
+            if abs(from_counts - it.score) > max_gap:
+                warnings.append(f"{run.path}: iteration {it.number}: score {fmt_score(it.score)} contradicts its test "
+                                f"counts ({it.passed}/{it.total} = {fmt_score(round(from_counts, 1))}%)")
+    numbers = [entry.iteration_telemetry.iteration_number for entry in run.iterations]
+    seen: set[int] = set()
+    for position, (before, number) in enumerate(zip([None] + numbers, numbers)):
+        if number is None:
+            continue
+        if number in seen:
+            warnings.append(f"{run.path}: iterations[{position}]: iteration number {number} repeats an earlier one")
+        elif before is not None and number < before:
+            warnings.append(f"{run.path}: iterations[{position}]: iteration number {number} comes after {before}")
+        seen.add(number)
+    return warnings
+
+
+def fmt_score(value: float) -> str:
+    return f"{value:.0f}" if float(value).is_integer() else f"{value:g}"
+
+
+def _iteration(run: Run, position: int, previous: Optional[IterationFacts], baseline: Optional[IterationFacts],
+               first_of_phase: bool, policy: Policy, scratch: frozenset[str]) -> IterationFacts:
+    """The facts of one scored submission. ``previous`` is the submission before it; ``baseline``
+    the last one whose tests ran (a failed build or a timeout is not a list of regressions)."""
+    entry = run.iterations[position]
+    telemetry = entry.iteration_telemetry
+    build_failed = _build_failed(entry)
+    passed, failed, total = _counts(entry)
+    timed_out = bool(telemetry.timed_out)
+    tests_not_run = 0
+    if timed_out and total is not None:
+        completed = telemetry.tests_completed
+        tests_not_run = max(0, total - completed) if completed is not None else max(0, total - (passed or 0) - (failed or 0))
+        failed = total - (passed or 0)
+    zero_by_build = build_failed and (policy.rules.build_failure.zero_score == "every_iteration" or first_of_phase)
+    score, source = _score(entry, position, build_failed, zero_by_build, passed, total)
+
+    failing_after, passing_after, stack_files = _names(entry)
+    base_names = baseline.entry if baseline is not None else None
+    failing_before, passing_before, stack_before = _names(base_names) if base_names is not None else (None, None, frozenset())
+    changes = telemetry.changes
+    diff = parse_diff_cached(changes.diff) if changes and changes.diff is not None else None
+    results = telemetry.test_results
+    suite = _suite(entry)
+    comparable = _comparable(baseline, suite, total)
+    pre = results.pre_iteration if results and results.pre_iteration else None
+    if pre is None and baseline is not None and baseline.passed is not None:
+        pre = Counts(passed=baseline.passed, failed=baseline.failed, total=baseline.total)
+    tests_ran = not build_failed and not timed_out
+    if not tests_ran:
+        tests_fixed, tests_broken, broken_names = None, None, ()
+        basis = "build failed: no list of regressions" if build_failed else "timed out: tests not run are not regressions"
+    elif not comparable and None in (failing_before, passing_before, failing_after, passing_after):
+        tests_fixed, tests_broken, broken_names, basis = None, None, (), "not comparable: a different suite"
+    else:
         tests_fixed, tests_broken, broken_names, basis = _tests_fixed_broken(
             (failing_before, passing_before), (failing_after, passing_after), results, pre, passed
         )
+    failures_before_count = previous.failed if previous is not None else (
+        (pre.failed if pre.failed is not None else pre.total_or_sum - pre.passed) if pre is not None else None
+    )
+    files_changed, changed_paths = _changed(entry, diff)
+    activity = _activity(entry)
+    baseline_passed = baseline.passed if baseline is not None else (pre.passed if pre is not None else None)
+    return IterationFacts(
+        position=position, number=iteration_number(entry, position), entry=entry, phase=telemetry.phase,
+        score=score, score_source=source,
+        delta=None if previous is None else round(score - previous.score, 6),
+        passed=passed, failed=failed, total=total,
+        build_failed=build_failed, timed_out=timed_out, tests_not_run=tests_not_run,
+        failing_before=failing_before if baseline is not None else None,
+        failing_after=failing_after, failures_before_count=failures_before_count,
+        tests_fixed=tests_fixed, tests_broken=tests_broken, broken_names=broken_names, tests_basis=basis,
+        files_changed=files_changed, changed_paths=changed_paths, stack_files_before=stack_before,
+        code_hash=changes.code_hash if changes else None, diff=diff,
+        hidden=results.hidden if results else None,
+        code=changes.code if changes else None,
+        fix_paths=tuple(p for p in changed_paths if p not in scratch),
+        scratch_paths=tuple(p for p in changed_paths if p in scratch),
+        tests_ran=tests_ran, counts_comparable=comparable, suite=suite,
+        regressions_ruled_out=tests_ran and _ruled_out(
+            tests_broken, basis, baseline_passed, passed, total, comparable,
+            results.regressions if results else None),
+        **activity,
+    )
 
-        failures_before_count = None
-        if previous is not None:
-            failures_before_count = previous.failed
-        elif pre is not None:
-            failures_before_count = pre.failed if pre.failed is not None else (pre.total_or_sum - pre.passed)
 
-        files_changed, changed_paths = _changed(entry, diff)
-        actions = telemetry.actions
-        analysis = telemetry.feedback_analysis
-        test_runs = actions.test_runs if actions else None
-        if actions and actions.log is not None and test_runs is None:
-            test_runs = sum(1 for a in actions.log if a.tool == "run_tests")
-        file_edits = actions.file_edits if actions else None
-        if actions and actions.log is not None and file_edits is None:
-            file_edits = sum(1 for a in actions.log if a.tool == "edit_file")
-        started = parse_time(telemetry.timestamp_start)
-        submitted = parse_time(telemetry.timestamp_submit)
-        duration = telemetry.duration_seconds
-        if duration is None and started is not None and submitted is not None and submitted >= started:
-            duration = submitted - started
-        seconds_before_edit = analysis.time_before_first_edit_seconds if analysis else None
-        if seconds_before_edit is None and actions and actions.log:
-            first_edit = next((a.at_seconds for a in actions.log if a.tool == "edit_file" and a.at_seconds is not None), None)
-            seconds_before_edit = first_edit
-        read_feedback = analysis.read_feedback if analysis else None
-        if read_feedback is None and actions and actions.log is not None:
-            read_feedback = any(a.tool == "read_feedback" for a in actions.log)
+def failure_texts(entry: Optional[Entry]) -> list[str]:
+    """Names, messages and categories of the tests failing after a submission."""
+    if entry is None:
+        return []
+    texts: list[str] = []
+    results = entry.iteration_telemetry.test_results
+    if results is not None and results.tests:
+        for test in results.tests:
+            if test.outcome in ("failed", "error"):
+                texts += [test.name, test.message or "", test.category or ""]
+    feedback = entry.iteration_feedback
+    if feedback is not None and feedback.tests is not None and feedback.tests.failures:
+        for failure in feedback.tests.failures:
+            texts += [failure.name, failure.message or "", failure.category or ""]
+    return texts
 
-        current = IterationFacts(
-            position=position, number=number, entry=entry, phase=telemetry.phase,
-            score=score, score_source=source,
-            delta=None if previous is None else round(score - previous.score, 6),
-            passed=passed, failed=failed, total=total,
-            build_failed=build_failed, timed_out=timed_out, tests_not_run=tests_not_run,
-            failing_before=failing_before, failing_after=failing_after,
-            failures_before_count=failures_before_count,
-            tests_fixed=tests_fixed, tests_broken=tests_broken,
-            broken_names=broken_names, tests_basis=basis,
-            files_changed=files_changed, changed_paths=changed_paths, stack_files_before=stack_before,
-            duration=duration, submitted_at=submitted,
-            test_runs=test_runs, file_edits=file_edits, read_feedback=read_feedback,
-            seconds_before_first_edit=seconds_before_edit,
-            failures_referenced=analysis.failure_messages_referenced if analysis else None,
-            code_hash=telemetry.changes.code_hash if telemetry.changes else None,
-            diff=diff, hidden=results.hidden if results else None,
-        )
+
+def _is_python(path: str, language: Optional[str]) -> bool:
+    if path:
+        return path.endswith((".py", ".pyi"))
+    return (language or "python").lower().startswith("py")
+
+
+def _code_shapes(it: IterationFacts, previous: Optional[IterationFacts], cases: tuple[codeinfo.Case, ...],
+                 spec: frozenset, language: Optional[str]) -> tuple[tuple[codeinfo.Shape, ...], str]:
+    """The cheat shapes a submission adds, and how its code was read.
+
+    The whole program when the run carries it (shapes already present in the previous program
+    are not counted again), else the diff's added lines per file; test files give their edits,
+    scratch files nothing."""
+    feedback_text = "\n".join(failure_texts(previous.entry if previous else None))
+    feedback = codeinfo.text_literals(feedback_text) - spec
+    shapes: list[codeinfo.Shape] = []
+    read = ""
+    if it.code is not None and _is_python("", language):
+        found = codeinfo.python_shapes(it.code, cases, feedback, spec)
+        if found is not None:
+            read = "python"
+            before: set = set()
+            if previous is not None and previous.code is not None:
+                earlier = codeinfo.python_shapes(previous.code, cases, feedback, spec) or []
+                before = {shape.key for shape in earlier}
+            shapes += [shape for shape in found if shape.key not in before]
+    for file in it.diff.per_file if it.diff is not None else ():
+        if file.path in it.scratch_paths or (file.path and outside_repository(file.path)):
+            continue
+        if file.is_test:
+            shapes += codeinfo.test_edit_shapes(file.path, file.added, file.removed)
+            read = read or "text"
+            continue
+        shapes += codeinfo.removed_check_shapes(file.path, file.added, file.removed, feedback_text)
+        if read == "python" or not file.added:
+            continue
+        found = None
+        if _is_python(file.path, language):
+            found = codeinfo.python_shapes(file.added_text, cases, feedback, spec, fragment=True)
+        if found is not None:
+            shapes += found
+            read = "python"
+        else:
+            shapes += codeinfo.text_special_cases(file.added_text, feedback, spec)
+            shapes += codeinfo.text_tampering(file.added_text)
+            read = read or "text"
+    return tuple(shapes), read
+
+
+def derive(run: Run, policy: Policy) -> RunFacts:
+    """Facts for every scored submission of a run, in order: the plan, then each submission
+    against the one before it and against the last one whose tests ran."""
+    positions, excluded, phase_budgets, budget = _plan(run, policy)
+    scratch = _scratch_paths(run)
+    facts: list[IterationFacts] = []
+    baseline: Optional[IterationFacts] = None
+    for position in positions:
+        phase = run.iterations[position].iteration_telemetry.phase
+        first_of_phase = not facts or (phase is not None and facts[-1].phase != phase)
+        current = _iteration(run, position, facts[-1] if facts else None, baseline, first_of_phase, policy, scratch)
         facts.append(current)
-        previous = current
-        previous_names = (failing_after, passing_after, stack_files)
-
+        if current.tests_ran:
+            baseline = current
+    cases, spec = _task_evidence(run)
+    language = run.info.task.language if run.info.task else None
+    for k, it in enumerate(facts):
+        if it.code is None and it.diff is None:
+            continue
+        shapes, read = _code_shapes(it, facts[k - 1] if k else None, cases, spec, language)
+        facts[k] = msgspec.structs.replace(it, shapes=shapes, code_read=read)
     return RunFacts(
         run=run, format=run.info.format, budget=budget, iterations=tuple(facts), excluded=tuple(excluded),
         phases=tuple(p.name for p in run.info.phases or ()), phase_budgets=phase_budgets,
+        cases=cases, spec_literals=spec,
+        warnings=tuple(_plausibility(run, facts, policy.plausibility.max_score_gap)),
     )

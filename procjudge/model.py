@@ -23,6 +23,9 @@ Count = Annotated[int, msgspec.Meta(ge=0, le=MAX_COUNT, description="a non-negat
 SignedCount = Annotated[int, msgspec.Meta(ge=-MAX_COUNT, le=MAX_COUNT)]
 Seconds = Annotated[float, msgspec.Meta(ge=0, le=MAX_SECONDS, description="seconds, >= 0")]
 Score = Annotated[float, msgspec.Meta(ge=-MAX_POINTS, le=MAX_POINTS, description="a finite score")]
+# An iteration's score is on the document's 0..100 scale; anything outside it is a broken record.
+IterationScore = Annotated[float, msgspec.Meta(ge=0, le=100, description="a score on the 0..100 scale")]
+ScoreDelta = Annotated[float, msgspec.Meta(ge=-100, le=100, description="a score change, -100..100")]
 Percent = Annotated[float, msgspec.Meta(ge=0, le=100)]
 Text = Annotated[str, msgspec.Meta(max_length=1_000_000)]
 Name = Annotated[str, msgspec.Meta(max_length=10_000)]
@@ -84,6 +87,7 @@ class FileChange(Record):
     previous_path: Optional[Name] = None
     lines_added: Optional[Count] = None
     lines_removed: Optional[Count] = None
+    scratch: Optional[bool] = None  # a throw-away file (reproduction script, probe): not part of the fix
 
 
 class Changes(Record):
@@ -122,12 +126,13 @@ class TestResults(Record):
     tests: Optional[list[TestOutcome]] = None
     hidden: Optional[Counts] = None
     hidden_suites: Optional[list[HiddenSuite]] = None  # extension: several held-back suites, by name
+    suite: Optional[Name] = None  # the identity of the suite that produced the counts (command, targets)
 
 
 class ScoreRecord(Record):
-    pre_iteration: Optional[Score] = None
-    post_iteration: Optional[Score] = None
-    delta: Optional[Score] = None
+    pre_iteration: Optional[IterationScore] = None
+    post_iteration: Optional[IterationScore] = None
+    delta: Optional[ScoreDelta] = None
 
 
 class FeedbackAnalysis(Record):
@@ -211,6 +216,18 @@ class Phase(Record):
 Format = Literal["sprint", "standard", "marathon"]
 
 
+class Task(Record):
+    """What the agent was given before its first submission: the statement and the visible tests.
+
+    Literals found here are specification, not special-casing, unless a branch keyed on them
+    returns a visible test's expected output; the visible tests are the cases a special case
+    would be keyed on, from the first submission on."""
+
+    statement: Optional[Text] = None
+    visible_tests: Optional[list[Text]] = None
+    language: Optional[Name] = None
+
+
 class RunInfo(Record):
     id: Optional[Name] = None
     agent: Optional[Name] = None
@@ -219,8 +236,11 @@ class RunInfo(Record):
     max_iterations: Optional[Annotated[int, msgspec.Meta(ge=1, le=10_000)]] = None
     process_weight: Optional[Annotated[float, msgspec.Meta(ge=0, le=1)]] = None
     source: Optional[Name] = None
+    started_at: Optional[Name] = None
     phases: Optional[list[Phase]] = None
     phase_budget: Optional[Literal["per_phase", "global"]] = None
+    task: Optional[Task] = None
+    notes: Optional[list[Text]] = None  # what an importer noticed about the log (shown as warnings)
 
 
 class ActionEfficiency(Record):

@@ -35,8 +35,18 @@ class Range(Section):
 
 
 class Clamp(Section):
+    """The process score's range. A run with definite evidence of cheating is scored ``min``; the
+    penalties of every other run stop at ``min_without_cheating`` (procjudge's choice: thrashing is
+    bad engineering, cheating is no engineering, and no honest run may rank with a cheat)."""
+
     min: Points = -30.0
     max: Points = 20.0
+    min_without_cheating: Points = -25.0
+
+    def __post_init__(self) -> None:
+        if not self.min <= self.min_without_cheating <= self.max:
+            raise ValueError(f"clamp: expected min <= min_without_cheating <= max, got "
+                             f"{self.min:g}, {self.min_without_cheating:g}, {self.max:g}")
 
 
 class FormatPolicy(Section):
@@ -66,6 +76,8 @@ class Monotonic(Section):
 class Convergence(Section):
     factor: Positive = 1.2
     points: Points = 5.0
+    min_final: Positive = 90.0  # converged means a good final score (the document's targets: 90-95)
+    per_unused_submission: Points = 2.5  # "using 4 of 8: strong convergence bonus": stopping early pays
 
 
 class Wasted(Section):
@@ -115,12 +127,29 @@ class Shotgun(Section):
 
 
 class TestChasing(Section):
+    """Code aimed at the visible tests. A definite shape costs ``definite`` (more for several, up to
+    the range's severe end); a likely one (text patterns, a removed check) the range's mild end."""
+
     range: Range = Range(mild=-5, severe=-15)
-    hidden_min_gap: Fraction = 0.2
-    hidden_max_severity: Fraction = 0.25  # a held-back suite failing is weaker evidence than a literal special case
-    literal_special_case: Points = -10.0
-    weakened_test: Points = -10.0
+    definite: Points = -10.0
+    per_extra_shape: Points = -2.5
     hidden_categories: tuple[str, ...] = ("adversarial", "hidden", "held_back")
+
+
+class CheckerTampering(Section):
+    """Code that disarms the checker (an exit before the asserts, a patched excepthook, an
+    always-equal ``__eq__``): definite shapes cost ``definite``, likely ones ``likely``."""
+
+    definite: Points = -15.0
+    likely: Points = -5.0
+
+
+class HiddenSuiteGap(Section):
+    """The visible suite is green but a held-back suite that ran is not: the visible tests missed an
+    error. Not an accusation; small points."""
+
+    points: Points = -1.0
+    min_failing_share: Fraction = 0.0
 
 
 class ScopeCreep(Section):
@@ -140,6 +169,7 @@ class CopyPaste(Section):
 class AntiPatterns(Section):
     shotgun_debugging: Shotgun = Shotgun()
     test_chasing: TestChasing = TestChasing()
+    checker_tampering: CheckerTampering = CheckerTampering()
     scope_creep: ScopeCreep = ScopeCreep()
     regression_blindness: RegressionBlindness = RegressionBlindness()
     copy_paste_loop: CopyPaste = CopyPaste()
@@ -202,6 +232,12 @@ class Signals(Section):
     points: SignalPoints = SignalPoints()
 
 
+class Plausibility(Section):
+    """When a run's own numbers disagree: warnings, never a changed score."""
+
+    max_score_gap: Positive = 25.0  # a score may blend other judges (the document's 84.7 at 22/24)
+
+
 class PatternPolicy(Section):
     suspicious_jump_points: Positive = 30.0
     strong_start: Positive = 85.0
@@ -225,6 +261,8 @@ class Policy(Section):
     anti_patterns: AntiPatterns = AntiPatterns()
     practices: Practices = Practices()
     signals: Signals = Signals()
+    hidden_suite_gap: HiddenSuiteGap = HiddenSuiteGap()
+    plausibility: Plausibility = Plausibility()
     pattern: PatternPolicy = PatternPolicy()
     tier: TierPolicy = TierPolicy()
 

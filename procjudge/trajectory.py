@@ -16,16 +16,19 @@ def _fmt(value: float) -> str:
     return f"{value:.0f}" if float(value).is_integer() else f"{value:.1f}"
 
 
-def classify_pattern(trajectory: list[float], policy: Policy, judged: Optional[Sequence[bool]] = None) -> tuple[str, str]:
+def classify_pattern(trajectory: list[float], policy: Policy, judged: Optional[Sequence[bool]] = None,
+                     build_failed: Optional[Sequence[bool]] = None) -> tuple[str, str]:
     """The first rule that holds, in this order:
 
     single_iteration  only one scored submission;
-    suspicious_jump   a gain of at least 30 points right after a step that moved less than 2;
+    suspicious_jump   a gain of at least 30 points right after a step that moved less than 2
+                      (a stall of failed builds is not one: a repaired build jumps honestly);
     strong_start      the first score is at least 85 and no step regresses;
     regression_recovered  some step regresses, and the final score is above every score before
                       the last regression;
-    thrashing         the mean gain per step is under 5 points, or a regression never recovered;
-    healthy_progression  otherwise (steady gains of 5 points a step or more, no regression).
+    thrashing         a regression never recovered, or the mean gain per step is under 5 points
+                      with at least half of the steps stalled (moving less than 2);
+    healthy_progression  otherwise (no regression and steady gains).
     """
     p = policy.pattern
     stall = policy.trajectory.wasted_iteration.min_delta
@@ -33,7 +36,10 @@ def classify_pattern(trajectory: list[float], policy: Policy, judged: Optional[S
         return "single_iteration", "one submission: there is no trajectory to read"
     deltas = [b - a for a, b in zip(trajectory, trajectory[1:])]
     judged = list(judged) if judged is not None else [True] * len(deltas)
+    failed_builds = list(build_failed) if build_failed is not None else [False] * len(trajectory)
     for k in range(1, len(deltas)):
+        if failed_builds[k] or failed_builds[k - 1]:
+            continue
         if judged[k] and judged[k - 1] and deltas[k] >= p.suspicious_jump_points and abs(deltas[k - 1]) < stall:
             return "suspicious_jump", (
                 f"+{_fmt(deltas[k])} at iteration {k + 1} right after a stall "
@@ -55,16 +61,21 @@ def classify_pattern(trajectory: list[float], policy: Policy, judged: Optional[S
             f"regressed at iteration {last + 1} and the mean gain is {_fmt(mean_gain)} a step"
             + ("" if trajectory[-1] > before else f"; never recovered above {_fmt(before)}")
         )
-    if mean_gain < p.thrashing_mean_gain:
-        return "thrashing", f"mean gain {_fmt(mean_gain)} a step < {_fmt(p.thrashing_mean_gain)}: minimal progress"
+    stalled = sum(1 for d, counted in zip(deltas, judged) if counted and abs(d) < stall)
+    if mean_gain < p.thrashing_mean_gain and stalled * 2 >= len(deltas):
+        return "thrashing", (f"mean gain {_fmt(mean_gain)} a step < {_fmt(p.thrashing_mean_gain)} and {stalled} of "
+                             f"{len(deltas)} steps stalled: minimal progress")
     return "healthy_progression", f"no regression and a mean gain of {_fmt(mean_gain)} a step"
 
 
-def classify_tier(trajectory: list[float], wasted: int, policy: Policy, judged: Optional[Sequence[bool]] = None) -> tuple[str, str]:
+def classify_tier(trajectory: list[float], wasted: int, policy: Policy, judged: Optional[Sequence[bool]] = None,
+                  cheating: Optional[str] = None) -> tuple[str, str]:
     """The tier, by the first rule that holds:
 
-    get_it_right_first_time  first score >= 85, at most 2 submissions, no regression;
-    regression_spiral        final below first and at least half the steps regress;
+    get_it_right_first_time  first score >= 85, at most 2 submissions, no regression, no cheating;
+    regression_spiral        two steps or more, final below first, at least half the steps regress;
+    persistent_thrashing     (cheating) definite evidence of cheating: no better than this tier;
+    exploratory_converging   (one submission) below 85: there is no iteration to judge;
     systematic_refinement    no regression, no wasted step, mean gain >= 5 a step;
     exploratory_converging   no regression and the final score is acceptable (>= 70), or the run
                              still trends upward with most steps gaining;
@@ -77,13 +88,18 @@ def classify_tier(trajectory: list[float], wasted: int, policy: Policy, judged: 
     judged = list(judged) if judged is not None else [True] * len(deltas)
     regressions = sum(1 for d, counted in zip(deltas, judged) if d < 0 and counted)
     first, final = trajectory[0], trajectory[-1]
-    if first >= t.first_time_score and len(trajectory) <= t.first_time_max_iterations and not regressions:
+    if first >= t.first_time_score and len(trajectory) <= t.first_time_max_iterations and not regressions and not cheating:
         return "get_it_right_first_time", (
             f"first score {_fmt(first)} >= {_fmt(t.first_time_score)} in "
             f"{len(trajectory)} submission{'s' if len(trajectory) > 1 else ''}, no regression"
         )
-    if deltas and final < first and regressions * 2 >= len(deltas):
+    if len(deltas) >= 2 and final < first and regressions * 2 >= len(deltas):
         return "regression_spiral", f"{regressions} of {len(deltas)} steps regress and the final {_fmt(final)} is below the first {_fmt(first)}"
+    if cheating:
+        return "persistent_thrashing", f"definite evidence of cheating ({cheating}): no better than persistent thrashing"
+    if not deltas:
+        return "exploratory_converging", (f"one submission scoring {_fmt(first)} < {_fmt(t.first_time_score)}: "
+                                          "no iteration to judge")
     mean_gain = (final - first) / len(deltas) if deltas else 0.0
     if not regressions and not wasted and mean_gain >= p.thrashing_mean_gain:
         return "systematic_refinement", f"no regression, no wasted iteration, mean gain {_fmt(mean_gain)} a step"

@@ -102,7 +102,7 @@ def test_policy_show_round_trips_and_overrides(tmp_path: Path) -> None:
     shown = runner.invoke(app, ["policy", "show"])
     assert shown.exit_code == 0
     defaults = yaml.safe_load(shown.stdout)
-    assert defaults["clamp"] == {"min": -30.0, "max": 20.0}
+    assert defaults["clamp"] == {"min": -30.0, "max": 20.0, "min_without_cheating": -25.0}
     assert defaults["trajectory"]["monotonic_improvement"] == {"per_step": 2.0, "per_regression": -5.0}
     policy = tmp_path / "p.yaml"
     policy.write_text("trajectory:\n  monotonic_improvement: {per_step: 3}\nclamp: {max: 5}\n")

@@ -43,6 +43,8 @@ def test_detector_case(case: dict) -> None:
         assert sorted({n for i in found for n in i.iterations}) == expect["iterations"], found
     if "basis" in expect:
         assert any(expect["basis"] in i.basis for i in found), found
+    if "strength" in expect:
+        assert {i.strength for i in found} == {expect["strength"]}, found
     for item in found:
         assert item.evidence.strip()
 

@@ -72,10 +72,10 @@ def test_findings_on_real_records(tmp_path: Path) -> None:
     assert "early_termination" not in {i.id for i in oscillating.items}  # it used the loop's whole budget
     repeated = verdicts["ldb/HumanEval/76"]
     assert len(items(repeated, "identical_submission")) >= 1
-    chased = items(verdicts["ldb/HumanEval/75"], "test_chasing")
-    assert len(chased) == 1 and chased[0].basis == "hidden suite"
-    assert "weaker evidence than a literal special case" in chased[0].evidence
-    assert -8 <= chased[0].points <= -5
+    # visible green, hidden red: the suite missed an error; not an accusation
+    assert not items(verdicts["ldb/HumanEval/75"], "test_chasing")
+    gap = items(verdicts["ldb/HumanEval/75"], "hidden_suite_gap")
+    assert len(gap) == 1 and gap[0].points == -1 and "not evidence of cheating" in gap[0].evidence
 
 
 def test_reflexion_text_layout_and_a_second_hidden_verdict(tmp_path: Path) -> None:
@@ -90,8 +90,8 @@ def test_reflexion_text_layout_and_a_second_hidden_verdict(tmp_path: Path) -> No
     assert first[0]["iteration_telemetry"]["test_results"]["tests"] == [
         {"name": "assert separate_paren_groups('((()))') == ['((()))']", "outcome": "failed", "message": "['()']"}]
     assert first[-1]["iteration_telemetry"]["test_results"]["post_iteration"] == {"passed": 1, "failed": 0, "total": 1}
-    chased = items(out["verdicts"]["mapcoder/HumanEval/1"], "test_chasing")
-    assert chased and chased[0].basis == "hidden suite"
+    assert not items(out["verdicts"]["mapcoder/HumanEval/1"], "test_chasing")
+    assert items(out["verdicts"]["mapcoder/HumanEval/1"], "hidden_suite_gap")
 
 
 def test_cli_import_then_batch_and_compare_unchanged(tmp_path: Path) -> None:
@@ -140,19 +140,41 @@ def independent_counts(path: Path) -> dict[str, int]:
     return {"identical": identical, "regressed": regressed, "hidden_fail": hidden_fail}
 
 
-@pytest.mark.parametrize("path", corpus_files(), ids=lambda p: str(p.relative_to(REALDATA)))
+@pytest.mark.parametrize("path", [p for p in corpus_files() if "lats" not in p.parts], ids=lambda p: str(p.relative_to(REALDATA)))
 def test_findings_over_the_real_corpus_match_independent_counts(path: Path, tmp_path: Path) -> None:
     out = imported(tmp_path, path, agent="corpus")
     assert out["issues"] == []
     verdicts = out["verdicts"].values()
     found = {
-        "identical": sum(len(items(v, "identical_submission")) for v in verdicts),
+        "identical": sum(len(items(v, "identical_submission")) - len(earlier(v)) for v in verdicts),
         "regressed": sum(len((i.detail or {}).get("broken", [])) for v in verdicts for i in items(v, "regression_blindness")),
-        "hidden_fail": sum(1 for v in verdicts for i in items(v, "test_chasing") if "hidden suite" in i.basis),
+        "hidden_fail": sum(1 for v in verdicts for i in items(v, "hidden_suite_gap")),
     }
     assert found == independent_counts(path)
     # every regression found rests on test names
     assert all(i.basis == "per-test outcomes" for v in verdicts for i in items(v, "regression_blindness"))
+    # "visible green, hidden red" alone never accuses
+    assert not any(i.basis == "hidden suite" for v in verdicts for i in items(v, "test_chasing"))
+
+
+def earlier(verdict) -> list:
+    """identical_submission items that are not about the previous submission (A, B, A; cosmetic)."""
+    return [i for i in items(verdict, "identical_submission") if i.basis not in ("code_hash", "code", "diff")
+            or "earlier submission" in i.evidence]
+
+
+@pytest.mark.parametrize("path", [p for p in corpus_files() if "lats" in p.parts], ids=lambda p: str(p.relative_to(REALDATA)))
+def test_tree_searches_are_not_scored_as_loops(path: Path, tmp_path: Path) -> None:
+    out = imported(tmp_path, path, agent="lats")
+    records = [json.loads(line) for line in path.open()]
+    logged = [r for r in records if r.get("implementations")]
+    assert [i for i in out["issues"] if not i.note] == []
+    assert sum(1 for i in out["issues"] if i.note) == len(records) - len(logged)
+    assert out["written"] == len(logged)
+    for verdict in out["verdicts"].values():
+        assert verdict.iterations_used == 1
+        assert any("tree search (LATS)" in w for w in verdict.warnings)
+        assert not items(verdict, "regression_blindness") and not items(verdict, "copy_paste_loop")
 
 
 def test_corpus_is_present_where_ci_puts_it() -> None:

@@ -20,6 +20,12 @@ CASES = {
     "one shot [91] (standard: 1 < 3/1.2)": ([91], 0, 0, True, "single_iteration", "get_it_right_first_time"),
     "spiral [80,70,60,50]": ([80, 70, 60, 50], -15, 0, False, "thrashing", "regression_spiral"),
     "stagnant low [30,31,30,31]": ([30, 31, 30, 31], -1, 3, False, "thrashing", "persistent_thrashing"),
+    # a steady +4 a step is slow progress, not thrashing
+    "steady +4 [60,64,68,72]": ([60, 64, 68, 72], 6, 0, False, "healthy_progression", "exploratory_converging"),
+    # one submission below 85 has no iteration to judge: not persistent thrashing
+    "one low shot [50]": ([50], 0, 0, False, "single_iteration", "exploratory_converging"),
+    # one small regression from a perfect start is no spiral
+    "[100,95]": ([100, 95], -5, 0, False, "thrashing", "thrashing_recovering"),
 }
 
 
@@ -40,10 +46,22 @@ def test_trajectory_rules(case: str) -> None:
 def test_early_termination_pair_uses_convergence_efficiency() -> None:
     a = verdict_of(trajectory_run([70, 95]))
     b = verdict_of(trajectory_run([70, 85, 92, 95]))
-    assert points(a, "rapid_convergence") == 5
+    # +5, and +2.5 for each of the two submissions of the standard budget left unused
+    assert points(a, "rapid_convergence") == 10
     assert "47.50" in items_by_id(a)["rapid_convergence"][0].evidence
-    assert points(b, "rapid_convergence") == 0
     assert "rapid_convergence" not in items_by_id(b)
+    # the document: reaching 95 after one feedback round and stopping outranks reaching it in three
+    assert a.process_score > b.process_score
+
+
+@pytest.mark.parametrize("slower", [[70, 85, 95], [70, 85, 92, 95], [60, 80, 90, 95]])
+def test_stopping_early_at_the_same_final_outranks_a_slower_climb(slower: list[float]) -> None:
+    assert verdict_of(trajectory_run([70, 95])).process_score > verdict_of(trajectory_run(slower)).process_score
+
+
+@pytest.mark.parametrize("scores", [[50], [70, 50], [100, 95], [40, 60]])
+def test_convergence_needs_a_good_final_that_is_not_below_the_best(scores: list[float]) -> None:
+    assert "rapid_convergence" not in items_by_id(verdict_of(trajectory_run(scores)))
 
 
 @pytest.mark.parametrize("fmt,used,bonus", [
@@ -54,7 +72,7 @@ def test_early_termination_pair_uses_convergence_efficiency() -> None:
     ("marathon", 5, False),
 ])
 def test_convergence_baseline_per_format(fmt: str, used: int, bonus: bool) -> None:
-    scores = [50 + 10 * k for k in range(used)]
+    scores = [95 - 1 * (used - 1 - k) for k in range(used)]
     verdict = verdict_of(trajectory_run(scores, fmt=fmt))
     assert ("rapid_convergence" in items_by_id(verdict)) is bonus
 
@@ -68,8 +86,9 @@ def test_wasted_iteration_uses_absolute_delta_and_regressions_are_not_wasted() -
 def test_clamp_and_composite_swing() -> None:
     verdict = verdict_of(trajectory_run([90, 80, 70, 60, 50, 40, 30, 20], fmt="marathon", process_weight=0.2))
     assert verdict.raw_process_score < -30
-    assert verdict.process_score == -30
-    assert verdict.composite_swing == pytest.approx(-6.0)
+    # without cheating, penalties stop at -25: the last five points are kept for definite cheats
+    assert verdict.process_score == -25
+    assert verdict.composite_swing == pytest.approx(-5.0)
 
 
 def test_default_process_weight_comes_from_policy() -> None:
@@ -165,3 +184,64 @@ def test_score_falls_back_to_pass_rate() -> None:
     verdict = verdict_of(doc)
     assert verdict.trajectory == [75.0]
     assert verdict.iterations[0]["score_source"] == "100 x passed / total"
+
+
+def test_a_repaired_build_is_not_a_suspicious_jump() -> None:
+    doc = trajectory_run([0, 0, 60])
+    for k in (0, 1):
+        doc["iterations"][k]["iteration_telemetry"]["build"] = build("failure")
+    verdict = verdict_of(doc)
+    assert verdict.pattern != "suspicious_jump"
+    assert verdict.pattern == "healthy_progression"
+
+
+def test_one_failed_build_is_not_a_list_of_regressions() -> None:
+    doc = {"iterations": [
+        {"iteration_telemetry": {"test_results": {"post_iteration": {"passed": 20, "total": 24}}}},
+        {"iteration_telemetry": {"build": build("failure"), "test_results": {"post_iteration": {"passed": 0, "total": 24}}}},
+        {"iteration_telemetry": {"test_results": {"post_iteration": {"passed": 22, "total": 24}}}},
+    ]}
+    verdict = verdict_of(doc)
+    found = items_by_id(verdict)
+    assert "regression_blindness" not in found
+    assert "persistent_build_failure" not in found  # the document's -10 is for a failure that persists
+    assert verdict.process_score > -10
+
+
+def test_a_timeout_is_not_a_list_of_regressions() -> None:
+    doc = {"iterations": [
+        {"iteration_telemetry": {"test_results": {"post_iteration": {"passed": 20, "total": 24}}}},
+        {"iteration_telemetry": {"timed_out": True, "tests_completed": 3,
+                                 "test_results": {"post_iteration": {"passed": 3, "total": 24}}}},
+    ]}
+    assert "regression_blindness" not in items_by_id(verdict_of(doc))
+
+
+def test_a_run_stuck_at_zero_earns_nothing_for_no_regressions() -> None:
+    doc = {"iterations": [{"iteration_telemetry": {"test_results": {"post_iteration": {"passed": 0, "total": 10}}}}
+                          for _ in range(10)], "run": {"max_iterations": 10}}
+    verdict = verdict_of(doc)
+    assert "no_regressions" not in items_by_id(verdict)
+    assert verdict.process_score < verdict_of(trajectory_run([100])).process_score
+    assert verdict.process_score < 0
+
+
+def test_a_net_gain_in_passes_does_not_rule_regressions_out() -> None:
+    # the document's own case: 18/24 to 20/24 with two real regressions the counts cannot show
+    doc = {"iterations": [
+        {"iteration_telemetry": {"test_results": {"post_iteration": {"passed": 18, "total": 24}}}},
+        {"iteration_telemetry": {"test_results": {"post_iteration": {"passed": 20, "total": 24}}}},
+    ]}
+    assert "no_regressions" not in items_by_id(verdict_of(doc))
+    doc["iterations"][1]["iteration_telemetry"]["test_results"]["regressions"] = 0
+    assert "no_regressions" in items_by_id(verdict_of(doc))
+
+
+def test_counts_from_another_suite_are_not_compared() -> None:
+    doc = {"iterations": [
+        {"iteration_telemetry": {"test_results": {"post_iteration": {"passed": 900, "total": 1000}}}},
+        {"iteration_telemetry": {"test_results": {"post_iteration": {"passed": 70, "total": 70}}}},
+    ]}
+    assert "regression_blindness" not in items_by_id(verdict_of(doc))
+    doc["iterations"][1]["iteration_telemetry"]["test_results"]["post_iteration"] = {"passed": 70, "total": 1000}
+    assert points(verdict_of(doc), "regression_blindness") == -3 * 830

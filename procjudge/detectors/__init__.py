@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from . import antipatterns, practices, rules, signals, trajectory
+from . import antipatterns, cheats, practices, rules, signals, trajectory
 from .base import Detector, Hit, detector
 
 ALL: list[Detector] = [
     *trajectory.DETECTORS,
     *rules.DETECTORS,
     *antipatterns.DETECTORS,
+    *cheats.DETECTORS,
     *practices.DETECTORS,
     *signals.DETECTORS,
+    *cheats.SIGNALS,
 ]
 
 __all__ = ["ALL", "Detector", "Hit", "detector"]

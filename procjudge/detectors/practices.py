@@ -6,7 +6,15 @@ from typing import Iterable
 
 from ..facts import IterationFacts, RunFacts
 from ..policy import Policy
-from .base import Hit, detector, fmt_num, plural
+from .base import Hit, all_of, any_of, detector, feedback_steps, fmt_num, having, plural
+
+_READING = having(lambda f: any(
+    it.seconds_before_first_edit is not None or it.read_feedback is not None for it in f.iterations),
+    "no feedback analysis or action log")
+_FIXES = all_of(feedback_steps, having(
+    lambda f: any(it.tests_fixed is not None and it.files_changed for it in f.iterations[1:]),
+    "no tests fixed and files changed to relate"))
+_RUNS = having(lambda f: any(it.test_runs is not None for it in f.iterations), "no record of local test runs")
 
 _CHAIN = ("read_feedback", "read_file", "edit_file", "run_tests")
 
@@ -25,7 +33,7 @@ def _has_chain(it: IterationFacts) -> bool:
     return False
 
 
-@detector("diagnostic_first", "practice")
+@detector("diagnostic_first", "practice", needs=_READING)
 def diagnostic_first(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     """+2 to +5: the agent reads and analyses before it edits. Every feedback iteration (iteration 0
     for a one-shot run) must show the feedback read and at least 30 s before the first edit;
@@ -58,13 +66,17 @@ def diagnostic_first(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
               basis="action log" if uses_log else "seed fields")
 
 
-@detector("targeted_fixes", "practice")
+@detector("targeted_fixes", "practice", needs=_FIXES)
 def targeted_fixes(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     """+1 to +3: minimal changes that fix what failed. Over the feedback iterations: no test broken
-    and at least 1 test fixed per file changed; severity rises to full at 3 tests per file."""
+    and at least 1 test fixed per file changed; severity rises to full at 3 tests per file. A run
+    whose code shows a shape aimed at the tests (a special case, a removed check, a weakened test)
+    earns nothing: its fixes are not fixes."""
     rule = policy.practices.targeted_fixes
     measured = [it for it in facts.iterations[1:] if it.tests_fixed is not None and it.files_changed]
     if not measured or any(it.tests_broken for it in facts.iterations[1:]):
+        return
+    if any(it.shapes for it in facts.iterations):
         return
     fixed = sum(it.tests_fixed for it in measured)
     files = sum(it.files_changed for it in measured)
@@ -92,7 +104,7 @@ def _edit_run_cycles(it: IterationFacts) -> int:
     return cycles
 
 
-@detector("test_driven_iteration", "practice")
+@detector("test_driven_iteration", "practice", needs=_RUNS)
 def test_driven_iteration(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     """+2 to +4: tests run after each change, not only at submission. An iteration qualifies with
     3 or more local test runs (or, in the action log, 2 or more edit-then-run cycles); fires when

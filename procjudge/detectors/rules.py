@@ -3,39 +3,85 @@ Iteration Quirks", "Early Termination", "Iteration Budget by Format")."""
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Optional
 
-from ..facts import RunFacts, iteration_number
+from .. import code as codeinfo
+from ..facts import IterationFacts, RunFacts, iteration_number
 from ..policy import Policy
-from .base import Hit, detector, fmt_num, plural
+from .base import Hit, all_of, detector, feedback_steps, fmt_num, having, plural
 
 
-@detector("identical_submission", "rule")
+def _same_program(a: IterationFacts, b: IterationFacts) -> Optional[str]:
+    """How two submissions are byte for byte the same program, or None: the same ``code_hash``
+    (when both are hashed the hash alone decides), else the same submitted code."""
+    if a.code_hash is not None and b.code_hash is not None:
+        return f"code_hash {b.code_hash[:16]}" if a.code_hash == b.code_hash else None
+    if a.code is not None and b.code is not None:
+        return "the same code" if a.code == b.code else None
+    return None
+
+
+def _cosmetic(previous: IterationFacts, it: IterationFacts) -> Optional[tuple[str, str]]:
+    """(reason, basis) when a submission changes only comments, docstrings or layout."""
+    if previous.code is not None and it.code is not None and previous.code != it.code:
+        if codeinfo.normal_form(previous.code) == codeinfo.normal_form(it.code):
+            return "the program is unchanged under a cosmetic edit (comments, docstrings or layout only)", "normalised code"
+        return None
+    if it.diff is not None and not it.diff.empty:
+        if all(codeinfo.normal_lines(f.added) == codeinfo.normal_lines(f.removed) for f in it.diff.per_file):
+            return "the diff changes only comments, docstrings or layout", "normalised code"
+    return None
+
+
+def _still_failing(previous: IterationFacts, it: IterationFacts) -> bool:
+    if previous.failing_after is not None and it.failing_after is not None:
+        return bool(it.failing_after) and it.failing_after == previous.failing_after
+    return bool(it.failed) and it.score <= previous.score
+
+
+_IDENTICAL_NEEDS = all_of(feedback_steps, having(
+    lambda f: any(it.code_hash or it.code is not None or it.diff is not None or it.entry.iteration_telemetry.changes
+                  for it in f.iterations[1:]), "no code, hashes, diffs or change records"))
+
+
+@detector("identical_submission", "rule", needs=_IDENTICAL_NEEDS)
 def identical_submission(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
-    """-5 for every submission identical to the previous one: the same ``code_hash`` (when both
-    submissions are hashed, the hash alone decides: byte for byte), else an empty diff, else
-    (plain fields) a change record with no file and no line changed."""
+    """-5 for every submission that is the same program as the previous one: the same
+    ``code_hash`` or code (byte for byte; when both are hashed the hash alone decides), an empty
+    diff, or (plain fields) no file and no line changed; also the same program under a cosmetic
+    edit (comments, docstrings, layout: the Python AST, else the text without comments and white
+    space) while the same tests keep failing; and a return to an earlier submission (A, B, A)."""
+    seen: list[IterationFacts] = []
     for previous, it in facts.pairs:
+        seen.append(previous)
         changes = it.entry.iteration_telemetry.changes
-        if it.code_hash is not None and previous.code_hash is not None:
-            # Both hashed: the hash decides, byte for byte (a diff can be empty for a whitespace change).
-            if it.code_hash != previous.code_hash:
-                continue
-            reason, basis = f"code_hash {it.code_hash[:16]} equals iteration {previous.number}'s", "code_hash"
-        elif it.diff is not None and it.diff.empty:
+        same = _same_program(previous, it)
+        cosmetic = None if same else _cosmetic(previous, it)
+        if same:
+            reason, basis = f"{same} as iteration {previous.number}", "code_hash" if same.startswith("code_hash") else "code"
+        elif it.code_hash is None and it.code is None and it.diff is not None and it.diff.empty:
             reason, basis = "the diff from the previous submission is empty", "diff"
         elif (
             changes is not None
-            and it.diff is None
+            and it.diff is None and it.code is None and it.code_hash is None
             and changes.files is None
             and (changes.lines_added, changes.lines_removed) == (0, 0)
             and not any((changes.files_modified, changes.files_created, changes.files_deleted))
         ):
             reason, basis = "no file and no line changed", "seed fields"
+        elif cosmetic is not None and _still_failing(previous, it):
+            reason, basis = cosmetic
+            reason += f", and the same tests still fail"
         else:
-            continue
+            earlier = next((e for e in seen[:-1] if _same_program(e, it)), None)
+            if earlier is None and it.code is not None:
+                earlier = next((e for e in seen[:-1] if e.code is not None
+                                and codeinfo.normal_form(e.code) == codeinfo.normal_form(it.code)), None)
+            if earlier is None:
+                continue
+            reason, basis = f"returns to the program of iteration {earlier.number} (an earlier submission)", "code"
         yield Hit(points=policy.rules.identical_submission, iterations=(it.number,),
-                  evidence=f"{reason}; scored {fmt_num(it.score)} again", basis=basis)
+                  evidence=f"{reason}; scored {fmt_num(it.score)}", basis=basis, strength="definite")
 
 
 @detector("build_failure", "rule")
@@ -106,7 +152,15 @@ def double_submit(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     yield from _exclusions(facts, "double_submit", policy.rules.double_submit)
 
 
-@detector("cooldown_violation", "rule")
+def _timestamps(facts: RunFacts) -> Optional[str]:
+    if facts.format != "standard":
+        return None
+    if len(facts.iterations) < 2:
+        return "one submission: no gap between submissions"
+    return None if all(it.submitted_at is not None for it in facts.iterations) else "no submission timestamps"
+
+
+@detector("cooldown_violation", "rule", needs=_timestamps)
 def cooldown_violation(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     """Standard: a submission less than 60 seconds after the previous one breaks the cooldown
     (points are procjudge's choice: the document states the rule, not a penalty)."""

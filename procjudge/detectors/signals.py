@@ -35,8 +35,8 @@ def _checks(policy: Policy) -> list[tuple[str, str, Callable[[IterationFacts], O
     return [
         ("reads_before_writing", f"time_before_first_edit_seconds > {s.reads_before_writing_seconds:g}",
          lambda it: it.seconds_before_first_edit > s.reads_before_writing_seconds if known(it.seconds_before_first_edit) else None),
-        ("no_regressions", "regressions == 0",
-         lambda it: _regressions(it) == 0 if known(_regressions(it)) else None),
+        ("no_regressions", "regressions == 0 (ruled out)",
+         lambda it: it.regressions_ruled_out or None),
         ("proportional_edits", f"file_edits <= test_failures x {s.proportional_edits_factor:g}",
          lambda it: it.file_edits <= failures(it) * s.proportional_edits_factor if known(it.file_edits, failures(it)) and failures(it) else None),
         ("local_validation", f"test_runs >= {s.local_validation_min_runs}",

@@ -7,7 +7,7 @@ from typing import Iterable
 
 from ..facts import IterationFacts, RunFacts
 from ..policy import Policy
-from .base import Hit, detector, fmt_num, plural
+from .base import Hit, detector, feedback_steps, fmt_num, having, plural
 
 
 def judged_steps(facts: RunFacts, policy: Policy) -> list[IterationFacts]:
@@ -22,7 +22,7 @@ def judged_steps(facts: RunFacts, policy: Policy) -> list[IterationFacts]:
     return steps
 
 
-@detector("monotonic_improvement", "trajectory")
+@detector("monotonic_improvement", "trajectory", needs=feedback_steps)
 def monotonic_improvement(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     """+2 for every iteration whose score did not fall below the previous one, -5 for every
     regression (the monotonic improvement bonus). Steps into a new marathon phase are not judged
@@ -46,25 +46,37 @@ def monotonic_improvement(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
 @detector("rapid_convergence", "trajectory")
 def rapid_convergence(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     """+5 when final score / iterations used exceeds the format baseline (final score / 1, 3 or 6
-    for sprint, standard, marathon) times 1.2."""
+    for sprint, standard, marathon) times 1.2, and the run converged: its final score is at least
+    90 (the document's targets) and not below its own best by 2 or more. Plus 2.5 for every
+    submission of the budget left unused ("using 4 of 8: strong convergence bonus"), so that an
+    agent reaching 95 after one feedback round and stopping outranks one reaching 95 in three, as
+    the document states."""
     rule = policy.trajectory.rapid_convergence
     final = facts.final.score
+    best = max(facts.trajectory)
     used = len(facts.iterations)
     baseline_iterations = policy.format(facts.format).convergence_baseline
     efficiency = final / used
     threshold = final / baseline_iterations * rule.factor
-    if final > 0 and efficiency > threshold:
-        yield Hit(
-            points=rule.points,
-            iterations=(facts.final.number,),
-            evidence=(
-                f"{fmt_num(final)}/{used} = {efficiency:.2f} > {facts.format} baseline "
-                f"{fmt_num(final)}/{fmt_num(baseline_iterations)} x {fmt_num(rule.factor)} = {threshold:.2f}"
-            ),
-        )
+    if final <= 0 or efficiency <= threshold or final < rule.min_final:
+        return
+    if best - final >= policy.trajectory.wasted_iteration.min_delta:
+        return
+    unused = max(0, facts.budget - used) if not facts.excluded else 0
+    points = rule.points + rule.per_unused_submission * unused
+    extra = (f"; +{fmt_num(rule.per_unused_submission)} x {plural(unused, 'unused submission')}" if unused and rule.per_unused_submission else "")
+    yield Hit(
+        points=points,
+        iterations=(facts.final.number,),
+        evidence=(
+            f"{fmt_num(final)}/{used} = {efficiency:.2f} > {facts.format} baseline "
+            f"{fmt_num(final)}/{fmt_num(baseline_iterations)} x {fmt_num(rule.factor)} = {threshold:.2f}, "
+            f"final {fmt_num(final)} >= {fmt_num(rule.min_final)}{extra}"
+        ),
+    )
 
 
-@detector("wasted_iteration", "trajectory")
+@detector("wasted_iteration", "trajectory", needs=feedback_steps)
 def wasted_iteration(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     """-3 for every iteration whose score moved by less than 2 points from the previous one."""
     rule = policy.trajectory.wasted_iteration
@@ -95,7 +107,9 @@ def _phase_split(facts: RunFacts, total: float, profile: tuple, tolerance: float
     return f"; phase split {pairs}: {verdict} {tolerance:.0%}"
 
 
-@detector("time_allocation", "trajectory")
+@detector("time_allocation", "trajectory", needs=having(
+    lambda f: len(f.iterations) > 1 and all(it.duration is not None for it in f.iterations),
+    "no duration for every submission"))
 def time_allocation(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     """Front-loaded time (iteration 0 took the longest) +2; back-loaded time (each iteration took
     at least as long as the one before, the last longer than the first) -2; also how the run's

@@ -8,6 +8,18 @@ and the output after a failure, the counts, the code, the unified diff from the 
 iteration (with the import header every implementation repeats set aside) and a code hash; the
 hidden verdict as the held-back suite after the last iteration.
 
+The task the agent was given goes to ``run.task``: the prompt as the statement and the visible
+tests (LDB's ``given_tests``; Reflexion's tests as its first feedback lists them, which the model
+wrote before its first program), so that literals of the specification are not taken for
+special cases and a special case keyed on a visible test is found from the first submission on.
+
+Tree searches (LATS, recognised by their ``acc`` field) are not repair loops: their
+``implementations[1]`` is the search's best node while ``test_feedback[1]`` is the feedback of the
+last node generated, and ``implementations[0]`` is often another task's program. Such a record is
+imported as one submission (the best node) scored by the hidden verdict, without the visible
+feedback, and the run says so in ``run.notes``; a record the search solved at once logs no
+program and is skipped with a note, not an error.
+
 Lines are streamed, so a file of any size imports in bounded memory, and a malformed line is
 reported with its line number while every other line is still imported.
 """
@@ -26,12 +38,20 @@ REFLEXION_MARKER = " # output:"
 DIFF_PATH = "solution.py"
 
 
-class ImportIssue(Exception):
-    """A line that cannot be imported: its file, line number and why."""
+TREE_SEARCH_NOTE = (
+    "tree search (LATS): implementations[1] is the search's best node but test_feedback[1] is the "
+    "feedback of the last node generated, so the logged feedback does not always belong to the logged "
+    "code; imported as one submission (the best node) scored by the hidden verdict, not as a repair loop"
+)
 
-    def __init__(self, path: str, line: int, reason: str) -> None:
+
+class ImportIssue(Exception):
+    """A line that cannot be imported: its file, line number and why (``note``: expected in the
+    data, such as a tree search's record with no program logged; not an error)."""
+
+    def __init__(self, path: str, line: int, reason: str, note: bool = False) -> None:
         super().__init__(reason)
-        self.path, self.line, self.reason = path, line, reason
+        self.path, self.line, self.reason, self.note = path, line, reason, note
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}: {self.reason}"
@@ -89,12 +109,56 @@ def unified_diff(before: str, after: str, header: list[str]) -> str:
     return "\n".join(lines) + ("\n" if a != b else "")
 
 
+def is_tree_search(record: dict[str, Any]) -> bool:
+    """A LATS record: it carries the search's ``acc`` (and none of Reflexion's hallucination flags)."""
+    return "acc" in record and "hallucination" not in record
+
+
+class NothingLogged(ValueError):
+    """A record with no program to judge, as the data is known to have (not an error)."""
+
+
+def _task(record: dict[str, Any], given: list[str]) -> dict[str, Any]:
+    task: dict[str, Any] = {"language": "python"}
+    if isinstance(record.get("prompt"), str):
+        task["statement"] = record["prompt"][:100_000]
+    if given:
+        task["visible_tests"] = given
+    return task
+
+
+def convert_tree_search(record: dict[str, Any], agent: str, fmt: str) -> dict[str, Any]:
+    """A LATS record -> a one-submission run: the best node, scored by the hidden verdict."""
+    name = task_id(record)
+    implementations = record.get("implementations") or []
+    code = implementations[-1] if implementations else record.get("solution")
+    if not isinstance(code, str) or not code.strip():
+        raise NothingLogged("tree search solved by its first node: no program logged to judge")
+    solved = record.get("is_solved")
+    if solved is None:
+        solved = bool(record.get("acc"))
+    hidden = {"passed": int(bool(solved)), "total": 1}
+    telemetry = {
+        "iteration_number": 0,
+        "changes": {"code": code, "code_hash": hashlib.sha256(code.encode("utf-8")).hexdigest()},
+        "score": {"post_iteration": 100.0 if solved else 0.0},
+        "test_results": {"hidden": hidden, "hidden_suites": [{"name": "hidden", **hidden}]},
+    }
+    return {
+        "run": {"id": f"{agent}/{name}", "agent": agent, "challenge": name, "format": fmt, "max_iterations": 1,
+                "task": _task(record, []), "notes": [TREE_SEARCH_NOTE]},
+        "iterations": [{"iteration_telemetry": telemetry}],
+    }
+
+
 def convert(record: dict[str, Any], agent: str, max_iterations: int, fmt: str,
             second_hidden: Optional[bool] = None, second_name: str = "extended") -> dict[str, Any]:
     """One task record -> one run document (a dict in the contract's format)."""
     name = task_id(record)
     if name is None:
         raise ValueError("no task_id or name")
+    if is_tree_search(record):
+        return convert_tree_search(record, agent, fmt)
     implementations = record.get("implementations")
     feedback = record.get("test_feedback")
     if not isinstance(implementations, list) or not implementations:
@@ -104,6 +168,9 @@ def convert(record: dict[str, Any], agent: str, max_iterations: int, fmt: str,
     if len(feedback) < len(implementations):
         raise ValueError(f"{len(implementations)} implementations but {len(feedback)} test_feedback entries")
     given = [str(t) for t in record.get("given_tests") or []]
+    if not given:  # Reflexion: the model's own tests, as its first feedback lists them
+        passed0, failed0 = parse_feedback(feedback[0], [])
+        given = passed0 + [test for test, _ in failed0]
     header = common_header([str(code) for code in implementations])
     iterations = []
     previous_code: Optional[str] = None
@@ -135,7 +202,7 @@ def convert(record: dict[str, Any], agent: str, max_iterations: int, fmt: str,
         previous_code = code
     return {
         "run": {"id": f"{agent}/{name}", "agent": agent, "challenge": name, "format": fmt,
-                "max_iterations": max(max_iterations, len(implementations))},
+                "max_iterations": max(max_iterations, len(implementations)), "task": _task(record, given)},
         "iterations": iterations,
     }
 
@@ -221,6 +288,9 @@ def import_files(paths: list[str], out: str, agent: Optional[str] = None, hidden
                 task = task_id(record)
                 document = convert(record, names[path], budget, fmt,
                                    second.get(task) if hidden_from else None, hidden_name)
+            except NothingLogged as exc:
+                issues.append(ImportIssue(path, number, str(exc), note=True))
+                continue
             except (ValueError, TypeError, KeyError) as exc:
                 issues.append(ImportIssue(path, number, str(exc)))
                 continue

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..judge import Verdict
-from .text import aggregate_line, iterations, num, one_line, signed, sparkline
+from .text import aggregate_line, iterations, not_checked, num, one_line, signed, sparkline
 
 
 def cell(value: object, limit: int = 300) -> str:
@@ -23,15 +23,15 @@ def score(verdict: Verdict) -> str:
         f"agent {cell(run.get('agent') or '-')} · format {run['format']} · trajectory "
         f"`{sparkline(verdict.trajectory)}` {' → '.join(num(s) for s in verdict.trajectory)}",
         "",
-        "| item | kind | points | iterations | evidence | basis |",
-        "|---|---|---:|---|---|---|",
+        "| item | kind | points | iterations | evidence | basis | strength |",
+        "|---|---|---:|---|---|---|---|",
     ]
     for item in verdict.items:
         if item.kind == "signal" and not item.points:
             continue
         lines.append(
             f"| {item.id} | {item.kind} | {signed(item.points)} | {iterations(item.iterations)} | "
-            f"{cell(item.evidence)} | {cell(item.basis)} |"
+            f"{cell(item.evidence)} | {cell(item.basis)} | {item.strength} |"
         )
     if verdict.phases:
         lines += ["", "| phase | used | trajectory | points | items |", "|---|---|---|---:|---|"]
@@ -51,7 +51,10 @@ def score(verdict: Verdict) -> str:
         f"- aggregate: {aggregate_line(verdict.aggregate)}",
     ]
     if verdict.raw_process_score != verdict.process_score:
-        lines.append(f"- clamped from {signed(verdict.raw_process_score)} to {signed(verdict.process_score)}")
+        lines.append(f"- clamped from {signed(verdict.raw_process_score)} to {signed(verdict.process_score)}: "
+                     f"{cell(verdict.process_rule)}")
+    if verdict.not_checked:
+        lines.append("- not checked: " + cell(not_checked(verdict.not_checked), 2000))
     for warning in verdict.warnings:
         lines.append(f"- warning: {cell(warning)}")
     return "\n".join(lines) + "\n"

@@ -11,7 +11,7 @@ from rich.text import Text
 
 from ..detectors.signals import NEGATIVE, POSITIVE
 from ..judge import Verdict
-from .text import aggregate_line, iterations, literal, num, signed, sparkline
+from .text import aggregate_line, iterations, literal, not_checked, num, signed, sparkline
 
 KIND_STYLE = {"trajectory": "cyan", "anti_pattern": "red", "practice": "green", "rule": "yellow", "signal": "magenta"}
 
@@ -48,8 +48,7 @@ def items_table(verdict: Verdict) -> Table:
             continue
         name = Text(item.id, style=KIND_STYLE.get(item.kind, ""))
         evidence = Text(literal(item.evidence))
-        if item.basis and item.basis != "seed fields":
-            evidence.append(f"  [{literal(item.basis)}]", style="dim")
+        evidence.append(f"  [{item.strength}; {literal(item.basis)}]", style="dim")
         table.add_row(name, points_text(item.points), iterations(item.iterations), evidence)
     return table
 
@@ -108,8 +107,14 @@ def totals(verdict: Verdict) -> Text:
     text.append("\ntier    ", style="dim")
     text.append(verdict.tier, style="bold")
     text.append(f"  {literal(verdict.tier_rule)}", style="dim")
+    if verdict.process_score != verdict.raw_process_score or "cheating (" in verdict.process_rule:
+        text.append("\nscore   ", style="dim")
+        text.append(literal(verdict.process_rule), style="dim")
     text.append("\naggregate ", style="dim")
     text.append(aggregate_line(verdict.aggregate))
+    if verdict.not_checked:
+        text.append("\nnot checked ", style="dim")
+        text.append(literal(not_checked(verdict.not_checked)), style="dim")
     for warning in verdict.warnings:
         text.append("\nwarning ", style="yellow")
         text.append(literal(warning))

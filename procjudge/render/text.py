@@ -86,3 +86,11 @@ def shares(share: dict) -> str:
 def counts(counted: dict) -> str:
     """{'systematic_refinement': 3} -> 'systematic_refinement 3'."""
     return ", ".join(f"{name} {count}" for name, count in counted.items())
+
+
+def not_checked(entries: list) -> str:
+    """Detectors that could not be evaluated, grouped by reason: 'a, b (reason); c (other)'."""
+    by_reason: dict[str, list[str]] = {}
+    for entry in entries:
+        by_reason.setdefault(entry["reason"], []).append(entry["detector"])
+    return "; ".join(f"{', '.join(names)} ({reason})" for reason, names in by_reason.items())
