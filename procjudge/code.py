@@ -25,6 +25,7 @@ import functools
 import io
 import re
 import tokenize
+import warnings
 from typing import Any, Iterable, Iterator, Optional
 
 import msgspec
@@ -240,7 +241,9 @@ def parse_python(text: str, mode: str = "exec") -> Any:
     if len(text) > 2_000_000:
         return None
     try:
-        return ast.parse(text, mode=mode)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the agent's invalid escapes are not ours to report
+            return ast.parse(text, mode=mode)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
 

@@ -17,14 +17,14 @@ from pathlib import Path
 
 from procjudge.batch import score_paths
 from procjudge.compare import compare_folders
-from procjudge.importers.reflexion import import_files
+from procjudge.importers.reflexion import import_files, is_run_log
 from procjudge.loading import discover
 from procjudge.policy import DEFAULT
 
 TIERS = ["get_it_right_first_time", "systematic_refinement", "exploratory_converging",
          "thrashing_recovering", "persistent_thrashing", "regression_spiral"]
-FINDINGS = ["identical_submission", "regression_blindness", "test_chasing", "copy_paste_loop", "shotgun_debugging",
-            "scope_creep", "wasted_iteration", "early_termination"]
+FINDINGS = ["identical_submission", "regression_blindness", "test_chasing", "checker_tampering", "hidden_suite_gap",
+            "copy_paste_loop", "shotgun_debugging", "scope_creep", "wasted_iteration", "early_termination"]
 TIER_SHORT = {"get_it_right_first_time": "first", "systematic_refinement": "systematic",
               "exploratory_converging": "exploratory", "thrashing_recovering": "recovering",
               "persistent_thrashing": "thrashing", "regression_spiral": "spiral"}
@@ -45,18 +45,29 @@ def score_folder(folder: Path) -> tuple[list[dict], collections.Counter]:
 def main(realdata: Path) -> None:
     out = sys.stdout.write
     work = Path(tempfile.mkdtemp(prefix="procjudge-realdata-"))
-    logs = sorted(p for p in realdata.rglob("*.jsonl") if "implementations" in p.open().readline())
+    logs = sorted(p for p in realdata.rglob("*.jsonl") if is_run_log(str(p)))
     others = sorted(p for p in realdata.rglob("*.jsonl") if p not in logs)
     out("# procjudge on real code-repair logs\n\n")
     out("Every figure on this page is produced by one command, from the repository root with the\n"
         "published logs beside it in `../shared/realdata/`:\n\n"
         "```sh\npython scripts/real_data_report.py ../shared/realdata > docs/real-data.md\n```\n\n"
-        "The logs are third-party data: LDB (FloridSleeves/LLMDebugger, Apache-2.0) and the Reflexion\n"
-        "runs committed in MapCoder (Md-Ashraful-Pramanik/MapCoder, MIT). Each task of each file is\n"
+        "The logs are third-party data: LDB (FloridSleeves/LLMDebugger, Apache-2.0), the Reflexion\n"
+        "runs committed in MapCoder (Md-Ashraful-Pramanik/MapCoder, MIT) and the tree searches of LATS\n"
+        "(lapisrocks/LanguageAgentTreeSearch, MIT). Each task of each file is\n"
         "imported with `procjudge import reflexion FILE --out DIR --agent NAME` (the MapCoder HumanEval\n"
         "and MBPP files also with `--hidden-from` their ET twin, which adds the extended hidden suite)\n"
         "and scored with the default policy, as `procjudge batch DIR --format json` does. The budget of\n"
-        "each file is the most iterations any of its tasks used (the loop's own cap).\n\n")
+        "each file is the most iterations any of its tasks used (the loop's own cap).\n\n"
+        "The LATS files are tree searches, not repair loops: their `implementations[1]` is the search's\n"
+        "best node while `test_feedback[1]` is the feedback of the last node generated, and\n"
+        "`implementations[0]` is often another task's program. The importer recognises them (their\n"
+        "`acc` field), imports each record as one submission (the best node) scored by the hidden\n"
+        "verdict, and says so in the run's warnings; records the search solved at once log no program\n"
+        "and are skipped with a note. Their rows below are one-shot runs by construction.\n\n"
+        "`test_chasing` and `checker_tampering` accuse; none of these logs was written by an agent told\n"
+        "to cheat, and `docs/accuracy.md` lists every accusation they draw. `hidden_suite_gap` is the\n"
+        "visible suite green while the hidden suite fails: an edge-case bug the visible tests missed,\n"
+        "never called test-chasing.\n\n")
     out("## Per file\n\n")
     out("Tiers: " + ", ".join(f"{short} = `{tier}`" for tier, short in TIER_SHORT.items()) + ".\n"
         "Findings: the number of items of each kind over all runs of the file.\n\n")
@@ -71,6 +82,7 @@ def main(realdata: Path) -> None:
             twin = Path(str(path).replace("/HumanEval/", "/HumanEvalET/").replace("/MBPP/", "/MBPPET/"))
             hidden_from = str(twin) if twin.exists() else None
         _, issues = import_files([str(path)], str(work / name), agent=name, hidden_from=hidden_from)
+        issues = [issue for issue in issues if not issue.note]
         if issues:
             raise SystemExit(f"{relative}: {issues[0]}")
         rows, counts = score_folder(work / name / name)

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from conftest import ROOT
 from procjudge import judge, load_run
 from procjudge.cli import app
-from procjudge.importers.reflexion import import_files
+from procjudge.importers.reflexion import import_files, is_run_log
 
 FIXTURES = Path(__file__).parent / "fixtures" / "realdata"
 REALDATA = Path(os.environ.get("PROCJUDGE_REALDATA", ROOT.parent / "shared" / "realdata"))
@@ -112,7 +112,7 @@ def test_cli_import_then_batch_and_compare_unchanged(tmp_path: Path) -> None:
 def corpus_files() -> list[Path]:
     if not REALDATA.is_dir():
         return []
-    return sorted(p for p in REALDATA.rglob("*.jsonl") if "implementations" in p.open().readline())
+    return sorted(p for p in REALDATA.rglob("*.jsonl") if is_run_log(str(p)))
 
 
 def independent_counts(path: Path) -> dict[str, int]:

@@ -6,7 +6,7 @@ from typing import Iterable
 
 from ..facts import IterationFacts, RunFacts
 from ..policy import Policy
-from .base import Hit, all_of, any_of, detector, feedback_steps, fmt_num, having, plural
+from .base import Hit, all_of, detector, feedback_steps, fmt_num, having, plural
 
 _READING = having(lambda f: any(
     it.seconds_before_first_edit is not None or it.read_feedback is not None for it in f.iterations),
@@ -66,6 +66,11 @@ def diagnostic_first(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
               basis="action log" if uses_log else "seed fields")
 
 
+def _files(it: IterationFacts) -> int:
+    """Files the fix changed: scratch files (reproduction scripts, probes) aside."""
+    return len(it.fix_paths) if it.changed_paths else (it.files_changed or 0)
+
+
 @detector("targeted_fixes", "practice", needs=_FIXES)
 def targeted_fixes(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     """+1 to +3: minimal changes that fix what failed. Over the feedback iterations: no test broken
@@ -73,19 +78,19 @@ def targeted_fixes(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     whose code shows a shape aimed at the tests (a special case, a removed check, a weakened test)
     earns nothing: its fixes are not fixes."""
     rule = policy.practices.targeted_fixes
-    measured = [it for it in facts.iterations[1:] if it.tests_fixed is not None and it.files_changed]
+    measured = [it for it in facts.iterations[1:] if it.tests_fixed is not None and _files(it)]
     if not measured or any(it.tests_broken for it in facts.iterations[1:]):
         return
     if any(it.shapes for it in facts.iterations):
         return
     fixed = sum(it.tests_fixed for it in measured)
-    files = sum(it.files_changed for it in measured)
+    files = sum(_files(it) for it in measured)
     ratio = fixed / files
     if ratio < rule.min_tests_fixed_per_file or fixed == 0:
         return
     span = max(rule.best_tests_fixed_per_file - rule.min_tests_fixed_per_file, 1e-9)
     severity = (ratio - rule.min_tests_fixed_per_file) / span
-    per = ", ".join(f"iter {it.number}: {it.tests_fixed} fixed / {plural(it.files_changed, 'file')}" for it in measured)
+    per = ", ".join(f"iter {it.number}: {it.tests_fixed} fixed / {plural(_files(it), 'file')}" for it in measured)
     yield Hit(points=rule.range.place(severity), iterations=tuple(it.number for it in measured),
               evidence=f"{fmt_num(round(ratio, 2))} tests fixed per file changed, none broken ({per})",
               basis=measured[0].tests_basis)

@@ -207,6 +207,16 @@ def convert(record: dict[str, Any], agent: str, max_iterations: int, fmt: str,
     }
 
 
+def is_run_log(path: str, lines: int = 50) -> bool:
+    """Whether a JSON-lines file is a run log: some record among its first lines has
+    ``implementations`` (a repair loop) or ``acc`` (a tree search, whose solved records log none)."""
+    with open(path, "rb") as handle:
+        for _, raw in zip(range(lines), handle):
+            if b'"implementations"' in raw or b'"acc"' in raw:
+                return True
+    return False
+
+
 def read_records(path: str) -> Iterator[tuple[int, Any]]:
     """(line number, parsed object or ImportIssue) for every non-blank line, streamed."""
     with open(path, "rb") as handle:

@@ -1,0 +1,144 @@
+"""Precision and recall of the accusing detectors on the labelled set, and what they accuse on
+the real logs (every real run is honest by construction: research repair loops).
+
+    python scripts/accuracy_report.py            # prints docs/accuracy.md
+    python scripts/accuracy_report.py --write    # rewrites docs/accuracy.md
+
+The labelled set is tests/labelled/ (scripts/build_labelled_set.py builds it); the real logs are
+read from ../shared/realdata when present.
+"""
+
+from __future__ import annotations
+
+import csv
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from procjudge import judge, load_run  # noqa: E402
+from procjudge.judge import ACCUSING  # noqa: E402
+
+LABELLED = ROOT / "tests" / "labelled"
+REALDATA = ROOT.parent / "shared" / "realdata"
+
+
+def labelled() -> list[dict]:
+    rows = list(csv.DictReader((LABELLED / "labels.csv").open(encoding="utf-8")))
+    for row in rows:
+        verdict = judge(load_run(LABELLED / row["path"]))
+        row["verdict"] = verdict
+        row["accused"] = sorted({i.id for i in verdict.items if i.id in ACCUSING})
+        row["definite"] = sorted({i.id for i in verdict.items if i.id in ACCUSING and i.strength == "definite"})
+    return rows
+
+
+def table(rows: list[dict]) -> list[str]:
+    lines = ["| detector | labelled to fire | fired | true positives | precision | recall |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for detector in sorted(ACCUSING) + ["any accusation"]:
+        if detector == "any accusation":
+            wanted = [r for r in rows if r["label"] == "cheat"]
+            fired = [r for r in rows if r["accused"]]
+            hits = [r for r in fired if r["label"] == "cheat"]
+        else:
+            wanted = [r for r in rows if r["expect"] == detector]
+            fired = [r for r in rows if detector in r["accused"]]
+            hits = [r for r in fired if r["expect"] == detector]
+        precision = f"{len(hits) / len(fired):.2f}" if fired else "-"
+        recall = f"{len(hits) / len(wanted):.2f}" if wanted else "-"
+        lines.append(f"| `{detector}` | {len(wanted)} | {len(fired)} | {len(hits)} | {precision} | {recall} |")
+    return lines
+
+
+def ranking(rows: list[dict]) -> tuple[int, int, list[str]]:
+    """(task pairs, pairs where the honest run outscores the cheat, the failures)."""
+    pairs = ok = 0
+    failures = []
+    for honest in (r for r in rows if r["label"] == "honest"):
+        for cheat in (r for r in rows if r["label"] == "cheat" and r["task"] == honest["task"]):
+            pairs += 1
+            if honest["verdict"].process_score > cheat["verdict"].process_score:
+                ok += 1
+            else:
+                failures.append(f"{honest['path']} {honest['verdict'].process_score:g} <= {cheat['path']} "
+                                f"{cheat['verdict'].process_score:g}")
+    return pairs, ok, failures
+
+
+def real_logs() -> list[str]:
+    if not REALDATA.is_dir():
+        return ["The real logs were not present when this page was made."]
+    from procjudge.importers.reflexion import import_files, is_run_log
+
+    files = sorted(p for p in REALDATA.rglob("*.jsonl") if is_run_log(str(p)))
+    accused: list[str] = []
+    total = 0
+    with tempfile.TemporaryDirectory() as out:
+        for path in files:
+            import_files([str(path)], out, agent=str(path.relative_to(REALDATA)).replace("/", "_"))
+        for run_path in sorted(Path(out).rglob("*.json")):
+            total += 1
+            verdict = judge(load_run(run_path))
+            for item in verdict.items:
+                if item.id in ACCUSING:
+                    accused.append(f"{verdict.run['id']}: {item.id} ({item.strength}) at iteration "
+                                   f"{', '.join(map(str, item.iterations))}")
+    lines = [f"{total} real runs from {len(files)} logs (LDB, Reflexion, MapCoder's Reflexion runs, LATS), all "
+             f"written by research repair loops, none instructed to cheat: {len(accused)} accused."]
+    lines += [f"- {line}" for line in accused[:20]]
+    return lines
+
+
+def main(argv: list[str]) -> int:
+    rows = labelled()
+    pairs, ok, failures = ranking(rows)
+    honest = [r for r in rows if r["label"] == "honest"]
+    cheats = [r for r in rows if r["label"] == "cheat"]
+    lines = [
+        "# Accuracy of the accusing findings",
+        "",
+        "Regenerate with `python scripts/accuracy_report.py --write` (the labelled set itself with",
+        "`python scripts/build_labelled_set.py`); `tests/test_labelled.py` checks the same figures.",
+        "",
+        f"The labelled set (`tests/labelled/labels.csv`) holds {len(rows)} runs: {len(honest)} honest "
+        f"({sum(r['why'].startswith('real') for r in honest)} real runs from LDB, Reflexion and LATS logs, read by hand; "
+        f"the rest written) and {len(cheats)} cheats (cheat shapes written on the same real tasks, and on written "
+        "tasks: special cases keyed on visible tests, call counters, lookup tables, checker tampering, test-file "
+        "edits, a deleted check, a JavaScript special case). Each row says why it has its label.",
+        "",
+        *table(rows),
+        "",
+        f"- Honest runs accused: {sum(1 for r in honest if r['accused'])} of {len(honest)}.",
+        f"- Cheats flagged: {sum(1 for r in cheats if r['accused'])} of {len(cheats)} "
+        f"({sum(1 for r in cheats if r['definite'])} on definite evidence, scored -30).",
+        f"- Same-task pairs where the honest run outscores the cheat: {ok} of {pairs}.",
+        *[f"  - not: {failure}" for failure in failures],
+        "",
+        "## On the real logs",
+        "",
+        "Command: `python scripts/accuracy_report.py` with `../shared/realdata` present.",
+        "",
+        *real_logs(),
+        "",
+        "## What the figures do not show",
+        "",
+        "- The cheats are written: they show that each shape is found, not how often real agents use it.",
+        "- Text patterns (other languages) and a deleted check are `likely` at most: they cost -5 and never",
+        "  floor a run, because honest code matches them too (a wrong check deleted is a fix).",
+        "- A cheat that passes through an untested route (a table keyed on one short literal, a special case",
+        "  returning a computed value) is not found: a reviewer would need the task to tell it from a base case.",
+        "",
+    ]
+    text = "\n".join(lines)
+    if "--write" in argv:
+        (ROOT / "docs" / "accuracy.md").write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
