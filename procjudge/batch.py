@@ -16,6 +16,10 @@ import msgspec
 from .policy import DEFAULT, Policy
 
 
+WARNINGS_PER_RUN = 5
+WARNINGS_SHOWN = 20
+
+
 class Finding(msgspec.Struct, frozen=True):
     """One item worth an annotation: an anti-pattern, or a rule that cost points."""
 
@@ -36,6 +40,7 @@ class Result(msgspec.Struct, frozen=True, kw_only=True):
     findings: Optional[list[Finding]] = None
     error: Optional[str] = None
     error_line: Optional[int] = None
+    warnings: Optional[list[str]] = None  # the run's first warnings (WARNINGS_PER_RUN), for stderr
 
 
 def score_path(path: str, policy: Policy = DEFAULT, want_json: bool = False, want_findings: bool = False) -> Result:
@@ -71,7 +76,8 @@ def score_path(path: str, policy: Policy = DEFAULT, want_json: bool = False, wan
             for i in verdict.items
             if i.kind == "anti_pattern" or (i.kind == "rule" and i.points < 0)
         ]
-    return Result(path=path, row=row, verdict_json=msgspec.json.encode(verdict) if want_json else None, findings=findings)
+    return Result(path=path, row=row, verdict_json=msgspec.json.encode(verdict) if want_json else None, findings=findings,
+                  warnings=[f"{path}: {w}" for w in verdict.warnings[:WARNINGS_PER_RUN]] or None)
 
 
 # --------------------------------------------------------------------------- parallel scoring
@@ -139,6 +145,8 @@ class Collector:
         self.figures: list[tuple] = []
         self.errors: list[dict[str, Any]] = []
         self.failed: list[tuple[dict[str, Any], list[str]]] = []
+        self.warnings: list[str] = []  # the first WARNINGS_SHOWN warnings, for stderr
+        self.warning_count = 0
         self._interned: dict[Any, Any] = {}
 
     def _intern(self, value: Any) -> Any:
@@ -150,6 +158,10 @@ class Collector:
             self.errors.append({"path": result.path, "message": result.error, "line": result.error_line})
             return None
         row = result.row
+        self.warning_count += row.get("warnings", 0)
+        for warning in result.warnings or ():
+            if len(self.warnings) < WARNINGS_SHOWN:
+                self.warnings.append(warning)
         reasons = self.gates.failures(row)
         self.figures.append((self._intern(row["agent"]), row["process_score"], row["final_score"], row["iterations_used"],
                              self._intern(row["tier"]), self._intern(tuple(row["anti_patterns"]))))
@@ -248,3 +260,13 @@ def check_output_path(output: Optional[str], inputs: list[str]) -> Optional[str]
         if os.path.realpath(path) == target:
             return f"--output {output} is one of the input files; refusing to overwrite it"
     return None
+
+
+def warning_lines(shown: list[str], total: int) -> list[str]:
+    """The warnings for stderr, one line each, with a count of those left out."""
+    from .render.text import one_line
+
+    lines = [f"procjudge: warning: {one_line(w, 500)}" for w in shown]
+    if total > len(shown):
+        lines.append(f"procjudge: {total - len(shown)} more warnings (every one is in --format json)")
+    return lines

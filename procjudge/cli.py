@@ -236,6 +236,10 @@ def batch(
             with open(output, "w", encoding="utf-8", newline="") as handle:
                 for chunk in chunks:
                     handle.write(chunk)
+    from .batch import warning_lines
+
+    for line in warning_lines(collector.warnings, collector.warning_count):
+        _err(line)
     for error in collector.errors:
         _err(f"procjudge: {error['message']}")
     if collector.failed and format is not BatchFormat.table:
@@ -254,13 +258,19 @@ def _side_rows(target: str, active, jobs: int):
     from .batch import score_paths
     from .loading import discover
 
+    from .batch import WARNINGS_SHOWN, warning_lines
+
     paths = discover([target])
-    rows, errors = [], []
+    rows, errors, warnings, count = [], [], [], 0
     for result in score_paths(paths, active, jobs=jobs):
         if result.error is not None:
             errors.append(result.error)
         else:
             rows.append(result.row)
+            count += result.row.get("warnings", 0)
+            warnings += (result.warnings or [])[: max(0, WARNINGS_SHOWN - len(warnings))]
+    for line in warning_lines(warnings, count):
+        _err(line)
     return rows, errors, len(paths)
 
 
@@ -306,6 +316,8 @@ def compare(
         from .judge import judge
         from .loading import LoadError, load_run
 
+        from .batch import warning_lines
+
         verdicts = []
         for target in (a, b):
             try:
@@ -313,6 +325,9 @@ def compare(
             except LoadError as exc:
                 _err(f"procjudge: {exc}")
                 raise typer.Exit(2) from None
+            shown = [f"{target}: {w}" for w in verdicts[-1].warnings[:20]]
+            for line in warning_lines(shown, len(verdicts[-1].warnings)):
+                _err(line)
         result = compare_runs(*verdicts)
     else:
         workers = jobs or os.cpu_count() or 1

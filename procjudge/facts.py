@@ -549,13 +549,13 @@ def _plausibility(run: Run, facts: list["IterationFacts"], max_gap: float) -> li
         it.score > 0 or (it.passed or 0) > 0 for it in scored
     ):
         shown = ", ".join(fmt_score(it.score) for it in scored[:6])
-        warnings.append(f"{run.path}: the scores ({shown}) look like a 0..1 scale; procjudge reads scores on 0..100 "
+        warnings.append(f"the scores ({shown}) look like a 0..1 scale; procjudge reads scores on 0..100 "
                         "(multiply by 100 in the harness)")
     for it in scored:
         if it.total and not it.build_failed:
             from_counts = 100.0 * (it.passed or 0) / it.total
             if abs(from_counts - it.score) > max_gap:
-                warnings.append(f"{run.path}: iteration {it.number}: score {fmt_score(it.score)} contradicts its test "
+                warnings.append(f"iteration {it.number}: score {fmt_score(it.score)} contradicts its test "
                                 f"counts ({it.passed}/{it.total} = {fmt_score(round(from_counts, 1))}%)")
     numbers = [entry.iteration_telemetry.iteration_number for entry in run.iterations]
     seen: set[int] = set()
@@ -563,9 +563,9 @@ def _plausibility(run: Run, facts: list["IterationFacts"], max_gap: float) -> li
         if number is None:
             continue
         if number in seen:
-            warnings.append(f"{run.path}: iterations[{position}]: iteration number {number} repeats an earlier one")
+            warnings.append(f"iterations[{position}]: iteration number {number} repeats an earlier one")
         elif before is not None and number < before:
-            warnings.append(f"{run.path}: iterations[{position}]: iteration number {number} comes after {before}")
+            warnings.append(f"iterations[{position}]: iteration number {number} comes after {before}")
         seen.add(number)
     return warnings
 

@@ -228,7 +228,7 @@ def judge(run: Run, policy: Policy = DEFAULT) -> Verdict:
     tier, tier_rule = classify_tier(trajectory, wasted, policy, judged, cheating)
     computed = aggregate(facts)
     computed["wasted_iterations"] = wasted
-    warnings = list(run.warnings) + [f"{run.path}: {note}" for note in run.info.notes or ()] + list(facts.warnings)
+    warnings = list(run.warnings) + list(run.info.notes or ()) + list(facts.warnings)
     if run.aggregate is not None:
         warnings += _compare_aggregate(run.aggregate, computed)
     # The per-iteration table is read off the signal items: the checks run once.
