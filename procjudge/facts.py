@@ -410,7 +410,9 @@ def _scratch_paths(run: Run) -> frozenset[str]:
                     scratch.add(change.path)
             elif change.status == "deleted" and change.path in created:
                 scratch.add(change.path)
-        if changes.diff and changes.files is None:
+        # Only a diff that creates a file or names one outside the repository can hold scratch.
+        if changes.diff and changes.files is None and ("/dev/null" in changes.diff or "\n+++ /" in changes.diff
+                                                       or "+++ b/.." in changes.diff):
             for file in parse_diff_cached(changes.diff).per_file:
                 if file.path and (outside_repository(file.path) or (file.created and throwaway_name(file.path))):
                     scratch.add(file.path)
@@ -658,6 +660,10 @@ def failure_texts(entry: Optional[Entry]) -> list[str]:
     return texts
 
 
+AST_FRAGMENT_LIMIT = 20_000  # characters a diff adds to one file, above which it is read as text
+AST_CODE_LIMIT = 200_000  # characters of a whole submitted program, likewise
+
+
 def _is_python(path: str, language: Optional[str]) -> bool:
     if path:
         return path.endswith((".py", ".pyi"))
@@ -675,7 +681,7 @@ def _code_shapes(it: IterationFacts, previous: Optional[IterationFacts], cases: 
     feedback = codeinfo.text_literals(feedback_text) - spec
     shapes: list[codeinfo.Shape] = []
     read = ""
-    if it.code is not None and _is_python("", language):
+    if it.code is not None and _is_python("", language) and len(it.code) <= AST_CODE_LIMIT:
         found = codeinfo.python_shapes(it.code, cases, feedback, spec)
         if found is not None:
             read = "python"
@@ -695,7 +701,9 @@ def _code_shapes(it: IterationFacts, previous: Optional[IterationFacts], cases: 
         if read == "python" or not file.added:
             continue
         found = None
-        if _is_python(file.path, language):
+        # Past AST_FRAGMENT_LIMIT characters a diff is read by text pattern (likely at most): the
+        # parse and walks would cost more than every other fact of the run together.
+        if _is_python(file.path, language) and len(file.added_text) <= AST_FRAGMENT_LIMIT:
             found = codeinfo.python_shapes(file.added_text, cases, feedback, spec, fragment=True)
         if found is not None:
             shapes += found

@@ -56,7 +56,7 @@ def identical_submission(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         seen.append(previous)
         changes = it.entry.iteration_telemetry.changes
         same = _same_program(previous, it)
-        cosmetic = None if same else _cosmetic(previous, it)
+        cosmetic = None if same or not _still_failing(previous, it) else _cosmetic(previous, it)
         if same:
             reason, basis = f"{same} as iteration {previous.number}", "code_hash" if same.startswith("code_hash") else "code"
         elif it.code_hash is None and it.code is None and it.diff is not None and it.diff.empty:
@@ -69,9 +69,9 @@ def identical_submission(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
             and not any((changes.files_modified, changes.files_created, changes.files_deleted))
         ):
             reason, basis = "no file and no line changed", "seed fields"
-        elif cosmetic is not None and _still_failing(previous, it):
+        elif cosmetic is not None:
             reason, basis = cosmetic
-            reason += f", and the same tests still fail"
+            reason += ", and the same tests still fail"
         else:
             earlier = next((e for e in seen[:-1] if _same_program(e, it)), None)
             if earlier is None and it.code is not None:
