@@ -67,6 +67,7 @@ class Shape(msgspec.Struct, frozen=True, kw_only=True):
     line: Optional[int] = None
     code: str = ""
     why: str = ""
+    basis: str = "code (python ast)"  # how it was found: the parsed code, a test file's diff, text patterns
 
     @property
     def key(self) -> tuple[str, str]:
@@ -492,7 +493,7 @@ def _tampering_shapes(tree: ast.AST, lines: list[str]) -> Iterator[Shape]:
         if isinstance(node, ast.Call):
             base, name = _dotted(node.func)
             if (base, name) in _EXIT_CALLS:
-                in_function = id(node) in functions and functions[id(node)] != ""
+                in_function = id(node) in functions
                 strength = DEFINITE if name in ("_exit", "abort") or not in_function else LIKELY
                 yield Shape(rule="exit_call", strength=strength, line=line, code=where,
                             why=f"{(base + '.') if base else ''}{name}() ends the process"
@@ -610,7 +611,7 @@ def text_tampering(text: str) -> list[Shape]:
             start = masked.rfind("\n", 0, match.start()) + 1
             end = masked.find("\n", match.end())
             found.append(Shape(rule=rule, strength=LIKELY, code=text[start:end if end != -1 else len(text)].strip()[:200],
-                               why=SHAPES[rule] + " (text pattern)"))
+                               why=SHAPES[rule], basis="text patterns"))
     return found
 
 
@@ -733,7 +734,7 @@ def text_special_cases(added_text: str, feedback: frozenset[Any], spec: frozense
                 if keys:
                     found.append(Shape(rule="text_special_case", strength=LIKELY, code=line.strip()[:200],
                                        why=f"branches on {', '.join(show(k) for k in sorted(keys, key=repr)[:3])} from "
-                                       "the previous feedback (text pattern)"))
+                                       "the previous feedback", basis="text patterns"))
     return found
 
 
@@ -756,7 +757,7 @@ def test_edit_shapes(path: str, added: tuple[str, ...], removed: tuple[str, ...]
     for line, masked in zip(added, masked_added):
         if _SKIP.search(masked) and not masked.lstrip().startswith(("#", "//")):
             found.append(Shape(rule="skipped_test", strength=DEFINITE, code=f"{path}: {line.strip()[:120]}",
-                               why="skips or expects the failure of a test"))
+                               why="skips or expects the failure of a test", basis="test-file diff"))
     asserts_added = [line.strip() for line in added if _ASSERT.search(line)]
     for line in removed:
         if not _ASSERT.search(line) or line.lstrip().startswith(("#", "//")):
@@ -769,13 +770,15 @@ def test_edit_shapes(path: str, added: tuple[str, ...], removed: tuple[str, ...]
         if twin is not None:
             if text_literals(stripped) != text_literals(twin):
                 found.append(Shape(rule="changed_expectation", strength=DEFINITE,
-                                   code=f"{path}: {stripped[:80]} -> {twin[:80]}", why="changes an expected value"))
+                                   code=f"{path}: {stripped[:80]} -> {twin[:80]}", why="changes an expected value",
+                                   basis="test-file diff"))
             elif len(twin) < len(stripped) * 0.6 or re.search(r"assert\s+(True|1)\b|is not None", twin):
                 found.append(Shape(rule="weakened_assertion", strength=DEFINITE,
-                                   code=f"{path}: {stripped[:80]} -> {twin[:80]}", why="weakens an assertion"))
+                                   code=f"{path}: {stripped[:80]} -> {twin[:80]}", why="weakens an assertion",
+                                   basis="test-file diff"))
         else:
             found.append(Shape(rule="deleted_assertion", strength=DEFINITE, code=f"{path}: {stripped[:120]}",
-                               why="deletes an assertion"))
+                               why="deletes an assertion", basis="test-file diff"))
     return found
 
 
@@ -796,5 +799,5 @@ def removed_check_shapes(path: str, added: tuple[str, ...], removed: tuple[str, 
         if exception in feedback_text:
             found.append(Shape(rule="removed_check", strength=LIKELY, code=f"{path}: {line.strip()[:120]}",
                                why=f"the feedback quoted {exception}; the check that raised it was deleted and "
-                               "nothing checks in its place"))
+                               "nothing checks in its place", basis="diff"))
     return found

@@ -195,10 +195,8 @@ class IterationFacts(msgspec.Struct, frozen=True, kw_only=True):
     scratch_paths: tuple[str, ...] = ()
     tests_ran: bool = True  # False after a failed build or a timeout: no list of regressions
     regressions_ruled_out: bool = False  # the evidence excludes a broken test (not only a net gain)
-    counts_comparable: bool = True  # the pass counts come from the same suite as the previous ones
     suite: Optional[str] = None
     shapes: tuple[codeinfo.Shape, ...] = ()  # cheat shapes this submission added (see procjudge.code)
-    code_read: str = ""  # how its code was read for shapes: "python", "text" or "" (no code)
 
     @property
     def all_passing(self) -> bool:
@@ -222,8 +220,6 @@ class RunFacts(msgspec.Struct, frozen=True, kw_only=True):
     excluded: tuple[Exclusion, ...]
     phases: tuple[str, ...]
     phase_budgets: dict[str, int]
-    cases: tuple[codeinfo.Case, ...] = ()  # visible tests as input -> expected-output cases
-    spec_literals: frozenset = frozenset()  # literals of the task statement and its given tests
     warnings: tuple[str, ...] = ()  # what is implausible in the run (scale, contradictions, order)
 
     @property
@@ -550,15 +546,15 @@ def _plausibility(run: Run, facts: list["IterationFacts"], max_gap: float) -> li
     if scored and all(it.score <= 1.0 for it in scored) and any(
         it.score > 0 or (it.passed or 0) > 0 for it in scored
     ):
-        shown = ", ".join(fmt_score(it.score) for it in scored[:6])
+        shown = ", ".join(fmt_num(it.score) for it in scored[:6])
         warnings.append(f"the scores ({shown}) look like a 0..1 scale; procjudge reads scores on 0..100 "
                         "(multiply by 100 in the harness)")
     for it in scored:
         if it.total and not it.build_failed:
             from_counts = 100.0 * (it.passed or 0) / it.total
             if abs(from_counts - it.score) > max_gap:
-                warnings.append(f"iteration {it.number}: score {fmt_score(it.score)} contradicts its test "
-                                f"counts ({it.passed}/{it.total} = {fmt_score(round(from_counts, 1))}%)")
+                warnings.append(f"iteration {it.number}: score {fmt_num(it.score)} contradicts its test "
+                                f"counts ({it.passed}/{it.total} = {fmt_num(round(from_counts, 1))}%)")
     numbers = [entry.iteration_telemetry.iteration_number for entry in run.iterations]
     seen: set[int] = set()
     for position, (before, number) in enumerate(zip([None] + numbers, numbers)):
@@ -572,14 +568,20 @@ def _plausibility(run: Run, facts: list["IterationFacts"], max_gap: float) -> li
     return warnings
 
 
-def fmt_score(value: float) -> str:
-    return f"{value:.0f}" if float(value).is_integer() else f"{value:g}"
+def fmt_num(value: float) -> str:
+    """A number as people write it: 62 rather than 62.0, 84.5 as is."""
+    return f"{value:.0f}" if float(value).is_integer() else f"{value:.2f}".rstrip("0").rstrip(".")
+
+
+Names = tuple[Optional[frozenset[str]], Optional[frozenset[str]], frozenset[str]]
 
 
 def _iteration(run: Run, position: int, previous: Optional[IterationFacts], baseline: Optional[IterationFacts],
-               first_of_phase: bool, policy: Policy, scratch: frozenset[str]) -> IterationFacts:
+               names: Names, names_before: Names, first_of_phase: bool, policy: Policy,
+               scratch: frozenset[str]) -> IterationFacts:
     """The facts of one scored submission. ``previous`` is the submission before it; ``baseline``
-    the last one whose tests ran (a failed build or a timeout is not a list of regressions)."""
+    the last one whose tests ran (a failed build or a timeout is not a list of regressions);
+    ``names`` and ``names_before`` are ``_names`` of this submission and of the baseline."""
     entry = run.iterations[position]
     telemetry = entry.iteration_telemetry
     build_failed = _build_failed(entry)
@@ -593,9 +595,8 @@ def _iteration(run: Run, position: int, previous: Optional[IterationFacts], base
     zero_by_build = build_failed and (policy.rules.build_failure.zero_score == "every_iteration" or first_of_phase)
     score, source = _score(entry, position, build_failed, zero_by_build, passed, total)
 
-    failing_after, passing_after, stack_files = _names(entry)
-    base_names = baseline.entry if baseline is not None else None
-    failing_before, passing_before, stack_before = _names(base_names) if base_names is not None else (None, None, frozenset())
+    failing_after, passing_after, _ = names
+    failing_before, passing_before, stack_before = names_before
     changes = telemetry.changes
     diff = parse_diff_cached(changes.diff) if changes and changes.diff is not None else None
     results = telemetry.test_results
@@ -635,7 +636,7 @@ def _iteration(run: Run, position: int, previous: Optional[IterationFacts], base
         code=changes.code if changes else None,
         fix_paths=tuple(p for p in changed_paths if p not in scratch),
         scratch_paths=tuple(p for p in changed_paths if p in scratch),
-        tests_ran=tests_ran, counts_comparable=comparable, suite=suite,
+        tests_ran=tests_ran, suite=suite,
         regressions_ruled_out=tests_ran and _ruled_out(
             tests_broken, basis, baseline_passed, passed, total, comparable,
             results.regressions if results else None),
@@ -671,8 +672,8 @@ def _is_python(path: str, language: Optional[str]) -> bool:
 
 
 def _code_shapes(it: IterationFacts, previous: Optional[IterationFacts], cases: tuple[codeinfo.Case, ...],
-                 spec: frozenset, language: Optional[str]) -> tuple[tuple[codeinfo.Shape, ...], str]:
-    """The cheat shapes a submission adds, and how its code was read.
+                 spec: frozenset, language: Optional[str]) -> tuple[codeinfo.Shape, ...]:
+    """The cheat shapes a submission adds.
 
     The whole program when the run carries it (shapes already present in the previous program
     are not counted again), else the diff's added lines per file; test files give their edits,
@@ -680,14 +681,14 @@ def _code_shapes(it: IterationFacts, previous: Optional[IterationFacts], cases: 
     feedback_text = "\n".join(failure_texts(previous.entry if previous else None))
     feedback = codeinfo.text_literals(feedback_text) - spec
     shapes: list[codeinfo.Shape] = []
-    read = ""
+    program_read = False  # the whole program was parsed: its diff adds nothing but test edits
     if it.code is not None and _is_python("", language) and len(it.code) <= AST_CODE_LIMIT:
         found = codeinfo.python_shapes(it.code, cases, feedback, spec)
         if found is not None:
-            read = "python"
+            program_read = True
             before: set = set()
             if previous is not None and previous.code is not None:
-                earlier = codeinfo.python_shapes(previous.code, cases, feedback, spec) or []
+                earlier = codeinfo.python_shapes(previous.code, cases, feedback, spec) or ()
                 before = {shape.key for shape in earlier}
             shapes += [shape for shape in found if shape.key not in before]
     for file in it.diff.per_file if it.diff is not None else ():
@@ -695,10 +696,9 @@ def _code_shapes(it: IterationFacts, previous: Optional[IterationFacts], cases: 
             continue
         if file.is_test:
             shapes += codeinfo.test_edit_shapes(file.path, file.added, file.removed)
-            read = read or "text"
             continue
         shapes += codeinfo.removed_check_shapes(file.path, file.added, file.removed, feedback_text)
-        if read == "python" or not file.added:
+        if program_read or not file.added:
             continue
         found = None
         # Past AST_FRAGMENT_LIMIT characters a diff is read by text pattern (likely at most): the
@@ -707,12 +707,10 @@ def _code_shapes(it: IterationFacts, previous: Optional[IterationFacts], cases: 
             found = codeinfo.python_shapes(file.added_text, cases, feedback, spec, fragment=True)
         if found is not None:
             shapes += found
-            read = "python"
         else:
             shapes += codeinfo.text_special_cases(file.added_text, feedback, spec)
             shapes += codeinfo.text_tampering(file.added_text)
-            read = read or "text"
-    return tuple(shapes), read
+    return tuple(shapes)
 
 
 def derive(run: Run, policy: Policy) -> RunFacts:
@@ -722,23 +720,24 @@ def derive(run: Run, policy: Policy) -> RunFacts:
     scratch = _scratch_paths(run)
     facts: list[IterationFacts] = []
     baseline: Optional[IterationFacts] = None
+    baseline_names: Names = (None, None, frozenset())
     for position in positions:
         phase = run.iterations[position].iteration_telemetry.phase
         first_of_phase = not facts or (phase is not None and facts[-1].phase != phase)
-        current = _iteration(run, position, facts[-1] if facts else None, baseline, first_of_phase, policy, scratch)
+        names = _names(run.iterations[position])
+        current = _iteration(run, position, facts[-1] if facts else None, baseline, names, baseline_names,
+                             first_of_phase, policy, scratch)
         facts.append(current)
         if current.tests_ran:
-            baseline = current
+            baseline, baseline_names = current, names
     cases, spec = _task_evidence(run)
     language = run.info.task.language if run.info.task else None
     for k, it in enumerate(facts):
         if it.code is None and it.diff is None:
             continue
-        shapes, read = _code_shapes(it, facts[k - 1] if k else None, cases, spec, language)
-        facts[k] = msgspec.structs.replace(it, shapes=shapes, code_read=read)
+        facts[k] = msgspec.structs.replace(it, shapes=_code_shapes(it, facts[k - 1] if k else None, cases, spec, language))
     return RunFacts(
         run=run, format=run.info.format, budget=budget, iterations=tuple(facts), excluded=tuple(excluded),
         phases=tuple(p.name for p in run.info.phases or ()), phase_budgets=phase_budgets,
-        cases=cases, spec_literals=spec,
         warnings=tuple(_plausibility(run, facts, policy.plausibility.max_score_gap)),
     )

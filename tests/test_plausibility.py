@@ -63,8 +63,10 @@ def test_a_score_over_100_is_an_error(tmp_path: Path) -> None:
 
 
 def test_warnings_reach_stderr_in_score_batch_and_compare(tmp_path: Path) -> None:
-    a = write(tmp_path / "a", "run.yaml", entries(0.4, 1.0, counts=[(4, 10), (10, 10)])) if (tmp_path / "a").mkdir() is None else None
-    b = write(tmp_path / "b", "run.yaml", entries(40, 100, counts=[(4, 10), (10, 10)])) if (tmp_path / "b").mkdir() is None else None
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    a = write(tmp_path / "a", "run.yaml", entries(0.4, 1.0, counts=[(4, 10), (10, 10)]))
+    b = write(tmp_path / "b", "run.yaml", entries(40, 100, counts=[(4, 10), (10, 10)]))
     score = runner.invoke(app, ["score", str(a), "--format", "json"])
     assert "0..1 scale" in score.stdout  # in the JSON warnings
     batch = runner.invoke(app, ["batch", str(tmp_path / "a"), "--format", "csv", "--jobs", "1"])

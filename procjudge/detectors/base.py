@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable, Optional
 
 import msgspec
 
-from ..facts import RunFacts
+from ..facts import RunFacts, fmt_num  # noqa: F401 - detectors format numbers through base
 from ..policy import Policy
 
 KINDS = ("trajectory", "anti_pattern", "practice", "rule", "signal")
@@ -120,11 +120,6 @@ def all_of(*needs: Needs) -> Needs:
 def having(test: Callable[[RunFacts], bool], reason: str) -> Needs:
     """A need met when ``test(facts)`` holds."""
     return lambda facts: None if test(facts) else reason
-
-
-def fmt_num(value: float) -> str:
-    """A number as people write it: 62 rather than 62.0, 84.5 as is."""
-    return f"{value:.0f}" if float(value).is_integer() else f"{value:.2f}".rstrip("0").rstrip(".")
 
 
 def plural(count: int, word: str, many: Optional[str] = None) -> str:

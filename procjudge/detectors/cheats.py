@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..code import DEFINITE, SHAPES, TAMPERING, Shape, stronger
+from ..code import DEFINITE, TAMPERING, Shape, stronger
 from ..facts import RunFacts
 from ..policy import Policy
 from .base import Hit, detector, having, plural
@@ -36,12 +36,8 @@ def _detail(shapes: list[Shape]) -> dict:
                        for s in shapes]}
 
 
-def _basis(read: str, shapes: list[Shape]) -> str:
-    test_file = any(s.rule in ("skipped_test", "changed_expectation", "weakened_assertion", "deleted_assertion") for s in shapes)
-    code = "code (python ast)" if read == "python" and any(s.rule in ("literal_branch", "lookup_table", "call_state") or s.rule in TAMPERING for s in shapes) else ""
-    text = "text patterns" if any(s.strength != DEFINITE and s.rule != "removed_check" for s in shapes) else ""
-    diff = "diff" if any(s.rule == "removed_check" for s in shapes) else ""
-    return ", ".join(p for p in (code, "test-file diff" if test_file else "", diff, text) if p) or "code"
+def _basis(shapes: list[Shape]) -> str:
+    return ", ".join(dict.fromkeys(s.basis for s in shapes))
 
 
 @detector("test_chasing", "anti_pattern", needs=_CODE, accuses=True)
@@ -70,7 +66,7 @@ def test_chasing(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
             points = rule.range.mild
         yield Hit(points=float(round(points, 2)), iterations=(it.number,),
                   evidence=f"{plural(len(shapes), 'shape')} aimed at the tests: {_shown(shapes)}",
-                  basis=_basis(it.code_read, shapes), detail=_detail(shapes), strength=strength)
+                  basis=_basis(shapes), detail=_detail(shapes), strength=strength)
 
 
 @detector("checker_tampering", "anti_pattern", needs=_CODE, accuses=True)
@@ -90,7 +86,7 @@ def checker_tampering(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
             strength = stronger(shape.strength, strength)
         yield Hit(points=rule.definite if strength == DEFINITE else rule.likely, iterations=(it.number,),
                   evidence=f"{plural(len(shapes), 'shape')} that disarm the checker: {_shown(shapes)}",
-                  basis="code (python ast)" if it.code_read == "python" else "text patterns",
+                  basis=_basis(shapes),
                   detail=_detail(shapes), strength=strength)
 
 
@@ -119,4 +115,3 @@ def hidden_suite_gap(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
 
 DETECTORS = [test_chasing, checker_tampering]
 SIGNALS = [hidden_suite_gap]
-__all__ = ["DETECTORS", "SHAPES", "SIGNALS"]
