@@ -714,6 +714,9 @@ def _lines_containing(text: str, needle: str, limit: int = 200) -> Iterator[str]
         at = text.find(needle, end)
 
 
+_BRANCH_WORDS = ("==", " is ", " in ", "equals(", "case")
+
+
 def text_special_cases(added_text: str, feedback: frozenset[Any], spec: frozenset[Any]) -> list[Shape]:
     """Added lines that branch on a distinctive literal from the previous feedback that the task
     statement does not give: text patterns for code that is not Python (likely at most). Only
@@ -727,6 +730,8 @@ def text_special_cases(added_text: str, feedback: frozenset[Any], spec: frozense
                 if line in seen or len(line) > 400:
                     continue
                 seen.add(line)
+                if not any(word in line for word in _BRANCH_WORDS):
+                    continue  # no comparison, no case: the regex below cannot match
                 code = mask_comments(line)
                 if not _SPECIAL_CASE.search(code):
                     continue
