@@ -17,6 +17,7 @@ import difflib
 import math
 import os
 import re
+import stat
 from typing import Any, Iterable, Optional
 
 import msgspec
@@ -26,6 +27,7 @@ from .model import IterationTelemetry, Run, RunFile
 
 MAX_FILE_BYTES = 256 * 1024 * 1024
 MAX_EXPANDED_NODES = 2_000_000
+BYTES_PER_VALUE = 64  # text weighs one value per 64 characters in the alias expansion check
 RUN_SUFFIXES = (".yaml", ".yml", ".json")
 
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -121,6 +123,10 @@ class _Builder:
         tag = node.tag
         if kind is yaml.ScalarNode:
             value = node.value
+            if len(value) > 1024:  # a large scalar reached twice is an alias: weigh the expansion
+                if id(node) in self.memo:
+                    self.aliases_used = True
+                self.memo[id(node)] = value
             if tag == _STR:
                 return value
             if tag == _INT and (value.isdigit() or (value[:1] == "-" and value[1:].isdigit())) and (
@@ -133,7 +139,7 @@ class _Builder:
                 return value.lower() in _TRUE
             if tag == _FLOAT and "_" not in value and "." in value and value[-1:].isdigit() and ":" not in value:
                 return float(value)
-            return self.loader.construct_object(node, deep=True)
+            return self._construct(node)
         key = id(node)
         if key in self.memo:
             self.aliases_used = True
@@ -143,11 +149,18 @@ class _Builder:
             self.memo[key] = mapping
             for key_node, value_node in node.value:
                 if key_node.tag == _MERGE:
-                    self.memo[key] = mapping = self.loader.construct_object(node, deep=True)
+                    self.memo[key] = mapping = self._construct(node)
                     self.aliases_used = True
                     return mapping
                 name = self.build(key_node)
                 try:
+                    if name in mapping:
+                        first = next(k for k, _ in node.value if k is not key_node and self.build(k) == name)
+                        raise yaml.constructor.ConstructorError(
+                            "while constructing a mapping", first.start_mark,
+                            f"found the key {str(name)[:80]!r} twice (first on line {first.start_mark.line + 1}, "
+                            f"again on line {key_node.start_mark.line + 1}); a duplicate key would silently win",
+                            key_node.start_mark)
                     mapping[name] = self.build(value_node)
                 except TypeError:
                     raise yaml.constructor.ConstructorError(
@@ -159,7 +172,23 @@ class _Builder:
             self.memo[key] = sequence
             sequence.extend(self.build(item) for item in node.value)
             return sequence
-        return self.loader.construct_object(node, deep=True)
+        value = self._construct(node)
+        if isinstance(value, (list, tuple, dict, set)):
+            self.aliases_used = True  # !!pairs, !!omap, !!set: let the expansion check count them
+        return value
+
+    def _construct(self, node: Any) -> Any:
+        """PyYAML's SafeConstructor for a rare tag; its crashes on malformed values (an empty
+        ``!!int``, a 13th month in ``!!timestamp``) become errors at the node's line."""
+        try:
+            return self.loader.construct_object(node, deep=True)
+        except yaml.YAMLError:
+            raise
+        except (ValueError, TypeError, IndexError, KeyError, OverflowError, AttributeError) as exc:
+            shown = str(getattr(node, "value", ""))[:40] if isinstance(node, yaml.ScalarNode) else ""
+            raise yaml.constructor.ConstructorError(
+                None, None, f"cannot read {shown!r} as {node.tag.rsplit(':', 1)[-1]}: {str(exc)[:120]}",
+                node.start_mark) from None
 
 
 def load_run(path: str | os.PathLike[str], data: Optional[bytes] = None, *, with_lines: bool = False) -> Run:
@@ -197,13 +226,46 @@ def _too_large(path: str, size: int) -> LoadError:
     return LoadError(path, f"file is {size / 1e6:.1f} MB; run files are limited to {MAX_FILE_BYTES // 2**20} MiB")
 
 
+def regular_file_problem(path: str) -> Optional[str]:
+    """Why a path is not a regular file that can be read without blocking (a FIFO, a device, a
+    socket, a folder), or None. Checked with stat, before anything is opened."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "no such file"
+    except OSError as exc:
+        return f"cannot read: {exc.strerror or exc}"
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "is a directory, expected a run file"
+    kind = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+    return f"is {kind}, not a regular file (only regular files are read)"
+
+
+def read_regular(path: str, limit: int) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes; OSError or ValueError otherwise.
+    The file is opened without blocking (a FIFO swapped in after the check still cannot hang)."""
+    problem = regular_file_problem(path)
+    if problem is not None:
+        raise ValueError(problem)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise ValueError("is not a regular file (only regular files are read)")
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise OverflowError(len(data))
+    return data
+
+
 def _read_bytes(path: str) -> bytes:
     try:
-        size = os.path.getsize(path)
-        if size > MAX_FILE_BYTES:
-            raise _too_large(path, size)
-        with open(path, "rb") as handle:
-            return handle.read()
+        return read_regular(path, MAX_FILE_BYTES)
+    except ValueError as exc:
+        raise LoadError(path, str(exc)) from None
+    except OverflowError:
+        raise _too_large(path, os.path.getsize(path)) from None
     except IsADirectoryError:
         raise LoadError(path, "is a directory, expected a run file") from None
     except FileNotFoundError:
@@ -272,9 +334,34 @@ def _parse(path: str, text: str) -> list[Any]:
     return documents
 
 
+def _refuse_duplicate_keys(path: str, text: str) -> None:
+    """A JSON object that gives a key twice is an error naming both lines (msgspec, like most JSON
+    readers, would keep the last one silently)."""
+    import json
+
+    def check(pairs: list[tuple[str, Any]]) -> dict:
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                needle = re.compile(re.escape(json.dumps(key)) + r"\s*:")
+                lines = [text.count("\n", 0, m.start()) + 1 for m in needle.finditer(text)][:2]
+                where = f" (lines {lines[0]} and {lines[1]})" if len(lines) == 2 else ""
+                raise LoadError(path, f"the key {_shown_key(key)!r} is given twice in one object{where}; "
+                                      "a duplicate key would silently win", line=lines[-1] if lines else None)
+            seen.add(key)
+        return dict(pairs)
+
+    try:
+        json.loads(text, object_pairs_hook=check)
+    except (ValueError, RecursionError):
+        pass  # msgspec has read it already; only duplicates are looked for here
+
+
 def _parse_json(path: str, text: str) -> Any:
     try:
-        return msgspec.json.decode(text)
+        value = msgspec.json.decode(text)
+        _refuse_duplicate_keys(path, text)
+        return value
     except msgspec.ValidationError as exc:  # numbers beyond range, e.g. 1e400
         raise LoadError(path, f"JSON value error: {str(exc).split(' - at ')[0].lower()} (NaN, infinity and "
                               "numbers beyond 64 bits are not accepted)") from None
@@ -292,11 +379,16 @@ def _parse_json(path: str, text: str) -> Any:
 
 
 def _check_alias_expansion(path: str, documents: list[Any]) -> None:
-    """Refuse alias graphs (billion laughs) whose expanded size would be unbounded."""
+    """Refuse alias graphs (billion laughs) whose expanded size would be unbounded. Values are
+    weighed by what they hold: a container or scalar counts 1, a string one more per
+    ``BYTES_PER_VALUE`` characters (one large string aliased a thousand times is a bomb too), and
+    tuples and sets (``!!pairs``, ``!!set``) are containers like lists."""
     sizes: dict[int, int] = {}
 
     def size(value: Any) -> int:
-        if not isinstance(value, (list, dict)):
+        if isinstance(value, (str, bytes)):
+            return 1 + len(value) // BYTES_PER_VALUE
+        if not isinstance(value, (list, dict, tuple, set, frozenset)):
             return 1
         key = id(value)
         if key in sizes:
@@ -320,7 +412,8 @@ def _check_alias_expansion(path: str, documents: list[Any]) -> None:
         raise LoadError(path, "YAML alias refers to itself (a recursive structure)")
     if total > MAX_EXPANDED_NODES:
         raise LoadError(
-            path, f"YAML aliases expand to more than {MAX_EXPANDED_NODES:,} values (an alias bomb?)"
+            path, f"YAML aliases expand to more than {MAX_EXPANDED_NODES:,} values or "
+                  f"{MAX_EXPANDED_NODES * BYTES_PER_VALUE // 2**20} MiB of text (an alias bomb?)"
         )
 
 
@@ -329,7 +422,7 @@ def _has_cycle(documents: list[Any]) -> bool:
     done: set[int] = set()
 
     def visit(value: Any) -> bool:
-        if not isinstance(value, (list, dict)) or id(value) in done:
+        if not isinstance(value, (list, dict, tuple)) or id(value) in done:
             return False
         if id(value) in on_stack:
             return True
@@ -495,6 +588,8 @@ def _describe_expected(message: str, value: Any) -> str:
         return f"{message}; got {value} (NaN and infinity are not accepted)"
     if isinstance(value, str) and len(value) > 60:
         return f"{message}; got a string of {len(value):,} characters"
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        return f"{message}; got an integer of {value.bit_length():,} bits"
     if value is not None and not isinstance(value, (dict, list)):
         shown = repr(value)
         return f"{message}; got {shown if len(shown) <= 60 else shown[:57] + '...'}"
@@ -600,9 +695,23 @@ def _fields_of(struct_type: type) -> dict[str, tuple[str, Optional[type]]]:
     return cached
 
 
+MAX_UNKNOWN_KEY_WARNINGS = 20
+_KEY_SHOWN = 80
+
+
+def _shown_key(key: Any) -> str:
+    """A key as a warning shows it: one line, control characters escaped, long keys cut."""
+    text = str(key)
+    cut = text[:_KEY_SHOWN]
+    cut = re.sub(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]", lambda m: m.group(0).encode("unicode_escape").decode("ascii"), cut)
+    return cut + (f"... ({len(text):,} characters)" if len(text) > _KEY_SHOWN else "")
+
+
 def _unknown_key_warnings(canonical: dict) -> Iterable[str]:
-    """Yield a warning for every key the contract does not know, with a "did you mean"."""
+    """Yield a warning for every key the contract does not know, with a "did you mean", up to
+    ``MAX_UNKNOWN_KEY_WARNINGS``; then one line counting the rest."""
     stack: list[tuple[Any, type, str]] = [(canonical, RunFile, "")]
+    shown = hidden = 0
     while stack:
         value, struct_type, where = stack.pop()
         if not isinstance(value, dict):
@@ -610,18 +719,26 @@ def _unknown_key_warnings(canonical: dict) -> Iterable[str]:
         fields = _fields_of(struct_type)
         for key, child in value.items():
             spec = fields.get(key)
-            here = f"{where}.{key}" if where else str(key)
             if spec is None:
-                close = difflib.get_close_matches(str(key), list(fields), n=1, cutoff=0.75)
+                if shown >= MAX_UNKNOWN_KEY_WARNINGS:
+                    hidden += 1
+                    continue
+                shown += 1
+                here = f"{where}.{_shown_key(key)}" if where else _shown_key(key)
+                name = str(key)
+                close = difflib.get_close_matches(name, list(fields), n=1, cutoff=0.75) if len(name) <= 64 else []
                 hint = f" (did you mean `{close[0]}`?)" if close else ""
                 yield f"unknown key `{here}` is kept but not used{hint}"
                 continue
+            here = f"{where}.{key}" if where else str(key)
             kind, inner = spec
             if kind == "struct" and inner is not None:
                 stack.append((child, inner, here))
             elif kind == "list" and inner is not None and isinstance(child, list):
                 for index, item in enumerate(child):
                     stack.append((item, inner, f"{here}[{index}]"))
+    if hidden:
+        yield f"{hidden:,} more unknown keys are kept but not used (only the first {MAX_UNKNOWN_KEY_WARNINGS} are named)"
 
 
 def discover(targets: Iterable[str]) -> list[str]:

@@ -179,6 +179,14 @@ class FeedbackTests(Record):
     skipped: Optional[Count] = None
     failures: Optional[list[Failure]] = None
 
+    def __post_init__(self) -> None:
+        if self.total is not None and self.passed is not None and self.passed > self.total:
+            raise ValueError(f"field=passed: passed ({self.passed}) cannot exceed total ({self.total})")
+        if self.total is not None and self.passed is not None and self.failed is not None and (
+            self.passed + self.failed > self.total
+        ):
+            raise ValueError(f"field=failed: passed + failed ({self.passed} + {self.failed}) cannot exceed total ({self.total})")
+
 
 class Lint(Record):
     errors: Optional[Count] = None

@@ -9,6 +9,7 @@ error naming the key, never silently ignored.
 from __future__ import annotations
 
 import os
+import re
 from typing import Annotated, Literal, Optional
 
 import msgspec
@@ -45,7 +46,7 @@ class Clamp(Section):
 
     def __post_init__(self) -> None:
         if not self.min <= self.min_without_cheating <= self.max:
-            raise ValueError(f"clamp: expected min <= min_without_cheating <= max, got "
+            raise ValueError(f"field=min: expected min <= min_without_cheating <= max, got "
                              f"{self.min:g}, {self.min_without_cheating:g}, {self.max:g}")
 
 
@@ -54,6 +55,10 @@ class FormatPolicy(Section):
     convergence_baseline: Annotated[float, msgspec.Meta(gt=0)]
     time_profile: tuple[Fraction, ...]
     min_gap_seconds: Optional[Positive] = None
+
+    def __post_init__(self) -> None:
+        if not self.time_profile or sum(self.time_profile) <= 0:
+            raise ValueError("field=time_profile: expected shares of time with a positive sum, e.g. [0.4, 0.3, 0.2, 0.1]")
 
 
 class Formats(Section):
@@ -288,18 +293,58 @@ def _merge(base: dict, override: dict) -> dict:
     return merged
 
 
+MAX_POLICY_BYTES = 1024 * 1024
+
+
+def _loader() -> type:
+    """libyaml's safe loader, refusing a key given twice (a typo's duplicate must not win silently)."""
+    import yaml
+
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    class NoDuplicates(base):  # type: ignore[misc, valid-type]
+        def construct_mapping(self, node, deep=False):  # noqa: ANN001, D102 - PyYAML hook
+            seen: dict = {}
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    first = seen.get(key)
+                except TypeError:
+                    continue
+                if first is not None:
+                    raise yaml.constructor.ConstructorError(
+                        "while constructing a mapping", first.start_mark,
+                        f"found the key {str(key)[:80]!r} twice (first on line {first.start_mark.line + 1}, "
+                        f"again on line {key_node.start_mark.line + 1})", key_node.start_mark)
+                seen[key] = key_node
+            return super().construct_mapping(node, deep)
+
+    return NoDuplicates
+
+
 def load_policy(path: Optional[str | os.PathLike[str]]) -> Policy:
     """The default policy, or the defaults with a policy file deep-merged over them."""
     if path is None:
         return DEFAULT
     import yaml
 
+    from .loading import read_regular
+
     path = os.fspath(path)
     try:
-        with open(path, "rb") as handle:
-            override = yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        data = read_regular(path, MAX_POLICY_BYTES)
+        override = yaml.load(data, Loader=_loader())
     except OSError as exc:
         raise PolicyError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except OverflowError:
+        raise PolicyError(f"{path}: a policy file is limited to {MAX_POLICY_BYTES // 1024} KiB") from None
+    except ValueError as exc:  # not a regular file
+        raise PolicyError(f"{path}: {exc}") from None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f":{mark.line + 1}:{mark.column + 1}" if mark else ""
+        reason = " ".join(filter(None, [exc.context, exc.problem])) or "invalid YAML"
+        raise PolicyError(f"{path}{where}: YAML error: {' '.join(reason.split())}") from None
     except yaml.YAMLError as exc:
         raise PolicyError(f"{path}: YAML error: {' '.join(str(exc).split())}") from None
     if override is None:
@@ -312,8 +357,11 @@ def load_policy(path: Optional[str | os.PathLike[str]]) -> Policy:
     except msgspec.ValidationError as exc:
         message, _, where = str(exc).rpartition(" - at ")
         message = message or str(exc)
-        field = where.strip("`").removeprefix("$").lstrip(".") or "(top level)"
-        raise PolicyError(f"{path}: {field}: {message.replace('`', '')}") from None
+        field = where.strip("`").removeprefix("$").lstrip(".")
+        named = re.match(r"field=(\w+): (.*)", message, re.S)
+        if named:  # a check across fields names the one at fault
+            field, message = (f"{field}.{named.group(1)}" if field else named.group(1)), named.group(2)
+        raise PolicyError(f"{path}: {field or '(top level)'}: {message.replace('`', '')}") from None
 
 
 def policy_yaml(policy: Policy) -> str:
