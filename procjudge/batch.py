@@ -93,21 +93,100 @@ def _work(path: str) -> Result:
     return score_path(path, _WORKER["policy"], _WORKER["want_json"], _WORKER["want_findings"])
 
 
+def _work_chunk(paths: list[str]) -> list[Result]:
+    return [_work(path) for path in paths]
+
+
+class Interrupted(Exception):
+    """SIGTERM reached the parent: stop scoring, as Ctrl-C does."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _ignore_interrupts(policy: Policy, want_json: bool, want_findings: bool) -> None:
+    """Worker start: the parent alone answers Ctrl-C and SIGTERM (no traceback from every worker)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _init_worker(policy, want_json, want_findings)
+
+
 def score_paths(
     paths: list[str], policy: Policy = DEFAULT, jobs: int = 1, want_json: bool = False, want_findings: bool = False
 ) -> Iterator[Result]:
-    """Score every path, yielding results in input order; ``jobs`` worker processes."""
+    """Score every path, yielding results in input order; ``jobs`` worker processes.
+
+    Work goes out in chunks, a bounded window ahead of what has been yielded, so memory stays
+    flat. A worker that dies (killed from outside, out of memory) breaks only the chunks it held:
+    they are scored again in a fresh pool, file by file, and a file that kills its worker a second
+    time is reported as an error, never waited for."""
     if jobs <= 1 or len(paths) < 2:
         for path in paths:
             yield score_path(path, policy, want_json, want_findings)
         return
+    import collections
     import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     context = multiprocessing.get_context(method)
-    chunksize = max(1, min(64, len(paths) // (jobs * 8) or 1))
-    with context.Pool(jobs, initializer=_init_worker, initargs=(policy, want_json, want_findings)) as pool:
-        yield from pool.imap(_work, paths, chunksize=chunksize)
+    size = max(1, min(64, len(paths) // (jobs * 8) or 1))
+    chunks = iter([paths[k:k + size] for k in range(0, len(paths), size)])
+
+    def pool() -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(jobs, mp_context=context, initializer=_ignore_interrupts,
+                                   initargs=(policy, want_json, want_findings))
+
+    executor = pool()
+    window: collections.deque = collections.deque()
+    try:
+        while True:
+            while len(window) < jobs * 4:
+                chunk = next(chunks, None)
+                if chunk is None:
+                    break
+                window.append((chunk, executor.submit(_work_chunk, chunk)))
+            if not window:
+                return
+            chunk, future = window.popleft()
+            try:
+                results = future.result()
+            except BrokenProcessPool:
+                _stop(executor)
+                executor = pool()
+                results = []
+                for path in chunk:
+                    result, executor = _rescore(path, executor, pool)
+                    results.append(result)
+                window = collections.deque((c, executor.submit(_work_chunk, c)) for c, _ in window)
+            yield from results
+    finally:
+        _stop(executor)
+
+
+def _rescore(path: str, executor: Any, pool: Any) -> tuple[Result, Any]:
+    """Score one file again after its worker died; a second death makes it an error (and the
+    broken pool is replaced for the files after it)."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    try:
+        return executor.submit(_work, path).result(), executor
+    except BrokenProcessPool:
+        _stop(executor)
+        return Result(path=path, error=f"{path}: the worker scoring this file died twice (killed, or out of "
+                                       "memory); not scored"), pool()
+
+
+def _stop(executor: Any) -> None:
+    """Stop a pool now: pending work cancelled, live workers killed (no waiting on a hung one)."""
+    executor.shutdown(wait=False, cancel_futures=True)
+    for process in list((getattr(executor, "_processes", None) or {}).values()):
+        if process.is_alive():
+            process.kill()
 
 
 # --------------------------------------------------------------------------- gates and summary
@@ -252,14 +331,12 @@ def agent_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def check_output_path(output: Optional[str], inputs: list[str]) -> Optional[str]:
-    """An error message when the output file would overwrite one of the inputs."""
+    """An error message when the output file cannot be written or would overwrite an input."""
     if output is None:
         return None
-    target = os.path.realpath(output)
-    for path in inputs:
-        if os.path.realpath(path) == target:
-            return f"--output {output} is one of the input files; refusing to overwrite it"
-    return None
+    from .safe_io import check_target
+
+    return check_target(output, inputs)
 
 
 def warning_lines(shown: list[str], total: int) -> list[str]:

@@ -9,6 +9,8 @@ that another command needs.
 
 from __future__ import annotations
 
+import contextlib
+import math
 import os
 import sys
 from enum import Enum
@@ -16,6 +18,8 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
+
+from .batch import Interrupted
 
 app = typer.Typer(
     name="procjudge",
@@ -52,7 +56,33 @@ POLICY_OPTION = typer.Option(
 def _err(message: str) -> None:
     from .render.text import literal
 
-    sys.stderr.write(literal(message, 4000) + "\n")
+    # one line per message: a newline from input must not start a line (a CI workflow command)
+    sys.stderr.write(literal(message.replace("\r", "\\r").replace("\n", "\\n"), 4000) + "\n")
+
+
+@contextlib.contextmanager
+def _writing(target: Path, newline: Optional[str] = None):
+    """A report file written atomically; an unwritable target is a one-line error (exit 2)."""
+    from .safe_io import WriteError, atomic_write
+
+    try:
+        with atomic_write(str(target), newline=newline) as handle:
+            yield handle
+    except WriteError as exc:
+        _err(f"procjudge: {exc}")
+        raise typer.Exit(2) from None
+
+
+def _finite(option: str):
+    """A typer callback refusing NaN and infinity: a NaN threshold would pass every gate."""
+    def check(value: Optional[float]) -> Optional[float]:
+        if value is not None and not math.isfinite(value):
+            raise typer.BadParameter(f"expected a finite number, got {value}", param_hint=option)
+        return value
+    return check
+
+
+MAX_JOBS = 256
 
 
 def _load_policy(path: Optional[Path]):
@@ -68,6 +98,10 @@ def _load_policy(path: Optional[Path]):
 def _console(file=None):
     from rich.console import Console
 
+    if file is None and sys.stdout is None:
+        _err("procjudge: standard output is closed; nothing was written (use --output FILE, or a pipe)")
+        raise typer.Exit(2)
+
     return Console(file=file or sys.stdout, highlight=False, markup=False, emoji=False, soft_wrap=False)
 
 
@@ -75,6 +109,18 @@ def _silence_stdout() -> None:
     """The reader went away (``| head``): send the rest of the output nowhere."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
+
+
+def _print(renderable) -> None:
+    """Print a rich renderable to stdout, with the same care as ``emit``."""
+    console = _console()
+    try:
+        console.print(renderable)
+    except BrokenPipeError:
+        _silence_stdout()
+    except OSError as exc:
+        _err(f"procjudge: cannot write to standard output: {exc.strerror or exc}; nothing more was written")
+        raise typer.Exit(2) from None
 
 
 def write(text: str) -> None:
@@ -85,6 +131,9 @@ def write(text: str) -> None:
 def emit(chunks) -> None:
     """Write report chunks to stdout as they come. If the reader closes the pipe, stop writing
     but keep consuming, so that every run is still scored and the exit code reflects the gates."""
+    if sys.stdout is None:
+        _err("procjudge: standard output is closed; nothing was written (use --output FILE, or a pipe)")
+        raise typer.Exit(2)
     try:
         for chunk in chunks:
             sys.stdout.write(chunk)
@@ -93,6 +142,9 @@ def emit(chunks) -> None:
         _silence_stdout()
         for _ in chunks:
             pass
+    except OSError as exc:
+        _err(f"procjudge: cannot write to standard output: {exc.strerror or exc}; nothing more was written")
+        raise typer.Exit(2) from None
 
 
 @app.command()
@@ -100,7 +152,7 @@ def score(
     run_file: Path = typer.Argument(..., metavar="RUN.yaml", help="A run file (.yaml, .yml or .json)."),
     format: ScoreFormat = typer.Option(ScoreFormat.table, "--format", "-f", help="table (terminal), json (CONTRACT section 4) or markdown (pull-request comment)."),
     policy: Optional[Path] = POLICY_OPTION,
-    fail_under: Optional[float] = typer.Option(None, "--fail-under", metavar="N", help="Exit 1 when the process score is below N."),
+    fail_under: Optional[float] = typer.Option(None, "--fail-under", metavar="N", callback=_finite("--fail-under"), help="Exit 1 when the process score is below N."),
 ) -> None:
     """Score one run: every item with its points, iterations and evidence; totals, pattern, tier.
 
@@ -128,10 +180,7 @@ def score(
     else:
         from .render import table
 
-        try:
-            _console().print(table.score(verdict))
-        except BrokenPipeError:
-            _silence_stdout()
+        _print(table.score(verdict))
     if fail_under is not None and verdict.process_score < fail_under:
         _err(f"procjudge: process score {verdict.process_score:g} is below --fail-under {fail_under:g}")
         raise typer.Exit(1)
@@ -175,9 +224,9 @@ def batch(
     format: BatchFormat = typer.Option(BatchFormat.table, "--format", "-f",
                                        help="table, json (CONTRACT section 4), csv (one row per run), markdown (PR comment / step summary), junit (one testcase per run), github (workflow annotations)."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to FILE instead of stdout (never one of the inputs)."),
-    fail_under: Optional[float] = typer.Option(None, "--fail-under", metavar="N", help="Gate: fail (exit 1) when any run's process score is below N."),
+    fail_under: Optional[float] = typer.Option(None, "--fail-under", metavar="N", callback=_finite("--fail-under"), help="Gate: fail (exit 1) when any run's process score is below N."),
     fail_on: Optional[str] = typer.Option(None, "--fail-on", metavar="DETECTOR[,...]", help="Gate: fail (exit 1) when any run has one of these findings, e.g. test_chasing,regression_blindness."),
-    jobs: int = typer.Option(0, "--jobs", "-j", min=0, help="Worker processes (default: the machine's cores)."),
+    jobs: int = typer.Option(0, "--jobs", "-j", min=0, max=MAX_JOBS, help=f"Worker processes, 0 to {MAX_JOBS} (default 0: the machine's cores)."),
     policy: Optional[Path] = POLICY_OPTION,
 ) -> None:
     """Score every run file under folders and globs, in a deterministic order, and gate on the result.
@@ -219,12 +268,9 @@ def batch(
 
         renderable = table_report(stream, collector)
         if output is None:
-            try:
-                _console().print(renderable)
-            except BrokenPipeError:
-                _silence_stdout()
+            _print(renderable)
         else:
-            with open(output, "w", encoding="utf-8") as handle:
+            with _writing(output) as handle:
                 _console(handle).print(renderable)
     else:
         from .render.batch import FORMATS
@@ -233,7 +279,7 @@ def batch(
         if output is None:
             emit(chunks)
         else:
-            with open(output, "w", encoding="utf-8", newline="") as handle:
+            with _writing(output, newline="") as handle:
                 for chunk in chunks:
                     handle.write(chunk)
     from .batch import warning_lines
@@ -284,11 +330,11 @@ def compare(
     a: str = typer.Argument(..., metavar="A", help="A run file, or a folder of one agent's runs."),
     b: str = typer.Argument(..., metavar="B", help="A run file, or a folder of the other agent's runs (same kind as A)."),
     format: CompareFormat = typer.Option(CompareFormat.table, "--format", "-f", help="table (with a chart), json (CONTRACT section 4) or markdown."),
-    fail_if_worse: Optional[float] = typer.Option(None, "--fail-if-worse", metavar="MARGIN",
+    fail_if_worse: Optional[float] = typer.Option(None, "--fail-if-worse", metavar="MARGIN", callback=_finite("--fail-if-worse"),
                                                   help="Gate: exit 1 when B's (mean) process score is below A's by more than MARGIN."),
     plot: Optional[Path] = typer.Option(None, "--plot", metavar="FILE", help="Also draw the comparison to FILE (.png or .svg; needs procjudge[plot])."),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap interval (folders), for reproducible output."),
-    jobs: int = typer.Option(0, "--jobs", "-j", min=0, help="Worker processes for folders (default: the machine's cores)."),
+    jobs: int = typer.Option(0, "--jobs", "-j", min=0, max=MAX_JOBS, help=f"Worker processes for folders, 0 to {MAX_JOBS} (default 0: the machine's cores)."),
     policy: Optional[Path] = POLICY_OPTION,
 ) -> None:
     """Put two runs, or two agents' folders of runs, side by side: who iterates better, where, and how sure.
@@ -349,7 +395,7 @@ def compare(
     else:
         from .render import compare as render_compare
 
-        _console().print(render_compare.table(result))
+        _print(render_compare.table(result))
     if plot is not None:
         from .plot import PlotError
         from .plot import plot as draw
@@ -427,8 +473,17 @@ def schema() -> None:
     write(run_schema())
 
 
+def _terminate(signum: int, frame: object) -> None:
+    raise Interrupted(signum)
+
+
 def main(argv: Optional[List[str]] = None) -> int:
-    """Run the CLI; return the exit code.  No Python traceback ever reaches the user."""
+    """Run the CLI; return the exit code.  No Python traceback ever reaches the user; Ctrl-C
+    exits 130 and SIGTERM 143, each within a moment and without leaving a half-written report."""
+    import signal
+
+    with contextlib.suppress(ValueError):  # not the main thread (embedded use): keep the default
+        signal.signal(signal.SIGTERM, _terminate)
     try:
         code = app(args=argv, prog_name="procjudge", standalone_mode=False)
         return code if isinstance(code, int) else 0
@@ -439,6 +494,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     except KeyboardInterrupt:
         _err("procjudge: interrupted")
         return 130
+    except Interrupted as exc:
+        _err("procjudge: terminated")
+        return 128 + exc.signum
     except BrokenPipeError:
         _silence_stdout()
         return 0
@@ -448,6 +506,9 @@ def main(argv: Optional[List[str]] = None) -> int:
             exc.show()
             return exc.exit_code
         if type(exc).__name__ == "Abort":
+            if isinstance(exc.__cause__ or exc.__context__, KeyboardInterrupt):
+                _err("procjudge: interrupted")
+                return 130
             _err("procjudge: aborted")
             return 2
         _err(f"procjudge: internal error: {type(exc).__name__}: {exc}")

@@ -75,7 +75,10 @@ def test_markup_and_escape_sequences_are_shown_literally(tmp_path: Path) -> None
         result = runner.invoke(app, ["score", str(path), "--format", fmt])
         assert result.exit_code == 0
         assert "\x1b" not in result.stdout and "\x07" not in result.stdout
-        assert "[bold]x[/bold]" in result.stdout and "[red]agent[/red]" in result.stdout
+        if fmt == "table":
+            assert "[bold]x[/bold]" in result.stdout and "[red]agent[/red]" in result.stdout
+        else:  # Markdown shows the brackets as text: escaped, so no link can form
+            assert "\\[bold\\]x\\[/bold\\]" in result.stdout and "\\[red\\]agent\\[/red\\]" in result.stdout
 
 
 def test_fail_under_gate() -> None:

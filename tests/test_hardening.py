@@ -148,3 +148,127 @@ def test_control_characters_in_an_unknown_key_stay_on_one_line(tmp_path: Path) -
         "score": {"post_iteration": 5}, "x\n::error::pwned": 1}}]}))
     code, output = score(path)
     assert code == 0 and "\n::error::" not in output and "\\n::error::pwned" in output
+
+
+# --------------------------------------------------------------------------- safe writes
+
+
+def record(task: str) -> str:
+    return json.dumps({"task_id": task, "implementations": ["def f():\n    return 1\n"],
+                       "test_feedback": [[]], "given_tests": ["assert f() == 1"], "is_solved": True}) + "\n"
+
+
+def test_batch_output_onto_a_hard_link_of_an_input_is_refused(tmp_path: Path) -> None:
+    run = write(tmp_path, "run.yaml", OK)
+    os.link(run, tmp_path / "report.json")
+    result = runner.invoke(app, ["batch", run, "--format", "json", "--jobs", "1", "--output", str(tmp_path / "report.json")])
+    assert result.exit_code == 2 and "is the input file" in result.output
+    assert Path(run).read_text() == OK
+
+
+def test_unwritable_output_targets_are_one_line_errors(tmp_path: Path) -> None:
+    run = write(tmp_path, "run.yaml", OK)
+    for target in (tmp_path / "missing" / "r.json", tmp_path):
+        result = runner.invoke(app, ["batch", run, "--format", "json", "--jobs", "1", "--output", str(target)])
+        assert result.exit_code == 2 and "Traceback" not in result.output
+        assert ("does not exist" in result.output) or ("is a folder" in result.output)
+
+
+def test_import_never_follows_a_symlink_out_of_its_folder(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "x").symlink_to(outside, target_is_directory=True)
+    log = write(tmp_path, "log.jsonl", record("T/1"))
+    result = runner.invoke(app, ["import", "reflexion", log, "--out", str(out), "--agent", "x"])
+    assert result.exit_code == 2 and "leads outside --out" in result.output
+    assert list(outside.iterdir()) == []
+
+
+def test_import_never_overwrites_its_own_input(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    (out / "x").mkdir(parents=True)
+    log = out / "x" / "T_1.json"  # the input sits where the output would go
+    log.write_text(record("T/1"))
+    result = runner.invoke(app, ["import", "reflexion", str(log), "--out", str(out), "--agent", "x"])
+    assert result.exit_code == 2 and "is the input file" in result.output
+    assert log.read_text() == record("T/1")
+
+
+def test_colliding_and_long_task_ids_are_all_written(tmp_path: Path) -> None:
+    long_id = "HumanEval/" + "x" * 300
+    log = write(tmp_path, "log.jsonl", record("T/1") + record("T 1") + record(long_id) + record("after"))
+    result = runner.invoke(app, ["import", "reflexion", log, "--out", str(tmp_path / "out"), "--agent", "x"])
+    assert result.exit_code == 0, result.output
+    names = sorted(p.name for p in (tmp_path / "out" / "x").iterdir())
+    assert "T_1.json" in names and "T_1-2.json" in names and "after.json" in names
+    assert any(len(n) <= 106 and n.startswith("HumanEval_xxx") for n in names)
+    assert "imported 4 runs" in result.stdout and "T_1-2.json" in result.output
+
+
+def test_an_import_line_over_the_limit_is_skipped_in_bounded_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from procjudge.importers import reflexion
+
+    monkeypatch.setattr(reflexion, "MAX_LINE_BYTES", 1000)
+    log = write(tmp_path, "log.jsonl", '{"task_id": "' + "x" * 5000 + '"}\n' + record("after"))
+    written, issues = reflexion.import_files([log], str(tmp_path / "out"), agent="x")
+    assert written == 1 and [(i.line, "longer than" in i.reason) for i in issues] == [(1, True)]
+
+
+# --------------------------------------------------------------------------- injection and gates
+
+
+def test_newlines_from_input_never_start_a_workflow_command(tmp_path: Path) -> None:
+    doc = {"iterations": [{"iteration_telemetry": {"score": {"post_iteration": 50},
+                                                    "test_results": {"tests": [{"name": "a\n::error::pwned", "outcome": "passed"}]}}},
+                          {"iteration_telemetry": {"score": {"post_iteration": 40},
+                                                    "test_results": {"tests": [{"name": "a\n::error::pwned", "outcome": "failed"}]}}}]}
+    run = write(tmp_path, "bad\x1b[31m.json", json.dumps(doc))
+    result = runner.invoke(app, ["batch", run, "--format", "github", "--jobs", "1"])
+    lines = result.output.splitlines()
+    assert not any(line.startswith("::error::pwned") for line in lines)
+    assert "\x1b" not in result.output
+    result = runner.invoke(app, ["score", write(tmp_path, "k.json", json.dumps(
+        {"iterations": [{"iteration_telemetry": {"score": {"post_iteration": 5}, "x\n::add-mask::y": 1}}]}))])
+    assert not any(line.startswith("::add-mask::") for line in result.output.splitlines())
+
+
+def test_markdown_from_input_is_not_rendered(tmp_path: Path) -> None:
+    doc = {"run": {"id": "[click](https://evil.example) ![img](https://evil.example/x.png) @octocat"},
+           "iterations": [{"iteration_telemetry": {"score": {"post_iteration": 50}}}]}
+    run = write(tmp_path, "r.json", json.dumps(doc))
+    for command in (["score", run, "--format", "markdown"], ["batch", run, "--format", "markdown", "--jobs", "1"]):
+        output = runner.invoke(app, command).stdout
+        assert "](https://" not in output and "![" not in output and "@octocat" not in output
+        assert "evil.example" in output  # shown, as text
+
+
+def test_csv_cells_cannot_split_a_row_or_start_a_formula(tmp_path: Path) -> None:
+    doc = {"run": {"id": "x\r=HYPERLINK(\"http://e\")", "agent": "a\n@SUM(1)\x07"},
+           "iterations": [{"iteration_telemetry": {"score": {"post_iteration": 50}}}]}
+    run = write(tmp_path, "r.json", json.dumps(doc))
+    output = runner.invoke(app, ["batch", run, "--format", "csv", "--jobs", "1"]).stdout
+    import csv as csv_module
+    import io
+
+    rows = list(csv_module.reader(io.StringIO(output)))
+    assert len(rows) == 2 and "\r" not in output.replace("\r\n", "") and "\x07" not in output
+    assert all(not cell.startswith(("=", "+", "@")) for cell in rows[1] if not cell.lstrip("-").replace(".", "").isdigit())
+
+
+@pytest.mark.parametrize("command", [["batch", "--fail-under", "nan"], ["score", "--fail-under", "nan"],
+                                     ["compare", "--fail-if-worse", "nan"], ["batch", "--jobs", "100000"]])
+def test_nan_thresholds_and_absurd_jobs_are_usage_errors(tmp_path: Path, command: list[str]) -> None:
+    run = write(tmp_path, "r.yaml", OK)
+    args = [command[0], run] + ([run] if command[0] == "compare" else []) + command[1:]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+
+
+def test_the_markdown_summary_never_says_passed_when_the_exit_code_is_2(tmp_path: Path) -> None:
+    good = write(tmp_path, "good.yaml", OK)
+    write(tmp_path, "bad.yaml", "iterations: 3\n")
+    result = runner.invoke(app, ["batch", str(tmp_path), "--format", "markdown", "--jobs", "1"])
+    assert result.exit_code == 2 and good
+    assert "gate passed" not in result.stdout and "unreadable" in result.stdout

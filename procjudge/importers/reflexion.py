@@ -33,6 +33,8 @@ import os
 import re
 from typing import Any, Iterator, Optional
 
+from ..safe_io import WriteError
+
 LDB_MARKER = " # Real Execution Output:"
 REFLEXION_MARKER = " # output:"
 DIFF_PATH = "solution.py"
@@ -217,10 +219,32 @@ def is_run_log(path: str, lines: int = 50) -> bool:
     return False
 
 
+MAX_LINE_BYTES = 64 * 1024 * 1024
+
+
 def read_records(path: str) -> Iterator[tuple[int, Any]]:
-    """(line number, parsed object or ImportIssue) for every non-blank line, streamed."""
+    """(line number, parsed object or ImportIssue) for every non-blank line, streamed; a line over
+    ``MAX_LINE_BYTES`` is skipped (read in pieces, never held whole) and reported."""
+    from ..loading import regular_file_problem
+
+    problem = regular_file_problem(path)
+    if problem is not None:
+        yield 1, ImportIssue(path, 1, problem)
+        return
     with open(path, "rb") as handle:
-        for number, raw in enumerate(handle, start=1):
+        number = 0
+        while True:
+            raw = handle.readline(MAX_LINE_BYTES + 1)
+            if not raw:
+                return
+            number += 1
+            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                while True:  # skip the rest of the line
+                    rest = handle.readline(MAX_LINE_BYTES)
+                    if not rest or rest.endswith(b"\n"):
+                        break
+                yield number, ImportIssue(path, number, f"line is longer than {MAX_LINE_BYTES // 2**20} MiB; skipped")
+                continue
             if not raw.strip():
                 continue
             try:
@@ -244,8 +268,57 @@ def hidden_verdicts(path: str) -> tuple[dict[str, bool], list[ImportIssue]]:
     return verdicts, issues
 
 
+MAX_NAME = 100
+
+
 def safe_name(task: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", task).strip("._") or "task"
+    """A file name for a task id: unsafe characters folded to ``_``; a long id cut, with a hash of
+    the whole id so that two long ids stay apart."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", task).strip("._") or "task"
+    if len(name) > MAX_NAME:
+        name = name[:MAX_NAME - 13] + "-" + hashlib.sha256(task.encode("utf-8")).hexdigest()[:12]
+    return name
+
+
+class Writer:
+    """Run files written under ``out`` and nowhere else: a folder that leads outside ``out``
+    (a planted symlink) is refused, an input file is never overwritten (same device and inode),
+    and two tasks whose names clean to the same file get distinct names, with a note."""
+
+    def __init__(self, out: str, inputs: list[str]) -> None:
+        os.makedirs(out, exist_ok=True)
+        self.root = os.path.realpath(out)
+        self.inputs = inputs
+        self.written: set[str] = set()
+
+    def check_folder(self, folder: str) -> None:
+        """ValueError when ``folder`` resolves outside ``out`` (a planted symlink)."""
+        real = os.path.realpath(folder)
+        if real != self.root and not real.startswith(self.root + os.sep):
+            raise ValueError(f"{folder} leads outside --out ({real}); refusing to write there")
+
+    def target(self, folder: str, name: str) -> tuple[str, Optional[str]]:
+        """(path to write, a note when the name had to change); ValueError when it cannot be."""
+        self.check_folder(folder)
+        path, note = os.path.join(folder, name + ".json"), None
+        k = 2
+        while path in self.written:
+            path = os.path.join(folder, f"{name}-{k}.json")
+            k += 1
+        if k > 2:
+            note = f"another task already wrote {name}.json; this one is {os.path.basename(path)}"
+        return path, note
+
+    def write(self, path: str, document: dict[str, Any]) -> None:
+        from ..safe_io import atomic_write, same_file_as
+
+        clash = same_file_as(path, self.inputs)
+        if clash is not None:
+            raise ValueError(f"{path} is the input file {clash}; refusing to overwrite it")
+        with atomic_write(path) as handle:
+            json.dump(document, handle, indent=1, ensure_ascii=False)
+            handle.write("\n")
+        self.written.add(path)
 
 
 def agent_names(paths: list[str], agent: Optional[str]) -> dict[str, str]:
@@ -283,9 +356,15 @@ def import_files(paths: list[str], out: str, agent: Optional[str] = None, hidden
         issues += problems
     written = 0
     names = agent_names(paths, agent)
+    writer = Writer(out, paths + ([hidden_from] if hidden_from else []))
     for path in paths:
         folder = os.path.join(out, safe_name(names[path].replace("/", "__")))
-        os.makedirs(folder, exist_ok=True)
+        try:
+            writer.check_folder(folder)
+            os.makedirs(folder, exist_ok=True)
+        except (ValueError, OSError) as exc:
+            issues.append(ImportIssue(path, 1, str(exc)))
+            continue
         budget = max_iterations or loop_budget(path)
         for number, record in read_records(path):
             if isinstance(record, ImportIssue):
@@ -304,9 +383,13 @@ def import_files(paths: list[str], out: str, agent: Optional[str] = None, hidden
             except (ValueError, TypeError, KeyError) as exc:
                 issues.append(ImportIssue(path, number, str(exc)))
                 continue
-            target = os.path.join(folder, safe_name(task) + ".json")
-            with open(target, "w", encoding="utf-8") as handle:
-                json.dump(document, handle, indent=1, ensure_ascii=False)
-                handle.write("\n")
+            try:
+                target, note = writer.target(folder, safe_name(task))
+                writer.write(target, document)
+            except (ValueError, OSError, WriteError) as exc:
+                issues.append(ImportIssue(path, number, str(exc)))
+                continue
+            if note:
+                issues.append(ImportIssue(path, number, note, note=True))
             written += 1
     return written, issues

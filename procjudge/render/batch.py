@@ -34,9 +34,13 @@ CSV_FIELDS = ["id", "agent", "challenge", "format", "path", "iterations_used", "
 
 
 def spreadsheet_safe(value: Any) -> Any:
-    """Text that a spreadsheet would run as a formula (=, +, -, @, tab, CR) gets a leading quote;
+    """Text on one line (CR and LF would split a row in some readers), control characters
+    escaped, and a leading quote where a spreadsheet would run it as a formula (=, +, -, @);
     numbers stay numbers."""
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+    if not isinstance(value, str):
+        return value
+    value = one_line(value, 10_000)
+    if value.lstrip()[:1] in ("=", "+", "-", "@"):
         return "'" + value
     return value
 
@@ -71,8 +75,9 @@ def markdown_report(results: Stream, collector: Collector) -> Iterator[str]:
     summary = collector.summary()
     gate = summary["gate"]
     status = "❌ gate failed" if not gate["passed"] else "✅ gate passed"
-    if summary["errors"]:
-        status += f" · ⚠️ {summary['errors']} unreadable file{'s' if summary['errors'] != 1 else ''}"
+    if summary["errors"]:  # exit 2: the verdict is incomplete, whatever the gate says of the rest
+        status = (f"❌ {summary['errors']} unreadable file{'s' if summary['errors'] != 1 else ''} (exit 2)"
+                  + (" · gate failed" if not gate["passed"] else ""))
     lines = [f"### procjudge batch: {summary['runs_scored']} runs scored · {status}", ""]
     if summary["agents"]:
         lines += ["| agent | runs | mean process | median process | mean final | tiers | anti-patterns (share of runs) |",
@@ -143,7 +148,7 @@ def _gh_data(value: str) -> str:
 
 
 def _gh_property(value: str) -> str:
-    return _gh_data(value).replace(":", "%3A").replace(",", "%2C")
+    return _gh_data(literal(value)).replace(":", "%3A").replace(",", "%2C")
 
 
 def github_report(results: Stream, collector: Collector) -> Iterator[str]:

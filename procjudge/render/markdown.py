@@ -9,7 +9,10 @@ from .text import aggregate_line, iterations, not_checked, num, one_line, signed
 def cell(value: object, limit: int = 300) -> str:
     """Text safe inside a Markdown table cell: one line, pipes and HTML escaped."""
     text = one_line(value, limit)
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;").replace("`", "'")
+    text = text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;").replace("`", "'")
+    # links, images, autolinks and @mentions from input stay text
+    return (text.replace("[", "\\[").replace("]", "\\]").replace("!", "&#33;").replace("@", "&#64;")
+            .replace("://", "&#58;//").replace("www.", "www&#46;"))
 
 
 def score(verdict: Verdict) -> str:

@@ -1,0 +1,75 @@
+"""Writing files without ever losing one: atomic replacement, and no writing onto an input.
+
+A report is written to a temporary file beside its target and renamed over it only when
+complete, so a failure, Ctrl-C or SIGTERM leaves either the old file or the new one, never half a
+file; and renaming replaces the directory entry, so a target that is a hard link or a symlink to
+an input never truncates that input. Inputs are recognised by device and inode, not by path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from typing import IO, Iterable, Iterator, Optional
+
+
+class WriteError(Exception):
+    """A target that cannot be written: one line saying why."""
+
+
+def same_file_as(target: str, inputs: Iterable[str]) -> Optional[str]:
+    """The input that ``target`` is (same device and inode: a hard link, a symlink, another path
+    to it), or None."""
+    try:
+        mine = os.stat(target)
+    except OSError:
+        return None
+    for path in inputs:
+        try:
+            theirs = os.stat(path)
+        except OSError:
+            continue
+        if (mine.st_dev, mine.st_ino) == (theirs.st_dev, theirs.st_ino):
+            return path
+    return None
+
+
+def check_target(target: str, inputs: Iterable[str], option: str = "--output") -> Optional[str]:
+    """Why ``target`` cannot be written (an input, a folder, a missing folder), or None."""
+    clash = same_file_as(target, inputs)
+    if clash is not None:
+        return f"{option} {target} is the input file {clash}; refusing to overwrite it"
+    if os.path.isdir(target):
+        return f"{option} {target} is a folder; give a file name"
+    folder = os.path.dirname(os.path.abspath(target))
+    if not os.path.isdir(folder):
+        return f"{option} {target}: the folder {folder} does not exist"
+    return None
+
+
+@contextlib.contextmanager
+def atomic_write(target: str, mode: str = "w", newline: Optional[str] = None) -> Iterator[IO]:
+    """A file handle whose content replaces ``target`` only when the block completes; on any
+    error or interrupt the temporary file is removed and the target is left as it was."""
+    folder = os.path.dirname(os.path.abspath(target)) or "."
+    try:
+        fd, temporary = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(target) + ".", suffix=".tmp")
+    except OSError as exc:
+        raise WriteError(f"{target}: cannot write: {exc.strerror or exc}") from None
+    try:
+        kwargs = {} if "b" in mode else {"encoding": "utf-8", "newline": newline}
+        with os.fdopen(fd, mode, **kwargs) as handle:
+            yield handle
+        os.replace(temporary, target)
+    except OSError as exc:
+        _remove(temporary)
+        raise WriteError(f"{target}: cannot write: {exc.strerror or exc}") from None
+    except BaseException:
+        _remove(temporary)
+        raise
+
+
+def _remove(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)

@@ -1,0 +1,87 @@
+"""A batch under faults: a worker killed from outside, Ctrl-C and SIGTERM. Run as a real process
+(these are about processes and signals), each bounded in time."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import SAMPLES
+
+if sys.platform == "win32":  # pragma: no cover
+    pytest.skip("POSIX signals", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("corpus")
+    samples = sorted(SAMPLES.glob("example*.yaml"))
+    for k in range(1500):
+        shutil.copy(samples[k % len(samples)], folder / f"run{k:05d}.yaml")
+    return folder
+
+
+def start(*args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "procjudge", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True, text=True)
+
+
+def workers(parent: int, wanted: int = 2, wait: float = 20.0) -> list[int]:
+    """The parent's worker processes, once they have started."""
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        children = Path(f"/proc/{parent}/task/{parent}/children")
+        pids = [int(p) for p in children.read_text().split()] if children.exists() else []
+        if len(pids) >= wanted:
+            return pids
+        time.sleep(0.05)
+    return []
+
+
+def test_a_killed_worker_is_survived(corpus: Path, tmp_path: Path) -> None:
+    output = tmp_path / "out.csv"
+    process = start("batch", str(corpus), "--format", "csv", "--jobs", "2", "--output", str(output))
+    pids = workers(process.pid)
+    assert pids, "no worker started"
+    os.kill(pids[0], signal.SIGKILL)
+    try:
+        _, stderr = process.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        pytest.fail("the batch hung after a worker was killed")
+    assert "Traceback" not in stderr
+    rows = output.read_text().splitlines()[1:]
+    assert len(rows) == 1500  # every file has its row: scored again, or an error naming it
+    assert process.returncode in (0, 2)
+
+
+@pytest.mark.parametrize("signum,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_an_interrupt_stops_quickly_without_a_traceback_or_half_a_report(
+        corpus: Path, tmp_path: Path, signum: int, code: int) -> None:
+    output = tmp_path / "out.json"
+    output.write_text("the previous report\n")
+    process = start("batch", str(corpus), "--format", "json", "--jobs", "2", "--output", str(output))
+    assert workers(process.pid)
+    time.sleep(0.3)
+    sent = time.monotonic()
+    if signum == signal.SIGINT:
+        os.killpg(process.pid, signum)  # as a terminal's Ctrl-C does: the whole group
+    else:
+        os.kill(process.pid, signum)  # as a supervisor does: the parent only
+    try:
+        _, stderr = process.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        pytest.fail("the batch did not stop")
+    assert time.monotonic() - sent < 5
+    assert process.returncode == code, stderr
+    assert "Traceback" not in stderr
+    assert output.read_text() == "the previous report\n"  # the old report, whole; no partial one
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out.json.")]  # no temporary left
