@@ -8,7 +8,6 @@ never on the single-run path.
 
 from __future__ import annotations
 
-import os
 from typing import Any, Iterable, Iterator, Optional
 
 import msgspec
@@ -182,11 +181,13 @@ def _rescore(path: str, executor: Any, pool: Any) -> tuple[Result, Any]:
 
 
 def _stop(executor: Any) -> None:
-    """Stop a pool now: pending work cancelled, live workers killed (no waiting on a hung one)."""
-    executor.shutdown(wait=False, cancel_futures=True)
+    """Stop a pool now: live workers killed first (no waiting on a hung or busy one), then the
+    pool shut down and its manager thread joined, which returns at once with no worker left (and
+    leaves no wakeup pipe for the interpreter's exit hook to trip over)."""
     for process in list((getattr(executor, "_processes", None) or {}).values()):
         if process.is_alive():
             process.kill()
+    executor.shutdown(wait=True, cancel_futures=True)
 
 
 # --------------------------------------------------------------------------- gates and summary

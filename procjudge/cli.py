@@ -357,6 +357,14 @@ def compare(
     if kinds[0] != kinds[1]:
         _err("procjudge: compare takes two run files or two folders, not one of each")
         raise typer.Exit(2)
+    if plot is not None:
+        from .loading import discover
+        from .safe_io import check_target
+
+        problem = check_target(str(plot), discover([a, b]) if kinds[0] else [a, b], "--plot")
+        if problem:
+            _err(f"procjudge: {problem}")
+            raise typer.Exit(2)
     errors: list[str] = []
     if not kinds[0]:
         from .judge import judge

@@ -68,5 +68,12 @@ def plot(result: dict[str, Any], path: str) -> None:
         right.legend(fontsize=8)
         right.set_title("anti-pattern frequencies")
     figure.tight_layout()
-    figure.savefig(path, format=suffix, metadata={"Software": None} if suffix == "png" else {"Date": None})
-    plt.close(figure)
+    from .safe_io import WriteError, atomic_write
+
+    try:
+        with atomic_write(path, mode="wb") as handle:
+            figure.savefig(handle, format=suffix, metadata={"Software": None} if suffix == "png" else {"Date": None})
+    except WriteError as exc:
+        raise PlotError(str(exc)) from None
+    finally:
+        plt.close(figure)

@@ -272,3 +272,15 @@ def test_the_markdown_summary_never_says_passed_when_the_exit_code_is_2(tmp_path
     result = runner.invoke(app, ["batch", str(tmp_path), "--format", "markdown", "--jobs", "1"])
     assert result.exit_code == 2 and good
     assert "gate passed" not in result.stdout and "unreadable" in result.stdout
+
+
+def test_plot_targets_are_checked_and_written_whole(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    a = write(tmp_path, "a.yaml", OK)
+    b = write(tmp_path, "b.yaml", OK)
+    for target, expected in ((tmp_path / "nope" / "c.png", "does not exist"), (Path(a), "is the input file")):
+        result = runner.invoke(app, ["compare", a, b, "--plot", str(target)])
+        assert result.exit_code == 2 and expected in result.output and "Traceback" not in result.output
+    assert Path(a).read_text() == OK
+    result = runner.invoke(app, ["compare", a, b, "--plot", str(tmp_path / "c.png")])
+    assert result.exit_code == 0 and (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"

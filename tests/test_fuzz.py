@@ -1,0 +1,209 @@
+"""A fuzzing harness: mutated run files, policies and importer lines must never crash procjudge.
+
+Every example checks: the exit code is 0, 1 or 2; no traceback and no "internal error"; the run
+finishes within a deadline; and what was printed is well formed for its format (JSON parses, CSV
+has one row per run, JUnit is XML, GitHub annotations are one per line).
+
+A short run is part of the normal suite. A longer one, for anyone to run:
+
+    PROCJUDGE_FUZZ_EXAMPLES=5000 pytest tests/test_fuzz.py -p no:cacheprovider
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import time
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import SAMPLES
+from procjudge.cli import main
+
+EXAMPLES = int(os.environ.get("PROCJUDGE_FUZZ_EXAMPLES", "40"))
+FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize="PROCJUDGE_FUZZ_EXAMPLES" not in os.environ,
+                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+SECONDS = 20  # per invocation: the bound on time for one mutated file
+
+SAMPLE_TEXTS = sorted(p.read_text(encoding="utf-8") for p in SAMPLES.glob("*.y*ml"))
+def _documents() -> list[object]:
+    docs = []
+    for text in SAMPLE_TEXTS:
+        try:
+            docs.append(yaml.safe_load(text))
+        except yaml.YAMLError:  # a stream of records: mutated as a list of its documents
+            docs.append(list(yaml.safe_load_all(text)))
+    return docs
+
+
+SAMPLE_DOCS = _documents()
+
+# Values that have broken parsers and reports before: markup, escapes, control characters, huge
+# and odd numbers, YAML tags.
+NASTY = st.sampled_from([
+    "", "\n", "\r", "\x1b[31m", "\x07", "::error::x", "[link](https://e.example)", "@someone", "=SUM(1)",
+    "<script>", "\u202e", "0x" + "f" * 60, 1e308, -1, 0, 10**30, float("nan"), True, None, [], {},
+    "!!int", "*alias", "&anchor", "~", "null", "- item", "key: value", "\t", "%", "é",
+])
+SCALARS = st.one_of(st.text(max_size=40), st.integers(-10**6, 10**12), st.floats(allow_nan=False), st.booleans(),
+                    st.none(), NASTY)
+
+
+def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    started = time.monotonic()
+    code = main(args)
+    out, err = capsys.readouterr()
+    assert time.monotonic() - started < SECONDS, f"took more than {SECONDS} s"
+    assert code in (0, 1, 2), code
+    for text in (out, err):
+        assert "Traceback" not in text and "internal error" not in text, text[-2000:]
+    return code, out, err
+
+
+def mutate(value: object, data: st.DataObject, depth: int = 0) -> object:
+    """The value with a few of its parts replaced, deleted or duplicated."""
+    if isinstance(value, dict) and value:
+        value = dict(value)
+        key = data.draw(st.sampled_from(sorted(value, key=str)))
+        action = data.draw(st.sampled_from(["replace", "delete", "recurse", "recurse", "add"]))
+        if action == "replace":
+            value[key] = data.draw(SCALARS)
+        elif action == "delete":
+            del value[key]
+        elif action == "add":
+            value[data.draw(st.text(max_size=12))] = data.draw(SCALARS)
+        else:
+            value[key] = mutate(value[key], data, depth + 1)
+        return value
+    if isinstance(value, list) and value:
+        value = list(value)
+        index = data.draw(st.integers(0, len(value) - 1))
+        action = data.draw(st.sampled_from(["replace", "delete", "duplicate", "recurse", "recurse"]))
+        if action == "replace":
+            value[index] = data.draw(SCALARS)
+        elif action == "delete":
+            del value[index]
+        elif action == "duplicate":
+            value.insert(index, value[index])
+        else:
+            value[index] = mutate(value[index], data, depth + 1)
+        return value
+    return data.draw(SCALARS)
+
+
+def check_format(fmt: str, out: str, runs: int) -> None:
+    """What was printed is well formed for its format."""
+    if not out:
+        return
+    if fmt == "json":
+        json.loads(out)
+    elif fmt == "csv":
+        rows = list(csv.reader(io.StringIO(out)))
+        assert len(rows) == runs + 1, rows
+    elif fmt == "junit":
+        ElementTree.fromstring(out.encode("utf-8"))
+    elif fmt == "github":
+        assert all(line.startswith("::") for line in out.splitlines()), out
+
+
+@FUZZ
+@given(data=st.data())
+def test_mutated_runs_never_crash_score(data: st.DataObject, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    doc = mutate(data.draw(st.sampled_from(SAMPLE_DOCS)), data)
+    for _ in range(data.draw(st.integers(0, 3))):
+        doc = mutate(doc, data)
+    suffix = data.draw(st.sampled_from([".yaml", ".json"]))
+    path = tmp_path / f"run{suffix}"
+    text = json.dumps(doc, default=str) if suffix == ".json" else yaml.safe_dump(doc, allow_unicode=True)
+    path.write_text(text, encoding="utf-8")
+    fmt = data.draw(st.sampled_from(["json", "table", "markdown"]))
+    code, out, _ = run_cli(["score", str(path), "--format", fmt], capsys)
+    if code == 0 and fmt == "json":
+        json.loads(out)
+
+
+@FUZZ
+@given(data=st.data())
+def test_mutated_bytes_never_crash_score(data: st.DataObject, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    raw = bytearray(data.draw(st.sampled_from(SAMPLE_TEXTS)).encode("utf-8"))
+    for _ in range(data.draw(st.integers(1, 8))):
+        at = data.draw(st.integers(0, max(0, len(raw) - 1)))
+        action = data.draw(st.sampled_from(["flip", "insert", "delete", "cut"]))
+        if action == "flip" and raw:
+            raw[at] = data.draw(st.integers(0, 255))
+        elif action == "insert":
+            raw[at:at] = data.draw(st.sampled_from([b"&a ", b"*a", b"!!pairs ", b"{", b"]", b"\x00", b"\xff", b"---\n",
+                                                    b": ", b"- ", b"<<: *a", b"!!binary ", b"'", b'"', b"\t"]))
+        elif action == "delete" and raw:
+            del raw[at:at + data.draw(st.integers(1, 20))]
+        elif action == "cut":
+            del raw[at:]
+    path = tmp_path / "run.yaml"
+    path.write_bytes(bytes(raw))
+    run_cli(["score", str(path), "--format", "json"], capsys)
+
+
+@FUZZ
+@given(data=st.data())
+def test_mutated_runs_in_a_batch_keep_every_format_well_formed(data: st.DataObject, tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "runs"
+    folder.mkdir(exist_ok=True)
+    for old in folder.iterdir():
+        old.unlink()
+    count = data.draw(st.integers(1, 3))
+    for k in range(count):
+        doc = mutate(data.draw(st.sampled_from(SAMPLE_DOCS)), data)
+        (folder / f"r{k}.yaml").write_text(yaml.safe_dump(doc, allow_unicode=True), encoding="utf-8")
+    fmt = data.draw(st.sampled_from(["json", "csv", "markdown", "junit", "github", "table"]))
+    gate = data.draw(st.sampled_from([[], ["--fail-under", "0"], ["--fail-on", "test_chasing,regression_blindness"]]))
+    code, out, _ = run_cli(["batch", str(folder), "--format", fmt, "--jobs", "1", *gate], capsys)
+    check_format(fmt, out, count)
+
+
+@FUZZ
+@given(data=st.data())
+def test_mutated_policies_are_accepted_or_refused_cleanly(data: st.DataObject, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    from procjudge.policy import DEFAULT, policy_yaml
+
+    policy = mutate(yaml.safe_load(policy_yaml(DEFAULT)), data)
+    path = tmp_path / "policy.yaml"
+    path.write_text(yaml.safe_dump(policy), encoding="utf-8")
+    sample = str(SAMPLES / data.draw(st.sampled_from(["example1_good_standard.yaml", "marathon_phases.yaml",
+                                                       "sprint_double_submit.yaml"])))
+    code, out, err = run_cli(["score", sample, "--format", "json", "--policy", str(path)], capsys)
+    if code == 2:
+        assert "policy error" in err
+
+
+RECORD = {"task_id": "HumanEval/1", "given_tests": ["assert f(1) == 2", "assert f(4, 'ab') == 7"],
+          "implementations": ["def f(x, y=0):\n    return x\n", "def f(x, y=0):\n    return x + 1\n"],
+          "test_feedback": [["assert f(1) == 2 # Real Execution Output: 1"], []], "is_solved": True}
+
+
+@FUZZ
+@given(data=st.data())
+def test_mutated_importer_lines_never_crash_import(data: st.DataObject, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    lines = []
+    for _ in range(data.draw(st.integers(1, 3))):
+        record = mutate(RECORD, data)
+        line = json.dumps(record, default=str)
+        if data.draw(st.booleans()):
+            cut = data.draw(st.integers(0, len(line)))
+            line = line[:cut]
+        lines.append(line)
+    log = tmp_path / "log.jsonl"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "out"
+    code, _, _ = run_cli(["import", "reflexion", str(log), "--out", str(out), "--agent", "fuzz"], capsys)
+    for written in out.rglob("*.json"):
+        run_cli(["score", str(written), "--format", "json"], capsys)
