@@ -284,3 +284,18 @@ def test_plot_targets_are_checked_and_written_whole(tmp_path: Path) -> None:
     assert Path(a).read_text() == OK
     result = runner.invoke(app, ["compare", a, b, "--plot", str(tmp_path / "c.png")])
     assert result.exit_code == 0 and (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_closed_or_full_stdout_is_exit_2_not_silence(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    run = write(tmp_path, "r.yaml", OK)
+    for fmt in ("json", "table"):
+        closed = subprocess.run(["bash", "-c", f'"{sys.executable}" -m procjudge score "{run}" --format {fmt} >&-'],
+                                capture_output=True, text=True, timeout=60)
+        assert closed.returncode == 2 and "standard output is closed" in closed.stderr
+    if os.path.exists("/dev/full"):
+        full = subprocess.run(["bash", "-c", f'"{sys.executable}" -m procjudge score "{run}" > /dev/full'],
+                              capture_output=True, text=True, timeout=60)
+        assert full.returncode == 2 and "No space left" in full.stderr and "Traceback" not in full.stderr
