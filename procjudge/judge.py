@@ -18,6 +18,7 @@ from typing import Any, Optional
 
 import msgspec
 
+from . import loop
 from .detectors import ALL
 from .detectors.base import strength_of
 from .detectors.trajectory import judged_steps
@@ -57,6 +58,12 @@ class Verdict(msgspec.Struct, frozen=True, kw_only=True):
     pattern: str
     pattern_rule: str
     process_rule: str
+    best_score: float
+    best_iteration: int
+    final_minus_best: float
+    last_score: float
+    gate: dict[str, Any]
+    attempts: dict[str, Any]
     items: list[Item]
     not_checked: list[dict[str, str]]
     phases: list[dict[str, Any]]
@@ -228,6 +235,7 @@ def judge(run: Run, policy: Policy = DEFAULT) -> Verdict:
     tier, tier_rule = classify_tier(trajectory, wasted, policy, judged, cheating)
     computed = aggregate(facts)
     computed["wasted_iterations"] = wasted
+    best, best_iteration, final_minus_best = loop.best_so_far(facts)
     warnings = list(run.warnings) + list(run.info.notes or ()) + list(facts.warnings)
     if run.aggregate is not None:
         warnings += _compare_aggregate(run.aggregate, computed)
@@ -252,7 +260,9 @@ def judge(run: Run, policy: Policy = DEFAULT) -> Verdict:
              "path": run.path, "source": info.source, "budget": facts.budget},
         trajectory=trajectory,
         iterations_used=len(trajectory),
-        final_score=trajectory[-1],
+        final_score=best if policy.best_so_far.final == "best" else trajectory[-1],
+        last_score=trajectory[-1], best_score=best, best_iteration=best_iteration, final_minus_best=final_minus_best,
+        gate=loop.replay_gate(facts, policy), attempts=loop.attempts(facts, policy),
         process_score=_r(process),
         raw_process_score=_r(raw),
         composite_swing=_r(process * weight),

@@ -248,6 +248,7 @@ class RunInfo(Record):
     phases: Optional[list[Phase]] = None
     phase_budget: Optional[Literal["per_phase", "global"]] = None
     task: Optional[Task] = None
+    siblings_failed: Optional[Count] = None  # best-of-N: how many parallel candidates failed the check
     notes: Optional[list[Text]] = None  # what an importer noticed about the log (shown as warnings)
 
 

@@ -237,6 +237,34 @@ class Signals(Section):
     points: SignalPoints = SignalPoints()
 
 
+class BestSoFar(Section):
+    """"Iteration caps and regression gates": the last submission is not privileged."""
+
+    final: Literal["best", "last"] = "best"  # the run's final_score: its best score (the chapter's rule) or its last
+    min_drop: Positive = 2.0  # how far below its best a run must end to be returned_worse
+    points: Points = 0.0  # returned_worse: shown and gateable; the regressing step already costs -5
+
+
+class Gate(Section):
+    """The regression gate replayed over a run (its soft score is the iteration score / 100)."""
+
+    margin: Fraction = 0.05  # above the soft score's noise floor (0.03 between paraphrases in the chapter)
+    done_soft: Fraction = 0.95  # early exit: the incumbent passes every check with this soft score
+    stop_after_rejections: Annotated[int, msgspec.Meta(ge=1)] = 2
+
+
+class Attempts(Section):
+    """"More attempts means more search": attempt count as risk."""
+
+    buckets: tuple[Annotated[int, msgspec.Meta(ge=1)], ...] = (1, 2, 3, 4, 7)  # 1, 2, 3, 4-6, 7+
+    late_pass_min: Annotated[int, msgspec.Meta(ge=2)] = 4  # passed only at attempt 4 or later (56% defective there)
+    late_pass_points: Points = 0.0  # a risk to review, not a verdict: gate on it with --fail-on late_pass
+
+    def __post_init__(self) -> None:
+        if not self.buckets or self.buckets[0] != 1 or list(self.buckets) != sorted(set(self.buckets)):
+            raise ValueError("field=buckets: expected increasing lower bounds starting at 1, e.g. [1, 2, 3, 4, 7]")
+
+
 class Plausibility(Section):
     """When a run's own numbers disagree: warnings, never a changed score."""
 
@@ -267,6 +295,9 @@ class Policy(Section):
     practices: Practices = Practices()
     signals: Signals = Signals()
     hidden_suite_gap: HiddenSuiteGap = HiddenSuiteGap()
+    best_so_far: BestSoFar = BestSoFar()
+    gate: Gate = Gate()
+    attempts: Attempts = Attempts()
     plausibility: Plausibility = Plausibility()
     pattern: PatternPolicy = PatternPolicy()
     tier: TierPolicy = TierPolicy()

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from . import antipatterns, cheats, practices, rules, signals, trajectory
+from . import antipatterns, cheats, loop, practices, rules, signals, trajectory
 from .base import Detector, Hit, detector
 
 ALL: list[Detector] = [
     *trajectory.DETECTORS,
     *rules.DETECTORS,
+    *loop.DETECTORS,
     *antipatterns.DETECTORS,
     *cheats.DETECTORS,
     *practices.DETECTORS,

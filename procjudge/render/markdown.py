@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..judge import Verdict
-from .text import aggregate_line, iterations, not_checked, num, one_line, signed, sparkline
+from .text import aggregate_line, iterations, loop_line, not_checked, num, one_line, signed, sparkline
 
 
 def cell(value: object, limit: int = 300) -> str:
@@ -52,6 +52,7 @@ def score(verdict: Verdict) -> str:
         f"- pattern: {cell(verdict.pattern_rule)}",
         f"- tier: {cell(verdict.tier_rule)}",
         f"- aggregate: {aggregate_line(verdict.aggregate)}",
+        f"- loop: {cell(loop_line(verdict), 2000)}",
     ]
     if verdict.raw_process_score != verdict.process_score:
         lines.append(f"- clamped from {signed(verdict.raw_process_score)} to {signed(verdict.process_score)}: "

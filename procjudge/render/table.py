@@ -11,7 +11,7 @@ from rich.text import Text
 
 from ..detectors.signals import NEGATIVE, POSITIVE
 from ..judge import Verdict
-from .text import aggregate_line, iterations, literal, not_checked, num, signed, sparkline
+from .text import aggregate_line, iterations, literal, loop_line, not_checked, num, signed, sparkline
 
 KIND_STYLE = {"trajectory": "cyan", "anti_pattern": "red", "practice": "green", "rule": "yellow", "signal": "magenta"}
 
@@ -112,6 +112,8 @@ def totals(verdict: Verdict) -> Text:
         text.append(literal(verdict.process_rule), style="dim")
     text.append("\naggregate ", style="dim")
     text.append(aggregate_line(verdict.aggregate))
+    text.append("\nloop    ", style="dim")
+    text.append(loop_line(verdict))
     if verdict.not_checked:
         text.append("\nnot checked ", style="dim")
         text.append(literal(not_checked(verdict.not_checked)), style="dim")

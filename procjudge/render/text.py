@@ -88,6 +88,24 @@ def counts(counted: dict) -> str:
     return ", ".join(f"{name} {count}" for name, count in counted.items())
 
 
+def loop_line(verdict) -> str:
+    """Best-so-far, the gate replay and the attempt risk in one line."""
+    attempts = verdict.attempts
+    parts = [f"best {num(verdict.best_score)} at iteration {verdict.best_iteration}, last {num(verdict.last_score)}"
+             f" (final − best {signed(verdict.final_minus_best)})",
+             f"attempts {attempts['count']} (bucket {attempts['bucket']}"
+             + (f", {attempts['siblings_failed']} siblings failed" if attempts.get("siblings_failed") is not None else "")
+             + f"), {attempts['outcome']}"]
+    gate = verdict.gate
+    if gate.get("replayed"):
+        parts.append(f"gate: would return round {gate['returned_round']} ({num(gate['gated_final'])}, "
+                     f"{signed(gate['saved'])} against the actual final); {gate['revisions_offered']} offered, "
+                     f"{gate['revisions_rejected']} rejected")
+    else:
+        parts.append(f"gate not replayed: {gate.get('reason', '')}")
+    return "; ".join(parts)
+
+
 def not_checked(entries: list) -> str:
     """Detectors that could not be evaluated, grouped by reason: 'a, b (reason); c (other)'."""
     by_reason: dict[str, list[str]] = {}

@@ -1,0 +1,152 @@
+"""The loop-level rules of the two further chapters: best-so-far against last, a replay of the
+regression gate, and attempt count as risk.
+
+From "Iteration caps and regression gates": a loop's last submission is not privileged, so the
+run's best score and where it was reached are reported beside the final one; and the gate that
+only accepts a revision beating the incumbent is replayed over the run:
+
+1. never accept a revision that breaks a check the incumbent passed (hard checks: the per-test
+   outcomes; every test the incumbent passed must still pass);
+2. accept a revision that repairs a failing check and breaks nothing;
+3. otherwise accept only when the soft score (the iteration score on 0..1) beats the incumbent's
+   by the margin; ties keep the incumbent.
+
+The incumbent is the best so far, never simply the previous submission; the loop exits early once
+the incumbent passes everything with a soft score of 0.95, and stops after two rejections in a
+row. Per run: the round the gate would have returned, the revisions offered and rejected with the
+clause and the check that decided, and what the gate would have saved or cost against the run's
+actual final.
+
+From "More attempts means more search for outputs that satisfy the check": a run's attempt count
+(or, for best-of-N, the number of sibling candidates that failed the check) places it in a risk
+bucket; a run that passed only after many attempts is a finding, and a run that spent its budget
+without ever going green is exhausted, a separate outcome.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from .facts import IterationFacts, RunFacts
+from .policy import Policy
+
+
+def _score_fmt(value: float) -> str:
+    return f"{value:.0f}" if float(value).is_integer() else f"{value:g}"
+
+
+def best_so_far(facts: RunFacts) -> tuple[float, int, float]:
+    """(best score, the iteration that first reached it, final minus best)."""
+    best = max(facts.iterations, key=lambda it: it.score)
+    first = next(it for it in facts.iterations if it.score == best.score)
+    return best.score, first.number, round(facts.final.score - best.score, 6)
+
+
+def _passing(it: IterationFacts) -> Optional[frozenset[str]]:
+    """Tests passing after a submission, by name, where the run has per-test outcomes."""
+    results = it.entry.iteration_telemetry.test_results
+    if results is None or not results.tests:
+        return None
+    return frozenset(t.name for t in results.tests if t.outcome == "passed")
+
+
+def _all_pass(it: IterationFacts) -> bool:
+    """Green: every visible test passes (or, without counts, a score of 100)."""
+    if it.build_failed:
+        return False
+    return it.all_passing if it.total else it.score >= 100
+
+
+def replay_gate(facts: RunFacts, policy: Policy) -> dict[str, Any]:
+    """The regression gate replayed over the run (see the module docstring for the clauses)."""
+    rule = policy.gate
+    passing = [_passing(it) for it in facts.iterations]
+    if any(p is None for p in passing):
+        return {"replayed": False, "reason": "no per-test outcomes for every submission: the hard checks are unknown"}
+    decisions: list[dict[str, Any]] = [{"iteration": facts.iterations[0].number, "decision": "incumbent",
+                                        "clause": "the first submission", "check": None}]
+    incumbent = 0
+    rejections_in_a_row = 0
+    stopped: Optional[str] = None
+    offered = rejected = 0
+    reasons: dict[str, int] = {}
+    for k in range(1, len(facts.iterations)):
+        it = facts.iterations[k]
+        current = facts.iterations[incumbent]
+        if stopped is None and _all_pass(current) and current.score / 100 >= rule.done_soft:
+            stopped = f"early exit: iteration {current.number} passes every check with soft score {current.score / 100:.2f}"
+        elif stopped is None and rejections_in_a_row >= rule.stop_after_rejections:
+            stopped = f"stopped after {rule.stop_after_rejections} rejections in a row"
+        if stopped is not None:
+            decisions.append({"iteration": it.number, "decision": "not_offered", "clause": stopped, "check": None})
+            continue
+        offered += 1
+        broken = sorted(passing[incumbent] - passing[k])
+        if broken:
+            decision, clause, check = "rejected", "1: breaks a check the incumbent passed", broken[0]
+        elif len(passing[k]) > len(passing[incumbent]):
+            decision, clause, check = "accepted", "2: repairs a failing check and breaks nothing", None
+        elif it.score / 100 >= current.score / 100 + rule.margin:
+            decision, clause, check = "accepted", f"3: soft score {it.score / 100:.2f} >= {current.score / 100:.2f} + {rule.margin:g}", None
+        else:
+            decision, clause, check = "rejected", f"3: soft score {it.score / 100:.2f} < {current.score / 100:.2f} + {rule.margin:g} (ties keep the incumbent)", None
+        if decision == "accepted":
+            incumbent, rejections_in_a_row = k, 0
+        else:
+            rejected += 1
+            rejections_in_a_row += 1
+            reasons[clause.split(":")[0]] = reasons.get(clause.split(":")[0], 0) + 1
+        decisions.append({"iteration": it.number, "decision": decision, "clause": clause, "check": check})
+    gated = facts.iterations[incumbent]
+    return {
+        "replayed": True,
+        "margin": rule.margin,
+        "iterations": decisions,
+        "returned_round": incumbent + 1,
+        "returned_iteration": gated.number,
+        "gated_final": gated.score,
+        "actual_final": facts.final.score,
+        "saved": round(gated.score - facts.final.score, 6),
+        "revisions_offered": offered,
+        "revisions_rejected": rejected,
+        "rejected_by_clause": {f"clause {k}": v for k, v in sorted(reasons.items())},
+    }
+
+
+def attempts(facts: RunFacts, policy: Policy) -> dict[str, Any]:
+    """Attempt count, its risk bucket, and the run's outcome: ``passed`` (the final submission
+    passes every visible test), ``exhausted`` (the budget was spent and it never went green),
+    or ``stopped`` (it ended with failures and budget left)."""
+    rule = policy.attempts
+    info = facts.run.info
+    count = len(facts.iterations)
+    risk_count = count
+    basis = "attempts"
+    if info.siblings_failed is not None:  # best-of-N: the draws that failed the check are the search
+        risk_count = info.siblings_failed + 1
+        basis = "siblings_failed"
+    bucket = bucket_of(risk_count, rule.buckets)
+    ever_green = any(_all_pass(it) for it in facts.iterations)
+    if _all_pass(facts.final):
+        outcome = "passed"
+    elif not ever_green and (count >= facts.budget or facts.excluded):
+        outcome = "exhausted"
+    else:
+        outcome = "stopped"
+    return {"count": count, "bucket": bucket, "basis": basis, "siblings_failed": info.siblings_failed,
+            "outcome": outcome}
+
+
+def bucket_of(count: int, bounds: tuple[int, ...]) -> str:
+    """The bucket label of an attempt count: bounds (1, 2, 3, 4, 7) give 1, 2, 3, 4-6, 7+."""
+    label = str(bounds[0])
+    for k, low in enumerate(bounds):
+        if count < low:
+            break
+        high = bounds[k + 1] - 1 if k + 1 < len(bounds) else None
+        label = str(low) if high == low else (f"{low}-{high}" if high is not None else f"{low}+")
+    return label
+
+
+def bucket_labels(bounds: tuple[int, ...]) -> list[str]:
+    return [bucket_of(low, bounds) for low in bounds]

@@ -1,0 +1,72 @@
+"""The loop-level rules: best-so-far, the regression gate's replay and attempt risk."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import items_by_id, verdict_of
+from procjudge.loop import bucket_of
+
+
+def run_with_tests(*rounds: dict[str, str], budget: int = 6) -> dict:
+    """Rounds of per-test outcomes ({name: passed|failed}); the score is the pass percentage."""
+    return {"run": {"max_iterations": budget}, "iterations": [
+        {"iteration_telemetry": {"test_results": {"tests": [{"name": n, "outcome": o} for n, o in r.items()]}}}
+        for r in rounds]}
+
+
+def test_best_so_far_and_the_final_by_policy() -> None:
+    verdict = verdict_of({"iterations": [{"iteration_telemetry": {"score": {"post_iteration": s}}} for s in (90, 85, 80)]})
+    assert (verdict.best_score, verdict.best_iteration, verdict.final_minus_best, verdict.last_score) == (90, 0, -10, 80)
+    assert verdict.final_score == 90  # policy best_so_far.final: best (the chapter's rule)
+    assert "returned_worse" in items_by_id(verdict)
+
+
+def test_the_gate_rejects_a_revision_that_breaks_a_check_the_incumbent_passed() -> None:
+    # round 1 right on a and b; round 2 repairs c but breaks b: the parental-leave case
+    verdict = verdict_of(run_with_tests({"a": "passed", "b": "passed", "c": "failed"},
+                                        {"a": "passed", "b": "failed", "c": "passed"},
+                                        {"a": "passed", "b": "failed", "c": "failed"}))
+    gate = verdict.gate
+    assert gate["replayed"] and gate["returned_round"] == 1
+    decisions = [(d["decision"], d["clause"][:1], d["check"]) for d in gate["iterations"]]
+    assert decisions == [("incumbent", "t", None), ("rejected", "1", "b"), ("rejected", "1", "b")]
+    assert gate["gated_final"] == pytest.approx(66.67) and gate["saved"] == pytest.approx(66.67 - 33.33)
+    assert (gate["revisions_offered"], gate["revisions_rejected"]) == (2, 2)
+
+
+def test_the_gate_accepts_a_repair_compares_with_the_best_and_stops_after_two_rejections() -> None:
+    verdict = verdict_of(run_with_tests({"a": "passed", "b": "failed", "c": "failed"},
+                                        {"a": "passed", "b": "passed", "c": "failed"},   # clause 2: repairs b
+                                        {"a": "failed", "b": "passed", "c": "failed"},   # clause 1: breaks a
+                                        {"a": "passed", "b": "passed", "c": "failed"},   # clause 3: a tie keeps the incumbent
+                                        {"a": "passed", "b": "passed", "c": "passed"}))  # not offered: two rejections
+    decisions = [d["decision"] for d in verdict.gate["iterations"]]
+    assert decisions == ["incumbent", "accepted", "rejected", "rejected", "not_offered"]
+    assert verdict.gate["returned_round"] == 2
+    assert verdict.gate["rejected_by_clause"] == {"clause 1": 1, "clause 3": 1}
+
+
+def test_the_gate_exits_early_once_everything_passes() -> None:
+    verdict = verdict_of(run_with_tests({"a": "passed"}, {"a": "passed"}, {"a": "failed"}))
+    assert [d["decision"] for d in verdict.gate["iterations"]] == ["incumbent", "not_offered", "not_offered"]
+    assert verdict.gate["returned_round"] == 1 and verdict.gate["saved"] == 100
+
+
+def test_the_gate_says_when_it_cannot_be_replayed() -> None:
+    verdict = verdict_of({"iterations": [{"iteration_telemetry": {"score": {"post_iteration": 50}}}]})
+    assert verdict.gate == {"replayed": False, "reason": "no per-test outcomes for every submission: the hard checks are unknown"}
+
+
+@pytest.mark.parametrize("count,bucket", [(1, "1"), (2, "2"), (3, "3"), (4, "4-6"), (6, "4-6"), (7, "7+"), (40, "7+")])
+def test_attempt_buckets(count: int, bucket: str) -> None:
+    assert bucket_of(count, (1, 2, 3, 4, 7)) == bucket
+
+
+def test_outcomes_passed_exhausted_stopped() -> None:
+    green = run_with_tests({"a": "failed"}, {"a": "passed"})
+    assert verdict_of(green).attempts["outcome"] == "passed"
+    never = run_with_tests({"a": "failed"}, {"a": "failed"}, budget=2)
+    assert verdict_of(never).attempts["outcome"] == "exhausted"
+    early = run_with_tests({"a": "failed"}, budget=4)
+    assert verdict_of(early).attempts["outcome"] == "stopped"
