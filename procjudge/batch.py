@@ -61,6 +61,12 @@ def score_path(path: str, policy: Policy = DEFAULT, want_json: bool = False, wan
         "raw_process_score": verdict.raw_process_score, "tier": verdict.tier, "pattern": verdict.pattern,
         "anti_patterns": verdict.anti_patterns, "items": sorted({i.id for i in verdict.items}),
         "warnings": len(verdict.warnings),
+        "final_minus_best": verdict.final_minus_best, "bucket": verdict.attempts["bucket"],
+        "outcome": verdict.attempts["outcome"],
+        "gate_rounds": [d["decision"] for d in verdict.gate["iterations"]] if verdict.gate.get("replayed") else None,
+        "returned_round": verdict.gate.get("returned_round"),
+        "source": verdict.run.get("source") or "", "started_at": verdict.run.get("started_at") or "",
+        "first_failing_test": verdict.run.get("first_failing_test") or "",
     }
     findings = None
     if want_findings:
@@ -208,6 +214,58 @@ class Gates(msgspec.Struct, frozen=True):
         return reasons
 
 
+class LoopTally:
+    """Counters of the loop-level rules over a batch, kept as runs stream past (no row is kept):
+    runs ending below their best and the points lost so, runs per attempt bucket and outcome, and
+    the gate's rejection rate per round with the share of runs whose returned round is 1."""
+
+    def __init__(self) -> None:
+        self.runs = self.below_best = 0
+        self.points_lost = 0.0
+        self.buckets: dict[str, int] = {}
+        self.outcomes: dict[str, int] = {}
+        self.replayed = self.returned_first = 0
+        self.offered: dict[int, int] = {}
+        self.rejected: dict[int, int] = {}
+
+    def add(self, row: dict[str, Any]) -> None:
+        self.runs += 1
+        if row.get("final_minus_best", 0) < 0:
+            self.below_best += 1
+            self.points_lost -= row["final_minus_best"]
+        for counter, key in ((self.buckets, row.get("bucket")), (self.outcomes, row.get("outcome"))):
+            if key:
+                counter[key] = counter.get(key, 0) + 1
+        rounds = row.get("gate_rounds")
+        if rounds is not None:
+            self.replayed += 1
+            self.returned_first += row.get("returned_round") == 1
+            for number, decision in enumerate(rounds[1:], start=2):
+                if decision in ("accepted", "rejected"):
+                    self.offered[number] = self.offered.get(number, 0) + 1
+                    self.rejected[number] = self.rejected.get(number, 0) + (decision == "rejected")
+
+    def summary(self) -> dict[str, Any]:
+        from .loop import bucket_labels
+        from .policy import DEFAULT as policy
+
+        order = bucket_labels(policy.attempts.buckets)
+        return {
+            "runs_below_best": self.below_best,
+            "share_below_best": round(self.below_best / self.runs, 4) if self.runs else None,
+            "points_lost_below_best": round(self.points_lost, 4),
+            "attempt_buckets": {label: self.buckets[label] for label in order if label in self.buckets}
+            | {k: v for k, v in self.buckets.items() if k not in order},
+            "outcomes": dict(sorted(self.outcomes.items())),
+            "gate": {
+                "replayed_runs": self.replayed,
+                "share_returned_round_1": round(self.returned_first / self.replayed, 4) if self.replayed else None,
+                "rejection_rate_per_round": {str(k): round(self.rejected[k] / self.offered[k], 4)
+                                             for k in sorted(self.offered)},
+            },
+        }
+
+
 SUMMARY_FIELDS = ("agent", "process_score", "final_score", "iterations_used", "tier", "anti_patterns")
 
 
@@ -227,6 +285,7 @@ class Collector:
         self.failed: list[tuple[dict[str, Any], list[str]]] = []
         self.warnings: list[str] = []  # the first WARNINGS_SHOWN warnings, for stderr
         self.warning_count = 0
+        self.loop = LoopTally()
         self._interned: dict[Any, Any] = {}
 
     def _intern(self, value: Any) -> Any:
@@ -243,6 +302,7 @@ class Collector:
             if len(self.warnings) < WARNINGS_SHOWN:
                 self.warnings.append(warning)
         reasons = self.gates.failures(row)
+        self.loop.add(row)
         self.figures.append((self._intern(row["agent"]), row["process_score"], row["final_score"], row["iterations_used"],
                              self._intern(row["tier"]), self._intern(tuple(row["anti_patterns"]))))
         if self.keep_rows or reasons:
@@ -280,6 +340,7 @@ class Collector:
                 "passed": not self.failed,
             },
             "agents": agent_summary([dict(zip(SUMMARY_FIELDS, figures)) for figures in self.figures]),
+            "loop": self.loop.summary(),
         }
 
 

@@ -39,6 +39,9 @@ policy_app = typer.Typer(help="Show the scoring policy in force.", no_args_is_he
 app.add_typer(policy_app, name="policy")
 import_app = typer.Typer(help="Turn other tools' logs into run files.", no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(import_app, name="import")
+review_app = typer.Typer(help="Draw a stratified review sample of runs, and estimate the defect rate from its labels.",
+                         no_args_is_help=True, rich_markup_mode=None)
+app.add_typer(review_app, name="review")
 
 
 class ScoreFormat(str, Enum):
@@ -463,6 +466,186 @@ def import_reflexion(
     skipped += f"; {len(notes)} records with nothing to judge" if notes else ""
     sys.stdout.write(f"imported {written} runs into {out}{skipped}\n")
     raise typer.Exit(2 if errors else 0)
+
+
+def _rows(targets: List[str], active, jobs: int) -> list:
+    """Score the runs under targets (batch's discovery and workers); unreadable files are listed
+    on stderr and make the exit code 2 at the end, as in batch."""
+    from .batch import score_paths
+    from .loading import discover
+
+    paths = discover(targets)
+    if not paths:
+        _err(f"procjudge: no run files (.yaml, .yml, .json) found in {' '.join(targets)}")
+        raise typer.Exit(2)
+    rows, errors = [], []
+    for result in score_paths(paths, active, jobs=jobs or os.cpu_count() or 1):
+        (errors.append(result.error) if result.error is not None else rows.append(result.row))
+    for error in errors:
+        _err(f"procjudge: {error}")
+    return rows, errors
+
+
+@review_app.command("sample")
+def review_sample(
+    targets: List[str] = typer.Argument(..., metavar="DIR|GLOB...", help="Folders, files or globs of run files."),
+    out: Path = typer.Option(..., "--out", "-o", metavar="QUEUE",
+                             help="Write QUEUE.csv and QUEUE.json (the suffix, if given, is replaced)."),
+    per_stratum: int = typer.Option(40, "--per-stratum", min=1, max=100_000, help="Runs to draw from each stratum."),
+    by: str = typer.Option("bucket", "--by", help="Strata: bucket (attempt buckets 1, 2, 3, 4-6, 7+) or finding."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the draw: the same runs and seed give the same queue."),
+    jobs: int = typer.Option(0, "--jobs", "-j", min=0, max=MAX_JOBS, help="Worker processes (0: the machine's cores)."),
+    policy: Optional[Path] = POLICY_OPTION,
+) -> None:
+    """Draw a review queue: equal numbers of runs per attempt bucket (or per finding), each with its
+    sampling weight, so every stratum gets enough reviews to estimate its defect rate.
+
+    Example: procjudge review sample runs/ --per-stratum 40 --seed 7 --out queue
+    """
+    import csv as csv_module
+
+    from .render.json import dumps
+    from .review import draw
+    from .safe_io import check_target
+
+    if by not in ("bucket", "finding"):
+        _err(f"procjudge: --by: expected bucket or finding, got {by!r}")
+        raise typer.Exit(2)
+    rows, errors = _rows(targets, _load_policy(policy), jobs)
+    queue = draw(rows, per_stratum, seed, by)
+    stem = str(out.with_suffix("")) if out.suffix in (".csv", ".json") else str(out)
+    for target in (stem + ".csv", stem + ".json"):
+        problem = check_target(target, [r["path"] for r in rows], "--out")
+        if problem:
+            _err(f"procjudge: {problem}")
+            raise typer.Exit(2)
+    with _writing(Path(stem + ".json")) as handle:
+        handle.write(dumps(queue))
+    with _writing(Path(stem + ".csv"), newline="") as handle:
+        writer = csv_module.writer(handle, lineterminator="\n")
+        writer.writerow(["path", "stratum", "bucket", "attempts", "findings", "process_score", "weight", "label"])
+        from .render.batch import spreadsheet_safe
+
+        for item in queue["queue"]:
+            writer.writerow([spreadsheet_safe(v) for v in (item["path"], item["stratum"], item["bucket"], item["attempts"],
+                                                           " ".join(item["findings"]), item["process_score"], item["weight"], "")])
+    strata = ", ".join(f"{name} {info['sampled']}/{info['population']}" for name, info in queue["strata"].items())
+    sys.stdout.write(f"{len(queue['queue'])} of {len(rows)} runs in {stem}.csv and {stem}.json (sampled/population: {strata})\n"
+                     "fill in the label column (defect or ok) and run: procjudge review estimate "
+                     f"{stem}.json {stem}.csv\n")
+    raise typer.Exit(2 if errors else 0)
+
+
+@review_app.command("estimate")
+def review_estimate(
+    queue_file: Path = typer.Argument(..., metavar="QUEUE.json", help="The queue `review sample` wrote."),
+    labels_file: Path = typer.Argument(..., metavar="LABELS.csv", help="A CSV with columns path and label (defect or ok)."),
+    format: str = typer.Option("table", "--format", "-f", help="table, json or markdown."),
+) -> None:
+    """Estimate the defect rate from reviewers' labels: per stratum with a Wilson 95% interval, and
+    overall reweighted by each stratum's share of the runs (with the unweighted mean of stratum
+    rates beside it, the mistake to avoid).
+
+    Example: procjudge review estimate queue.json queue.csv
+    """
+    import csv as csv_module
+    import json
+
+    from .loading import read_regular
+    from .render.json import dumps
+    from .review import estimate, read_label
+
+    try:
+        queue = json.loads(read_regular(str(queue_file), 256 * 2**20))
+        text = read_regular(str(labels_file), 256 * 2**20).decode("utf-8-sig")
+    except (OSError, ValueError, OverflowError) as exc:
+        _err(f"procjudge: cannot read the queue or the labels: {exc}")
+        raise typer.Exit(2) from None
+    if not isinstance(queue, dict) or queue.get("schema") != "procjudge.review/1":
+        _err(f"procjudge: {queue_file}: not a review queue written by `procjudge review sample`")
+        raise typer.Exit(2)
+    labels, problems = [], []
+    reader = csv_module.DictReader(text.splitlines())
+    if not reader.fieldnames or "path" not in reader.fieldnames or "label" not in reader.fieldnames:
+        _err(f"procjudge: {labels_file}: expected columns path and label")
+        raise typer.Exit(2)
+    for number, row in enumerate(reader, start=2):
+        if not (row.get("label") or "").strip():
+            continue
+        value = read_label(row["label"])
+        if value is None:
+            problems.append(f"{labels_file}:{number}: label {row['label']!r}: expected defect or ok")
+            continue
+        labels.append((row["path"].lstrip("'"), value))
+    for problem in problems:
+        _err(f"procjudge: {problem}")
+    result = estimate(queue, labels)
+    if format == "json":
+        write(dumps(result))
+    else:
+        lines = [f"{'stratum':<24} {'share':>7} {'reviewed':>8} {'defects':>8} {'rate':>6}  95% interval"]
+        for name, s in result["strata"].items():
+            rate = f"{s['rate']:.0%}" if s["rate"] is not None else "-"
+            ci = f"{s['ci95'][0]:.0%}-{s['ci95'][1]:.0%}" if s["ci95"] else "-"
+            lines.append(f"{name[:24]:<24} {s['share']:>7.1%} {s['reviewed']:>8} {s['defects']:>8} {rate:>6}  {ci}")
+        if result["weighted_rate"] is not None:
+            low, high = result["weighted_ci95"]
+            lines.append(f"overall, weighted by share: {result['weighted_rate']:.1%} ({low:.1%}-{high:.1%})")
+            lines.append(f"unweighted mean of stratum rates (do not report): {result['unweighted_mean_of_strata']:.1%}")
+        text_out = "\n".join(lines) + "\n"
+        write(text_out if format == "table" else "```\n" + text_out + "```\n")
+    raise typer.Exit(2 if problems else 0)
+
+
+class DriftFormat(str, Enum):
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+
+
+@app.command()
+def drift(
+    targets: List[str] = typer.Argument(..., metavar="DIR|GLOB...", help="Folders, files or globs of run files."),
+    window: str = typer.Option("day", "--window", help="day or week (ISO week)."),
+    threshold: float = typer.Option(0.5, "--threshold", callback=_finite("--threshold"),
+                                    help="Alert when mean attempts per source rises by more than this from one window to the next."),
+    collapse: float = typer.Option(0.6, "--collapse", callback=_finite("--collapse"),
+                                   help="Alert when one test becomes this share of a source's first failures."),
+    format: DriftFormat = typer.Option(DriftFormat.table, "--format", "-f", help="table, json or markdown."),
+    jobs: int = typer.Option(0, "--jobs", "-j", min=0, max=MAX_JOBS, help="Worker processes (0: the machine's cores)."),
+    policy: Optional[Path] = POLICY_OPTION,
+) -> None:
+    """Mean attempts, pass rate, findings and the first failing test per source (run.source) and
+    window (run.started_at): attempts move before the pass rate does. Exit 1 on an alert.
+
+    Example: procjudge drift runs/ --window day --threshold 0.5
+    """
+    from .drift import drift as compute
+    from .render.json import dumps
+
+    if window not in ("day", "week"):
+        _err(f"procjudge: --window: expected day or week, got {window!r}")
+        raise typer.Exit(2)
+    rows, errors = _rows(targets, _load_policy(policy), jobs)
+    result = compute(rows, window, threshold, collapse)
+    if format is DriftFormat.json:
+        write(dumps(result))
+    else:
+        from .render.text import one_line
+
+        head = f"{'source':<20} {'window':<10} {'runs':>5} {'attempts':>8} {'pass':>5}  first failing test"
+        lines = [head]
+        for entry in result["series"]:
+            first = entry["first_failing_test"]
+            top = f"{one_line(first['top'], 40)} {first['top_share']:.0%}" if first["top"] else "-"
+            lines.append(f"{one_line(entry['source'], 20):<20} {entry['window']:<10} {entry['runs']:>5} "
+                         f"{entry['mean_attempts']:>8.2f} {entry['pass_rate']:>5.0%}  {top}")
+        lines += [f"ALERT {one_line(a['message'], 300)}" for a in result["alerts"]] or ["no alert"]
+        if result["runs_without_time"]:
+            lines.append(f"{result['runs_without_time']} runs have no time (run.started_at or timestamp_start) and are left out")
+        text_out = "\n".join(lines) + "\n"
+        write(text_out if format is DriftFormat.table else "```\n" + text_out + "```\n")
+    raise typer.Exit(2 if errors else (1 if result["alerts"] else 0))
 
 
 @policy_app.command("show")

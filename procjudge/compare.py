@@ -114,7 +114,10 @@ def compare_folders(rows_a: list[dict[str, Any]], rows_b: list[dict[str, Any]], 
         summary = agent_summary(relabelled)
         agents = sorted({r["agent"] or "(none)" for r in rows})
         base = summary[0] if summary else {"runs": 0}
-        return {"label": label, "agents": agents, **{k: v for k, v in base.items() if k != "agent"}}
+        below = [r for r in rows if r.get("final_minus_best", 0) < 0]
+        loop = {"share_below_best": round(len(below) / len(rows), 4) if rows else None,
+                "points_lost_below_best": round(-sum(r["final_minus_best"] for r in below), 4)}
+        return {"label": label, "agents": agents, **{k: v for k, v in base.items() if k != "agent"}, **loop}
 
     wins = sum(1 for p in pairs if p["winner"] == "b")
     losses = sum(1 for p in pairs if p["winner"] == "a")

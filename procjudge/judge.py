@@ -178,6 +178,18 @@ def phase_summary(facts: RunFacts, items: list[Item]) -> list[dict[str, Any]]:
 ACCUSING = frozenset(det.id for det in ALL if det.accuses)
 
 
+def first_failing_test(facts: RunFacts) -> Optional[str]:
+    """The first test the first attempt failed (the drift report's "first failed constraint")."""
+    entry = facts.iterations[0].entry
+    results = entry.iteration_telemetry.test_results
+    for test in (results.tests or ()) if results else ():
+        if test.outcome in ("failed", "error"):
+            return test.name
+    feedback = entry.iteration_feedback
+    failures = feedback.tests.failures if feedback and feedback.tests and feedback.tests.failures else []
+    return failures[0].name if failures else None
+
+
 def iterations_text(numbers: list[int]) -> str:
     return ", ".join(str(n) for n in numbers) or "-"
 
@@ -257,7 +269,9 @@ def judge(run: Run, policy: Policy = DEFAULT) -> Verdict:
     return Verdict(
         schema=SCHEMA,
         run={"id": run.id, "agent": info.agent, "challenge": info.challenge, "format": info.format,
-             "path": run.path, "source": info.source, "budget": facts.budget},
+             "path": run.path, "source": info.source, "budget": facts.budget,
+             "started_at": info.started_at or facts.iterations[0].entry.iteration_telemetry.timestamp_start,
+             "first_failing_test": first_failing_test(facts)},
         trajectory=trajectory,
         iterations_used=len(trajectory),
         final_score=best if policy.best_so_far.final == "best" else trajectory[-1],

@@ -150,7 +150,7 @@ def test_missing_file_and_directory() -> None:
 
 
 def test_json_output_is_valid_for_every_sample() -> None:
-    for path in sorted(SAMPLES.iterdir()):
+    for path in sorted(p for p in SAMPLES.rglob("*") if p.suffix in (".yaml", ".yml", ".json")):
         result = runner.invoke(app, ["score", str(path), "--format", "json"])
         assert result.exit_code == 0, (path, result.output)
         assert json.loads(result.stdout)["schema"] == "procjudge.score/1"

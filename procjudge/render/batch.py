@@ -12,7 +12,7 @@ from typing import Any, Iterable, Iterator, Optional
 from ..batch import Collector, Result
 from .json import dumps
 from .markdown import cell
-from .text import counts, literal, num, one_line, shares, signed
+from .text import counts, literal, loop_summary, num, one_line, shares, signed
 
 Stream = Iterable[tuple[Result, Optional[list[str]]]]
 
@@ -99,6 +99,8 @@ def markdown_report(results: Stream, collector: Collector) -> Iterator[str]:
         if len(rows) > len(shown):
             lines.append(f"\n{len(rows) - len(shown)} more runs not shown (failing gates and lowest scores first).")
         lines.append("")
+    if summary["runs_scored"]:
+        lines += [f"Loop: {cell(loop_summary(summary['loop']), 2000)}", ""]
     if collector.errors:
         lines.append("**Unreadable files**")
         lines.append("")
@@ -199,6 +201,9 @@ def table_report(results: Stream, collector: Collector):
     footer = Text()
     footer.append(f"{summary['runs_scored']} runs scored, {summary['gate']['failed_runs']} failed the gate, "
                   f"{summary['errors']} unreadable")
+    if summary["runs_scored"]:
+        footer.append("\nloop ", style="dim")
+        footer.append(loop_summary(summary["loop"]))
     for error in collector.errors:
         footer.append("\nerror ", style="red")
         footer.append(literal(error["message"]))

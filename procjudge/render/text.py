@@ -106,6 +106,24 @@ def loop_line(verdict) -> str:
     return "; ".join(parts)
 
 
+def loop_summary(loop: dict) -> str:
+    """The batch's loop-level figures in one line."""
+    parts = []
+    if loop.get("share_below_best") is not None:
+        parts.append(f"ended below their best: {loop['runs_below_best']} ({loop['share_below_best']:.0%}), "
+                     f"{num(round(loop['points_lost_below_best'], 1))} points lost")
+    if loop.get("attempt_buckets"):
+        parts.append("attempts " + ", ".join(f"{k}: {v}" for k, v in loop["attempt_buckets"].items()))
+    if loop.get("outcomes"):
+        parts.append(", ".join(f"{k} {v}" for k, v in loop["outcomes"].items()))
+    gate = loop.get("gate") or {}
+    if gate.get("replayed_runs"):
+        rates = ", ".join(f"round {k} {v:.0%}" for k, v in gate["rejection_rate_per_round"].items()) or "none offered"
+        parts.append(f"gate replayed on {gate['replayed_runs']} runs: returned round 1 in "
+                     f"{gate['share_returned_round_1']:.0%}; rejected {rates}")
+    return "; ".join(parts)
+
+
 def not_checked(entries: list) -> str:
     """Detectors that could not be evaluated, grouped by reason: 'a, b (reason); c (other)'."""
     by_reason: dict[str, list[str]] = {}

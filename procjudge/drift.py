@@ -1,0 +1,91 @@
+"""Drift: attempt count per source and window, the earliest signal of an upstream change.
+
+From "More attempts means more search for outputs that satisfy the check": a form redesign at one
+broker moved mean attempts from 1.1 to 2.6 in four days while the pass rate stayed flat, because
+the loop's job is to keep the pass rate flat. So, per source (``run.source``) and window (a day
+or an ISO week of ``run.started_at``, else the first iteration's ``timestamp_start``): the runs,
+mean attempts, the pass rate, the share of each finding, and the mix of the first failing test.
+Two alerts: mean attempts rising by more than the threshold from one window to the next
+(default 0.5), and the first-failing-test mix collapsing onto one test (the top test's share
+reaching ``collapse``, 0.6 by default, from below it: 71% on one constraint in the chapter).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any, Optional
+
+SCHEMA = "procjudge.drift/1"
+NO_SOURCE = "(none)"
+
+
+def window_of(stamp: str, window: str) -> Optional[str]:
+    """``2026-03-27`` (day) or ``2026-W13`` (week) for an ISO 8601 time; None when unreadable."""
+    if not stamp:
+        return None
+    try:
+        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(timezone.utc)
+    if window == "week":
+        year, week, _ = moment.isocalendar()
+        return f"{year}-W{week:02d}"
+    return moment.date().isoformat()
+
+
+FINDINGS_TRACKED = ("late_pass", "returned_worse", "test_chasing", "checker_tampering", "regression_blindness",
+                    "shotgun_debugging", "scope_creep", "copy_paste_loop", "identical_submission")
+
+
+def drift(rows: list[dict[str, Any]], window: str = "day", threshold: float = 0.5, collapse: float = 0.6) -> dict[str, Any]:
+    """Per source and window, the figures and the alerts (see the module docstring)."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    untimed = 0
+    for row in rows:
+        key = window_of(row.get("started_at") or "", window)
+        if key is None:
+            untimed += 1
+            continue
+        groups.setdefault((row.get("source") or NO_SOURCE, key), []).append(row)
+    series: list[dict[str, Any]] = []
+    alerts: list[dict[str, Any]] = []
+    previous: dict[str, dict[str, Any]] = {}
+    for (source, key) in sorted(groups):
+        members = groups[(source, key)]
+        n = len(members)
+        firsts: dict[str, int] = {}
+        for row in members:
+            if row.get("first_failing_test"):
+                firsts[row["first_failing_test"]] = firsts.get(row["first_failing_test"], 0) + 1
+        failing_runs = sum(firsts.values())
+        top = max(firsts.items(), key=lambda kv: (kv[1], kv[0])) if firsts else None
+        entry = {
+            "source": source, "window": key, "runs": n,
+            "mean_attempts": round(sum(r["iterations_used"] for r in members) / n, 4),
+            "pass_rate": round(sum(1 for r in members if r.get("outcome") == "passed") / n, 4),
+            "finding_share": {f: round(sum(1 for r in members if f in (r.get("items") or ())) / n, 4)
+                              for f in FINDINGS_TRACKED if any(f in (r.get("items") or ()) for r in members)},
+            "first_failing_test": {"top": top[0] if top else None,
+                                   "top_share": round(top[1] / failing_runs, 4) if top else None,
+                                   "distinct": len(firsts)},
+        }
+        before = previous.get(source)
+        if before is not None:
+            rise = entry["mean_attempts"] - before["mean_attempts"]
+            if rise > threshold:
+                alerts.append({"source": source, "window": key, "kind": "attempts",
+                               "message": f"{source}: mean attempts {before['mean_attempts']:.2f} -> {entry['mean_attempts']:.2f} "
+                                          f"from {before['window']} to {key} (+{rise:.2f} > {threshold:g}); pass rate "
+                                          f"{before['pass_rate']:.0%} -> {entry['pass_rate']:.0%}"})
+            was = before["first_failing_test"]["top_share"]
+            now = entry["first_failing_test"]["top_share"]
+            if now is not None and now >= collapse and (was is None or was < collapse) and failing_runs >= 3:
+                alerts.append({"source": source, "window": key, "kind": "first_failing_test",
+                               "message": f"{source}: {now:.0%} of first failures in {key} are "
+                                          f"{entry['first_failing_test']['top']} (was {was or 0:.0%} on its top test)"})
+        previous[source] = entry
+        series.append(entry)
+    return {"schema": SCHEMA, "window": window, "threshold": threshold, "collapse": collapse,
+            "runs": len(rows), "runs_without_time": untimed, "series": series, "alerts": alerts}

@@ -1,0 +1,116 @@
+"""procjudge review (stratified sample, reweighted estimate) and procjudge drift (attempts per
+source and window), on synthetic data with known answers and on the drift sample."""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import SAMPLES
+from procjudge.cli import app
+from procjudge.drift import drift, window_of
+from procjudge.review import draw, estimate, wilson
+
+runner = CliRunner()
+
+# The chapter's shape: most traffic at one attempt with few defects, a rare tail that is mostly defective.
+SHARES = {"1": 0.61, "2": 0.22, "3": 0.1, "4-6": 0.05, "7+": 0.02}
+RATES = {"1": 0.06, "2": 0.12, "3": 0.25, "4-6": 0.56, "7+": 0.81}
+
+
+def population(size: int, seed: int) -> tuple[list[dict], dict[str, bool]]:
+    generator = random.Random(seed)
+    rows, truth = [], {}
+    for k in range(size):
+        bucket = generator.choices(list(SHARES), weights=list(SHARES.values()))[0]
+        path = f"run{k:06d}.yaml"
+        rows.append({"path": path, "bucket": bucket, "iterations_used": 1, "anti_patterns": [], "process_score": 0})
+        truth[path] = generator.random() < RATES[bucket]
+    return rows, truth
+
+
+def test_the_reweighted_estimate_recovers_a_known_rate_and_the_plain_mean_does_not() -> None:
+    rows, truth = population(20_000, seed=1)
+    true_rate = sum(truth.values()) / len(truth)
+    queue = draw(rows, per_stratum=200, seed=3)
+    assert all(s["sampled"] == 200 for s in queue["strata"].values())
+    result = estimate(queue, [(q["path"], truth[q["path"]]) for q in queue["queue"]])
+    low, high = result["weighted_ci95"]
+    assert low <= true_rate <= high
+    assert abs(result["weighted_rate"] - true_rate) < 0.03
+    assert result["unweighted_mean_of_strata"] > 2 * true_rate  # the rare, awful strata dominate the plain mean
+    for name, stratum in result["strata"].items():
+        assert stratum["ci95"][0] <= RATES[name] <= stratum["ci95"][1] or abs(stratum["rate"] - RATES[name]) < 0.1
+
+
+def test_the_draw_is_reproducible_and_weights_invert_the_sampling() -> None:
+    rows, _ = population(2_000, seed=2)
+    first, second = draw(rows, 40, seed=9), draw(list(reversed(rows)), 40, seed=9)
+    assert first["queue"] == second["queue"]
+    weights = {q["stratum"]: q["weight"] for q in first["queue"]}
+    for name, info in first["strata"].items():
+        assert weights[name] == pytest.approx(info["population"] / info["sampled"])
+
+
+def test_wilson_interval_bounds() -> None:
+    assert wilson(0, 4)[0] == 0 and wilson(4, 4)[1] == pytest.approx(1.0)
+    low, high = wilson(3, 4)
+    assert low < 0.75 < high and high - low > 0.4  # four reviews cannot pin a rate down
+
+
+def test_review_sample_and_estimate_from_the_command_line(tmp_path: Path) -> None:
+    drift_runs = SAMPLES / "drift"
+    result = runner.invoke(app, ["review", "sample", str(drift_runs), "--per-stratum", "3", "--seed", "1",
+                                 "--out", str(tmp_path / "queue"), "--jobs", "1"])
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader((tmp_path / "queue.csv").open()))
+    queue = json.loads((tmp_path / "queue.json").read_text())
+    assert len(rows) == len(queue["queue"]) and {r["stratum"] for r in rows} == set(queue["strata"])
+    with (tmp_path / "labels.csv").open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["path", "label"])
+        for k, row in enumerate(rows):
+            writer.writerow([row["path"], "defect" if row["bucket"] != "1" and k % 2 == 0 else "ok"])
+    shown = runner.invoke(app, ["review", "estimate", str(tmp_path / "queue.json"), str(tmp_path / "labels.csv"), "--format", "json"])
+    assert shown.exit_code == 0, shown.output
+    data = json.loads(shown.stdout)
+    assert data["labels_used"] == len(rows) and data["weighted_rate"] is not None
+    table = runner.invoke(app, ["review", "estimate", str(tmp_path / "queue.json"), str(tmp_path / "labels.csv")])
+    assert "weighted by share" in table.stdout and "do not report" in table.stdout
+
+
+def test_drift_alerts_on_the_broker_whose_attempts_rose() -> None:
+    result = runner.invoke(app, ["drift", str(SAMPLES / "drift"), "--format", "json", "--jobs", "1"])
+    assert result.exit_code == 1
+    data = json.loads(result.stdout)
+    kinds = {(a["source"], a["kind"]) for a in data["alerts"]}
+    assert kinds == {("broker-a", "attempts"), ("broker-a", "first_failing_test")}
+    assert all(a["window"] == "2026-03-30" for a in data["alerts"])
+    weekly = runner.invoke(app, ["drift", str(SAMPLES / "drift"), "--window", "week", "--format", "json", "--jobs", "1"])
+    weeks = json.loads(weekly.stdout)
+    assert [e["window"] for e in weeks["series"] if e["source"] == "broker-a"] == ["2026-W13", "2026-W14"]
+    assert weekly.exit_code == 1 and {a["window"] for a in weeks["alerts"]} == {"2026-W14"}
+
+
+def test_drift_without_a_change_is_quiet_and_counts_runs_without_time() -> None:
+    rows = [{"path": f"r{k}", "source": "s", "started_at": f"2026-03-{10 + k // 5}T10:00:00Z", "iterations_used": 1 + k % 2,
+             "outcome": "passed", "items": [], "first_failing_test": ["a", "b", "c"][k % 3]} for k in range(20)]
+    rows.append({"path": "x", "source": "s", "started_at": "", "iterations_used": 9, "outcome": "passed", "items": []})
+    result = drift(rows)
+    assert result["alerts"] == [] and result["runs_without_time"] == 1 and len(result["series"]) == 4
+    assert window_of("2026-03-27T23:30:00-05:00", "day") == "2026-03-28"  # windows are UTC
+
+
+def test_batch_reports_the_loop_figures() -> None:
+    result = runner.invoke(app, ["batch", str(SAMPLES / "gate_replay.yaml"), str(SAMPLES / "example2_bad_standard.yaml"),
+                                 "--format", "json", "--jobs", "1"])
+    loop = json.loads(result.stdout)["summary"]["loop"]
+    assert loop["runs_below_best"] == 1 and loop["points_lost_below_best"] == pytest.approx(66.67 - 33.33, abs=0.01)
+    assert loop["gate"]["replayed_runs"] == 1 and loop["gate"]["share_returned_round_1"] == 1
+    assert loop["gate"]["rejection_rate_per_round"] == {"2": 1.0, "3": 1.0}
+    assert loop["attempt_buckets"] == {"3": 1, "4-6": 1}
