@@ -63,6 +63,8 @@ def replay_gate(facts: RunFacts, policy: Policy) -> dict[str, Any]:
     passing = [_passing(it) for it in facts.iterations]
     if any(p is None for p in passing):
         return {"replayed": False, "reason": "no per-test outcomes for every submission: the hard checks are unknown"}
+    noise = noise_floor(facts)
+    margin = max(rule.margin, noise + rule.above_noise) if noise is not None else rule.margin
     decisions: list[dict[str, Any]] = [{"iteration": facts.iterations[0].number, "decision": "incumbent",
                                         "clause": "the first submission", "check": None}]
     incumbent = 0
@@ -86,10 +88,10 @@ def replay_gate(facts: RunFacts, policy: Policy) -> dict[str, Any]:
             decision, clause, check = "rejected", "1: breaks a check the incumbent passed", broken[0]
         elif len(passing[k]) > len(passing[incumbent]):
             decision, clause, check = "accepted", "2: repairs a failing check and breaks nothing", None
-        elif it.score / 100 >= current.score / 100 + rule.margin:
-            decision, clause, check = "accepted", f"3: soft score {it.score / 100:.2f} >= {current.score / 100:.2f} + {rule.margin:g}", None
+        elif it.score / 100 >= current.score / 100 + margin:
+            decision, clause, check = "accepted", f"3: soft score {it.score / 100:.2f} >= {current.score / 100:.2f} + {margin:g}", None
         else:
-            decision, clause, check = "rejected", f"3: soft score {it.score / 100:.2f} < {current.score / 100:.2f} + {rule.margin:g} (ties keep the incumbent)", None
+            decision, clause, check = "rejected", f"3: soft score {it.score / 100:.2f} < {current.score / 100:.2f} + {margin:g} (ties keep the incumbent)", None
         if decision == "accepted":
             incumbent, rejections_in_a_row = k, 0
         else:
@@ -100,7 +102,8 @@ def replay_gate(facts: RunFacts, policy: Policy) -> dict[str, Any]:
     gated = facts.iterations[incumbent]
     return {
         "replayed": True,
-        "margin": rule.margin,
+        "margin": margin,
+        "noise_floor": noise,
         "iterations": decisions,
         "returned_round": incumbent + 1,
         "returned_iteration": gated.number,
@@ -111,6 +114,17 @@ def replay_gate(facts: RunFacts, policy: Policy) -> dict[str, Any]:
         "revisions_rejected": rejected,
         "rejected_by_clause": {f"clause {k}": v for k, v in sorted(reasons.items())},
     }
+
+
+def noise_floor(facts: RunFacts) -> Optional[float]:
+    """The soft score's noise floor, where the run scored a submission more than once
+    (``score.samples``): the widest spread of one submission's repeated scores, on 0..1."""
+    spreads = []
+    for it in facts.iterations:
+        record = it.entry.iteration_telemetry.score
+        if record is not None and record.samples and len(record.samples) >= 2:
+            spreads.append((max(record.samples) - min(record.samples)) / 100)
+    return round(max(spreads), 6) if spreads else None
 
 
 def attempts(facts: RunFacts, policy: Policy) -> dict[str, Any]:

@@ -133,6 +133,7 @@ class ScoreRecord(Record):
     pre_iteration: Optional[IterationScore] = None
     post_iteration: Optional[IterationScore] = None
     delta: Optional[ScoreDelta] = None
+    samples: Optional[list[IterationScore]] = None  # the same submission scored repeatedly: the score's noise
 
 
 class FeedbackAnalysis(Record):

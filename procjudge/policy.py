@@ -249,6 +249,7 @@ class Gate(Section):
     """The regression gate replayed over a run (its soft score is the iteration score / 100)."""
 
     margin: Fraction = 0.05  # above the soft score's noise floor (0.03 between paraphrases in the chapter)
+    above_noise: Fraction = 0.02  # with repeated scores in the run: margin = max(margin, noise floor + this)
     done_soft: Fraction = 0.95  # early exit: the incumbent passes every check with this soft score
     stop_after_rejections: Annotated[int, msgspec.Meta(ge=1)] = 2
 

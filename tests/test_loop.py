@@ -70,3 +70,17 @@ def test_outcomes_passed_exhausted_stopped() -> None:
     assert verdict_of(never).attempts["outcome"] == "exhausted"
     early = run_with_tests({"a": "failed"}, budget=4)
     assert verdict_of(early).attempts["outcome"] == "stopped"
+
+
+def test_the_margin_rises_above_a_noise_floor_the_run_measured() -> None:
+    doc = {"iterations": [
+        {"iteration_telemetry": {"score": {"post_iteration": 80, "samples": [78, 80, 84]},
+                                 "test_results": {"tests": [{"name": "a", "outcome": "passed"}, {"name": "b", "outcome": "failed"}]}}},
+        {"iteration_telemetry": {"score": {"post_iteration": 86},
+                                 "test_results": {"tests": [{"name": "a", "outcome": "passed"}, {"name": "b", "outcome": "failed"}]}}},
+    ]}
+    gate = verdict_of(doc).gate
+    assert gate["noise_floor"] == pytest.approx(0.06) and gate["margin"] == pytest.approx(0.08)
+    assert [d["decision"] for d in gate["iterations"]] == ["incumbent", "rejected"]  # +0.06 is within the noise
+    del doc["iterations"][0]["iteration_telemetry"]["score"]["samples"]
+    assert [d["decision"] for d in verdict_of(doc).gate["iterations"]] == ["incumbent", "accepted"]  # +0.06 > 0.05
