@@ -10,6 +10,14 @@ from .text import literal, num, shares, signed, sparkline
 A_MARK, B_MARK, BOTH_MARK = "A", "B", "*"
 
 
+
+def below_best(side: dict) -> str:
+    """'12% (-34 points)': the share of runs ending below their best, and the points lost so."""
+    share = side.get("share_below_best")
+    if share is None:
+        return "-"
+    return f"{share:.0%} ({signed(-side.get('points_lost_below_best', 0))} points)"
+
 def trajectory_chart(a: list[float], b: list[float], height: int = 10, step: int = 6) -> list[str]:
     """Both trajectories on one character grid (0..100 up the side, iterations along the bottom);
     ``A`` and ``B`` mark each score, ``*`` where they meet."""
@@ -88,13 +96,14 @@ def table(result: dict[str, Any]):
     else:
         sa, sb = result["a"], result["b"]
         summary = Table(show_edge=False, pad_edge=False, header_style="bold")
-        for column in ("", "runs", "mean process", "median process", "mean final", "mean iterations", "anti-patterns (share of runs)"):
+        for column in ("", "runs", "mean process", "median process", "mean final", "mean iterations", "below best",
+                       "anti-patterns (share of runs)"):
             summary.add_column(column, overflow="fold")
         for label, side in (("A", sa), ("B", sb)):
             summary.add_row(Text(f"{label} {literal(side['label'])}"), str(side.get("runs", 0)),
                             signed(side.get("mean_process_score", 0)), signed(side.get("median_process_score", 0)),
                             num(round(side.get("mean_final_score", 0), 1)), num(round(side.get("mean_iterations_used", 0), 2)),
-                            shares(side.get("anti_pattern_share", {})))
+                            below_best(side), shares(side.get("anti_pattern_share", {})))
         parts += [summary, Text("")]
         pairs = Table(show_edge=False, pad_edge=False, header_style="bold", title="paired by challenge", title_justify="left", title_style="dim")
         for column, justify in (("challenge", "left"), ("A", "right"), ("B", "right"), ("B − A", "right"), ("A tier", "left"), ("B tier", "left")):
@@ -142,11 +151,12 @@ def markdown(result: dict[str, Any]) -> str:
         lines += [f"| **process score** | | **{signed(a.process_score)}** | **{signed(b.process_score)}** | **{signed(result['difference'])}** |",
                   f"| pattern | | {a.pattern} | {b.pattern} | |", f"| tier | | {a.tier} | {b.tier} | |", ""]
     else:
-        lines += ["| | runs | mean process | median process | mean final | anti-patterns |", "|---|---:|---:|---:|---:|---|"]
+        lines += ["| | runs | mean process | median process | mean final | below best | anti-patterns |",
+                  "|---|---:|---:|---:|---:|---|---|"]
         for label, side in (("A", result["a"]), ("B", result["b"])):
             lines.append(f"| {label} {cell(side['label'])} | {side.get('runs', 0)} | {signed(side.get('mean_process_score', 0))} | "
                          f"{signed(side.get('median_process_score', 0))} | {num(round(side.get('mean_final_score', 0), 1))} | "
-                         f"{shares(side.get('anti_pattern_share', {}))} |")
+                         f"{below_best(side)} | {shares(side.get('anti_pattern_share', {}))} |")
         lines += ["", "| challenge | A | B | B − A |", "|---|---:|---:|---:|"]
         for row in result["rows"][:100]:
             lines.append(f"| {cell(row['challenge'])} | {signed(row['a']['process_score'])} | {signed(row['b']['process_score'])} | {signed(row['difference'])} |")
