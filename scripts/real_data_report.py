@@ -24,7 +24,8 @@ from procjudge.policy import DEFAULT
 TIERS = ["get_it_right_first_time", "systematic_refinement", "exploratory_converging",
          "thrashing_recovering", "persistent_thrashing", "regression_spiral"]
 FINDINGS = ["identical_submission", "regression_blindness", "test_chasing", "checker_tampering", "hidden_suite_gap",
-            "copy_paste_loop", "shotgun_debugging", "scope_creep", "wasted_iteration", "early_termination"]
+            "copy_paste_loop", "shotgun_debugging", "scope_creep", "wasted_iteration", "early_termination", "returned_worse",
+            "late_pass"]
 TIER_SHORT = {"get_it_right_first_time": "first", "systematic_refinement": "systematic",
               "exploratory_converging": "exploratory", "thrashing_recovering": "recovering",
               "persistent_thrashing": "thrashing", "regression_spiral": "spiral"}
