@@ -170,7 +170,10 @@ def score_paths(
                 window = collections.deque((c, executor.submit(_work_chunk, c)) for c, _ in window)
             yield from results
     finally:
-        _stop(executor)
+        import sys
+
+        # On Ctrl-C or SIGTERM nothing is joined: a join inside interrupted pool internals can wait forever.
+        _stop(executor, wait=sys.exc_info()[0] is None)
 
 
 def _rescore(path: str, executor: Any, pool: Any) -> tuple[Result, Any]:
@@ -186,14 +189,14 @@ def _rescore(path: str, executor: Any, pool: Any) -> tuple[Result, Any]:
                                        "memory); not scored"), pool()
 
 
-def _stop(executor: Any) -> None:
+def _stop(executor: Any, wait: bool = True) -> None:
     """Stop a pool now: live workers killed first (no waiting on a hung or busy one), then the
-    pool shut down and its manager thread joined, which returns at once with no worker left (and
-    leaves no wakeup pipe for the interpreter's exit hook to trip over)."""
+    pool shut down; with ``wait`` its manager thread is joined, which returns at once with no
+    worker left (and leaves no wakeup pipe for the interpreter's exit hook to trip over)."""
     for process in list((getattr(executor, "_processes", None) or {}).values()):
         if process.is_alive():
             process.kill()
-    executor.shutdown(wait=True, cancel_futures=True)
+    executor.shutdown(wait=wait, cancel_futures=True)
 
 
 # --------------------------------------------------------------------------- gates and summary

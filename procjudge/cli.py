@@ -15,7 +15,7 @@ import os
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import List, Optional
+from typing import List, NoReturn, Optional
 
 import typer
 
@@ -664,8 +664,36 @@ def schema() -> None:
     write(run_schema())
 
 
+def run() -> NoReturn:
+    """The ``procjudge`` command: ``main()``, then leave at once. Once the reports are written
+    there is nothing left to do, so a Ctrl-C arriving during the interpreter's own shutdown (which
+    joins pool threads) can neither hang the exit nor print a traceback."""
+    import signal
+
+    code = main()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(ValueError, OSError):
+            signal.signal(signum, signal.SIG_IGN)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            if stream is not None:
+                stream.flush()
+    os._exit(code)
+
+
 def _terminate(signum: int, frame: object) -> None:
     raise Interrupted(signum)
+
+
+def _interrupted(message: str, code: int) -> NoReturn:
+    """Leave at once after Ctrl-C or SIGTERM: the report's temporary file is already removed on
+    the way out; no exit hook runs (an interrupted pool's hooks can block or print tracebacks)."""
+    signal_safe = [sys.stdout, sys.stderr]
+    _err(message)
+    for stream in signal_safe:
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -677,17 +705,20 @@ def main(argv: Optional[List[str]] = None) -> int:
         signal.signal(signal.SIGTERM, _terminate)
     try:
         code = app(args=argv, prog_name="procjudge", standalone_mode=False)
+        if code == 130:  # typer's answer to Ctrl-C, returned rather than raised
+            _err("procjudge: interrupted")
         return code if isinstance(code, int) else 0
     except typer.Exit as exc:
         return exc.exit_code
-    except SystemExit as exc:  # pragma: no cover - click's own exits
-        return int(exc.code or 0)
+    except SystemExit as exc:  # click's own exits; typer turns Ctrl-C into exit 130
+        code = int(exc.code or 0) if not isinstance(exc.code, str) else 2
+        if code == 130:
+            _err("procjudge: interrupted")
+        return code
     except KeyboardInterrupt:
-        _err("procjudge: interrupted")
-        return 130
+        _interrupted("procjudge: interrupted", 130)
     except Interrupted as exc:
-        _err("procjudge: terminated")
-        return 128 + exc.signum
+        _interrupted("procjudge: terminated", 128 + exc.signum)
     except BrokenPipeError:
         _silence_stdout()
         return 0
@@ -698,8 +729,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             return exc.exit_code
         if type(exc).__name__ == "Abort":
             if isinstance(exc.__cause__ or exc.__context__, KeyboardInterrupt):
-                _err("procjudge: interrupted")
-                return 130
+                _interrupted("procjudge: interrupted", 130)
             _err("procjudge: aborted")
             return 2
         _err(f"procjudge: internal error: {type(exc).__name__}: {exc}")
