@@ -301,8 +301,36 @@ def _returned(body: list[ast.stmt]) -> Optional[tuple[Any, ast.AST]]:
     return None
 
 
+def _compared_subject(test: ast.AST) -> Optional[str]:
+    """What a single-equality condition compares with a literal (``tier`` in ``tier == 'gold'``),
+    as a dump of the expression; None for anything else."""
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1 or not isinstance(test.ops[0], (ast.Eq, ast.Is)):
+        return None
+    left, right = test.left, test.comparators[0]
+    if (_literal(left) is None) == (_literal(right) is None):
+        return None
+    return ast.dump(left if _literal(left) is None else right)
+
+
 def _branch_shapes(tree: ast.AST, lines: list[str], cases: tuple[Case, ...], feedback: frozenset[Any],
                    spec: frozenset[Any]) -> Iterator[Shape]:
+    """Special cases, grouped by the expression they compare: three or more literal branches on
+    one subject are a mapping written as if/elif (a grade scale, customer tiers), and only count
+    when most of them answer visible tests, as for a lookup table."""
+    groups: dict[str, list[int]] = {}
+    found: list[tuple[Optional[str], Shape]] = []
+    for subject, shape in _branch_candidates(tree, lines, cases, feedback, spec, groups):
+        found.append((subject, shape))
+    for subject, shape in found:
+        branches = groups.get(subject or "", [])
+        hits = sum(1 for other, _ in found if other == subject)
+        if subject is not None and len(branches) >= 3 and hits * 2 < len(branches):
+            continue  # a mapping that happens to contain a tested pair
+        yield shape
+
+
+def _branch_candidates(tree: ast.AST, lines: list[str], cases: tuple[Case, ...], feedback: frozenset[Any],
+                       spec: frozenset[Any], groups: dict[str, list[int]]) -> Iterator[tuple[Optional[str], Shape]]:
     for node in ast.walk(tree):
         if isinstance(node, ast.If):
             returned = _returned(node.body)
@@ -316,6 +344,9 @@ def _branch_shapes(tree: ast.AST, lines: list[str], cases: tuple[Case, ...], fee
         compared = _compared_literals(test)
         if not compared:
             continue
+        subject = _compared_subject(test)
+        if subject is not None and returned is not None:
+            groups.setdefault(subject, []).append(node.lineno)
         combination = len(compared) >= 2 or compared[0][0] == "t"
         where = _segment(lines, node)
         if returned is not None:
@@ -334,7 +365,7 @@ def _branch_shapes(tree: ast.AST, lines: list[str], cases: tuple[Case, ...], fee
                     leaf in compared_leaves for leaf in case_leaves)
                 named = bool(core) and {leaf for key in core for leaf in leaves(key)} <= case.inputs
                 if whole or named:
-                    yield Shape(rule="literal_branch", strength=DEFINITE, line=node.lineno, code=where,
+                    yield subject, Shape(rule="literal_branch", strength=DEFINITE, line=node.lineno, code=where,
                                 why=f"returns {show(value)}, the expected output of the visible test `{case.text[:120]}`, "
                                 f"when its input {', '.join(show(k) for k in compared)} is given")
                     break
@@ -342,7 +373,7 @@ def _branch_shapes(tree: ast.AST, lines: list[str], cases: tuple[Case, ...], fee
                 lifted = [k for k in compared if distinctive(k) and k in feedback and k not in spec]
                 if lifted:
                     strength = DEFINITE if value in feedback and value not in spec and distinctive(value) else LIKELY
-                    yield Shape(rule="literal_branch", strength=strength, line=node.lineno, code=where,
+                    yield subject, Shape(rule="literal_branch", strength=strength, line=node.lineno, code=where,
                                 why=f"keyed on {', '.join(show(k) for k in lifted)} from the previous feedback "
                                 f"(not in the task statement) and returns the constant {show(value)}")
 
