@@ -1,0 +1,73 @@
+"""Golden outputs of batch (every format) and compare (runs and folders, every format).
+Regenerate with `pytest --update-goldens` and review the diff."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import ROOT
+from procjudge.cli import app
+
+runner = CliRunner()
+GOLDEN = Path(__file__).parent / "golden"
+BATCH_INPUTS = ["sample_telemetry/example1_good_standard.yaml", "sample_telemetry/example2_bad_standard.yaml",
+                "sample_telemetry/gate_replay.yaml", "sample_telemetry/sprint_double_submit.yaml"]
+BATCH_FORMATS = {"table": "txt", "json": "json", "csv": "csv", "markdown": "md", "junit": "xml", "github": "github"}
+COMPARE_FORMATS = {"table": "txt", "json": "json", "markdown": "md"}
+COMPARES = {
+    "runs": ["sample_telemetry/example1_good_standard.yaml", "sample_telemetry/example2_bad_standard.yaml"],
+    "folders": ["tests/fixtures/compare/a", "tests/fixtures/compare/b"],
+}
+
+
+def invoke(args: list[str]) -> str:
+    """Run from the repository root with relative paths, so goldens hold no machine paths."""
+    here = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        result = runner.invoke(app, args, env={"COLUMNS": "120"})
+    finally:
+        os.chdir(here)
+    assert result.exit_code in (0, 1), result.output
+    return result.stdout
+
+
+def check(name: str, output: str, update: bool) -> None:
+    golden = GOLDEN / name
+    if update:
+        golden.write_text(output, encoding="utf-8")
+    assert golden.exists(), f"missing golden {name}: run pytest --update-goldens"
+    assert output == golden.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("fmt", list(BATCH_FORMATS))
+def test_batch_golden(fmt: str, update_goldens: bool) -> None:
+    output = invoke(["batch", *BATCH_INPUTS, "--format", fmt, "--jobs", "1", "--fail-on", "returned_worse"])
+    check(f"batch.{BATCH_FORMATS[fmt]}", output, update_goldens)
+
+
+@pytest.mark.parametrize("fmt", list(COMPARE_FORMATS))
+@pytest.mark.parametrize("mode", list(COMPARES))
+def test_compare_golden(mode: str, fmt: str, update_goldens: bool) -> None:
+    output = invoke(["compare", *COMPARES[mode], "--format", fmt, "--jobs", "1", "--seed", "0"])
+    check(f"compare_{mode}.{COMPARE_FORMATS[fmt]}", output, update_goldens)
+
+
+def test_batch_goldens_agree_with_each_other() -> None:
+    """The formats are views of one result: the run count and the failed gate agree across them."""
+    import csv
+    import json
+    import xml.etree.ElementTree as ElementTree
+
+    data = json.loads((GOLDEN / "batch.json").read_text())
+    rows = list(csv.DictReader((GOLDEN / "batch.csv").read_text().splitlines()))
+    suite = ElementTree.fromstring((GOLDEN / "batch.xml").read_text())
+    assert len(data["runs"]) == len(rows) == int(suite.get("tests")) == 4
+    failed = [r["id"] for r in rows if r["gate"] == "fail"]
+    assert failed == ["gate-replay"] and int(suite.get("failures")) == 1
+    assert data["summary"]["gate"]["failed_runs"] == 1
+    assert "gate-replay" in (GOLDEN / "batch.github").read_text()
