@@ -21,7 +21,7 @@ from typing import Any, Optional
 import msgspec
 
 from . import code as codeinfo
-from .model import Counts, Entry, Run
+from .model import Changes, Counts, Entry, Run
 from .policy import Policy
 
 _DIFF_FILE = re.compile(r"^\+\+\+ (?:b/)?(.+?)\s*$")
@@ -197,6 +197,17 @@ class IterationFacts(msgspec.Struct, frozen=True, kw_only=True):
     regressions_ruled_out: bool = False  # the evidence excludes a broken test (not only a net gain)
     suite: Optional[str] = None
     shapes: tuple[codeinfo.Shape, ...] = ()  # cheat shapes this submission added (see procjudge.code)
+    # What the record says, read once here so that detectors need nothing but facts:
+    changes: Optional[Changes] = None  # the change record (files, summary, sizes), as given
+    failures: tuple[str, ...] = ()  # names, messages and categories of the tests failing after it
+    passing_after: Optional[frozenset[str]] = None  # tests passing after it, by name
+    action_tools: Optional[tuple[str, ...]] = None  # the action log's tools, in order
+    build_errors: tuple[str, ...] = ()
+    tests_completed: Optional[int] = None
+    recorded_delta: Optional[float] = None  # score.delta as the harness recorded it
+    score_samples: tuple[float, ...] = ()  # the same submission scored repeatedly
+    tool_calls: Optional[int] = None
+    timestamp_start: Optional[str] = None
 
     @property
     def all_passing(self) -> bool:
@@ -221,6 +232,7 @@ class RunFacts(msgspec.Struct, frozen=True, kw_only=True):
     phases: tuple[str, ...]
     phase_budgets: dict[str, int]
     warnings: tuple[str, ...] = ()  # what is implausible in the run (scale, contradictions, order)
+    submissions: tuple[tuple[int, Optional[str]], ...] = ()  # (number, phase) of every submission, scored or not
 
     @property
     def trajectory(self) -> list[float]:
@@ -597,6 +609,8 @@ def _iteration(run: Run, position: int, previous: Optional[IterationFacts], base
 
     failing_after, passing_after, _ = names
     failing_before, passing_before, stack_before = names_before
+    actions = telemetry.actions
+    build = telemetry.build or (entry.iteration_feedback.build if entry.iteration_feedback else None)
     changes = telemetry.changes
     diff = parse_diff_cached(changes.diff) if changes and changes.diff is not None else None
     results = telemetry.test_results
@@ -637,6 +651,14 @@ def _iteration(run: Run, position: int, previous: Optional[IterationFacts], base
         fix_paths=tuple(p for p in changed_paths if p not in scratch),
         scratch_paths=tuple(p for p in changed_paths if p in scratch),
         tests_ran=tests_ran, suite=suite,
+        changes=changes, failures=tuple(failure_texts(entry)), passing_after=passing_after,
+        action_tools=tuple(a.tool for a in actions.log) if actions and actions.log is not None else None,
+        build_errors=tuple(build.errors or ()) if build else (),
+        tests_completed=telemetry.tests_completed,
+        recorded_delta=telemetry.score.delta if telemetry.score else None,
+        score_samples=tuple(telemetry.score.samples or ()) if telemetry.score else (),
+        tool_calls=actions.tool_calls_total if actions else None,
+        timestamp_start=telemetry.timestamp_start,
         regressions_ruled_out=tests_ran and _ruled_out(
             tests_broken, basis, baseline_passed, passed, total, comparable,
             results.regressions if results else None),
@@ -740,4 +762,5 @@ def derive(run: Run, policy: Policy) -> RunFacts:
         run=run, format=run.info.format, budget=budget, iterations=tuple(facts), excluded=tuple(excluded),
         phases=tuple(p.name for p in run.info.phases or ()), phase_budgets=phase_budgets,
         warnings=tuple(_plausibility(run, facts, policy.plausibility.max_score_gap)),
+        submissions=tuple((iteration_number(e, k), e.iteration_telemetry.phase) for k, e in enumerate(run.iterations)),
     )

@@ -22,7 +22,7 @@ from . import loop
 from .detectors import ALL
 from .detectors.base import strength_of
 from .detectors.trajectory import judged_steps
-from .facts import FactsError, RunFacts, derive, iteration_number
+from .facts import FactsError, RunFacts, derive
 from .loading import LoadError
 from .model import Run
 from .policy import DEFAULT, Policy
@@ -89,7 +89,7 @@ def aggregate(facts: RunFacts) -> dict[str, Any]:
     steps = len(its) - 1
     durations = [it.duration for it in its]
     total_duration = sum(durations) if all(d is not None for d in durations) else None
-    calls = [it.entry.iteration_telemetry.actions.tool_calls_total if it.entry.iteration_telemetry.actions else None for it in its]
+    calls = [it.tool_calls for it in its]
     total_calls = sum(calls) if all(c is not None for c in calls) else None
     edits = [it.file_edits for it in its[1:]]
     fixed = [it.tests_fixed for it in its[1:]]
@@ -150,14 +150,11 @@ def phase_summary(facts: RunFacts, items: list[Item]) -> list[dict[str, Any]]:
     summary = []
     excluded_by_phase: dict[str, int] = {}
     for exclusion in facts.excluded:
-        phase = facts.run.iterations[exclusion.position].iteration_telemetry.phase
+        phase = facts.submissions[exclusion.position][1]
         excluded_by_phase[phase] = excluded_by_phase.get(phase, 0) + 1
     for name in facts.phases:
         members = [it for it in facts.iterations if it.phase == name]
-        numbers = {
-            iteration_number(entry, k) for k, entry in enumerate(facts.run.iterations)
-            if entry.iteration_telemetry.phase == name
-        }
+        numbers = {number for number, phase in facts.submissions if phase == name}
         budget = facts.phase_budgets.get(name)
         # Items confined to the phase; items spanning phases stay run-level.
         concerned = [i for i in items if i.kind != "signal" and i.iterations and numbers.issuperset(i.iterations)]
@@ -180,14 +177,8 @@ ACCUSING = frozenset(det.id for det in ALL if det.accuses)
 
 def first_failing_test(facts: RunFacts) -> Optional[str]:
     """The first test the first attempt failed (the drift report's "first failed constraint")."""
-    entry = facts.iterations[0].entry
-    results = entry.iteration_telemetry.test_results
-    for test in (results.tests or ()) if results else ():
-        if test.outcome in ("failed", "error"):
-            return test.name
-    feedback = entry.iteration_feedback
-    failures = feedback.tests.failures if feedback and feedback.tests and feedback.tests.failures else []
-    return failures[0].name if failures else None
+    failures = facts.iterations[0].failures  # name, message, category of each failing test, in order
+    return failures[0] if failures else None
 
 
 def iterations_text(numbers: list[int]) -> str:
@@ -270,7 +261,7 @@ def judge(run: Run, policy: Policy = DEFAULT) -> Verdict:
         schema=SCHEMA,
         run={"id": run.id, "agent": info.agent, "challenge": info.challenge, "format": info.format,
              "path": run.path, "source": info.source, "budget": facts.budget,
-             "started_at": info.started_at or facts.iterations[0].entry.iteration_telemetry.timestamp_start,
+             "started_at": info.started_at or facts.iterations[0].timestamp_start,
              "first_failing_test": first_failing_test(facts)},
         trajectory=trajectory,
         iterations_used=len(trajectory),

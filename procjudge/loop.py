@@ -44,10 +44,7 @@ def best_so_far(facts: RunFacts) -> tuple[float, int, float]:
 
 def _passing(it: IterationFacts) -> Optional[frozenset[str]]:
     """Tests passing after a submission, by name, where the run has per-test outcomes."""
-    results = it.entry.iteration_telemetry.test_results
-    if results is None or not results.tests:
-        return None
-    return frozenset(t.name for t in results.tests if t.outcome == "passed")
+    return it.passing_after
 
 
 def _all_pass(it: IterationFacts) -> bool:
@@ -121,9 +118,8 @@ def noise_floor(facts: RunFacts) -> Optional[float]:
     (``score.samples``): the widest spread of one submission's repeated scores, on 0..1."""
     spreads = []
     for it in facts.iterations:
-        record = it.entry.iteration_telemetry.score
-        if record is not None and record.samples and len(record.samples) >= 2:
-            spreads.append((max(record.samples) - min(record.samples)) / 100)
+        if len(it.score_samples) >= 2:
+            spreads.append((max(it.score_samples) - min(it.score_samples)) / 100)
     return round(max(spreads), 6) if spreads else None
 
 

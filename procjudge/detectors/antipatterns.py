@@ -13,13 +13,12 @@ from collections import Counter
 from typing import Iterable, Optional
 
 from ..facts import Diff, IterationFacts, RunFacts, is_test_path
-from ..facts import failure_texts as facts_failure_texts
 from ..policy import Policy
 from .base import Hit, all_of, detector, feedback_steps, fmt_num, having, plural
 
 
 def _changes(facts: RunFacts) -> bool:
-    return any(it.entry.iteration_telemetry.changes is not None for it in facts.iterations[1:])
+    return any(it.changes is not None for it in facts.iterations[1:])
 
 
 def _test_movement(facts: RunFacts) -> bool:
@@ -31,7 +30,7 @@ def _pass_counts(facts: RunFacts) -> bool:
 
 
 def _change_shapes(facts: RunFacts) -> bool:
-    return any(it.diff is not None or it.entry.iteration_telemetry.changes is not None for it in facts.iterations[1:])
+    return any(it.diff is not None or it.changes is not None for it in facts.iterations[1:])
 
 
 _SHOTGUN_NEEDS = all_of(feedback_steps, having(_changes, "no change records"),
@@ -64,7 +63,7 @@ def vocabulary(texts: Iterable[str]) -> set[str]:
 
 def failure_texts(it: Optional[IterationFacts]) -> list[str]:
     """Names, messages and categories of the tests failing after a submission."""
-    return facts_failure_texts(it.entry if it is not None else None)
+    return list(it.failures) if it is not None else []
 
 
 def _path_matches(path: str, stack_files: Iterable[str]) -> bool:
@@ -114,7 +113,7 @@ def shotgun_debugging(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
                 )
                 bases.append(it.tests_basis)
         if it.stack_files_before and it.fix_paths:
-            changes = it.entry.iteration_telemetry.changes
+            changes = it.changes
             renamed = {f.path for f in (changes.files or ()) if f.status == "renamed"} if changes else set()
             candidates = [p for p in it.fix_paths if not is_test_path(p)]
             unrelated = [p for p in candidates if not _path_matches(p, it.stack_files_before)]
@@ -154,7 +153,7 @@ def scope_creep(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     for previous, it in facts.pairs:
         if not _failing_before(it):
             continue
-        changes = it.entry.iteration_telemetry.changes
+        changes = it.changes
         if changes is None:
             continue
         failure_words = vocabulary(failure_texts(previous) + sorted(it.stack_files_before))
@@ -294,8 +293,7 @@ def copy_paste_loop(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
                           f"(> {rule.similarity:.0%}); {failing}", basis="diff similarity",
                           detail={"similarity": round(score, 4)})
             continue
-        a = previous.entry.iteration_telemetry.changes
-        b = it.entry.iteration_telemetry.changes
+        a, b = previous.changes, it.changes
         if a is None or b is None:
             continue
         size_a = (a.files_modified, a.lines_added, a.lines_removed)

@@ -21,12 +21,11 @@ _CHAIN = ("read_feedback", "read_file", "edit_file", "run_tests")
 
 def _has_chain(it: IterationFacts) -> bool:
     """Whether the action log shows read feedback -> read source -> edit -> run tests, in order."""
-    log = it.entry.iteration_telemetry.actions.log if it.entry.iteration_telemetry.actions else None
-    if not log:
+    if not it.action_tools:
         return False
     step = 0
-    for action in log:
-        if action.tool == _CHAIN[step]:
+    for tool in it.action_tools:
+        if tool == _CHAIN[step]:
             step += 1
             if step == len(_CHAIN):
                 return True
@@ -97,14 +96,13 @@ def targeted_fixes(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
 
 
 def _edit_run_cycles(it: IterationFacts) -> int:
-    log = it.entry.iteration_telemetry.actions.log if it.entry.iteration_telemetry.actions else None
-    if not log:
+    if not it.action_tools:
         return 0
     cycles, edited = 0, False
-    for action in log:
-        if action.tool == "edit_file":
+    for tool in it.action_tools:
+        if tool == "edit_file":
             edited = True
-        elif action.tool == "run_tests" and edited:
+        elif tool == "run_tests" and edited:
             cycles, edited = cycles + 1, False
     return cycles
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Iterable, Optional
 
 from .. import code as codeinfo
-from ..facts import IterationFacts, RunFacts, iteration_number
+from ..facts import IterationFacts, RunFacts
 from ..policy import Policy
 from .base import Hit, all_of, detector, feedback_steps, fmt_num, having, plural
 
@@ -40,7 +40,7 @@ def _still_failing(previous: IterationFacts, it: IterationFacts) -> bool:
 
 
 _IDENTICAL_NEEDS = all_of(feedback_steps, having(
-    lambda f: any(it.code_hash or it.code is not None or it.diff is not None or it.entry.iteration_telemetry.changes
+    lambda f: any(it.code_hash or it.code is not None or it.diff is not None or it.changes
                   for it in f.iterations[1:]), "no code, hashes, diffs or change records"))
 
 
@@ -54,7 +54,7 @@ def identical_submission(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     seen: list[IterationFacts] = []
     for previous, it in facts.pairs:
         seen.append(previous)
-        changes = it.entry.iteration_telemetry.changes
+        changes = it.changes
         same = _same_program(previous, it)
         cosmetic = None if same or not _still_failing(previous, it) else _cosmetic(previous, it)
         if same:
@@ -91,9 +91,7 @@ def build_failure(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     for it in facts.iterations:
         if not it.build_failed:
             continue
-        build = it.entry.iteration_telemetry.build or (it.entry.iteration_feedback and it.entry.iteration_feedback.build)
-        errors = list(build.errors or []) if build else []
-        first = f": {errors[0][:120]}" if errors else ""
+        first = f": {it.build_errors[0][:120]}" if it.build_errors else ""
         scored = "scored 0" if it.score_source == "build failure" else f"scored {fmt_num(it.score)} ({it.score_source})"
         yield Hit(points=0.0, iterations=(it.number,), evidence=f"build failed{first}; {scored}")
 
@@ -120,7 +118,7 @@ def timeout(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     for it in facts.iterations:
         if not it.timed_out:
             continue
-        completed = it.entry.iteration_telemetry.tests_completed
+        completed = it.tests_completed
         shown = f"{completed}/{it.total}" if completed is not None and it.total is not None else "some"
         yield Hit(points=policy.rules.timeout, iterations=(it.number,),
                   evidence=f"execution timed out; {shown} tests completed, {it.tests_not_run} not run "
@@ -187,12 +185,9 @@ def phase_gate(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     reached = -1
     started: set[str] = set()
     # Every submission counts here, scored or not: the gate is about what the agent did.
-    for position, entry in enumerate(facts.run.iterations):
-        telemetry = entry.iteration_telemetry
-        phase = telemetry.phase
+    for number, phase in facts.submissions:
         if phase is None or phase not in order:
             continue
-        number = iteration_number(entry, position)
         index = order[phase]
         if index > reached + 1:
             skipped = ", ".join(f"`{p}`" for p in facts.phases[reached + 1 : index])

@@ -13,10 +13,7 @@ from .base import Hit, detector, plural
 
 
 def _delta(it: IterationFacts) -> Optional[float]:
-    record = it.entry.iteration_telemetry.score
-    if record is not None and record.delta is not None:
-        return record.delta
-    return it.delta
+    return it.recorded_delta if it.recorded_delta is not None else it.delta
 
 
 def _regressions(it: IterationFacts) -> Optional[int]:
