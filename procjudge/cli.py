@@ -200,9 +200,7 @@ class BatchFormat(str, Enum):
 
 def _known_item_ids() -> list[str]:
     from .detectors import ALL
-    from .detectors.signals import NEGATIVE, POSITIVE
-
-    return [d.id for d in ALL if d.kind != "signal"] + list(POSITIVE + NEGATIVE)
+    return [d.id for d in ALL]
 
 
 def _progress(results, total: int):

@@ -30,7 +30,7 @@ CASES = load_cases()
 def test_detector_case(case: dict) -> None:
     verdict = judge(run_from(case["run"]))
     wanted = case.get("item", case["detector"])
-    kind = next(d.kind for d in ALL if d.id == case["detector"])
+    kind = next(d.kind for d in ALL if d.id == wanted)
     found = [i for i in verdict.items if i.id == wanted and i.kind == kind]
     if not case["fires"]:
         assert not found, found
@@ -52,7 +52,7 @@ def test_detector_case(case: dict) -> None:
 def test_every_detector_has_cases_that_fire_and_cases_that_do_not() -> None:
     by_detector: dict[str, set[bool]] = {}
     for _, case in CASES:
-        by_detector.setdefault(case["detector"], set()).add(bool(case["fires"]))
+        by_detector.setdefault(case.get("item", case["detector"]), set()).add(bool(case["fires"]))
     for det in ALL:
         assert by_detector.get(det.id) == {True, False}, f"{det.id} needs cases that fire and cases that do not"
 

@@ -9,7 +9,7 @@ from typing import Callable, Iterable, Optional
 
 from ..facts import IterationFacts, RunFacts
 from ..policy import Policy
-from .base import Hit, detector, plural
+from .base import Detector, Hit, detector, plural
 
 
 def _delta(it: IterationFacts) -> Optional[float]:
@@ -53,26 +53,41 @@ def _checks(policy: Policy) -> list[tuple[str, str, Callable[[IterationFacts], O
     ]
 
 
-POSITIVE = ("reads_before_writing", "no_regressions", "proportional_edits", "local_validation", "productive")
-NEGATIVE = ("edits_without_reading", "regressions", "shotgun_edits", "no_local_validation", "unproductive")
+# Each signal's description (its docstring as a detector) and polarity.
+DOCS = {
+    "reads_before_writing": ("+", "More than 30 s between the feedback and the first edit (time_before_first_edit_seconds > 30)."),
+    "no_regressions": ("+", "No previously passing test broken, ruled out by the evidence (per-test outcomes, the harness's "
+                            "regressions: 0, or every test passing on the same suite) after something passed."),
+    "proportional_edits": ("+", "File edits no more than twice the failing tests (file_edits <= test_failures x 2)."),
+    "local_validation": ("+", "The tests were run locally at least twice before submitting (test_runs >= 2)."),
+    "productive": ("+", "The score rose (score.delta > 0)."),
+    "edits_without_reading": ("-", "An edit within 5 s of the feedback (time_before_first_edit_seconds < 5)."),
+    "regressions": ("-", "Previously passing tests broken (regressions > 0; regression_blindness scores it)."),
+    "shotgun_edits": ("-", "File edits more than five times the failing tests (file_edits > test_failures x 5)."),
+    "no_local_validation": ("-", "No local test run before submitting (test_runs == 0)."),
+    "unproductive": ("-", "The score did not rise (score.delta <= 0)."),
+}
+POSITIVE = tuple(name for name, (sign, _) in DOCS.items() if sign == "+")
+NEGATIVE = tuple(name for name, (sign, _) in DOCS.items() if sign == "-")
 
 
-@detector("signals", "signal")
-def signals(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
-    """The ten per-iteration signals: reads before writing (> 30 s), no regressions, edits
-    proportional to failures (<= 2x), local validation (>= 2 test runs), productive (delta > 0);
-    and edits without reading (< 5 s), regressions, shotgun edits (> 5x failures), no local
-    validation (0 test runs), unproductive (delta <= 0). One item per signal, listing its
-    iterations; its points are per iteration, from ``signals.points``."""
-    for name, condition, check in _checks(policy):
-        hits = [it for it in facts.iterations if check(it)]
+def _signal(name: str) -> Detector:
+    """One of the document's per-iteration telemetry signals as a detector of its own: one item
+    listing the iterations where it holds; its points are per iteration, from ``signals.points``."""
+
+    def check(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
+        condition, holds = next((c, f) for n, c, f in _checks(policy) if n == name)
+        hits = [it for it in facts.iterations if holds(it)]
         if not hits:
-            continue
+            return
         points = getattr(policy.signals.points, name)
-        yield Hit(name=name, points=points * len(hits), iterations=tuple(it.number for it in hits),
+        yield Hit(points=points * len(hits), iterations=tuple(it.number for it in hits),
                   evidence=f"{condition} in {plural(len(hits), 'iteration')}"
                   + (f" ({points:+g} each)" if points else " (shown, not scored)"),
                   basis="seed fields")
 
+    check.__doc__ = DOCS[name][1] + " Per iteration; points from ``signals.points``."
+    return detector(name, "signal")(check)
 
-DETECTORS = [signals]
+
+DETECTORS = [_signal(name) for name in DOCS]
