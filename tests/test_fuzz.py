@@ -1,7 +1,7 @@
 """A fuzzing harness: mutated run files, policies and importer lines must never crash procjudge.
 
 Every example checks: the exit code is 0, 1 or 2; no traceback and no "internal error"; the run
-finishes within a deadline; and what was printed is well formed for its format (JSON parses, CSV
+finishes within a deadline and the process's peak memory stays bounded; and what was printed is well formed for its format (JSON parses, CSV
 has one row per run, JUnit is XML, GitHub annotations are one per line).
 
 A short run is part of the normal suite. A longer one, for anyone to run:
@@ -31,6 +31,7 @@ EXAMPLES = int(os.environ.get("PROCJUDGE_FUZZ_EXAMPLES", "40"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize="PROCJUDGE_FUZZ_EXAMPLES" not in os.environ,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 SECONDS = 20  # per invocation: the bound on time for one mutated file
+PEAK_KIB = 1_500_000  # the bound on the test process's peak memory (ru_maxrss, KiB on Linux)
 
 SAMPLE_TEXTS = sorted(p.read_text(encoding="utf-8") for p in SAMPLES.glob("*.y*ml"))
 def _documents() -> list[object]:
@@ -61,6 +62,10 @@ def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, s
     code = main(args)
     out, err = capsys.readouterr()
     assert time.monotonic() - started < SECONDS, f"took more than {SECONDS} s"
+    import resource
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert peak < PEAK_KIB, f"peak memory {peak / 1024:.0f} MiB"
     assert code in (0, 1, 2), code
     for text in (out, err):
         assert "Traceback" not in text and "internal error" not in text, text[-2000:]
