@@ -478,7 +478,10 @@ def _rows(targets: List[str], active, jobs: int) -> list:
         raise typer.Exit(2)
     rows, errors = [], []
     for result in score_paths(paths, active, jobs=jobs or os.cpu_count() or 1):
-        (errors.append(result.error) if result.error is not None else rows.append(result.row))
+        if result.error is not None:
+            errors.append(result.error)
+        else:
+            rows.append(result.row)
     for error in errors:
         _err(f"procjudge: {error}")
     return rows, errors
@@ -672,11 +675,7 @@ def run() -> NoReturn:
     for signum in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(ValueError, OSError):
             signal.signal(signum, signal.SIG_IGN)
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            if stream is not None:
-                stream.flush()
-    os._exit(code)
+    _flush_and_exit(code)
 
 
 def _terminate(signum: int, frame: object) -> None:
@@ -686,11 +685,15 @@ def _terminate(signum: int, frame: object) -> None:
 def _interrupted(message: str, code: int) -> NoReturn:
     """Leave at once after Ctrl-C or SIGTERM: the report's temporary file is already removed on
     the way out; no exit hook runs (an interrupted pool's hooks can block or print tracebacks)."""
-    signal_safe = [sys.stdout, sys.stderr]
     _err(message)
-    for stream in signal_safe:
+    _flush_and_exit(code)
+
+
+def _flush_and_exit(code: int) -> NoReturn:
+    for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
-            stream.flush()
+            if stream is not None:
+                stream.flush()
     os._exit(code)
 
 
