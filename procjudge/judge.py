@@ -26,7 +26,7 @@ from .facts import FactsError, RunFacts, derive
 from .loading import LoadError
 from .model import Run
 from .policy import DEFAULT, Policy
-from .trajectory import classify_pattern, classify_tier
+from .classify import classify_pattern, classify_tier
 
 SCHEMA = "procjudge.score/1"
 

@@ -34,6 +34,18 @@ class Range(Section):
         severity = min(1.0, max(0.0, severity))
         return float(round(self.mild + (self.severe - self.mild) * severity))
 
+    def between(self, value: float, low: float, high: float) -> float:
+        """Points for a value placed between ``low`` (the mild end) and ``high`` (the severe end)."""
+        return self.place(severity(value, low, high))
+
+
+def severity(value: float, low: float, high: float) -> float:
+    """Where value sits between low (0) and high (1), clamped: the one interpolation every
+    ranged finding uses."""
+    if high <= low:
+        return 1.0 if value >= high else 0.0
+    return min(1.0, max(0.0, (value - low) / (high - low)))
+
 
 class Clamp(Section):
     """The process score's range. A run with definite evidence of cheating is scored ``min``; the
@@ -160,6 +172,7 @@ class HiddenSuiteGap(Section):
 class ScopeCreep(Section):
     range: Range = Range(mild=-2, severe=-5)
     max_unrelated_fraction: Fraction = 0.5
+    severe_new_files: Annotated[int, msgspec.Meta(ge=1)] = 4  # new unrelated files that reach the severe end
 
 
 class RegressionBlindness(Section):
@@ -183,6 +196,7 @@ class AntiPatterns(Section):
 class Diagnostic(Section):
     range: Range = Range(mild=2, severe=5)
     min_seconds_before_edit: Positive = 30.0
+    min_marks_share: Fraction = 0.5  # the mean share of the four marks at the mild end (all four: severe)
 
 
 class Targeted(Section):

@@ -13,7 +13,7 @@ from collections import Counter
 from typing import Iterable, Optional
 
 from ..facts import Diff, IterationFacts, RunFacts, is_test_path
-from ..policy import Policy
+from ..policy import Policy, severity
 from .base import Hit, all_of, detector, feedback_steps, fmt_num, having, plural
 
 
@@ -104,8 +104,7 @@ def shotgun_debugging(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         if it.tests_fixed is not None:
             ratio = files_changed / max(it.tests_fixed, 1)
             if ratio > rule.max_files_per_test_fixed:
-                span = max(rule.severe_files_per_test_fixed - rule.max_files_per_test_fixed, 1e-9)
-                severities.append((ratio - rule.max_files_per_test_fixed) / span)
+                severities.append(severity(ratio, rule.max_files_per_test_fixed, rule.severe_files_per_test_fixed))
                 broken = f", {plural(it.tests_broken, 'test')} broken" if it.tests_broken else ""
                 evidence.append(
                     f"{plural(files_changed, 'file')} changed for {plural(it.tests_fixed, 'test')} fixed "
@@ -119,7 +118,7 @@ def shotgun_debugging(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
             unrelated = [p for p in candidates if not _path_matches(p, it.stack_files_before)]
             share = len(unrelated) / len(candidates) if candidates else 0.0
             if share > rule.max_unrelated_fraction and len(unrelated) >= rule.min_unrelated_files:
-                severities.append((share - rule.max_unrelated_fraction) / (1 - rule.max_unrelated_fraction))
+                severities.append(severity(share, rule.max_unrelated_fraction, 1.0))
                 evidence.append(
                     f"{len(unrelated)} of {plural(len(candidates), 'changed file')} appear in no failing "
                     f"test's stack trace: {', '.join(unrelated[:6])}{' ...' if len(unrelated) > 6 else ''}"
@@ -161,10 +160,9 @@ def scope_creep(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
             unrelated = [s for s in changes.summary if not vocabulary([s]) & failure_words]
             share = len(unrelated) / len(changes.summary)
             if share > rule.max_unrelated_fraction:
-                severity = (share - rule.max_unrelated_fraction) / (1 - rule.max_unrelated_fraction)
                 failing = sorted(previous.failing_after or ())
                 yield Hit(
-                    points=rule.range.place(severity), iterations=(it.number,),
+                    points=rule.range.between(share, rule.max_unrelated_fraction, 1.0), iterations=(it.number,),
                     evidence=f"{len(unrelated)} of {plural(len(changes.summary), 'change')} unrelated to the failing "
                     f"tests ({', '.join(failing[:4]) or 'see feedback'}): " + "; ".join(f"\"{s[:80]}\"" for s in unrelated[:4]),
                     basis="change summaries", detail={"unrelated_changes": unrelated},
@@ -175,7 +173,7 @@ def scope_creep(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
                        and f.path not in it.scratch_paths]
             unrelated_new = [p for p in created if not _path_matches(p, it.stack_files_before)]
             if unrelated_new and not it.tests_fixed:
-                yield Hit(points=rule.range.place(min(1.0, (len(unrelated_new) - 1) / 3)), iterations=(it.number,),
+                yield Hit(points=rule.range.between(len(unrelated_new), 1, rule.severe_new_files), iterations=(it.number,),
                           evidence=f"new files no failing test points to, and no test fixed: {', '.join(unrelated_new[:5])}",
                           basis="file list, stack traces")
                 continue

@@ -53,14 +53,13 @@ def diagnostic_first(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         needed = max(1, (it.failures_before_count or 0) / 2)
         referenced = it.failures_referenced is not None and it.failures_referenced >= needed
         marks.append((read + waited + referenced + chain) / 4)
-    severity = (sum(marks) / len(marks) - 0.5) / 0.5
     shown = ", ".join(
         f"iter {it.number}: {fmt_num(it.seconds_before_first_edit)}s before first edit"
         + (f", {it.failures_referenced} failures referenced" if it.failures_referenced is not None else "")
         + (", full chain in the log" if _has_chain(it) else "")
         for it in iterations
     )
-    yield Hit(points=policy.practices.diagnostic_first.range.place(severity),
+    yield Hit(points=rule.range.between(sum(marks) / len(marks), rule.min_marks_share, 1.0),
               iterations=tuple(it.number for it in iterations), evidence=shown,
               basis="action log" if uses_log else "seed fields")
 
@@ -87,10 +86,9 @@ def targeted_fixes(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     ratio = fixed / files
     if ratio < rule.min_tests_fixed_per_file or fixed == 0:
         return
-    span = max(rule.best_tests_fixed_per_file - rule.min_tests_fixed_per_file, 1e-9)
-    severity = (ratio - rule.min_tests_fixed_per_file) / span
     per = ", ".join(f"iter {it.number}: {it.tests_fixed} fixed / {plural(_files(it), 'file')}" for it in measured)
-    yield Hit(points=rule.range.place(severity), iterations=tuple(it.number for it in measured),
+    yield Hit(points=rule.range.between(ratio, rule.min_tests_fixed_per_file, rule.best_tests_fixed_per_file),
+              iterations=tuple(it.number for it in measured),
               evidence=f"{fmt_num(round(ratio, 2))} tests fixed per file changed, none broken ({per})",
               basis=measured[0].tests_basis)
 
@@ -124,9 +122,9 @@ def test_driven_iteration(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     share = len(qualifying) / len(facts.iterations)
     if not qualifying or share < rule.min_fraction_of_iterations:
         return
-    severity = (share - rule.min_fraction_of_iterations) / max(1 - rule.min_fraction_of_iterations, 1e-9)
     shown = ", ".join(f"iter {it.number}: {it.test_runs} runs" for it in qualifying)
-    yield Hit(points=rule.range.place(severity), iterations=tuple(it.number for it in qualifying),
+    yield Hit(points=rule.range.between(share, rule.min_fraction_of_iterations, 1.0),
+              iterations=tuple(it.number for it in qualifying),
               evidence=f"{len(qualifying)} of {plural(len(facts.iterations), 'iteration')} validated each change locally ({shown})",
               basis="action log" if uses_log else "seed fields")
 
@@ -145,8 +143,8 @@ def progressive_refinement(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         return
     if any(it.tests_broken for it in steps) or facts.final.score < rule.min_final:
         return
-    severity = (facts.final.score - rule.min_final) / max(rule.full_marks_final - rule.min_final, 1e-9)
-    yield Hit(points=rule.range.place(severity), iterations=tuple(it.number for it in facts.iterations),
+    yield Hit(points=rule.range.between(facts.final.score, rule.min_final, rule.full_marks_final),
+              iterations=tuple(it.number for it in facts.iterations),
               evidence=f"trajectory {' -> '.join(fmt_num(s) for s in facts.trajectory)}: gains "
               f"{', '.join('+' + fmt_num(g) for g in gains)} shrink steadily, nothing broken")
 
