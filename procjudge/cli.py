@@ -226,7 +226,9 @@ def batch(
                                        help="table, json (CONTRACT section 4), csv (one row per run), markdown (PR comment / step summary), junit (one testcase per run), github (workflow annotations)."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to FILE instead of stdout (never one of the inputs)."),
     fail_under: Optional[float] = typer.Option(None, "--fail-under", metavar="N", callback=_finite("--fail-under"), help="Gate: fail (exit 1) when any run's process score is below N."),
-    fail_on: Optional[str] = typer.Option(None, "--fail-on", metavar="DETECTOR[,...]", help="Gate: fail (exit 1) when any run has one of these findings, e.g. test_chasing,regression_blindness."),
+    fail_on: Optional[List[str]] = typer.Option(None, "--fail-on", metavar="DETECTOR[,...]",
+                                                help="Gate: fail (exit 1) when any run has one of these findings, e.g. "
+                                                     "test_chasing,regression_blindness; repeatable, every one given counts."),
     jobs: int = typer.Option(0, "--jobs", "-j", min=0, max=MAX_JOBS, help=f"Worker processes, 0 to {MAX_JOBS} (default 0: the machine's cores)."),
     policy: Optional[Path] = POLICY_OPTION,
 ) -> None:
@@ -242,7 +244,7 @@ def batch(
 
     gates_on: tuple[str, ...] = ()
     if fail_on:
-        gates_on = tuple(d.strip() for d in fail_on.split(",") if d.strip())
+        gates_on = tuple(dict.fromkeys(d.strip() for option in fail_on for d in option.split(",") if d.strip()))
         known = _known_item_ids()
         unknown = [d for d in gates_on if d not in known]
         if unknown:

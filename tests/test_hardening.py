@@ -299,3 +299,11 @@ def test_a_closed_or_full_stdout_is_exit_2_not_silence(tmp_path: Path) -> None:
         full = subprocess.run(["bash", "-c", f'"{sys.executable}" -m procjudge score "{run}" > /dev/full'],
                               capture_output=True, text=True, timeout=60)
         assert full.returncode == 2 and "No space left" in full.stderr and "Traceback" not in full.stderr
+
+
+def test_repeated_fail_on_keeps_every_gate(tmp_path: Path) -> None:
+    run = str(Path(__file__).parent.parent / "sample_telemetry" / "example2_bad_standard.yaml")
+    # the run has shotgun_debugging: a second --fail-on must not replace the first
+    result = runner.invoke(app, ["batch", run, "--jobs", "1", "--format", "csv",
+                                 "--fail-on", "shotgun_debugging", "--fail-on", "test_chasing"])
+    assert result.exit_code == 1
