@@ -198,6 +198,59 @@ class BatchFormat(str, Enum):
     github = "github"
 
 
+def _outputs(values: list[str], default: str, known: list[str]) -> list[tuple[str, Optional[str]]]:
+    """(format, file or None for stdout) for each report asked for: ``-o FILE`` writes --format to
+    FILE; ``-o FORMAT=FILE`` another format; without a plain ``-o FILE``, --format goes to stdout."""
+    outputs: list[tuple[str, Optional[str]]] = []
+    plain = False
+    for value in values:
+        name, sep, target = value.partition("=")
+        if sep and name in known:
+            outputs.append((name, target))
+        elif sep and "/" not in name and "." not in name:
+            _err(f"procjudge: --output {value}: unknown format {name!r}; known: {', '.join(known)}")
+            raise typer.Exit(2)
+        else:
+            outputs.append((default, value))
+            plain = True
+    if not plain:
+        outputs.insert(0, (default, None))
+    targets = [os.path.abspath(t) for _, t in outputs if t is not None]
+    if len(set(targets)) != len(targets):
+        _err("procjudge: --output: two reports would be written to the same file")
+        raise typer.Exit(2)
+    return outputs
+
+
+def _report(reporters: list, stream, collector) -> None:
+    """Feed one stream of results to every report at once, each through its lifecycle; a report
+    file is written whole or not at all."""
+    with contextlib.ExitStack() as stack:
+        sinks = []
+        for name, reporter, target in reporters:
+            handle = stack.enter_context(_writing(Path(target), newline="")) if target is not None else None
+            sinks.append((name, reporter, handle))
+
+        def put(name: str, handle, text) -> None:
+            if not isinstance(text, str):  # the table report: a rich renderable
+                if handle is None:
+                    _print(text)
+                else:
+                    _console(handle).print(text)
+            elif text and handle is None:
+                emit([text])
+            elif text:
+                handle.write(text)
+
+        for name, reporter, handle in sinks:
+            put(name, handle, reporter.start())
+        for result, reasons in stream:
+            for name, reporter, handle in sinks:
+                put(name, handle, reporter.each(result, reasons))
+        for name, reporter, handle in sinks:
+            put(name, handle, reporter.finish(collector))
+
+
 def _known_item_ids() -> list[str]:
     from .detectors import ALL
     return [d.id for d in ALL]
@@ -224,7 +277,10 @@ def batch(
     targets: List[str] = typer.Argument(..., metavar="DIR|GLOB...", help="Folders (searched recursively), files or globs of run files."),
     format: BatchFormat = typer.Option(BatchFormat.table, "--format", "-f",
                                        help="table, json (CONTRACT section 4), csv (one row per run), markdown (PR comment / step summary), junit (one testcase per run), github (workflow annotations)."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to FILE instead of stdout (never one of the inputs)."),
+    output: Optional[List[str]] = typer.Option(
+        None, "--output", "-o", metavar="[FORMAT=]FILE",
+        help="Write the report to FILE instead of stdout (never one of the inputs). Repeatable with a format each, "
+             "to write several reports from one scoring pass: -o junit=out.xml -o markdown=summary.md."),
     fail_under: Optional[float] = typer.Option(None, "--fail-under", metavar="N", callback=_finite("--fail-under"), help="Gate: fail (exit 1) when any run's process score is below N."),
     fail_on: Optional[List[str]] = typer.Option(None, "--fail-on", metavar="DETECTOR[,...]",
                                                 help="Gate: fail (exit 1) when any run has one of these findings, e.g. "
@@ -250,48 +306,33 @@ def batch(
         if unknown:
             _err(f"procjudge: --fail-on: unknown finding {unknown[0]!r}; known: {', '.join(known)}")
             raise typer.Exit(2)
+    from .render.batch import REPORTERS
+
     active = _load_policy(policy)
     paths = discover(targets)
-    if output is not None:
-        problem = check_output_path(str(output), paths)
+    outputs = _outputs(output or [], format.value, sorted(REPORTERS))
+    for _, target in outputs:
+        problem = check_output_path(target, paths) if target is not None else None
         if problem:
             _err(f"procjudge: {problem}")
             raise typer.Exit(2)
     if not paths:
         _err(f"procjudge: no run files (.yaml, .yml, .json) found in {' '.join(targets)}")
         raise typer.Exit(2)
+    reporters = [(name, REPORTERS[name](), target) for name, target in outputs]
     collector = Collector(Gates(fail_under=fail_under, fail_on=gates_on),
-                          keep_rows=format in (BatchFormat.table, BatchFormat.markdown))
+                          keep_rows=any(name in ("table", "markdown") for name, _ in outputs))
     workers = jobs or os.cpu_count() or 1
-    results = score_paths(paths, active, jobs=workers, want_json=format is BatchFormat.json,
-                          want_findings=format is BatchFormat.github)
-    stream = collector.feed(_progress(results, len(paths)))
-    if format is BatchFormat.table:
-        from .render.batch import table_report
-
-        renderable = table_report(stream, collector)
-        if output is None:
-            _print(renderable)
-        else:
-            with _writing(output) as handle:
-                _console(handle).print(renderable)
-    else:
-        from .render.batch import FORMATS
-
-        chunks = FORMATS[format.value](stream, collector)
-        if output is None:
-            emit(chunks)
-        else:
-            with _writing(output, newline="") as handle:
-                for chunk in chunks:
-                    handle.write(chunk)
+    results = score_paths(paths, active, jobs=workers, want_json=any(r.needs_json for _, r, _ in reporters),
+                          want_findings=any(r.needs_findings for _, r, _ in reporters))
+    _report(reporters, collector.feed(_progress(results, len(paths))), collector)
     from .batch import warning_lines
 
     for line in warning_lines(collector.warnings, collector.warning_count):
         _err(line)
     for error in collector.errors:
         _err(f"procjudge: {error['message']}")
-    if collector.failed and format is not BatchFormat.table:
+    if collector.failed and any(name != "table" or target is not None for name, _, target in reporters):
         _err(f"procjudge: {len(collector.failed)} of {collector.scored} runs failed the gate")
     raise typer.Exit(collector.exit_code)
 

@@ -192,3 +192,27 @@ def test_reader_closing_the_pipe_early_keeps_the_gate_exit_code(args: list[str],
     _, stderr = process.communicate(timeout=120)
     assert process.returncode == code
     assert b"Traceback" not in stderr
+
+
+def test_several_reports_from_one_scoring_pass(tmp_path: Path) -> None:
+    """-o FORMAT=FILE, repeated: each report is the one --format would have written alone."""
+    import json as json_module
+
+    runs = [str(SAMPLES / name) for name in ("example1_good_standard.yaml", "example2_bad_standard.yaml")]
+    result = runner.invoke(app, ["batch", *runs, "--jobs", "1", "--format", "csv",
+                                 "-o", f"json={tmp_path / 'r.json'}", "-o", f"junit={tmp_path / 'r.xml'}",
+                                 "-o", f"markdown={tmp_path / 'r.md'}", "-o", f"github={tmp_path / 'r.gh'}"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("id,agent,")  # no plain -o FILE: --format still goes to stdout
+    for fmt, suffix in (("json", "json"), ("junit", "xml"), ("markdown", "md"), ("github", "gh")):
+        alone = runner.invoke(app, ["batch", *runs, "--jobs", "1", "--format", fmt]).stdout
+        assert (tmp_path / f"r.{suffix}").read_text() == alone, fmt
+    assert len(json_module.loads((tmp_path / "r.json").read_text())["runs"]) == 2
+
+
+def test_output_targets_must_be_distinct_and_formats_known(tmp_path: Path) -> None:
+    run = str(SAMPLES / "example1_good_standard.yaml")
+    same = runner.invoke(app, ["batch", run, "-o", f"json={tmp_path / 'x'}", "-o", f"csv={tmp_path / 'x'}"])
+    assert same.exit_code == 2 and "same file" in same.output
+    unknown = runner.invoke(app, ["batch", run, "-o", f"sarif={tmp_path / 'x'}"])
+    assert unknown.exit_code == 2 and "unknown format 'sarif'" in unknown.output

@@ -1,6 +1,8 @@
-"""Reports over many runs.  Each format is a generator of text chunks that consumes the results
-as they stream in (through a ``Collector``, which keeps only compact rows), so the CLI can write
-as it goes and a 100,000-run JSON report never sits in memory."""
+"""Reports over many runs, each a ``Reporter`` with one lifecycle: ``start``, ``each`` run as the
+results stream in (through a ``Collector``, which keeps only compact rows), ``finish``. The CLI
+writes as it goes, so a 100,000-run JSON report never sits in memory, and one scoring pass can
+feed several reports at once (``procjudge batch -o json=out.json -o junit=out.xml``). Markdown
+and the table need every run first: they render the collector's rows at the end."""
 
 from __future__ import annotations
 
@@ -17,18 +19,6 @@ from .text import counts, literal, loop_summary, num, one_line, shares, signed
 Stream = Iterable[tuple[Result, Optional[list[str]]]]
 
 
-def json_report(results: Stream, collector: Collector) -> Iterator[str]:
-    """CONTRACT section 4: {"schema", "runs": [score objects], "errors": [...], "summary": {...}}."""
-    yield '{\n"schema": "procjudge.batch/1",\n"runs": ['
-    first = True
-    for result, _ in results:
-        if result.verdict_json is not None:
-            yield ("\n" if first else ",\n") + result.verdict_json.decode("utf-8")
-            first = False
-    errors = [{"path": e["path"], "message": e["message"]} for e in collector.errors]
-    yield "\n],\n\"errors\": " + dumps(errors).rstrip() + ",\n\"summary\": " + dumps(collector.summary()).rstrip() + "\n}\n"
-
-
 CSV_FIELDS = ["id", "agent", "challenge", "format", "path", "iterations_used", "final_score", "process_score",
               "raw_process_score", "tier", "pattern", "anti_patterns", "gate", "error"]
 
@@ -43,25 +33,6 @@ def spreadsheet_safe(value: Any) -> Any:
     if value.lstrip()[:1] in ("=", "+", "-", "@"):
         return "'" + value
     return value
-
-
-def csv_report(results: Stream, collector: Collector) -> Iterator[str]:
-    """One row per file (an unreadable file is a row with its error), streamed."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(CSV_FIELDS)
-    for result, reasons in results:
-        if result.error is not None:
-            values = [""] * 4 + [result.path] + [""] * 8 + [one_line(result.error)]
-        else:
-            row = result.row
-            values = [row["id"], row["agent"], row["challenge"], row["format"], row["path"], row["iterations_used"],
-                      row["final_score"], row["process_score"], row["raw_process_score"], row["tier"], row["pattern"],
-                      " ".join(row["anti_patterns"]), "fail" if reasons else "pass", ""]
-        writer.writerow([spreadsheet_safe(v) for v in values])
-        yield buffer.getvalue()
-        buffer.seek(0)
-        buffer.truncate()
 
 
 MARKDOWN_RUN_ROWS = 50
@@ -119,30 +90,27 @@ def xml_text(value: Any) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
 
 
-def junit_report(results: Stream, collector: Collector) -> Iterator[str]:
-    """One testcase per file: a failed gate is a <failure>, an unreadable file an <error>."""
-    cases: list[str] = []
-    for result, reasons in results:
-        if result.error is not None:
-            cases.append(f'    <testcase classname="procjudge" name="{xml_text(result.path)}" file="{xml_text(result.path)}">\n'
-                         f'      <error type="unreadable" message="{xml_text(one_line(result.error, 1000))}"/>\n'
-                         f"    </testcase>")
-            continue
-        row = result.row
-        props = (f"process score {row['process_score']:g}, final {row['final_score']:g}, tier {row['tier']}, "
-                 f"pattern {row['pattern']}, anti-patterns: {', '.join(row['anti_patterns']) or 'none'}")
-        body = f'      <system-out>{xml_text(props)}</system-out>\n'
-        if reasons:
-            body = f'      <failure type="gate" message="{xml_text("; ".join(reasons))}">{xml_text(props)}</failure>\n' + body
-        cases.append(f'    <testcase classname="{xml_text(row["agent"] or "procjudge")}" name="{xml_text(row["id"])}" '
-                     f'file="{xml_text(row["path"])}">\n{body}    </testcase>')
+def _junit_case(result: Result, reasons: Optional[list[str]]) -> str:
+    if result.error is not None:
+        return (f'    <testcase classname="procjudge" name="{xml_text(result.path)}" file="{xml_text(result.path)}">\n'
+                f'      <error type="unreadable" message="{xml_text(one_line(result.error, 1000))}"/>\n'
+                f"    </testcase>")
+    row = result.row
+    props = (f"process score {row['process_score']:g}, final {row['final_score']:g}, tier {row['tier']}, "
+             f"pattern {row['pattern']}, anti-patterns: {', '.join(row['anti_patterns']) or 'none'}")
+    body = f'      <system-out>{xml_text(props)}</system-out>\n'
+    if reasons:
+        body = f'      <failure type="gate" message="{xml_text("; ".join(reasons))}">{xml_text(props)}</failure>\n' + body
+    return (f'    <testcase classname="{xml_text(row["agent"] or "procjudge")}" name="{xml_text(row["id"])}" '
+            f'file="{xml_text(row["path"])}">\n{body}    </testcase>')
+
+
+def junit_document(cases: list[str], collector: Collector) -> str:
     total = len(cases)
-    yield '<?xml version="1.0" encoding="UTF-8"?>\n'
-    yield (f'<testsuites name="procjudge" tests="{total}" failures="{len(collector.failed)}" errors="{len(collector.errors)}">\n'
-           f'  <testsuite name="procjudge" tests="{total}" failures="{len(collector.failed)}" errors="{len(collector.errors)}">\n')
-    for case in cases:
-        yield case + "\n"
-    yield "  </testsuite>\n</testsuites>\n"
+    head = ('<?xml version="1.0" encoding="UTF-8"?>\n'
+            f'<testsuites name="procjudge" tests="{total}" failures="{len(collector.failed)}" errors="{len(collector.errors)}">\n'
+            f'  <testsuite name="procjudge" tests="{total}" failures="{len(collector.failed)}" errors="{len(collector.errors)}">\n')
+    return head + "".join(case + "\n" for case in cases) + "  </testsuite>\n</testsuites>\n"
 
 
 def _gh_data(value: str) -> str:
@@ -153,25 +121,25 @@ def _gh_property(value: str) -> str:
     return _gh_data(literal(value)).replace(":", "%3A").replace(",", "%2C")
 
 
-def github_report(results: Stream, collector: Collector) -> Iterator[str]:
-    """GitHub Actions workflow commands: one annotation per finding at the file and line of the
-    iteration it concerns (warning), one per failed gate and per unreadable file (error)."""
-    for result, reasons in results:
-        if result.error is not None:
-            line = f",line={result.error_line}" if result.error_line else ""
-            yield f"::error file={_gh_property(result.path)}{line},title=procjudge%3A unreadable run file::{_gh_data(literal(result.error))}\n"
-            continue
-        for finding in result.findings or ():
-            line = f",line={finding.line}" if finding.line else ""
-            title = f"procjudge {finding.id} ({signed(finding.points)})"
-            yield (f"::warning file={_gh_property(result.path)}{line},title={_gh_property(title)}::"
-                   f"{_gh_data(literal(f'iteration {finding.iteration}: {finding.evidence}'))}\n")
-        if reasons:
-            yield (f"::error file={_gh_property(result.path)},title=procjudge gate::"
-                   f"{_gh_data(literal(result.row['id'] + ': ' + '; '.join(reasons)))}\n")
+def _github_lines(result: Result, reasons: Optional[list[str]]) -> Iterator[str]:
+    if result.error is not None:
+        line = f",line={result.error_line}" if result.error_line else ""
+        yield f"::error file={_gh_property(result.path)}{line},title=procjudge%3A unreadable run file::{_gh_data(literal(result.error))}\n"
+        return
+    for finding in result.findings or ():
+        line = f",line={finding.line}" if finding.line else ""
+        title = f"procjudge {finding.id} ({signed(finding.points)})"
+        yield (f"::warning file={_gh_property(result.path)}{line},title={_gh_property(title)}::"
+               f"{_gh_data(literal(f'iteration {finding.iteration}: {finding.evidence}'))}\n")
+    if reasons:
+        yield (f"::error file={_gh_property(result.path)},title=procjudge gate::"
+               f"{_gh_data(literal(result.row['id'] + ': ' + '; '.join(reasons)))}\n")
+
+
+def _github_notice(collector: Collector) -> str:
     summary = collector.summary()
-    yield (f"::notice title=procjudge::{summary['runs_scored']} runs scored, {summary['gate']['failed_runs']} failed the gate, "
-           f"{summary['errors']} unreadable\n")
+    return (f"::notice title=procjudge::{summary['runs_scored']} runs scored, {summary['gate']['failed_runs']} failed the gate, "
+            f"{summary['errors']} unreadable\n")
 
 
 def table_report(results: Stream, collector: Collector):
@@ -210,6 +178,106 @@ def table_report(results: Stream, collector: Collector):
     return Group(runs, Text(""), agents, Text(""), footer)
 
 
-FORMATS = {
-    "json": json_report, "csv": csv_report, "markdown": markdown_report, "junit": junit_report, "github": github_report,
+
+
+# --------------------------------------------------------------------------- the lifecycle
+
+
+class Reporter:
+    """A report with a lifecycle: ``start`` once, ``each`` for every result as it streams in,
+    ``finish`` with the collector once every result is in. Each returns text to write (the table
+    report's ``finish`` returns a rich renderable). ``needs_json``/``needs_findings`` say what the
+    workers must send back."""
+
+    needs_json = False
+    needs_findings = False
+
+    def start(self) -> str:
+        return ""
+
+    def each(self, result: Result, reasons: Optional[list[str]]) -> str:
+        return ""
+
+    def finish(self, collector: Collector) -> Any:
+        return ""
+
+
+class _Deferred(Reporter):
+    """A format whose text needs every result first (markdown, junit, table): it runs its
+    generator over the rows the collector keeps at the end."""
+
+    def __init__(self, report: Any) -> None:
+        self.report = report
+
+    def finish(self, collector: Collector) -> Any:
+        out = self.report(iter(()), collector)
+        return out if not isinstance(out, Iterator) else "".join(out)
+
+
+class JsonReporter(Reporter):
+    needs_json = True
+
+    def __init__(self) -> None:
+        self.first = True
+
+    def start(self) -> str:
+        return '{\n"schema": "procjudge.batch/1",\n"runs": ['
+
+    def each(self, result: Result, reasons: Optional[list[str]]) -> str:
+        if result.verdict_json is None:
+            return ""
+        text = ("\n" if self.first else ",\n") + result.verdict_json.decode("utf-8")
+        self.first = False
+        return text
+
+    def finish(self, collector: Collector) -> str:
+        errors = [{"path": e["path"], "message": e["message"]} for e in collector.errors]
+        return "\n],\n\"errors\": " + dumps(errors).rstrip() + ",\n\"summary\": " + dumps(collector.summary()).rstrip() + "\n}\n"
+
+
+class CsvReporter(Reporter):
+    def start(self) -> str:
+        return ",".join(CSV_FIELDS) + "\n"
+
+    def each(self, result: Result, reasons: Optional[list[str]]) -> str:
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        if result.error is not None:
+            values = [""] * 4 + [result.path] + [""] * 8 + [one_line(result.error)]
+        else:
+            row = result.row
+            values = [row["id"], row["agent"], row["challenge"], row["format"], row["path"], row["iterations_used"],
+                      row["final_score"], row["process_score"], row["raw_process_score"], row["tier"], row["pattern"],
+                      " ".join(row["anti_patterns"]), "fail" if reasons else "pass", ""]
+        writer.writerow([spreadsheet_safe(v) for v in values])
+        return buffer.getvalue()
+
+
+class JunitReporter(Reporter):
+    """Its totals come first in the file, so the test cases are kept (one line each) until the end."""
+
+    def __init__(self) -> None:
+        self.cases: list[str] = []
+
+    def each(self, result: Result, reasons: Optional[list[str]]) -> str:
+        self.cases.append(_junit_case(result, reasons))
+        return ""
+
+    def finish(self, collector: Collector) -> str:
+        return junit_document(self.cases, collector)
+
+
+class GithubReporter(Reporter):
+    needs_findings = True
+
+    def each(self, result: Result, reasons: Optional[list[str]]) -> str:
+        return "".join(_github_lines(result, reasons))
+
+    def finish(self, collector: Collector) -> str:
+        return _github_notice(collector)
+
+
+REPORTERS: dict[str, Any] = {
+    "json": JsonReporter, "csv": CsvReporter, "junit": JunitReporter, "github": GithubReporter,
+    "markdown": lambda: _Deferred(markdown_report), "table": lambda: _Deferred(table_report),
 }
