@@ -44,10 +44,10 @@ review_app = typer.Typer(help="Draw a stratified review sample of runs, and esti
 app.add_typer(review_app, name="review")
 
 
-class ScoreFormat(str, Enum):
-    table = "table"
-    json = "json"
-    markdown = "markdown"
+from .render import formats as output_formats
+
+# --format choices come from the format registry: the formats each command serves.
+ScoreFormat = Enum("ScoreFormat", {name: name for name in output_formats.names("score")}, type=str)  # type: ignore[misc]
 
 
 POLICY_OPTION = typer.Option(
@@ -126,6 +126,14 @@ def _print(renderable) -> None:
         raise typer.Exit(2) from None
 
 
+def _show(rendered) -> None:
+    """Text to stdout as it is; a rich renderable through the console."""
+    if isinstance(rendered, str):
+        write(rendered)
+    else:
+        _print(rendered)
+
+
 def write(text: str) -> None:
     """Write a report to stdout; a reader that closed the pipe early is not an error."""
     emit([text])
@@ -153,7 +161,7 @@ def emit(chunks) -> None:
 @app.command()
 def score(
     run_file: Path = typer.Argument(..., metavar="RUN.yaml", help="A run file (.yaml, .yml or .json)."),
-    format: ScoreFormat = typer.Option(ScoreFormat.table, "--format", "-f", help="table (terminal), json (CONTRACT section 4) or markdown (pull-request comment)."),
+    format: ScoreFormat = typer.Option(ScoreFormat.table, "--format", "-f", help=output_formats.help_text("score")),
     policy: Optional[Path] = POLICY_OPTION,
     fail_under: Optional[float] = typer.Option(None, "--fail-under", metavar="N", callback=_finite("--fail-under"), help="Exit 1 when the process score is below N."),
 ) -> None:
@@ -172,30 +180,13 @@ def score(
         raise typer.Exit(2) from None
     for warning in verdict.warnings:
         _err(f"procjudge: warning: {run_file}: {warning}")
-    if format is ScoreFormat.json:
-        from .render import json as render_json
-
-        write(render_json.score(verdict))
-    elif format is ScoreFormat.markdown:
-        from .render import markdown
-
-        write(markdown.score(verdict))
-    else:
-        from .render import table
-
-        _print(table.score(verdict))
+    _show(output_formats.renderer("score", format.value)(verdict))
     if fail_under is not None and verdict.process_score < fail_under:
         _err(f"procjudge: process score {verdict.process_score:g} is below --fail-under {fail_under:g}")
         raise typer.Exit(1)
 
 
-class BatchFormat(str, Enum):
-    table = "table"
-    json = "json"
-    csv = "csv"
-    markdown = "markdown"
-    junit = "junit"
-    github = "github"
+BatchFormat = Enum("BatchFormat", {name: name for name in output_formats.names("batch")}, type=str)  # type: ignore[misc]
 
 
 def _outputs(values: list[str], default: str, known: list[str]) -> list[tuple[str, Optional[str]]]:
@@ -276,7 +267,7 @@ def _progress(results, total: int):
 def batch(
     targets: List[str] = typer.Argument(..., metavar="DIR|GLOB...", help="Folders (searched recursively), files or globs of run files."),
     format: BatchFormat = typer.Option(BatchFormat.table, "--format", "-f",
-                                       help="table, json (CONTRACT section 4), csv (one row per run), markdown (PR comment / step summary), junit (one testcase per run), github (workflow annotations)."),
+                                       help=output_formats.help_text("batch")),
     output: Optional[List[str]] = typer.Option(
         None, "--output", "-o", metavar="[FORMAT=]FILE",
         help="Write the report to FILE instead of stdout (never one of the inputs). Repeatable with a format each, "
@@ -306,11 +297,9 @@ def batch(
         if unknown:
             _err(f"procjudge: --fail-on: unknown finding {unknown[0]!r}; known: {', '.join(known)}")
             raise typer.Exit(2)
-    from .render.batch import REPORTERS
-
     active = _load_policy(policy)
     paths = discover(targets)
-    outputs = _outputs(output or [], format.value, sorted(REPORTERS))
+    outputs = _outputs(output or [], format.value, output_formats.names("batch"))
     for _, target in outputs:
         problem = check_output_path(target, paths) if target is not None else None
         if problem:
@@ -319,7 +308,7 @@ def batch(
     if not paths:
         _err(f"procjudge: no run files (.yaml, .yml, .json) found in {' '.join(targets)}")
         raise typer.Exit(2)
-    reporters = [(name, REPORTERS[name](), target) for name, target in outputs]
+    reporters = [(name, output_formats.renderer("batch", name)(), target) for name, target in outputs]
     collector = Collector(Gates(fail_under=fail_under, fail_on=gates_on),
                           keep_rows=any(name in ("table", "markdown") for name, _ in outputs))
     workers = jobs or os.cpu_count() or 1
@@ -337,10 +326,7 @@ def batch(
     raise typer.Exit(collector.exit_code)
 
 
-class CompareFormat(str, Enum):
-    table = "table"
-    json = "json"
-    markdown = "markdown"
+CompareFormat = Enum("CompareFormat", {name: name for name in output_formats.names("compare")}, type=str)  # type: ignore[misc]
 
 
 def _side_rows(target: str, active, jobs: int):
@@ -373,7 +359,7 @@ def _label(target: str, rows: list) -> str:
 def compare(
     a: str = typer.Argument(..., metavar="A", help="A run file, or a folder of one agent's runs."),
     b: str = typer.Argument(..., metavar="B", help="A run file, or a folder of the other agent's runs (same kind as A)."),
-    format: CompareFormat = typer.Option(CompareFormat.table, "--format", "-f", help="table (with a chart), json (CONTRACT section 4) or markdown."),
+    format: CompareFormat = typer.Option(CompareFormat.table, "--format", "-f", help=output_formats.help_text("compare")),
     fail_if_worse: Optional[float] = typer.Option(None, "--fail-if-worse", metavar="MARGIN", callback=_finite("--fail-if-worse"),
                                                   help="Gate: exit 1 when B's (mean) process score is below A's by more than MARGIN."),
     plot: Optional[Path] = typer.Option(None, "--plot", metavar="FILE", help="Also draw the comparison to FILE (.png or .svg; needs procjudge[plot])."),
@@ -436,18 +422,7 @@ def compare(
             _err(f"procjudge: no run files found in {a if not found_a else b}")
             raise typer.Exit(2)
         result = compare_folders(rows_a, rows_b, seed=seed, label_a=_label(a, rows_a), label_b=_label(b, rows_b))
-    if format is CompareFormat.json:
-        from .render import json as render_json
-
-        write(render_json.dumps({**result, "errors": errors}))
-    elif format is CompareFormat.markdown:
-        from .render import compare as render_compare
-
-        write(render_compare.markdown(result))
-    else:
-        from .render import compare as render_compare
-
-        _print(render_compare.table(result))
+    _show(output_formats.renderer("compare", format.value)({**result, "errors": errors} if format.value == "json" else result))
     if plot is not None:
         from .plot import PlotError
         from .plot import plot as draw

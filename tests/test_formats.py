@@ -153,3 +153,16 @@ def test_time_profile_reported_against_the_format(fmt: str, profile: str) -> Non
     ]}
     item = items_by_id(verdict_of(doc))["time_allocation"][0]
     assert profile in item.evidence
+
+
+def test_the_format_registry_is_the_one_list_of_formats() -> None:
+    from procjudge.cli import BatchFormat, CompareFormat, ScoreFormat
+    from procjudge.render import formats
+
+    for command, choices in (("score", ScoreFormat), ("batch", BatchFormat), ("compare", CompareFormat)):
+        assert [c.value for c in choices] == formats.names(command)
+        for name in formats.names(command):
+            assert callable(formats.renderer(command, name)), (command, name)
+    assert formats.names("batch") == ["table", "json", "markdown", "csv", "junit", "github"]
+    with pytest.raises(KeyError):
+        formats.renderer("score", "csv")

@@ -1,0 +1,62 @@
+"""The one registry of output formats: which commands each serves, and the renderer for each.
+
+The command line only looks formats up here: ``--format`` choices are the formats a command
+serves, and rendering is ``render(command, name, value)``. A new format (SARIF, HTML, Parquet)
+is one entry and its renderers, not another branch in the CLI. Renderers are imported when used,
+so ``procjudge score`` loads only what it prints with.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import msgspec
+
+
+class Format(msgspec.Struct, frozen=True, kw_only=True):
+    """An output format: its name, a line for ``--help``, whether it writes bytes, and for each
+    command it serves the renderer (``module:function``; batch formats name a Reporter factory)."""
+
+    name: str
+    help: str
+    binary: bool = False
+    renderers: dict[str, str]
+
+    def serves(self, command: str) -> bool:
+        return command in self.renderers
+
+
+FORMATS: tuple[Format, ...] = (
+    Format(name="table", help="a breakdown for the terminal", renderers={
+        "score": "procjudge.render.table:score", "batch": "procjudge.render.batch:REPORTERS.table",
+        "compare": "procjudge.render.compare:table"}),
+    Format(name="json", help="machine-readable (schema procjudge.score/1, .batch/1, .compare/1)", renderers={
+        "score": "procjudge.render.json:score", "batch": "procjudge.render.batch:REPORTERS.json",
+        "compare": "procjudge.render.json:dumps"}),
+    Format(name="markdown", help="a pull-request comment or CI step summary", renderers={
+        "score": "procjudge.render.markdown:score", "batch": "procjudge.render.batch:REPORTERS.markdown",
+        "compare": "procjudge.render.compare:markdown"}),
+    Format(name="csv", help="one row per run", renderers={"batch": "procjudge.render.batch:REPORTERS.csv"}),
+    Format(name="junit", help="one testcase per run", renderers={"batch": "procjudge.render.batch:REPORTERS.junit"}),
+    Format(name="github", help="GitHub Actions annotations", renderers={"batch": "procjudge.render.batch:REPORTERS.github"}),
+)
+
+
+def names(command: str) -> list[str]:
+    """The formats a command serves, in registry order."""
+    return [f.name for f in FORMATS if f.serves(command)]
+
+
+def help_text(command: str) -> str:
+    return "; ".join(f"{f.name}: {f.help}" for f in FORMATS if f.serves(command)) + "."
+
+
+def renderer(command: str, name: str) -> Any:
+    """The renderer a command uses for a format (KeyError for a format it does not serve)."""
+    spec = next(f for f in FORMATS if f.name == name).renderers[command]
+    module_name, _, attribute = spec.partition(":")
+    target: Any = importlib.import_module(module_name)
+    for part in attribute.split("."):
+        target = target[part] if isinstance(target, dict) else getattr(target, part)
+    return target
