@@ -21,12 +21,19 @@ def run_schema() -> str:
             "`iterations:`, a list of iteration entries, or one entry. (A YAML stream holds one "
             "entry per document.)"
         ),
+        # The shapes are told apart by their keys, so that a wrapped run is checked as a wrapped run:
+        # a mapping with `iterations:` or `run:` is never also accepted as a bare record.
         "anyOf": [
             run_ref,
-            {"type": "array", "items": {"anyOf": [entry_ref, record_ref]}},
-            entry_ref,
-            record_ref,
+            {"type": "array", "items": {"anyOf": [entry_ref, _bare(record_ref, "iteration_telemetry")]}},
+            {"allOf": [entry_ref, {"not": {"anyOf": [{"required": ["iterations"]}, {"required": ["run"]}]}}]},
+            _bare(record_ref, "iteration_telemetry", "iterations", "run"),
         ],
         "$defs": components,
     }
     return msgspec.json.format(msgspec.json.encode(schema), indent=2).decode() + "\n"
+
+
+def _bare(record_ref: dict, *keys: str) -> dict:
+    """A bare telemetry record that holds none of the keys of the wrapping shapes."""
+    return {"allOf": [record_ref, {"type": "object"}, {"not": {"anyOf": [{"required": [k]} for k in keys]}}]}

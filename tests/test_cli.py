@@ -59,8 +59,22 @@ def test_json_matches_the_contract_names() -> None:
     assert data["process_score"] == max(-30, min(20, data["raw_process_score"]))
 
 
-def test_json_is_deterministic() -> None:
-    assert score_output("example2_bad_standard.yaml", "json") == score_output("example2_bad_standard.yaml", "json")
+def test_json_is_deterministic_across_processes() -> None:
+    """Two separate processes with different hash seeds print the same bytes (a dict- or
+    set-order accident would differ between them; one process compared with itself could not)."""
+    import os
+    import subprocess
+    import sys
+
+    outputs = set()
+    for seed in ("1", "2"):
+        done = subprocess.run([sys.executable, "-m", "procjudge", "score", "sample_telemetry/example2_bad_standard.yaml",
+                               "--format", "json"], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                              env={**os.environ, "PYTHONHASHSEED": seed})
+        assert done.returncode == 0, done.stderr
+        outputs.add(done.stdout)
+    assert len(outputs) == 1
+    assert outputs.pop() == score_output("example2_bad_standard.yaml", "json")
 
 
 def test_markup_and_escape_sequences_are_shown_literally(tmp_path: Path) -> None:
@@ -141,6 +155,17 @@ def test_schema_is_valid_json_schema_and_validates_the_samples() -> None:
     assert {"iteration_number", "test_results", "changes", "actions", "score"} <= set(props)
     counts = schema["$defs"]["Counts"]["properties"]["passed"]
     assert counts["minimum"] == 0
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(schema)
+    for name in ("example1_good_standard.yaml", "example2_bad_standard.yaml", "example3_sprint_one_shot.yaml",
+                 "marathon_phases.yaml", "gate_replay.yaml", "wrapped.json"):
+        document = yaml.safe_load((SAMPLES / name).read_text())
+        errors = sorted(validator.iter_errors(document), key=str)
+        assert not errors, (name, errors[0].message)
+    broken = yaml.safe_load((SAMPLES / "example1_good_standard.yaml").read_text())
+    broken["iterations"][0]["iteration_telemetry"]["test_results"]["post_iteration"]["passed"] = -3
+    assert list(validator.iter_errors(broken))  # the schema constrains: a negative count fails
 
 
 def test_score_does_not_import_pandas() -> None:
