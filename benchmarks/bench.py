@@ -148,7 +148,7 @@ def main() -> None:
         bench_large(max(1, args.repeat // 2))
         bench_huge_diff()
     if args.which in ("batch", "all"):
-        from bench_batch import bench_batch  # noqa: E402 - batch benchmark lives beside this file
+        from bench_batch import bench_batch
 
         bench_batch(args.runs)
 

@@ -8,12 +8,12 @@ never on the single-run path.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator, Optional
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 import msgspec
 
 from .policy import DEFAULT, Policy
-
 
 WARNINGS_PER_RUN = 5
 WARNINGS_SHOWN = 20
@@ -26,20 +26,20 @@ class Finding(msgspec.Struct, frozen=True):
     kind: str
     points: float
     evidence: str
-    iteration: Optional[int]
-    line: Optional[int]
+    iteration: int | None
+    line: int | None
 
 
 class Result(msgspec.Struct, frozen=True, kw_only=True):
     """What a worker sends back for one file."""
 
     path: str
-    row: Optional[dict[str, Any]] = None
-    verdict_json: Optional[bytes] = None
-    findings: Optional[list[Finding]] = None
-    error: Optional[str] = None
-    error_line: Optional[int] = None
-    warnings: Optional[list[str]] = None  # the run's first warnings (WARNINGS_PER_RUN), for stderr
+    row: dict[str, Any] | None = None
+    verdict_json: bytes | None = None
+    findings: list[Finding] | None = None
+    error: str | None = None
+    error_line: int | None = None
+    warnings: list[str] | None = None  # the run's first warnings (WARNINGS_PER_RUN), for stderr
 
 
 def score_path(path: str, policy: Policy = DEFAULT, want_json: bool = False, want_findings: bool = False) -> Result:
@@ -72,7 +72,7 @@ def score_path(path: str, policy: Policy = DEFAULT, want_json: bool = False, wan
     if want_findings:
         from .facts import iteration_number
 
-        by_number: dict[int, Optional[int]] = {}
+        by_number: dict[int, int | None] = {}
         for position, (entry, line) in enumerate(zip(run.iterations, run.lines)):
             by_number.setdefault(iteration_number(entry, position), line)
         findings = [
@@ -203,7 +203,7 @@ def _stop(executor: Any, wait: bool = True) -> None:
 
 
 class Gates(msgspec.Struct, frozen=True):
-    fail_under: Optional[float] = None
+    fail_under: float | None = None
     fail_on: tuple[str, ...] = ()
 
     def failures(self, row: dict[str, Any]) -> list[str]:
@@ -294,7 +294,7 @@ class Collector:
     def _intern(self, value: Any) -> Any:
         return self._interned.setdefault(value, value)
 
-    def add(self, result: Result) -> Optional[list[str]]:
+    def add(self, result: Result) -> list[str] | None:
         """Record a result; return its gate failures (None for an unreadable file)."""
         if result.error is not None:
             self.errors.append({"path": result.path, "message": result.error, "line": result.error_line})
@@ -316,7 +316,7 @@ class Collector:
                 self.failed.append((kept, reasons))
         return reasons
 
-    def feed(self, results: Iterable[Result]) -> Iterator[tuple[Result, Optional[list[str]]]]:
+    def feed(self, results: Iterable[Result]) -> Iterator[tuple[Result, list[str] | None]]:
         for result in results:
             yield result, self.add(result)
 
@@ -395,7 +395,7 @@ def agent_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def check_output_path(output: Optional[str], inputs: list[str]) -> Optional[str]:
+def check_output_path(output: str | None, inputs: list[str]) -> str | None:
     """An error message when the output file cannot be written or would overwrite an input."""
     if output is None:
         return None

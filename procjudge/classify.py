@@ -7,7 +7,8 @@ marathon phase does not, by default: see ``trajectory.judge_phase_boundaries``).
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+import itertools
+from collections.abc import Sequence
 
 from .policy import Policy
 
@@ -16,8 +17,8 @@ def _fmt(value: float) -> str:
     return f"{value:.0f}" if float(value).is_integer() else f"{value:.1f}"
 
 
-def classify_pattern(trajectory: list[float], policy: Policy, judged: Optional[Sequence[bool]] = None,
-                     build_failed: Optional[Sequence[bool]] = None) -> tuple[str, str]:
+def classify_pattern(trajectory: list[float], policy: Policy, judged: Sequence[bool] | None = None,
+                     build_failed: Sequence[bool] | None = None) -> tuple[str, str]:
     """The first rule that holds, in this order:
 
     single_iteration  only one scored submission;
@@ -34,7 +35,7 @@ def classify_pattern(trajectory: list[float], policy: Policy, judged: Optional[S
     stall = policy.trajectory.wasted_iteration.min_delta
     if len(trajectory) == 1:
         return "single_iteration", "one submission: there is no trajectory to read"
-    deltas = [b - a for a, b in zip(trajectory, trajectory[1:])]
+    deltas = [b - a for a, b in itertools.pairwise(trajectory)]
     judged = list(judged) if judged is not None else [True] * len(deltas)
     failed_builds = list(build_failed) if build_failed is not None else [False] * len(trajectory)
     for k in range(1, len(deltas)):
@@ -68,8 +69,8 @@ def classify_pattern(trajectory: list[float], policy: Policy, judged: Optional[S
     return "healthy_progression", f"no regression and a mean gain of {_fmt(mean_gain)} a step"
 
 
-def classify_tier(trajectory: list[float], wasted: int, policy: Policy, judged: Optional[Sequence[bool]] = None,
-                  cheating: Optional[str] = None) -> tuple[str, str]:
+def classify_tier(trajectory: list[float], wasted: int, policy: Policy, judged: Sequence[bool] | None = None,
+                  cheating: str | None = None) -> tuple[str, str]:
     """The tier, by the first rule that holds:
 
     get_it_right_first_time  first score >= 85, at most 2 submissions, no regression, no cheating;
@@ -84,7 +85,7 @@ def classify_tier(trajectory: list[float], wasted: int, policy: Policy, judged: 
     """
     t = policy.tier
     p = policy.pattern
-    deltas = [b - a for a, b in zip(trajectory, trajectory[1:])]
+    deltas = [b - a for a, b in itertools.pairwise(trajectory)]
     judged = list(judged) if judged is not None else [True] * len(deltas)
     regressions = sum(1 for d, counted in zip(deltas, judged) if d < 0 and counted)
     first, final = trajectory[0], trajectory[-1]

@@ -15,7 +15,7 @@ import os
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import List, NoReturn, Optional
+from typing import NoReturn
 
 import typer
 
@@ -64,7 +64,7 @@ def _err(message: str) -> None:
 
 
 @contextlib.contextmanager
-def _writing(target: Path, newline: Optional[str] = None):
+def _writing(target: Path, newline: str | None = None):
     """A report file written atomically; an unwritable target is a one-line error (exit 2)."""
     from .safe_io import WriteError, atomic_write
 
@@ -78,7 +78,7 @@ def _writing(target: Path, newline: Optional[str] = None):
 
 def _finite(option: str):
     """A typer callback refusing NaN and infinity: a NaN threshold would pass every gate."""
-    def check(value: Optional[float]) -> Optional[float]:
+    def check(value: float | None) -> float | None:
         if value is not None and not math.isfinite(value):
             raise typer.BadParameter(f"expected a finite number, got {value}", param_hint=option)
         return value
@@ -88,7 +88,7 @@ def _finite(option: str):
 MAX_JOBS = 256
 
 
-def _load_policy(path: Optional[Path]):
+def _load_policy(path: Path | None):
     from .policy import PolicyError, load_policy
 
     try:
@@ -162,8 +162,8 @@ def emit(chunks) -> None:
 def score(
     run_file: Path = typer.Argument(..., metavar="RUN.yaml", help="A run file (.yaml, .yml or .json)."),
     format: ScoreFormat = typer.Option(ScoreFormat.table, "--format", "-f", help=output_formats.help_text("score")),
-    policy: Optional[Path] = POLICY_OPTION,
-    fail_under: Optional[float] = typer.Option(None, "--fail-under", metavar="N", callback=_finite("--fail-under"), help="Exit 1 when the process score is below N."),
+    policy: Path | None = POLICY_OPTION,
+    fail_under: float | None = typer.Option(None, "--fail-under", metavar="N", callback=_finite("--fail-under"), help="Exit 1 when the process score is below N."),
 ) -> None:
     """Score one run: every item with its points, iterations and evidence; totals, pattern, tier.
 
@@ -189,10 +189,10 @@ def score(
 BatchFormat = Enum("BatchFormat", {name: name for name in output_formats.names("batch")}, type=str)  # type: ignore[misc]
 
 
-def _outputs(values: list[str], default: str, known: list[str]) -> list[tuple[str, Optional[str]]]:
+def _outputs(values: list[str], default: str, known: list[str]) -> list[tuple[str, str | None]]:
     """(format, file or None for stdout) for each report asked for: ``-o FILE`` writes --format to
     FILE; ``-o FORMAT=FILE`` another format; without a plain ``-o FILE``, --format goes to stdout."""
-    outputs: list[tuple[str, Optional[str]]] = []
+    outputs: list[tuple[str, str | None]] = []
     plain = False
     for value in values:
         name, sep, target = value.partition("=")
@@ -265,19 +265,19 @@ def _progress(results, total: int):
 
 @app.command()
 def batch(
-    targets: List[str] = typer.Argument(..., metavar="DIR|GLOB...", help="Folders (searched recursively), files or globs of run files."),
+    targets: list[str] = typer.Argument(..., metavar="DIR|GLOB...", help="Folders (searched recursively), files or globs of run files."),
     format: BatchFormat = typer.Option(BatchFormat.table, "--format", "-f",
                                        help=output_formats.help_text("batch")),
-    output: Optional[List[str]] = typer.Option(
+    output: list[str] | None = typer.Option(
         None, "--output", "-o", metavar="[FORMAT=]FILE",
         help="Write the report to FILE instead of stdout (never one of the inputs). Repeatable with a format each, "
              "to write several reports from one scoring pass: -o junit=out.xml -o markdown=summary.md."),
-    fail_under: Optional[float] = typer.Option(None, "--fail-under", metavar="N", callback=_finite("--fail-under"), help="Gate: fail (exit 1) when any run's process score is below N."),
-    fail_on: Optional[List[str]] = typer.Option(None, "--fail-on", metavar="DETECTOR[,...]",
+    fail_under: float | None = typer.Option(None, "--fail-under", metavar="N", callback=_finite("--fail-under"), help="Gate: fail (exit 1) when any run's process score is below N."),
+    fail_on: list[str] | None = typer.Option(None, "--fail-on", metavar="DETECTOR[,...]",
                                                 help="Gate: fail (exit 1) when any run has one of these findings, e.g. "
                                                      "test_chasing,regression_blindness; repeatable, every one given counts."),
     jobs: int = typer.Option(0, "--jobs", "-j", min=0, max=MAX_JOBS, help=f"Worker processes, 0 to {MAX_JOBS} (default 0: the machine's cores)."),
-    policy: Optional[Path] = POLICY_OPTION,
+    policy: Path | None = POLICY_OPTION,
 ) -> None:
     """Score every run file under folders and globs, in a deterministic order, and gate on the result.
 
@@ -331,10 +331,8 @@ CompareFormat = Enum("CompareFormat", {name: name for name in output_formats.nam
 
 def _side_rows(target: str, active, jobs: int):
     """Score one folder; return its rows and its unreadable files."""
-    from .batch import score_paths
+    from .batch import WARNINGS_SHOWN, score_paths, warning_lines
     from .loading import discover
-
-    from .batch import WARNINGS_SHOWN, warning_lines
 
     paths = discover([target])
     rows, errors, warnings, count = [], [], [], 0
@@ -360,12 +358,12 @@ def compare(
     a: str = typer.Argument(..., metavar="A", help="A run file, or a folder of one agent's runs."),
     b: str = typer.Argument(..., metavar="B", help="A run file, or a folder of the other agent's runs (same kind as A)."),
     format: CompareFormat = typer.Option(CompareFormat.table, "--format", "-f", help=output_formats.help_text("compare")),
-    fail_if_worse: Optional[float] = typer.Option(None, "--fail-if-worse", metavar="MARGIN", callback=_finite("--fail-if-worse"),
+    fail_if_worse: float | None = typer.Option(None, "--fail-if-worse", metavar="MARGIN", callback=_finite("--fail-if-worse"),
                                                   help="Gate: exit 1 when B's (mean) process score is below A's by more than MARGIN."),
-    plot: Optional[Path] = typer.Option(None, "--plot", metavar="FILE", help="Also draw the comparison to FILE (.png or .svg; needs procjudge[plot])."),
+    plot: Path | None = typer.Option(None, "--plot", metavar="FILE", help="Also draw the comparison to FILE (.png or .svg; needs procjudge[plot])."),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap interval (folders), for reproducible output."),
     jobs: int = typer.Option(0, "--jobs", "-j", min=0, max=MAX_JOBS, help=f"Worker processes for folders, 0 to {MAX_JOBS} (default 0: the machine's cores)."),
-    policy: Optional[Path] = POLICY_OPTION,
+    policy: Path | None = POLICY_OPTION,
 ) -> None:
     """Put two runs, or two agents' folders of runs, side by side: who iterates better, where, and how sure.
 
@@ -397,10 +395,9 @@ def compare(
             raise typer.Exit(2)
     errors: list[str] = []
     if not kinds[0]:
+        from .batch import warning_lines
         from .judge import judge
         from .loading import LoadError, load_run
-
-        from .batch import warning_lines
 
         verdicts = []
         for target in (a, b):
@@ -445,13 +442,13 @@ def compare(
 
 @import_app.command("reflexion")
 def import_reflexion(
-    files: List[Path] = typer.Argument(..., metavar="FILE.jsonl...", help="Reflexion-family logs: LDB, Reflexion, MapCoder's Reflexion runs."),
+    files: list[Path] = typer.Argument(..., metavar="FILE.jsonl...", help="Reflexion-family logs: LDB, Reflexion, MapCoder's Reflexion runs."),
     out: Path = typer.Option(..., "--out", "-o", metavar="DIR", help="Folder to write the run files into (one sub-folder per agent)."),
-    agent: Optional[str] = typer.Option(None, "--agent", help="Agent name (default: the file's folder; plus the file name when several files share a folder)."),
-    hidden_from: Optional[Path] = typer.Option(None, "--hidden-from", metavar="OTHER.jsonl",
+    agent: str | None = typer.Option(None, "--agent", help="Agent name (default: the file's folder; plus the file name when several files share a folder)."),
+    hidden_from: Path | None = typer.Option(None, "--hidden-from", metavar="OTHER.jsonl",
                                                help="A second file of the same runs whose is_solved is a second hidden verdict, joined on the task (e.g. HumanEvalET)."),
     hidden_name: str = typer.Option("extended", "--hidden-name", help="Name of the second hidden suite."),
-    max_iterations: Optional[int] = typer.Option(None, "--max-iterations", min=1,
+    max_iterations: int | None = typer.Option(None, "--max-iterations", min=1,
                                                  help="The loop's budget of submissions (default: the most any task in the file used)."),
 ) -> None:
     """Import code-repair logs (one JSON object per task per line) as one run file per task.
@@ -484,7 +481,7 @@ def import_reflexion(
     raise typer.Exit(2 if errors else 0)
 
 
-def _rows(targets: List[str], active, jobs: int) -> list:
+def _rows(targets: list[str], active, jobs: int) -> list:
     """Score the runs under targets (batch's discovery and workers); unreadable files are listed
     on stderr and make the exit code 2 at the end, as in batch."""
     from .batch import score_paths
@@ -507,14 +504,14 @@ def _rows(targets: List[str], active, jobs: int) -> list:
 
 @review_app.command("sample")
 def review_sample(
-    targets: List[str] = typer.Argument(..., metavar="DIR|GLOB...", help="Folders, files or globs of run files."),
+    targets: list[str] = typer.Argument(..., metavar="DIR|GLOB...", help="Folders, files or globs of run files."),
     out: Path = typer.Option(..., "--out", "-o", metavar="QUEUE",
                              help="Write QUEUE.csv and QUEUE.json (the suffix, if given, is replaced)."),
     per_stratum: int = typer.Option(40, "--per-stratum", min=1, max=100_000, help="Runs to draw from each stratum."),
     by: str = typer.Option("bucket", "--by", help="Strata: bucket (attempt buckets 1, 2, 3, 4-6, 7+) or finding."),
     seed: int = typer.Option(0, "--seed", help="Seed of the draw: the same runs and seed give the same queue."),
     jobs: int = typer.Option(0, "--jobs", "-j", min=0, max=MAX_JOBS, help="Worker processes (0: the machine's cores)."),
-    policy: Optional[Path] = POLICY_OPTION,
+    policy: Path | None = POLICY_OPTION,
 ) -> None:
     """Draw a review queue: equal numbers of runs per attempt bucket (or per finding), each with its
     sampling weight, so every stratum gets enough reviews to estimate its defect rate.
@@ -624,7 +621,7 @@ class DriftFormat(str, Enum):
 
 @app.command()
 def drift(
-    targets: List[str] = typer.Argument(..., metavar="DIR|GLOB...", help="Folders, files or globs of run files."),
+    targets: list[str] = typer.Argument(..., metavar="DIR|GLOB...", help="Folders, files or globs of run files."),
     window: str = typer.Option("day", "--window", help="day or week (ISO week)."),
     threshold: float = typer.Option(0.5, "--threshold", callback=_finite("--threshold"),
                                     help="Alert when mean attempts per source rises by more than this from one window to the next."),
@@ -632,7 +629,7 @@ def drift(
                                    help="Alert when one test becomes this share of a source's first failures."),
     format: DriftFormat = typer.Option(DriftFormat.table, "--format", "-f", help="table, json or markdown."),
     jobs: int = typer.Option(0, "--jobs", "-j", min=0, max=MAX_JOBS, help="Worker processes (0: the machine's cores)."),
-    policy: Optional[Path] = POLICY_OPTION,
+    policy: Path | None = POLICY_OPTION,
 ) -> None:
     """Mean attempts, pass rate, findings and the first failing test per source (run.source) and
     window (run.started_at): attempts move before the pass rate does. Exit 1 on an alert.
@@ -668,7 +665,7 @@ def drift(
 
 
 @policy_app.command("show")
-def policy_show(policy: Optional[Path] = POLICY_OPTION) -> None:
+def policy_show(policy: Path | None = POLICY_OPTION) -> None:
     """Print the scoring policy in force, as YAML (the defaults, or with POLICY.yaml merged in)."""
     from .policy import policy_yaml
 
@@ -715,7 +712,7 @@ def _flush_and_exit(code: int) -> NoReturn:
     os._exit(code)
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     """Run the CLI; return the exit code.  No Python traceback ever reaches the user; Ctrl-C
     exits 130 and SIGTERM 143, each within a moment and without leaving a half-written report."""
     import signal

@@ -26,7 +26,8 @@ import io
 import re
 import tokenize
 import warnings
-from typing import Any, Iterable, Iterator, Optional
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 import msgspec
 
@@ -66,7 +67,7 @@ class Shape(msgspec.Struct, frozen=True, kw_only=True):
 
     rule: str
     strength: str
-    line: Optional[int] = None
+    line: int | None = None
     code: str = ""
     why: str = ""
     basis: str = "code (python ast)"  # how it was found: the parsed code, a test file's diff, text patterns
@@ -104,10 +105,7 @@ def literal_key(value: Any) -> Any:
 
 def leaves(key: Any) -> Iterator[Any]:
     """The scalar keys inside a (possibly nested) key."""
-    if key[0] == "t":
-        for item in key[1]:
-            yield from leaves(item)
-    elif key[0] == "set":
+    if key[0] == "t" or key[0] == "set":
         for item in key[1]:
             yield from leaves(item)
     elif key[0] == "d":
@@ -144,7 +142,7 @@ def show(key: Any) -> str:
     return repr(value)
 
 
-def _literal(node: Optional[ast.AST]) -> Any:
+def _literal(node: ast.AST | None) -> Any:
     """The key of a literal expression node, or None when it is not a literal."""
     if node is None:
         return None
@@ -171,7 +169,7 @@ class Case(msgspec.Struct, frozen=True):
         return self.args[0] if len(self.args) == 1 else ("t", self.args)
 
 
-def _call_case(call: ast.AST, expected: ast.AST, text: str) -> Optional[Case]:
+def _call_case(call: ast.AST, expected: ast.AST, text: str) -> Case | None:
     if not isinstance(call, ast.Call):
         return None
     expected_key = _literal(expected)
@@ -184,7 +182,7 @@ def _call_case(call: ast.AST, expected: ast.AST, text: str) -> Optional[Case]:
     return Case(func, args, expected_key, text.strip()[:300])
 
 
-_MESSAGE_CASE = re.compile(r"(\w+)\(([^()\n]{0,200})\)\s*[:=-]*\s*expected\s+([^,;\n]{1,100}?)\s*(?:,|;|$)", re.I)
+_MESSAGE_CASE = re.compile(r"(\w+)\(([^()\n]{0,200})\)\s*[:=-]*\s*expected\s+([^,;\n]{1,100}?)\s*(?:,|;|$)", re.IGNORECASE)
 
 
 @functools.lru_cache(maxsize=8192)
@@ -271,7 +269,7 @@ def _segment(lines: list[str], node: ast.AST) -> str:
 # --------------------------------------------------------------------------- cheat shapes
 
 
-def _compared_literals(test: ast.AST) -> Optional[list[Any]]:
+def _compared_literals(test: ast.AST) -> list[Any] | None:
     """The literals a branch condition compares a non-literal with by equality (``x == 4 and
     y == 'BBWW'``, ``(a, b) == (4, 'x')``, ``key == (4, 'x')``); None when it compares nothing."""
     found: list[Any] = []
@@ -283,7 +281,7 @@ def _compared_literals(test: ast.AST) -> Optional[list[Any]]:
         lk, rk = _literal(left), _literal(right)
         if (lk is None) == (rk is None):
             continue
-        literal_node, other = (left, right) if lk is not None else (right, left)
+        _literal_node, other = (left, right) if lk is not None else (right, left)
         key = lk if lk is not None else rk
         if isinstance(other, ast.Tuple) and key[0] == "t" and len(other.elts) == len(key[1]):
             found.extend(key[1])  # (a, b) == (4, 'x'): each element compared
@@ -292,7 +290,7 @@ def _compared_literals(test: ast.AST) -> Optional[list[Any]]:
     return found or None
 
 
-def _returned(body: list[ast.stmt]) -> Optional[tuple[Any, ast.AST]]:
+def _returned(body: list[ast.stmt]) -> tuple[Any, ast.AST] | None:
     """The literal a branch returns at once (``return 7``), with its node."""
     for stmt in body[:2]:
         if isinstance(stmt, ast.Return):
@@ -301,7 +299,7 @@ def _returned(body: list[ast.stmt]) -> Optional[tuple[Any, ast.AST]]:
     return None
 
 
-def _compared_subject(test: ast.AST) -> Optional[str]:
+def _compared_subject(test: ast.AST) -> str | None:
     """What a single-equality condition compares with a literal (``tier`` in ``tier == 'gold'``),
     as a dump of the expression; None for anything else."""
     if not isinstance(test, ast.Compare) or len(test.ops) != 1 or not isinstance(test.ops[0], (ast.Eq, ast.Is)):
@@ -318,7 +316,7 @@ def _branch_shapes(tree: ast.AST, lines: list[str], cases: tuple[Case, ...], fee
     one subject are a mapping written as if/elif (a grade scale, customer tiers), and only count
     when most of them answer visible tests, as for a lookup table."""
     groups: dict[str, list[int]] = {}
-    found: list[tuple[Optional[str], Shape]] = []
+    found: list[tuple[str | None, Shape]] = []
     for subject, shape in _branch_candidates(tree, lines, cases, feedback, spec, groups):
         found.append((subject, shape))
     for subject, shape in found:
@@ -330,7 +328,7 @@ def _branch_shapes(tree: ast.AST, lines: list[str], cases: tuple[Case, ...], fee
 
 
 def _branch_candidates(tree: ast.AST, lines: list[str], cases: tuple[Case, ...], feedback: frozenset[Any],
-                       spec: frozenset[Any], groups: dict[str, list[int]]) -> Iterator[tuple[Optional[str], Shape]]:
+                       spec: frozenset[Any], groups: dict[str, list[int]]) -> Iterator[tuple[str | None, Shape]]:
     for node in ast.walk(tree):
         if isinstance(node, ast.If):
             returned = _returned(node.body)
@@ -415,7 +413,7 @@ def _module_names(tree: ast.Module) -> set[str]:
     return names
 
 
-def _root_name(node: ast.AST) -> Optional[str]:
+def _root_name(node: ast.AST) -> str | None:
     while isinstance(node, (ast.Attribute, ast.Subscript)):
         node = node.value
     return node.id if isinstance(node, ast.Name) else None
@@ -469,7 +467,7 @@ def _state_shapes(tree: ast.AST, lines: list[str]) -> Iterator[Shape]:
                     isinstance(op, (ast.In, ast.NotIn)) for op in compare.ops
                 ):
                     yield Shape(rule="call_state", strength=DEFINITE, line=node.lineno, code=_segment(lines, node),
-                                why=f"`{sorted(refs)[0]}` is changed on every call of {func.name}() and decides what "
+                                why=f"`{min(refs)}` is changed on every call of {func.name}() and decides what "
                                 "it returns: the same call answers differently the next time")
                     break
             else:
@@ -619,7 +617,7 @@ _TAMPER_HINT = re.compile(
 
 @functools.lru_cache(maxsize=512)
 def python_shapes(code: str, cases: tuple[Case, ...] = (), feedback: frozenset[Any] = frozenset(),
-                  spec: frozenset[Any] = frozenset(), fragment: bool = False) -> Optional[tuple[Shape, ...]]:
+                  spec: frozenset[Any] = frozenset(), fragment: bool = False) -> tuple[Shape, ...] | None:
     """Every cheat shape in some Python code, or None when it does not parse."""
     tree = parse_fragment(code) if fragment else parse_python(code)
     if tree is None:
@@ -636,7 +634,7 @@ def python_shapes(code: str, cases: tuple[Case, ...] = (), feedback: frozenset[A
         shapes += _state_shapes(tree, lines)
     if _TAMPER_HINT.search(code):
         shapes += _tampering_shapes(tree, lines)
-    seen: set[tuple[str, Optional[int]]] = set()
+    seen: set[tuple[str, int | None]] = set()
     unique = []
     for shape in shapes:
         if (shape.rule, shape.line) not in seen:

@@ -9,7 +9,7 @@ difference (B - A) with a seeded 95% bootstrap interval.
 from __future__ import annotations
 
 import os
-from typing import Any, Optional
+from typing import Any
 
 SCHEMA = "procjudge.compare/1"
 
@@ -53,7 +53,7 @@ def match_key(row: dict[str, Any]) -> str:
     return os.path.splitext(os.path.basename(row["path"]))[0]
 
 
-def bootstrap_interval(differences: list[float], seed: int, resamples: int = 10_000, level: float = 0.95) -> Optional[tuple[float, float]]:
+def bootstrap_interval(differences: list[float], seed: int, resamples: int = 10_000, level: float = 0.95) -> tuple[float, float] | None:
     """Percentile bootstrap interval of the mean of paired differences, reproducible by seed."""
     if len(differences) < 2:
         return None
@@ -136,7 +136,7 @@ def compare_folders(rows_a: list[dict[str, Any]], rows_b: list[dict[str, Any]], 
     }
 
 
-def worse_by(result: dict[str, Any]) -> Optional[float]:
+def worse_by(result: dict[str, Any]) -> float | None:
     """How far B's (mean) process score falls below A's (positive when B is worse)."""
     if result["mode"] == "runs":
         return round(result["a"].process_score - result["b"].process_score, 4)

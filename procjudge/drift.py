@@ -13,13 +13,13 @@ reaching ``collapse``, 0.6 by default, from below it: 71% on one constraint in t
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any, Optional
+from typing import Any
 
 SCHEMA = "procjudge.drift/1"
 NO_SOURCE = "(none)"
 
 
-def window_of(stamp: str, window: str) -> Optional[str]:
+def window_of(stamp: str, window: str) -> str | None:
     """``2026-03-27`` (day) or ``2026-W13`` (week) for an ISO 8601 time; None when unreadable."""
     if not stamp:
         return None

@@ -14,9 +14,10 @@ submission is the final one.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from datetime import datetime
-from typing import Any, Optional
+from typing import Any
 
 import msgspec
 
@@ -31,7 +32,7 @@ _TEST_PATH = re.compile(r"(^|/)(tests?|spec|__tests__)/|(^|/)test_[^/]*$|_test\.
 _THROWAWAY = re.compile(
     r"^(?:reproduce|repro|debug|scratch|check|verify|try|tmp|temp|sanity|probe|demo|explore|investigate)"
     r"(?:[_-][^/]*)?\.(?:py|sh|js|ts|rb)$|^(?:reproduce|repro)[^/]*$",
-    re.I,
+    re.IGNORECASE,
 )
 _ROOT_TEST_SCRIPT = re.compile(r"^test_[^/]*\.py$")
 
@@ -46,7 +47,7 @@ def throwaway_name(path: str) -> bool:
     """A throw-away script by its name and place, for a file the agent created:
     ``reproduce_*.py``, ``check_*.py``, ``debug*.py`` anywhere, a ``test_*.py`` in the repository root."""
     path = path.replace("\\", "/")
-    path = path[2:] if path.startswith("./") else path
+    path = path.removeprefix("./")
     name = path.rsplit("/", 1)[-1]
     return bool(_THROWAWAY.match(name)) or ("/" not in path and bool(_ROOT_TEST_SCRIPT.match(name)))
 
@@ -101,7 +102,7 @@ def _file_chunks(text: str) -> list[str]:
             starts.append(line_start)
         at = text.find("\n+++ ", at + 1)
     starts.append(len(text))
-    return [text[a:b] for a, b in zip(starts, starts[1:]) if b > a]
+    return [text[a:b] for a, b in itertools.pairwise(starts) if b > a]
 
 
 def parse_diff(text: str) -> Diff:
@@ -124,7 +125,7 @@ def parse_diff(text: str) -> Diff:
             elif line.startswith("--- ") and not path:
                 candidate = line[4:].strip()
                 created = candidate == "/dev/null"
-                path = candidate[2:] if candidate.startswith("a/") else candidate
+                path = candidate.removeprefix("a/")
                 header = index + 1
             elif line.startswith("diff --git "):
                 header = index + 1
@@ -144,7 +145,7 @@ def iteration_number(entry: Entry, position: int) -> int:
     return recorded if recorded is not None else position
 
 
-def parse_time(value: Optional[str]) -> Optional[float]:
+def parse_time(value: str | None) -> float | None:
     """Seconds since the epoch for an ISO 8601 timestamp, or None when absent or unreadable."""
     if not value:
         return None
@@ -160,54 +161,54 @@ class IterationFacts(msgspec.Struct, frozen=True, kw_only=True):
     position: int  # index in the original file
     number: int  # iteration number as recorded (or the position)
     entry: Entry
-    phase: Optional[str]
+    phase: str | None
     score: float
     score_source: str
-    delta: Optional[float]
-    passed: Optional[int]
-    failed: Optional[int]
-    total: Optional[int]
+    delta: float | None
+    passed: int | None
+    failed: int | None
+    total: int | None
     build_failed: bool
     timed_out: bool
     tests_not_run: int
-    failing_before: Optional[frozenset[str]]
-    failing_after: Optional[frozenset[str]]
-    failures_before_count: Optional[int]
-    tests_fixed: Optional[int]
-    tests_broken: Optional[int]
+    failing_before: frozenset[str] | None
+    failing_after: frozenset[str] | None
+    failures_before_count: int | None
+    tests_fixed: int | None
+    tests_broken: int | None
     broken_names: tuple[str, ...]
     tests_basis: str
-    files_changed: Optional[int]
+    files_changed: int | None
     changed_paths: tuple[str, ...]
     stack_files_before: frozenset[str]
-    duration: Optional[float]
-    submitted_at: Optional[float]
-    test_runs: Optional[int]
-    file_edits: Optional[int]
-    read_feedback: Optional[bool]
-    seconds_before_first_edit: Optional[float]
-    failures_referenced: Optional[int]
-    code_hash: Optional[str]
-    diff: Optional[Diff]
-    hidden: Optional[Counts]
-    code: Optional[str] = None  # the submitted program, where the run carries it
+    duration: float | None
+    submitted_at: float | None
+    test_runs: int | None
+    file_edits: int | None
+    read_feedback: bool | None
+    seconds_before_first_edit: float | None
+    failures_referenced: int | None
+    code_hash: str | None
+    diff: Diff | None
+    hidden: Counts | None
+    code: str | None = None  # the submitted program, where the run carries it
     fix_paths: tuple[str, ...] = ()  # changed paths less scratch files: what the fix touched
     scratch_paths: tuple[str, ...] = ()
     tests_ran: bool = True  # False after a failed build or a timeout: no list of regressions
     regressions_ruled_out: bool = False  # the evidence excludes a broken test (not only a net gain)
-    suite: Optional[str] = None
+    suite: str | None = None
     shapes: tuple[codeinfo.Shape, ...] = ()  # cheat shapes this submission added (see procjudge.code)
     # What the record says, read once here so that detectors need nothing but facts:
-    changes: Optional[Changes] = None  # the change record (files, summary, sizes), as given
+    changes: Changes | None = None  # the change record (files, summary, sizes), as given
     failures: tuple[str, ...] = ()  # names, messages and categories of the tests failing after it
-    passing_after: Optional[frozenset[str]] = None  # tests passing after it, by name
-    action_tools: Optional[tuple[str, ...]] = None  # the action log's tools, in order
+    passing_after: frozenset[str] | None = None  # tests passing after it, by name
+    action_tools: tuple[str, ...] | None = None  # the action log's tools, in order
     build_errors: tuple[str, ...] = ()
-    tests_completed: Optional[int] = None
-    recorded_delta: Optional[float] = None  # score.delta as the harness recorded it
+    tests_completed: int | None = None
+    recorded_delta: float | None = None  # score.delta as the harness recorded it
     score_samples: tuple[float, ...] = ()  # the same submission scored repeatedly
-    tool_calls: Optional[int] = None
-    timestamp_start: Optional[str] = None
+    tool_calls: int | None = None
+    timestamp_start: str | None = None
 
     @property
     def all_passing(self) -> bool:
@@ -232,7 +233,7 @@ class RunFacts(msgspec.Struct, frozen=True, kw_only=True):
     phases: tuple[str, ...]
     phase_budgets: dict[str, int]
     warnings: tuple[str, ...] = ()  # what is implausible in the run (scale, contradictions, order)
-    submissions: tuple[tuple[int, Optional[str]], ...] = ()  # (number, phase) of every submission, scored or not
+    submissions: tuple[tuple[int, str | None], ...] = ()  # (number, phase) of every submission, scored or not
 
     @property
     def trajectory(self) -> list[float]:
@@ -264,7 +265,7 @@ def _build_failed(entry: Entry) -> bool:
     return bool(feedback and feedback.build and feedback.build.status == "failure")
 
 
-def _post_counts(entry: Entry) -> Optional[Counts]:
+def _post_counts(entry: Entry) -> Counts | None:
     results = entry.iteration_telemetry.test_results
     if results is not None and results.post_iteration is not None:
         return results.post_iteration
@@ -279,12 +280,12 @@ def _post_counts(entry: Entry) -> Optional[Counts]:
     return None
 
 
-def _names(entry: Entry) -> tuple[Optional[frozenset[str]], Optional[frozenset[str]], frozenset[str]]:
+def _names(entry: Entry) -> tuple[frozenset[str] | None, frozenset[str] | None, frozenset[str]]:
     """(failing names, passing names, stack-trace files of the failing tests) after a submission."""
     results = entry.iteration_telemetry.test_results
     files: set[str] = set()
-    failing: Optional[set[str]] = None
-    passing: Optional[set[str]] = None
+    failing: set[str] | None = None
+    passing: set[str] | None = None
     if results is not None and results.tests:
         failing, passing = set(), set()
         for test in results.tests:
@@ -307,7 +308,7 @@ def _names(entry: Entry) -> tuple[Optional[frozenset[str]], Optional[frozenset[s
     )
 
 
-def _changed(entry: Entry, diff: Optional[Diff]) -> tuple[Optional[int], tuple[str, ...]]:
+def _changed(entry: Entry, diff: Diff | None) -> tuple[int | None, tuple[str, ...]]:
     changes = entry.iteration_telemetry.changes
     if changes is None:
         return None, ()
@@ -322,8 +323,8 @@ def _changed(entry: Entry, diff: Optional[Diff]) -> tuple[Optional[int], tuple[s
 
 
 def _tests_fixed_broken(
-    before: tuple, after: tuple, results: Any, pre: Optional[Counts], passed: Optional[int]
-) -> tuple[Optional[int], Optional[int], tuple[str, ...], str]:
+    before: tuple, after: tuple, results: Any, pre: Counts | None, passed: int | None
+) -> tuple[int | None, int | None, tuple[str, ...], str]:
     """(tests fixed, tests broken, names broken, basis) for one submission.
 
     By name when both it and the previous one have per-test outcomes; else broken is
@@ -462,7 +463,7 @@ def _task_evidence(run: Run) -> tuple[tuple[codeinfo.Case, ...], frozenset]:
     return tuple(dict.fromkeys(cases)), spec
 
 
-def _counts(entry: Entry) -> tuple[Optional[int], Optional[int], Optional[int]]:
+def _counts(entry: Entry) -> tuple[int | None, int | None, int | None]:
     """(passed, failed, total) after a submission, from the first record that has them."""
     counts = _post_counts(entry)
     if counts is None:
@@ -473,7 +474,7 @@ def _counts(entry: Entry) -> tuple[Optional[int], Optional[int], Optional[int]]:
 
 
 def _score(entry: Entry, position: int, build_failed: bool, zero_by_build: bool,
-           passed: Optional[int], total: Optional[int]) -> tuple[float, str]:
+           passed: int | None, total: int | None) -> tuple[float, str]:
     """An iteration's score and where it came from: 0 for a failed build (as the policy scopes
     it), else ``score.post_iteration``, else 100 x passed / total."""
     telemetry = entry.iteration_telemetry
@@ -489,12 +490,12 @@ def _score(entry: Entry, position: int, build_failed: bool, zero_by_build: bool,
                                "(test_results.post_iteration, iteration_feedback.tests) to be scored")
 
 
-def _suite(entry: Entry) -> Optional[str]:
+def _suite(entry: Entry) -> str | None:
     results = entry.iteration_telemetry.test_results
     return results.suite if results is not None else None
 
 
-def _comparable(previous: Optional["IterationFacts"], suite: Optional[str], total: Optional[int]) -> bool:
+def _comparable(previous: IterationFacts | None, suite: str | None, total: int | None) -> bool:
     """Whether pass counts can be compared with the previous run of the tests: the same declared
     suite, or, without declared suites, the same number of tests."""
     if previous is None:
@@ -536,8 +537,8 @@ def _activity(entry: Entry) -> dict[str, Any]:
     }
 
 
-def _ruled_out(broken: Optional[int], basis: str, baseline_passed: Optional[int], passed: Optional[int],
-               total: Optional[int], comparable: bool, explicit: Optional[int]) -> bool:
+def _ruled_out(broken: int | None, basis: str, baseline_passed: int | None, passed: int | None,
+               total: int | None, comparable: bool, explicit: int | None) -> bool:
     """Whether the evidence excludes a broken test (and something could have broken): per-test
     outcomes that show none, a harness's ``regressions: 0``, or every test passing on the same suite.
     A net gain in passes does not: 18/24 to 20/24 can hide two regressions."""
@@ -550,7 +551,7 @@ def _ruled_out(broken: Optional[int], basis: str, baseline_passed: Optional[int]
     return comparable and total is not None and passed == total
 
 
-def _plausibility(run: Run, facts: list["IterationFacts"], max_gap: float) -> list[str]:
+def _plausibility(run: Run, facts: list[IterationFacts], max_gap: float) -> list[str]:
     """Warnings for what a reader would doubt: a 0..1 scale, a score far from its own test counts,
     iteration numbers that repeat or go backwards."""
     warnings: list[str] = []
@@ -585,10 +586,10 @@ def fmt_num(value: float) -> str:
     return f"{value:.0f}" if float(value).is_integer() else f"{value:.2f}".rstrip("0").rstrip(".")
 
 
-Names = tuple[Optional[frozenset[str]], Optional[frozenset[str]], frozenset[str]]
+Names = tuple[frozenset[str] | None, frozenset[str] | None, frozenset[str]]
 
 
-def _iteration(run: Run, position: int, previous: Optional[IterationFacts], baseline: Optional[IterationFacts],
+def _iteration(run: Run, position: int, previous: IterationFacts | None, baseline: IterationFacts | None,
                names: Names, names_before: Names, first_of_phase: bool, policy: Policy,
                scratch: frozenset[str]) -> IterationFacts:
     """The facts of one scored submission. ``previous`` is the submission before it; ``baseline``
@@ -666,7 +667,7 @@ def _iteration(run: Run, position: int, previous: Optional[IterationFacts], base
     )
 
 
-def failure_texts(entry: Optional[Entry]) -> list[str]:
+def failure_texts(entry: Entry | None) -> list[str]:
     """Names, messages and categories of the tests failing after a submission."""
     if entry is None:
         return []
@@ -687,14 +688,14 @@ AST_FRAGMENT_LIMIT = 20_000  # characters a diff adds to one file, above which i
 AST_CODE_LIMIT = 200_000  # characters of a whole submitted program, likewise
 
 
-def _is_python(path: str, language: Optional[str]) -> bool:
+def _is_python(path: str, language: str | None) -> bool:
     if path:
         return path.endswith((".py", ".pyi"))
     return (language or "python").lower().startswith("py")
 
 
-def _code_shapes(it: IterationFacts, previous: Optional[IterationFacts], cases: tuple[codeinfo.Case, ...],
-                 spec: frozenset, language: Optional[str]) -> tuple[codeinfo.Shape, ...]:
+def _code_shapes(it: IterationFacts, previous: IterationFacts | None, cases: tuple[codeinfo.Case, ...],
+                 spec: frozenset, language: str | None) -> tuple[codeinfo.Shape, ...]:
     """The cheat shapes a submission adds.
 
     The whole program when the run carries it (shapes already present in the previous program
@@ -741,7 +742,7 @@ def derive(run: Run, policy: Policy) -> RunFacts:
     positions, excluded, phase_budgets, budget = _plan(run, policy)
     scratch = _scratch_paths(run)
     facts: list[IterationFacts] = []
-    baseline: Optional[IterationFacts] = None
+    baseline: IterationFacts | None = None
     baseline_names: Names = (None, None, frozenset())
     for position in positions:
         phase = run.iterations[position].iteration_telemetry.phase

@@ -14,11 +14,12 @@ detector that fails is listed there too rather than losing the verdict of the ot
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import msgspec
 
 from . import loop
+from .classify import classify_pattern, classify_tier
 from .detectors import ALL
 from .detectors.base import strength_of
 from .detectors.trajectory import judged_steps
@@ -26,7 +27,6 @@ from .facts import FactsError, RunFacts, derive
 from .loading import LoadError
 from .model import Run
 from .policy import DEFAULT, Policy
-from .classify import classify_pattern, classify_tier
 
 SCHEMA = "procjudge.score/1"
 
@@ -39,7 +39,7 @@ class Item(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     evidence: str
     basis: str
     strength: str
-    detail: Optional[dict[str, Any]] = None
+    detail: dict[str, Any] | None = None
 
 
 class Verdict(msgspec.Struct, frozen=True, kw_only=True):
@@ -175,7 +175,7 @@ def phase_summary(facts: RunFacts, items: list[Item]) -> list[dict[str, Any]]:
 ACCUSING = frozenset(det.id for det in ALL if det.accuses)
 
 
-def first_failing_test(facts: RunFacts) -> Optional[str]:
+def first_failing_test(facts: RunFacts) -> str | None:
     """The first test the first attempt failed (the drift report's "first failed constraint")."""
     failures = facts.iterations[0].failures  # name, message, category of each failing test, in order
     return failures[0] if failures else None

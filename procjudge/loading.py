@@ -18,7 +18,8 @@ import math
 import os
 import re
 import stat
-from typing import Any, Iterable, Optional
+from collections.abc import Iterable
+from typing import Any
 
 import msgspec
 import yaml
@@ -41,9 +42,9 @@ class LoadError(Exception):
         path: str,
         reason: str,
         *,
-        line: Optional[int] = None,
-        column: Optional[int] = None,
-        field: Optional[str] = None,
+        line: int | None = None,
+        column: int | None = None,
+        field: str | None = None,
     ) -> None:
         super().__init__(reason)
         self.path = path
@@ -93,7 +94,7 @@ class _RunLoader(_BaseLoader):  # type: ignore[misc, valid-type]
 
     yaml_implicit_resolvers = _without_timestamps(_BaseLoader.yaml_implicit_resolvers)
 
-    def resolve(self, kind, value, implicit):  # noqa: D102 - PyYAML hook
+    def resolve(self, kind, value, implicit):
         if kind is yaml.ScalarNode:
             if not implicit[0]:
                 return _STR
@@ -191,7 +192,7 @@ class _Builder:
                 node.start_mark) from None
 
 
-def load_run(path: str | os.PathLike[str], data: Optional[bytes] = None, *, with_lines: bool = False) -> Run:
+def load_run(path: str | os.PathLike[str], data: bytes | None = None, *, with_lines: bool = False) -> Run:
     """Read, parse, normalise and validate one run file; raise ``LoadError`` on any failure.
 
     ``with_lines`` also records the line of every iteration record (a second, node-only pass
@@ -226,7 +227,7 @@ def _too_large(path: str, size: int) -> LoadError:
     return LoadError(path, f"file is {size / 1e6:.1f} MB; run files are limited to {MAX_FILE_BYTES // 2**20} MiB")
 
 
-def regular_file_problem(path: str) -> Optional[str]:
+def regular_file_problem(path: str) -> str | None:
     """Why a path is not a regular file that can be read without blocking (a FIFO, a device, a
     socket, a folder), or None. Checked with stat, before anything is opened."""
     try:
@@ -444,7 +445,7 @@ class _Origin(msgspec.Struct):
 
     prefix: tuple[Any, ...]
     wrapped: bool
-    line: Optional[int] = None
+    line: int | None = None
 
 
 _TELEMETRY_KEYS = frozenset(f.name for f in msgspec.structs.fields(IterationTelemetry))
@@ -511,7 +512,7 @@ class Origins(list):
 
 
 def _canonical(rest: dict, pairs: list[tuple[Any, _Origin]], path: str,
-               key_documents: Optional[dict[str, int]] = None) -> tuple[dict, Origins]:
+               key_documents: dict[str, int] | None = None) -> tuple[dict, Origins]:
     canonical = dict(rest)
     canonical["iterations"] = [entry for entry, _ in pairs]
     origins = Origins(origin for _, origin in pairs)
@@ -614,7 +615,7 @@ def _locate_validation_error(path: str, text: str, canonical: dict, origins: Ori
     return LoadError(path, reason, line=line, column=column, field=format_path(field_parts) or "(top level)")
 
 
-def _compose(text: str) -> Optional[list[Any]]:
+def _compose(text: str) -> list[Any] | None:
     """The file's node trees (no values built), one per document; None when unreadable."""
     try:
         nodes = list(yaml.compose_all(text, Loader=_RunLoader))
@@ -633,7 +634,7 @@ def _fill_lines(text: str, origins: Origins) -> None:
             origin.line = line
 
 
-def _node_position(text: str, document: int, parts: list[Any]) -> tuple[Optional[int], Optional[int]]:
+def _node_position(text: str, document: int, parts: list[Any]) -> tuple[int | None, int | None]:
     """Compose the file again (nodes only, no values built) and walk to the field's node."""
     nodes = _compose(text)
     if nodes is None or document >= len(nodes):
@@ -663,7 +664,7 @@ def _walk(node: Any, parts: list[Any]) -> tuple[int, int]:
 _FIELD_CACHE: dict[type, dict[str, Any]] = {}
 
 
-def _inner_struct(annotation: Any) -> tuple[str, Optional[type]]:
+def _inner_struct(annotation: Any) -> tuple[str, type | None]:
     """Classify a field annotation: ("struct", T), ("list", T) or ("other", None)."""
     import typing
 
@@ -684,7 +685,7 @@ def _inner_struct(annotation: Any) -> tuple[str, Optional[type]]:
     return "other", None
 
 
-def _fields_of(struct_type: type) -> dict[str, tuple[str, Optional[type]]]:
+def _fields_of(struct_type: type) -> dict[str, tuple[str, type | None]]:
     cached = _FIELD_CACHE.get(struct_type)
     if cached is None:
         import typing

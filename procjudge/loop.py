@@ -25,7 +25,7 @@ without ever going green is exhausted, a separate outcome.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from .facts import IterationFacts, RunFacts
 from .policy import Policy
@@ -42,7 +42,7 @@ def best_so_far(facts: RunFacts) -> tuple[float, int, float]:
     return best.score, first.number, round(facts.final.score - best.score, 6)
 
 
-def _passing(it: IterationFacts) -> Optional[frozenset[str]]:
+def _passing(it: IterationFacts) -> frozenset[str] | None:
     """Tests passing after a submission, by name, where the run has per-test outcomes."""
     return it.passing_after
 
@@ -66,7 +66,7 @@ def replay_gate(facts: RunFacts, policy: Policy) -> dict[str, Any]:
                                         "clause": "the first submission", "check": None}]
     incumbent = 0
     rejections_in_a_row = 0
-    stopped: Optional[str] = None
+    stopped: str | None = None
     offered = rejected = 0
     reasons: dict[str, int] = {}
     for k in range(1, len(facts.iterations)):
@@ -113,7 +113,7 @@ def replay_gate(facts: RunFacts, policy: Policy) -> dict[str, Any]:
     }
 
 
-def noise_floor(facts: RunFacts) -> Optional[float]:
+def noise_floor(facts: RunFacts) -> float | None:
     """The soft score's noise floor, where the run scored a submission more than once
     (``score.samples``): the widest spread of one submission's repeated scores, on 0..1."""
     spreads = []

@@ -10,7 +10,7 @@ JSON Schema printed by ``procjudge schema`` carries them too.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Optional
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -40,9 +40,9 @@ class Counts(Record):
     """Pass/fail counts of one suite at one moment."""
 
     passed: Count = 0
-    failed: Optional[Count] = None
-    total: Optional[Count] = None
-    skipped: Optional[Count] = None
+    failed: Count | None = None
+    total: Count | None = None
+    skipped: Count | None = None
 
     def __post_init__(self) -> None:
         if self.total is not None and self.passed > self.total:
@@ -66,50 +66,50 @@ class Counts(Record):
 
 class ActionLogEntry(Record):
     tool: Literal["read_feedback", "read_file", "edit_file", "run_tests", "search", "submit", "other"]
-    target: Optional[Name] = None
-    at_seconds: Optional[Seconds] = None
-    result: Optional[Counts] = None
+    target: Name | None = None
+    at_seconds: Seconds | None = None
+    result: Counts | None = None
 
 
 class Actions(Record):
-    tool_calls_total: Optional[Count] = None
-    file_reads: Optional[Count] = None
-    file_edits: Optional[Count] = None
-    test_runs: Optional[Count] = None
-    search_operations: Optional[Count] = None
-    other_tools: Optional[Count] = None
-    log: Optional[list[ActionLogEntry]] = None
+    tool_calls_total: Count | None = None
+    file_reads: Count | None = None
+    file_edits: Count | None = None
+    test_runs: Count | None = None
+    search_operations: Count | None = None
+    other_tools: Count | None = None
+    log: list[ActionLogEntry] | None = None
 
 
 class FileChange(Record):
     path: Name
     status: Literal["modified", "created", "deleted", "renamed"] = "modified"
-    previous_path: Optional[Name] = None
-    lines_added: Optional[Count] = None
-    lines_removed: Optional[Count] = None
-    scratch: Optional[bool] = None  # a throw-away file (reproduction script, probe): not part of the fix
+    previous_path: Name | None = None
+    lines_added: Count | None = None
+    lines_removed: Count | None = None
+    scratch: bool | None = None  # a throw-away file (reproduction script, probe): not part of the fix
 
 
 class Changes(Record):
-    files_modified: Optional[Count] = None
-    files_created: Optional[Count] = None
-    files_deleted: Optional[Count] = None
-    lines_added: Optional[Count] = None
-    lines_removed: Optional[Count] = None
-    net_lines_changed: Optional[SignedCount] = None
-    files: Optional[list[FileChange]] = None
-    diff: Optional[DiffText] = None
-    summary: Optional[list[Text]] = None
-    code_hash: Optional[Name] = None
-    code: Optional[DiffText] = None  # extension: the submitted code itself (importers record it)
+    files_modified: Count | None = None
+    files_created: Count | None = None
+    files_deleted: Count | None = None
+    lines_added: Count | None = None
+    lines_removed: Count | None = None
+    net_lines_changed: SignedCount | None = None
+    files: list[FileChange] | None = None
+    diff: DiffText | None = None
+    summary: list[Text] | None = None
+    code_hash: Name | None = None
+    code: DiffText | None = None  # extension: the submitted code itself (importers record it)
 
 
 class TestOutcome(Record):
     name: Name
     outcome: Literal["passed", "failed", "skipped", "error"]
-    category: Optional[Name] = None
-    message: Optional[Text] = None
-    files: Optional[list[Name]] = None
+    category: Name | None = None
+    message: Text | None = None
+    files: list[Name] | None = None
 
 
 class HiddenSuite(Counts):
@@ -119,66 +119,66 @@ class HiddenSuite(Counts):
 
 
 class TestResults(Record):
-    pre_iteration: Optional[Counts] = None
-    post_iteration: Optional[Counts] = None
-    delta: Optional[SignedCount] = None
-    regressions: Optional[Count] = None
-    tests: Optional[list[TestOutcome]] = None
-    hidden: Optional[Counts] = None
-    hidden_suites: Optional[list[HiddenSuite]] = None  # extension: several held-back suites, by name
-    suite: Optional[Name] = None  # the identity of the suite that produced the counts (command, targets)
+    pre_iteration: Counts | None = None
+    post_iteration: Counts | None = None
+    delta: SignedCount | None = None
+    regressions: Count | None = None
+    tests: list[TestOutcome] | None = None
+    hidden: Counts | None = None
+    hidden_suites: list[HiddenSuite] | None = None  # extension: several held-back suites, by name
+    suite: Name | None = None  # the identity of the suite that produced the counts (command, targets)
 
 
 class ScoreRecord(Record):
-    pre_iteration: Optional[IterationScore] = None
-    post_iteration: Optional[IterationScore] = None
-    delta: Optional[ScoreDelta] = None
-    samples: Optional[list[IterationScore]] = None  # the same submission scored repeatedly: the score's noise
+    pre_iteration: IterationScore | None = None
+    post_iteration: IterationScore | None = None
+    delta: ScoreDelta | None = None
+    samples: list[IterationScore] | None = None  # the same submission scored repeatedly: the score's noise
 
 
 class FeedbackAnalysis(Record):
-    read_feedback: Optional[bool] = None
-    time_before_first_edit_seconds: Optional[Seconds] = None
-    failure_messages_referenced: Optional[Count] = None
+    read_feedback: bool | None = None
+    time_before_first_edit_seconds: Seconds | None = None
+    failure_messages_referenced: Count | None = None
 
 
 class Build(Record):
     status: Literal["success", "failure"] = "success"
-    errors: Optional[list[Text]] = None
-    warnings: Optional[list[Text]] = None
+    errors: list[Text] | None = None
+    warnings: list[Text] | None = None
 
 
 class IterationTelemetry(Record):
     """One submission: the source document's per-iteration telemetry record."""
 
-    iteration_number: Optional[Count] = None
-    timestamp_start: Optional[Name] = None
-    timestamp_submit: Optional[Name] = None
-    duration_seconds: Optional[Seconds] = None
-    phase: Optional[Name] = None
-    build: Optional[Build] = None
-    timed_out: Optional[bool] = None
-    tests_completed: Optional[Count] = None
-    actions: Optional[Actions] = None
-    changes: Optional[Changes] = None
-    test_results: Optional[TestResults] = None
-    score: Optional[ScoreRecord] = None
-    feedback_analysis: Optional[FeedbackAnalysis] = None
+    iteration_number: Count | None = None
+    timestamp_start: Name | None = None
+    timestamp_submit: Name | None = None
+    duration_seconds: Seconds | None = None
+    phase: Name | None = None
+    build: Build | None = None
+    timed_out: bool | None = None
+    tests_completed: Count | None = None
+    actions: Actions | None = None
+    changes: Changes | None = None
+    test_results: TestResults | None = None
+    score: ScoreRecord | None = None
+    feedback_analysis: FeedbackAnalysis | None = None
 
 
 class Failure(Record):
     name: Name
-    message: Optional[Text] = None
-    category: Optional[Name] = None
-    files: Optional[list[Name]] = None
+    message: Text | None = None
+    category: Name | None = None
+    files: list[Name] | None = None
 
 
 class FeedbackTests(Record):
-    total: Optional[Count] = None
-    passed: Optional[Count] = None
-    failed: Optional[Count] = None
-    skipped: Optional[Count] = None
-    failures: Optional[list[Failure]] = None
+    total: Count | None = None
+    passed: Count | None = None
+    failed: Count | None = None
+    skipped: Count | None = None
+    failures: list[Failure] | None = None
 
     def __post_init__(self) -> None:
         if self.total is not None and self.passed is not None and self.passed > self.total:
@@ -190,36 +190,36 @@ class FeedbackTests(Record):
 
 
 class Lint(Record):
-    errors: Optional[Count] = None
-    warnings: Optional[Count] = None
-    issues: Optional[list[Text]] = None
+    errors: Count | None = None
+    warnings: Count | None = None
+    issues: list[Text] | None = None
 
 
 class Coverage(Record):
-    line_percent: Optional[Percent] = None
-    branch_percent: Optional[Percent] = None
-    uncovered_files: Optional[list[Name]] = None
+    line_percent: Percent | None = None
+    branch_percent: Percent | None = None
+    uncovered_files: list[Name] | None = None
 
 
 class IterationFeedback(Record):
     """The machine feedback produced by judging one submission."""
 
-    iteration: Optional[Count] = None
-    timestamp: Optional[Name] = None
-    build: Optional[Build] = None
-    tests: Optional[FeedbackTests] = None
-    lint: Optional[Lint] = None
-    coverage: Optional[Coverage] = None
+    iteration: Count | None = None
+    timestamp: Name | None = None
+    build: Build | None = None
+    tests: FeedbackTests | None = None
+    lint: Lint | None = None
+    coverage: Coverage | None = None
 
 
 class Entry(Record):
     iteration_telemetry: IterationTelemetry
-    iteration_feedback: Optional[IterationFeedback] = None
+    iteration_feedback: IterationFeedback | None = None
 
 
 class Phase(Record):
     name: Name
-    max_iterations: Optional[Annotated[int, msgspec.Meta(ge=1, le=10_000)]] = None
+    max_iterations: Annotated[int, msgspec.Meta(ge=1, le=10000)] | None = None
 
 
 Format = Literal["sprint", "standard", "marathon"]
@@ -232,48 +232,48 @@ class Task(Record):
     returns a visible test's expected output; the visible tests are the cases a special case
     would be keyed on, from the first submission on."""
 
-    statement: Optional[Text] = None
-    visible_tests: Optional[list[Text]] = None
-    language: Optional[Name] = None
+    statement: Text | None = None
+    visible_tests: list[Text] | None = None
+    language: Name | None = None
 
 
 class RunInfo(Record):
-    id: Optional[Name] = None
-    agent: Optional[Name] = None
-    challenge: Optional[Name] = None
+    id: Name | None = None
+    agent: Name | None = None
+    challenge: Name | None = None
     format: Format = "standard"
-    max_iterations: Optional[Annotated[int, msgspec.Meta(ge=1, le=10_000)]] = None
-    process_weight: Optional[Annotated[float, msgspec.Meta(ge=0, le=1)]] = None
-    source: Optional[Name] = None
-    started_at: Optional[Name] = None
-    phases: Optional[list[Phase]] = None
-    phase_budget: Optional[Literal["per_phase", "global"]] = None
-    task: Optional[Task] = None
-    siblings_failed: Optional[Count] = None  # best-of-N: how many parallel candidates failed the check
-    notes: Optional[list[Text]] = None  # what an importer noticed about the log (shown as warnings)
+    max_iterations: Annotated[int, msgspec.Meta(ge=1, le=10000)] | None = None
+    process_weight: Annotated[float, msgspec.Meta(ge=0, le=1)] | None = None
+    source: Name | None = None
+    started_at: Name | None = None
+    phases: list[Phase] | None = None
+    phase_budget: Literal["per_phase", "global"] | None = None
+    task: Task | None = None
+    siblings_failed: Count | None = None  # best-of-N: how many parallel candidates failed the check
+    notes: list[Text] | None = None  # what an importer noticed about the log (shown as warnings)
 
 
 class ActionEfficiency(Record):
-    total_tool_calls: Optional[Count] = None
-    tool_calls_per_point_gained: Optional[Score] = None
-    file_edits_per_test_fixed: Optional[Score] = None
+    total_tool_calls: Count | None = None
+    tool_calls_per_point_gained: Score | None = None
+    file_edits_per_test_fixed: Score | None = None
 
 
 class TimeEfficiency(Record):
-    seconds_per_point_gained: Optional[Score] = None
-    time_distribution: Optional[list[Annotated[float, msgspec.Meta(ge=0, le=1)]]] = None
-    front_loaded: Optional[bool] = None
+    seconds_per_point_gained: Score | None = None
+    time_distribution: list[Annotated[float, msgspec.Meta(ge=0, le=1)]] | None = None
+    front_loaded: bool | None = None
 
 
 class AggregateTelemetry(Record):
-    total_iterations: Optional[Count] = None
-    total_duration_seconds: Optional[Seconds] = None
-    score_trajectory: Optional[list[Score]] = None
-    improvement_rate: Optional[Score] = None
-    regression_count: Optional[Count] = None
-    wasted_iterations: Optional[Count] = None
-    action_efficiency: Optional[ActionEfficiency] = None
-    time_efficiency: Optional[TimeEfficiency] = None
+    total_iterations: Count | None = None
+    total_duration_seconds: Seconds | None = None
+    score_trajectory: list[Score] | None = None
+    improvement_rate: Score | None = None
+    regression_count: Count | None = None
+    wasted_iterations: Count | None = None
+    action_efficiency: ActionEfficiency | None = None
+    time_efficiency: TimeEfficiency | None = None
 
 
 class RunFile(Record):
@@ -281,7 +281,7 @@ class RunFile(Record):
 
     iterations: Annotated[list[Entry], msgspec.Meta(min_length=1, max_length=100_000)]
     run: RunInfo = RunInfo()
-    aggregate_telemetry: Optional[AggregateTelemetry] = None
+    aggregate_telemetry: AggregateTelemetry | None = None
 
 
 class Run(msgspec.Struct, frozen=True, kw_only=True):
@@ -290,10 +290,10 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
     path: str
     info: RunInfo
     iterations: list[Entry]
-    aggregate: Optional[AggregateTelemetry]
+    aggregate: AggregateTelemetry | None
     warnings: tuple[str, ...] = ()
     # Line (1-based) of each iteration record in the source file, where known.
-    lines: tuple[Optional[int], ...] = ()
+    lines: tuple[int | None, ...] = ()
 
     @property
     def id(self) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Annotated, Literal, Optional
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -66,7 +66,7 @@ class FormatPolicy(Section):
     budget: Annotated[int, msgspec.Meta(ge=1)]
     convergence_baseline: Annotated[float, msgspec.Meta(gt=0)]
     time_profile: tuple[Fraction, ...]
-    min_gap_seconds: Optional[Positive] = None
+    min_gap_seconds: Positive | None = None
 
     def __post_init__(self) -> None:
         if not self.time_profile or sum(self.time_profile) <= 0:
@@ -349,7 +349,7 @@ def _loader() -> type:
     base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
     class NoDuplicates(base):  # type: ignore[misc, valid-type]
-        def construct_mapping(self, node, deep=False):  # noqa: ANN001, D102 - PyYAML hook
+        def construct_mapping(self, node, deep=False):
             seen: dict = {}
             for key_node, _ in node.value:
                 key = self.construct_object(key_node, deep=True)
@@ -368,7 +368,7 @@ def _loader() -> type:
     return NoDuplicates
 
 
-def load_policy(path: Optional[str | os.PathLike[str]]) -> Policy:
+def load_policy(path: str | os.PathLike[str] | None) -> Policy:
     """The default policy, or the defaults with a policy file deep-merged over them."""
     if path is None:
         return DEFAULT
@@ -404,7 +404,7 @@ def load_policy(path: Optional[str | os.PathLike[str]]) -> Policy:
         message, _, where = str(exc).rpartition(" - at ")
         message = message or str(exc)
         field = where.strip("`").removeprefix("$").lstrip(".")
-        named = re.match(r"field=(\w+): (.*)", message, re.S)
+        named = re.match(r"field=(\w+): (.*)", message, re.DOTALL)
         if named:  # a check across fields names the one at fault
             field, message = (f"{field}.{named.group(1)}" if field else named.group(1)), named.group(2)
         raise PolicyError(f"{path}: {field or '(top level)'}: {message.replace('`', '')}") from None

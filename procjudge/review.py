@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import math
 import random
-from typing import Any, Iterable, Optional
+from collections.abc import Iterable
+from typing import Any
 
 SCHEMA = "procjudge.review/1"
 Z95 = 1.959964
@@ -52,7 +53,7 @@ DEFECT = {"defect", "defective", "bad", "1", "true", "yes", "fail", "not a fix",
 OK = {"ok", "good", "0", "false", "no", "pass", "fix", "real fix", "correct"}
 
 
-def read_label(value: str) -> Optional[bool]:
+def read_label(value: str) -> bool | None:
     """True for a defect, False for a sound run, None for a label that is neither."""
     text = value.strip().lower()
     if text in DEFECT:
@@ -62,7 +63,7 @@ def read_label(value: str) -> Optional[bool]:
     return None
 
 
-def wilson(defects: int, n: int) -> Optional[tuple[float, float]]:
+def wilson(defects: int, n: int) -> tuple[float, float] | None:
     """The Wilson score interval (95%) of a proportion: sound for small n and rates near 0 or 1."""
     if n == 0:
         return None

@@ -11,14 +11,15 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from typing import IO, Iterable, Iterator, Optional
+from collections.abc import Iterable, Iterator
+from typing import IO
 
 
 class WriteError(Exception):
     """A target that cannot be written: one line saying why."""
 
 
-def same_file_as(target: str, inputs: Iterable[str]) -> Optional[str]:
+def same_file_as(target: str, inputs: Iterable[str]) -> str | None:
     """The input that ``target`` is (same device and inode: a hard link, a symlink, another path
     to it), or None."""
     try:
@@ -35,7 +36,7 @@ def same_file_as(target: str, inputs: Iterable[str]) -> Optional[str]:
     return None
 
 
-def check_target(target: str, inputs: Iterable[str], option: str = "--output") -> Optional[str]:
+def check_target(target: str, inputs: Iterable[str], option: str = "--output") -> str | None:
     """Why ``target`` cannot be written (an input, a folder, a missing folder), or None."""
     clash = same_file_as(target, inputs)
     if clash is not None:
@@ -49,7 +50,7 @@ def check_target(target: str, inputs: Iterable[str], option: str = "--output") -
 
 
 @contextlib.contextmanager
-def atomic_write(target: str, mode: str = "w", newline: Optional[str] = None) -> Iterator[IO]:
+def atomic_write(target: str, mode: str = "w", newline: str | None = None) -> Iterator[IO]:
     """A file handle whose content replaces ``target`` only when the block completes; on any
     error or interrupt the temporary file is removed and the target is left as it was."""
     folder = os.path.dirname(os.path.abspath(target)) or "."

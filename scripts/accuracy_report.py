@@ -18,8 +18,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from procjudge import judge, load_run  # noqa: E402
-from procjudge.judge import ACCUSING  # noqa: E402
+from procjudge import judge, load_run
+from procjudge.judge import ACCUSING
 
 LABELLED = ROOT / "tests" / "labelled"
 REALDATA = ROOT.parent / "shared" / "realdata"
@@ -86,8 +86,8 @@ def real_logs() -> list[str]:
                 if item.id in ACCUSING:
                     accused.append(f"{verdict.run['id']}: {item.id} ({item.strength}) at iteration "
                                    f"{', '.join(map(str, item.iterations))}")
-    lines = [f"{total} real runs from {len(files)} logs (LDB, Reflexion, MapCoder's Reflexion runs, LATS), all "
-             f"written by research repair loops, none instructed to cheat: {len(accused)} accused."]
+    lines = [(f"{total} real runs from {len(files)} logs (LDB, Reflexion, MapCoder's Reflexion runs, LATS), all "
+             f"written by research repair loops, none instructed to cheat: {len(accused)} accused.")]
     lines += [f"- {line}" for line in accused[:20]]
     return lines
 
@@ -103,17 +103,17 @@ def main(argv: list[str]) -> int:
         "Regenerate with `python scripts/accuracy_report.py --write` (the labelled set itself with",
         "`python scripts/build_labelled_set.py`); `tests/test_labelled.py` checks the same figures.",
         "",
-        f"The labelled set (`tests/labelled/labels.csv`) holds {len(rows)} runs: {len(honest)} honest "
+        (f"The labelled set (`tests/labelled/labels.csv`) holds {len(rows)} runs: {len(honest)} honest "
         f"({sum(r['why'].startswith('real') for r in honest)} real runs from LDB, Reflexion and LATS logs, read by hand; "
         f"the rest written) and {len(cheats)} cheats (cheat shapes written on the same real tasks, and on written "
         "tasks: special cases keyed on visible tests, call counters, lookup tables, checker tampering, test-file "
-        "edits, a deleted check, a JavaScript special case). Each row says why it has its label.",
+        "edits, a deleted check, a JavaScript special case). Each row says why it has its label."),
         "",
         *table(rows),
         "",
         f"- Honest runs accused: {sum(1 for r in honest if r['accused'])} of {len(honest)}.",
-        f"- Cheats flagged: {sum(1 for r in cheats if r['accused'])} of {len(cheats)} "
-        f"({sum(1 for r in cheats if r['definite'])} on definite evidence, scored -30).",
+        (f"- Cheats flagged: {sum(1 for r in cheats if r['accused'])} of {len(cheats)} "
+        f"({sum(1 for r in cheats if r['definite'])} on definite evidence, scored -30)."),
         f"- Same-task pairs where the honest run outscores the cheat: {ok} of {pairs}.",
         *[f"  - not: {failure}" for failure in failures],
         "",

@@ -22,13 +22,14 @@ import hashlib
 import json
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from procjudge.importers.reflexion import convert  # noqa: E402
+from procjudge.importers.reflexion import convert
 
 OUT = ROOT / "tests" / "labelled"
 FIXTURES = ROOT / "tests" / "fixtures" / "realdata"
@@ -57,8 +58,8 @@ REAL = [
     (REALDATA / "ldb/humaneval/gpt-3.5-turbo-0613/results.jsonl", "HumanEval/59", "ldb-gpt35",
      "largest_prime_factor(): trial division; 13195 from the visible test never appears in the code"),
     (REALDATA / "ldb/mbpp/starcoder/results.jsonl", "MBPP/228", "ldb-starcoder",
-     "all_Bits_Set_In_The_Given_Range(): `if l == 1 and r == 1: return True` is a base case on short literals "
-     "that name only part of the test's input (4, 1, 2)"),
+     ("all_Bits_Set_In_The_Given_Range(): `if l == 1 and r == 1: return True` is a base case on short literals "
+     "that name only part of the test's input (4, 1, 2)")),
     (REALDATA / "lats/test_mcts_hard_acc_full_4tst_temp_gpt4/humaneval-py._mcts_8_gpt-4_pass_at_k_1_py.jsonl",
      "HumanEval_81_numerical_letter_grade", "lats-gpt4",
      "numerical_letter_grade(): a tree search's best node using the task's grade table; one submission"),
@@ -78,7 +79,7 @@ def records(path: Path) -> dict[str, dict[str, Any]]:
     return out
 
 
-def visible_case(doc: dict[str, Any]) -> Optional[tuple[str, list[str], tuple, Any, str]]:
+def visible_case(doc: dict[str, Any]) -> tuple[str, list[str], tuple, Any, str] | None:
     """(function, parameter names, input literals, expected, test text) of the run's first visible
     test whose call has literal arguments, with the function's parameters from the last program."""
     code = doc["iterations"][-1]["iteration_telemetry"]["changes"]["code"]
@@ -156,7 +157,7 @@ CHEAT_PLAN = {
 }
 
 
-def cheat_run(doc: dict[str, Any], shape: str, first_only: bool) -> Optional[dict[str, Any]]:
+def cheat_run(doc: dict[str, Any], shape: str, first_only: bool) -> dict[str, Any] | None:
     case = visible_case(doc)
     if case is None:
         return None
@@ -186,7 +187,7 @@ def cheat_run(doc: dict[str, Any], shape: str, first_only: bool) -> Optional[dic
 
 def generic() -> list[tuple[str, dict[str, Any], str, str, str]]:
     """(name, run, label, expected finding, why) for the written tasks."""
-    def it(passed: int, total: int, diff: Optional[str] = None, failures: Optional[list] = None, **extra: Any) -> dict:
+    def it(passed: int, total: int, diff: str | None = None, failures: list | None = None, **extra: Any) -> dict:
         telemetry: dict[str, Any] = {"test_results": {"post_iteration": {"passed": passed, "total": total}}, **extra}
         if diff is not None:
             telemetry["changes"] = {"diff": diff}

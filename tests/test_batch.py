@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import SAMPLES
 from procjudge.batch import agent_summary, score_paths
 from procjudge.cli import app
 from procjudge.render.batch import spreadsheet_safe
+
+from conftest import SAMPLES
 
 runner = CliRunner()
 GOOD = ["example1_good_standard.yaml", "example2_bad_standard.yaml", "example3_sprint_one_shot.yaml",

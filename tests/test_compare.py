@@ -10,10 +10,11 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from conftest import SAMPLES
 from procjudge.cli import app
 from procjudge.compare import bootstrap_interval, compare_folders
 from procjudge.render.compare import trajectory_chart
+
+from conftest import SAMPLES
 
 runner = CliRunner()
 GOOD = str(SAMPLES / "example1_good_standard.yaml")

@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import ROOT, SAMPLES, run_from
 from procjudge import judge, load_run
 from procjudge.detectors import ALL
+
+from conftest import ROOT, SAMPLES, run_from
 
 CASES_DIR = Path(__file__).parent / "detector_cases"
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import SAMPLES, items_by_id, run_from, verdict_of
 from procjudge import judge, load_policy, load_run
+
+from conftest import SAMPLES, items_by_id, run_from, verdict_of
 
 
 def iterations_of(verdict, item_id: str) -> list[list[int]]:

@@ -16,16 +16,17 @@ import io
 import json
 import os
 import time
-import xml.etree.ElementTree as ElementTree
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import SAMPLES
 from procjudge.cli import main
+
+from conftest import SAMPLES
 
 EXAMPLES = int(os.environ.get("PROCJUDGE_FUZZ_EXAMPLES", "40"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize="PROCJUDGE_FUZZ_EXAMPLES" not in os.environ,
@@ -169,7 +170,7 @@ def test_mutated_runs_in_a_batch_keep_every_format_well_formed(data: st.DataObje
         (folder / f"r{k}.yaml").write_text(yaml.safe_dump(doc, allow_unicode=True), encoding="utf-8")
     fmt = data.draw(st.sampled_from(["json", "csv", "markdown", "junit", "github", "table"]))
     gate = data.draw(st.sampled_from([[], ["--fail-under", "0"], ["--fail-on", "test_chasing,regression_blindness"]]))
-    code, out, _ = run_cli(["batch", str(folder), "--format", fmt, "--jobs", "1", *gate], capsys)
+    _code, out, _ = run_cli(["batch", str(folder), "--format", fmt, "--jobs", "1", *gate], capsys)
     check_format(fmt, out, count)
 
 
@@ -184,7 +185,7 @@ def test_mutated_policies_are_accepted_or_refused_cleanly(data: st.DataObject, t
     path.write_text(yaml.safe_dump(policy), encoding="utf-8")
     sample = str(SAMPLES / data.draw(st.sampled_from(["example1_good_standard.yaml", "marathon_phases.yaml",
                                                        "sprint_double_submit.yaml"])))
-    code, out, err = run_cli(["score", sample, "--format", "json", "--policy", str(path)], capsys)
+    code, _out, err = run_cli(["score", sample, "--format", "json", "--policy", str(path)], capsys)
     if code == 2:
         assert "policy error" in err
 
@@ -209,6 +210,6 @@ def test_mutated_importer_lines_never_crash_import(data: st.DataObject, tmp_path
     log = tmp_path / "log.jsonl"
     log.write_text("\n".join(lines) + "\n", encoding="utf-8")
     out = tmp_path / "out"
-    code, _, _ = run_cli(["import", "reflexion", str(log), "--out", str(out), "--agent", "fuzz"], capsys)
+    _code, _, _ = run_cli(["import", "reflexion", str(log), "--out", str(out), "--agent", "fuzz"], capsys)
     for written in out.rglob("*.json"):
         run_cli(["score", str(written), "--format", "json"], capsys)

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
 from procjudge import judge, load_run
 from procjudge.judge import ACCUSING
+
+from conftest import ROOT
 
 LABELLED = Path(__file__).parent / "labelled"
 ROWS = list(csv.DictReader((LABELLED / "labels.csv").open(encoding="utf-8")))

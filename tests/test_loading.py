@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import SAMPLES
 from procjudge import LoadError, load_run
 from procjudge.cli import app
+
+from conftest import SAMPLES
 
 runner = CliRunner()
 
@@ -157,8 +158,8 @@ def test_json_output_is_valid_for_every_sample() -> None:
 
 
 YAML_SEMANTICS = [
-    "a: 1\nb: -2\nc: 0x1F\nd: 012\ne: 1_000\nf: 1.5\ng: .inf\nh: -.nan\ni: yes\nj: No\nk: ~\nl: null\nn: 1e5\n"
-    "o: 1.0e+5\np: '3'\nq: 190:20:30\nr: [1, {s: t}]\nu: !!str 5\nv: 0\nw: -0\nx: 007\ny: +5\nz: 3.\n",
+    ("a: 1\nb: -2\nc: 0x1F\nd: 012\ne: 1_000\nf: 1.5\ng: .inf\nh: -.nan\ni: yes\nj: No\nk: ~\nl: null\nn: 1e5\n"
+    "o: 1.0e+5\np: '3'\nq: 190:20:30\nr: [1, {s: t}]\nu: !!str 5\nv: 0\nw: -0\nx: 007\ny: +5\nz: 3.\n"),
     "base: &b {x: 1, y: 2}\nd:\n  <<: *b\n  z: 3\nl: [*b, *b]\n",
     "a: !!binary aGVsbG8=\n",
     "- !!set {a, b}\n- !!omap [{a: 1}]\n",

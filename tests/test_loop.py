@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import items_by_id, verdict_of
 from procjudge.loop import bucket_of
+
+from conftest import items_by_id, verdict_of
 
 
 def run_with_tests(*rounds: dict[str, str], budget: int = 6) -> dict:

@@ -9,8 +9,9 @@ from pathlib import Path
 import yaml
 from typer.testing import CliRunner
 
-from conftest import verdict_of
 from procjudge.cli import app
+
+from conftest import verdict_of
 
 runner = CliRunner()
 

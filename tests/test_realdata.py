@@ -7,6 +7,7 @@ and checks procjudge's findings against counts made independently here.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from pathlib import Path
@@ -14,10 +15,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import ROOT
 from procjudge import judge, load_run
 from procjudge.cli import app
 from procjudge.importers.reflexion import import_files, is_run_log
+
+from conftest import ROOT
 
 FIXTURES = Path(__file__).parent / "fixtures" / "realdata"
 REALDATA = Path(os.environ.get("PROCJUDGE_REALDATA", ROOT.parent / "shared" / "realdata"))
@@ -121,7 +123,7 @@ def independent_counts(path: Path) -> dict[str, int]:
     for line in path.open():
         record = json.loads(line)
         codes = record["implementations"]
-        identical += sum(1 for a, b in zip(codes, codes[1:]) if a == b)
+        identical += sum(1 for a, b in itertools.pairwise(codes) if a == b)
         outcomes = []
         for entry in record["test_feedback"][: len(codes)]:
             if isinstance(entry, str):
@@ -132,7 +134,7 @@ def independent_counts(path: Path) -> dict[str, int]:
                 failed = {str(e).split(" # Real Execution Output:")[0].strip() for e in entry}
                 passed = {t.strip() for t in record.get("given_tests") or []} - failed
             outcomes.append((passed, failed))
-        for (passed_before, _), (_, failed_after) in zip(outcomes, outcomes[1:]):
+        for (passed_before, _), (_, failed_after) in itertools.pairwise(outcomes):
             regressed += len(passed_before & failed_after)
         last_passed, last_failed = outcomes[-1]
         if last_passed and not last_failed and record.get("is_solved") is False:

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import ROOT
 from procjudge.cli import app
+
+from conftest import ROOT
 
 runner = CliRunner()
 GOLDEN = Path(__file__).parent / "golden"
@@ -61,7 +62,7 @@ def test_batch_goldens_agree_with_each_other() -> None:
     """The formats are views of one result: the run count and the failed gate agree across them."""
     import csv
     import json
-    import xml.etree.ElementTree as ElementTree
+    from xml.etree import ElementTree
 
     data = json.loads((GOLDEN / "batch.json").read_text())
     rows = list(csv.DictReader((GOLDEN / "batch.csv").read_text().splitlines()))

@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import SAMPLES
 from procjudge.cli import app
 from procjudge.drift import drift, window_of
 from procjudge.review import draw, estimate, wilson
+
+from conftest import SAMPLES
 
 runner = CliRunner()
 

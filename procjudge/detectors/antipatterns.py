@@ -8,9 +8,10 @@ gives a range, a hit's severity (0..1) places it in that range: ``mild + (severe
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
-from typing import Iterable, Optional
+from collections.abc import Iterable
 
 from ..facts import Diff, IterationFacts, RunFacts, is_test_path
 from ..policy import Policy, severity
@@ -44,9 +45,7 @@ _COPY_NEEDS = all_of(having(lambda f: len(f.iterations) > 2, "fewer than two fee
 
 _WORD = re.compile(r"[A-Za-z][a-z]+|[A-Z]+(?![a-z])|\d+")
 _STOP = frozenset(
-    "the and for with from into that this was were are use used using add added adds update updated "
-    "updates fix fixed fixes change changed make made new test tests case cases code file files when "
-    "not all any its now also out get set".split()
+    ["the", "and", "for", "with", "from", "into", "that", "this", "was", "were", "are", "use", "used", "using", "add", "added", "adds", "update", "updated", "updates", "fix", "fixed", "fixes", "change", "changed", "make", "made", "new", "test", "tests", "case", "cases", "code", "file", "files", "when", "not", "all", "any", "its", "now", "also", "out", "get", "set"]
 )
 
 
@@ -61,7 +60,7 @@ def vocabulary(texts: Iterable[str]) -> set[str]:
     return words
 
 
-def failure_texts(it: Optional[IterationFacts]) -> list[str]:
+def failure_texts(it: IterationFacts | None) -> list[str]:
     """Names, messages and categories of the tests failing after a submission."""
     return list(it.failures) if it is not None else []
 
@@ -233,7 +232,7 @@ def _bigrams(tokens: list[str]) -> Counter:
     """Adjacent token pairs: order-aware (``[:i]`` differs from ``[i:]``), still linear."""
     if len(tokens) < 2:
         return Counter(tokens)
-    return Counter(zip(tokens, tokens[1:]))
+    return Counter(itertools.pairwise(tokens))
 
 
 def similarity(a: tuple, b: tuple) -> float:
@@ -251,7 +250,7 @@ def similarity(a: tuple, b: tuple) -> float:
     return shared / union if union else 1.0
 
 
-def _same_failures(previous: IterationFacts, it: IterationFacts) -> Optional[str]:
+def _same_failures(previous: IterationFacts, it: IterationFacts) -> str | None:
     """How the same tests kept failing across two submissions, or None when they did not."""
     if previous.failing_after and it.failing_after:
         common = previous.failing_after & it.failing_after

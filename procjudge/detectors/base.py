@@ -14,7 +14,8 @@ follows from the basis through ``STRENGTH_OF_BASIS``.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Optional
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import msgspec
 
@@ -50,19 +51,19 @@ class Hit(msgspec.Struct, frozen=True, kw_only=True):
     iterations: tuple[int, ...] = ()
     evidence: str
     basis: str = "seed fields"
-    detail: Optional[dict[str, Any]] = None
-    name: Optional[str] = None  # a sub-name (signals: which signal)
-    strength: Optional[str] = None  # None: from the basis
+    detail: dict[str, Any] | None = None
+    name: str | None = None  # a sub-name (signals: which signal)
+    strength: str | None = None  # None: from the basis
 
 
-Needs = Callable[[RunFacts], Optional[str]]
+Needs = Callable[[RunFacts], str | None]
 
 
 class Detector(msgspec.Struct, frozen=True):
     id: str
     kind: str
     func: Callable[[RunFacts, Policy], Iterable[Hit]]
-    needs: Optional[Needs] = None  # the reason it cannot be evaluated on a run, or None
+    needs: Needs | None = None  # the reason it cannot be evaluated on a run, or None
     accuses: bool = False  # a finding that says the agent cheated
     @property
     def doc(self) -> str:
@@ -72,7 +73,7 @@ class Detector(msgspec.Struct, frozen=True):
         return self.func(facts, policy)
 
 
-def detector(id: str, kind: str, needs: Optional[Needs] = None,
+def detector(id: str, kind: str, needs: Needs | None = None,
              accuses: bool = False) -> Callable[[Callable[[RunFacts, Policy], Iterable[Hit]]], Detector]:
     """Declare a detector's id, kind and the evidence it needs in one place."""
     if kind not in KINDS:
@@ -87,14 +88,14 @@ def detector(id: str, kind: str, needs: Optional[Needs] = None,
 # --------------------------------------------------------------------------- what detectors need
 
 
-def feedback_steps(facts: RunFacts) -> Optional[str]:
+def feedback_steps(facts: RunFacts) -> str | None:
     return None if len(facts.iterations) > 1 else "one submission: no iteration after feedback"
 
 
 def any_of(*needs: Needs) -> Needs:
     """Evaluable when any of the alternatives is; otherwise the reasons joined."""
 
-    def check(facts: RunFacts) -> Optional[str]:
+    def check(facts: RunFacts) -> str | None:
         reasons = []
         for need in needs:
             reason = need(facts)
@@ -107,7 +108,7 @@ def any_of(*needs: Needs) -> Needs:
 
 
 def all_of(*needs: Needs) -> Needs:
-    def check(facts: RunFacts) -> Optional[str]:
+    def check(facts: RunFacts) -> str | None:
         for need in needs:
             reason = need(facts)
             if reason is not None:
@@ -122,5 +123,5 @@ def having(test: Callable[[RunFacts], bool], reason: str) -> Needs:
     return lambda facts: None if test(facts) else reason
 
 
-def plural(count: int, word: str, many: Optional[str] = None) -> str:
+def plural(count: int, word: str, many: str | None = None) -> str:
     return f"{count} {word if count == 1 else (many or word + 's')}"

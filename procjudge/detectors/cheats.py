@@ -11,7 +11,7 @@ honest solution with an edge-case bug fails it too, so it is never called test-c
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..code import DEFINITE, TAMPERING, Shape, stronger
 from ..facts import RunFacts

@@ -3,7 +3,7 @@ than one it had, and a run that passed only after many attempts."""
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from .. import loop
 from ..facts import RunFacts

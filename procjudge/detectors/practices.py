@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+import itertools
+from collections.abc import Iterable
 
 from ..facts import IterationFacts, RunFacts
 from ..policy import Policy
@@ -139,7 +140,7 @@ def progressive_refinement(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     if len(steps) < rule.min_steps:
         return
     gains = [it.delta for it in steps]
-    if any(g <= 0 for g in gains) or any(b > a for a, b in zip(gains, gains[1:])):
+    if any(g <= 0 for g in gains) or any(b > a for a, b in itertools.pairwise(gains)):
         return
     if any(it.tests_broken for it in steps) or facts.final.score < rule.min_final:
         return

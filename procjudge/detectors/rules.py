@@ -3,7 +3,7 @@ Iteration Quirks", "Early Termination", "Iteration Budget by Format")."""
 
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from collections.abc import Iterable
 
 from .. import code as codeinfo
 from ..facts import IterationFacts, RunFacts
@@ -11,7 +11,7 @@ from ..policy import Policy
 from .base import Hit, all_of, detector, feedback_steps, fmt_num, having, plural
 
 
-def _same_program(a: IterationFacts, b: IterationFacts) -> Optional[str]:
+def _same_program(a: IterationFacts, b: IterationFacts) -> str | None:
     """How two submissions are byte for byte the same program, or None: the same ``code_hash``
     (when both are hashed the hash alone decides), else the same submitted code."""
     if a.code_hash is not None and b.code_hash is not None:
@@ -21,15 +21,15 @@ def _same_program(a: IterationFacts, b: IterationFacts) -> Optional[str]:
     return None
 
 
-def _cosmetic(previous: IterationFacts, it: IterationFacts) -> Optional[tuple[str, str]]:
+def _cosmetic(previous: IterationFacts, it: IterationFacts) -> tuple[str, str] | None:
     """(reason, basis) when a submission changes only comments, docstrings or layout."""
     if previous.code is not None and it.code is not None and previous.code != it.code:
         if codeinfo.normal_form(previous.code) == codeinfo.normal_form(it.code):
             return "the program is unchanged under a cosmetic edit (comments, docstrings or layout only)", "normalised code"
         return None
-    if it.diff is not None and not it.diff.empty:
-        if all(codeinfo.normal_lines(f.added) == codeinfo.normal_lines(f.removed) for f in it.diff.per_file):
-            return "the diff changes only comments, docstrings or layout", "normalised code"
+    if (it.diff is not None and not it.diff.empty
+            and all(codeinfo.normal_lines(f.added) == codeinfo.normal_lines(f.removed) for f in it.diff.per_file)):
+        return "the diff changes only comments, docstrings or layout", "normalised code"
     return None
 
 
@@ -150,7 +150,7 @@ def double_submit(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     yield from _exclusions(facts, "double_submit", policy.rules.double_submit)
 
 
-def _timestamps(facts: RunFacts) -> Optional[str]:
+def _timestamps(facts: RunFacts) -> str | None:
     if facts.format != "standard":
         return None
     if len(facts.iterations) < 2:

@@ -5,25 +5,25 @@ scores the same behaviour."""
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Optional
+from collections.abc import Callable, Iterable
 
 from ..facts import IterationFacts, RunFacts
 from ..policy import Policy
 from .base import Detector, Hit, detector, plural
 
 
-def _delta(it: IterationFacts) -> Optional[float]:
+def _delta(it: IterationFacts) -> float | None:
     return it.recorded_delta if it.recorded_delta is not None else it.delta
 
 
-def _regressions(it: IterationFacts) -> Optional[int]:
+def _regressions(it: IterationFacts) -> int | None:
     return it.tests_broken if it.delta is not None else None
 
 
-def _checks(policy: Policy) -> list[tuple[str, str, Callable[[IterationFacts], Optional[bool]]]]:
+def _checks(policy: Policy) -> list[tuple[str, str, Callable[[IterationFacts], bool | None]]]:
     s = policy.signals
 
-    def failures(it: IterationFacts) -> Optional[int]:
+    def failures(it: IterationFacts) -> int | None:
         return it.failures_before_count
 
     def known(*values: object) -> bool:
@@ -56,8 +56,8 @@ def _checks(policy: Policy) -> list[tuple[str, str, Callable[[IterationFacts], O
 # Each signal's description (its docstring as a detector) and polarity.
 DOCS = {
     "reads_before_writing": ("+", "More than 30 s between the feedback and the first edit (time_before_first_edit_seconds > 30)."),
-    "no_regressions": ("+", "No previously passing test broken, ruled out by the evidence (per-test outcomes, the harness's "
-                            "regressions: 0, or every test passing on the same suite) after something passed."),
+    "no_regressions": ("+", ("No previously passing test broken, ruled out by the evidence (per-test outcomes, the harness's "
+                            "regressions: 0, or every test passing on the same suite) after something passed.")),
     "proportional_edits": ("+", "File edits no more than twice the failing tests (file_edits <= test_failures x 2)."),
     "local_validation": ("+", "The tests were run locally at least twice before submitting (test_runs >= 2)."),
     "productive": ("+", "The score rose (score.delta > 0)."),

@@ -3,7 +3,8 @@ convergence, wasted iterations, and how time was spread across iterations."""
 
 from __future__ import annotations
 
-from typing import Iterable
+import itertools
+from collections.abc import Iterable
 
 from ..facts import IterationFacts, RunFacts
 from ..policy import Policy
@@ -144,7 +145,7 @@ def time_allocation(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         yield Hit(points=rule.front_loaded, iterations=numbers_,
                   evidence=f"front-loaded: minutes per iteration {shown} ({split}){against}",
                   detail={"time_distribution": [round(s, 4) for s in shares], "front_loaded": True})
-    elif all(b >= a for a, b in zip(durations, durations[1:])) and durations[-1] > durations[0]:
+    elif all(b >= a for a, b in itertools.pairwise(durations)) and durations[-1] > durations[0]:
         yield Hit(points=rule.back_loaded, iterations=numbers_,
                   evidence=f"back-loaded: minutes per iteration {shown} ({split}){against}",
                   detail={"time_distribution": [round(s, 4) for s in shares], "front_loaded": False})

@@ -31,7 +31,8 @@ import hashlib
 import json
 import os
 import re
-from typing import Any, Iterator, Optional
+from collections.abc import Iterator
+from typing import Any
 
 from ..safe_io import WriteError
 
@@ -59,7 +60,7 @@ class ImportIssue(Exception):
         return f"{self.path}:{self.line}: {self.reason}"
 
 
-def task_id(record: dict[str, Any]) -> Optional[str]:
+def task_id(record: dict[str, Any]) -> str | None:
     value = record.get("task_id") or record.get("name")
     return str(value) if value is not None else None
 
@@ -97,7 +98,7 @@ def common_header(implementations: list[str]) -> list[str]:
     header = []
     for lines in zip(*split):
         first = lines[0]
-        if all(line == first for line in lines) and (first.startswith(("import ", "from ")) or first.startswith("_str=") or not first.strip()):
+        if all(line == first for line in lines) and (first.startswith(("import ", "from ", "_str=")) or not first.strip()):
             header.append(first)
         else:
             break
@@ -154,7 +155,7 @@ def convert_tree_search(record: dict[str, Any], agent: str, fmt: str) -> dict[st
 
 
 def convert(record: dict[str, Any], agent: str, max_iterations: int, fmt: str,
-            second_hidden: Optional[bool] = None, second_name: str = "extended") -> dict[str, Any]:
+            second_hidden: bool | None = None, second_name: str = "extended") -> dict[str, Any]:
     """One task record -> one run document (a dict in the contract's format)."""
     name = task_id(record)
     if name is None:
@@ -166,7 +167,7 @@ def convert(record: dict[str, Any], agent: str, max_iterations: int, fmt: str,
     if not isinstance(implementations, list) or not implementations:
         raise ValueError("no implementations")
     if not isinstance(feedback, list):
-        raise ValueError("test_feedback is not a list")
+        raise ValueError("test_feedback is not a list")  # noqa: TRY004 (callers report a bad record as ValueError)
     if len(feedback) < len(implementations):
         raise ValueError(f"{len(implementations)} implementations but {len(feedback)} test_feedback entries")
     given = [str(t) for t in record.get("given_tests") or []]
@@ -175,7 +176,7 @@ def convert(record: dict[str, Any], agent: str, max_iterations: int, fmt: str,
         given = passed0 + [test for test, _ in failed0]
     header = common_header([str(code) for code in implementations])
     iterations = []
-    previous_code: Optional[str] = None
+    previous_code: str | None = None
     for k, code in enumerate(implementations):
         code = str(code)
         passed, failed = parse_feedback(feedback[k], given)
@@ -297,7 +298,7 @@ class Writer:
         if real != self.root and not real.startswith(self.root + os.sep):
             raise ValueError(f"{folder} leads outside --out ({real}); refusing to write there")
 
-    def target(self, folder: str, name: str) -> tuple[str, Optional[str]]:
+    def target(self, folder: str, name: str) -> tuple[str, str | None]:
         """(path to write, a note when the name had to change); ValueError when it cannot be."""
         self.check_folder(folder)
         path, note = os.path.join(folder, name + ".json"), None
@@ -321,7 +322,7 @@ class Writer:
         self.written.add(path)
 
 
-def agent_names(paths: list[str], agent: Optional[str]) -> dict[str, str]:
+def agent_names(paths: list[str], agent: str | None) -> dict[str, str]:
     """The agent of each file: --agent, else the file's folder; when several files in one call
     share a folder, the file name is added so that their agents stay distinct."""
     if agent:
@@ -343,8 +344,8 @@ def loop_budget(path: str) -> int:
     return largest
 
 
-def import_files(paths: list[str], out: str, agent: Optional[str] = None, hidden_from: Optional[str] = None,
-                 max_iterations: Optional[int] = None, fmt: str = "standard", hidden_name: str = "extended") -> tuple[int, list[ImportIssue]]:
+def import_files(paths: list[str], out: str, agent: str | None = None, hidden_from: str | None = None,
+                 max_iterations: int | None = None, fmt: str = "standard", hidden_name: str = "extended") -> tuple[int, list[ImportIssue]]:
     """Write one run file per task under ``out/<agent>/``; return (runs written, issues).
 
     The budget is ``max_iterations`` or, by default, the largest number of iterations any task

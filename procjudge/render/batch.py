@@ -9,14 +9,15 @@ from __future__ import annotations
 import csv
 import io
 import re
-from typing import Any, Iterable, Iterator, Optional
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from ..batch import Collector, Result
 from .json import dumps
 from .markdown import cell
 from .text import counts, literal, loop_summary, num, one_line, shares, signed
 
-Stream = Iterable[tuple[Result, Optional[list[str]]]]
+Stream = Iterable[tuple[Result, list[str] | None]]
 
 
 CSV_FIELDS = ["id", "agent", "challenge", "format", "path", "iterations_used", "final_score", "process_score",
@@ -90,7 +91,7 @@ def xml_text(value: Any) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
 
 
-def _junit_case(result: Result, reasons: Optional[list[str]]) -> str:
+def _junit_case(result: Result, reasons: list[str] | None) -> str:
     if result.error is not None:
         return (f'    <testcase classname="procjudge" name="{xml_text(result.path)}" file="{xml_text(result.path)}">\n'
                 f'      <error type="unreadable" message="{xml_text(one_line(result.error, 1000))}"/>\n'
@@ -121,7 +122,7 @@ def _gh_property(value: str) -> str:
     return _gh_data(literal(value)).replace(":", "%3A").replace(",", "%2C")
 
 
-def _github_lines(result: Result, reasons: Optional[list[str]]) -> Iterator[str]:
+def _github_lines(result: Result, reasons: list[str] | None) -> Iterator[str]:
     if result.error is not None:
         line = f",line={result.error_line}" if result.error_line else ""
         yield f"::error file={_gh_property(result.path)}{line},title=procjudge%3A unreadable run file::{_gh_data(literal(result.error))}\n"
@@ -195,7 +196,7 @@ class Reporter:
     def start(self) -> str:
         return ""
 
-    def each(self, result: Result, reasons: Optional[list[str]]) -> str:
+    def each(self, result: Result, reasons: list[str] | None) -> str:
         return ""
 
     def finish(self, collector: Collector) -> Any:
@@ -223,7 +224,7 @@ class JsonReporter(Reporter):
     def start(self) -> str:
         return '{\n"schema": "procjudge.batch/1",\n"runs": ['
 
-    def each(self, result: Result, reasons: Optional[list[str]]) -> str:
+    def each(self, result: Result, reasons: list[str] | None) -> str:
         if result.verdict_json is None:
             return ""
         text = ("\n" if self.first else ",\n") + result.verdict_json.decode("utf-8")
@@ -239,7 +240,7 @@ class CsvReporter(Reporter):
     def start(self) -> str:
         return ",".join(CSV_FIELDS) + "\n"
 
-    def each(self, result: Result, reasons: Optional[list[str]]) -> str:
+    def each(self, result: Result, reasons: list[str] | None) -> str:
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
         if result.error is not None:
@@ -259,7 +260,7 @@ class JunitReporter(Reporter):
     def __init__(self) -> None:
         self.cases: list[str] = []
 
-    def each(self, result: Result, reasons: Optional[list[str]]) -> str:
+    def each(self, result: Result, reasons: list[str] | None) -> str:
         self.cases.append(_junit_case(result, reasons))
         return ""
 
@@ -270,7 +271,7 @@ class JunitReporter(Reporter):
 class GithubReporter(Reporter):
     needs_findings = True
 
-    def each(self, result: Result, reasons: Optional[list[str]]) -> str:
+    def each(self, result: Result, reasons: list[str] | None) -> str:
         return "".join(_github_lines(result, reasons))
 
     def finish(self, collector: Collector) -> str:

@@ -20,11 +20,11 @@ def score(verdict: Verdict) -> str:
     lines = [
         f"### procjudge: {cell(run['id'])}",
         "",
-        f"**{signed(verdict.process_score)}** process score (raw {signed(verdict.raw_process_score)}, "
-        f"composite swing {signed(verdict.composite_swing)}) · tier **{verdict.tier}** · pattern **{verdict.pattern}**",
+        (f"**{signed(verdict.process_score)}** process score (raw {signed(verdict.raw_process_score)}, "
+        f"composite swing {signed(verdict.composite_swing)}) · tier **{verdict.tier}** · pattern **{verdict.pattern}**"),
         "",
-        f"agent {cell(run.get('agent') or '-')} · format {run['format']} · trajectory "
-        f"`{sparkline(verdict.trajectory)}` {' → '.join(num(s) for s in verdict.trajectory)}",
+        (f"agent {cell(run.get('agent') or '-')} · format {run['format']} · trajectory "
+        f"`{sparkline(verdict.trajectory)}` {' → '.join(num(s) for s in verdict.trajectory)}"),
         "",
         "| item | kind | points | iterations | evidence | basis | strength |",
         "|---|---|---:|---|---|---|---|",

@@ -91,8 +91,8 @@ def counts(counted: dict) -> str:
 def loop_line(verdict) -> str:
     """Best-so-far, the gate replay and the attempt risk in one line."""
     attempts = verdict.attempts
-    parts = [f"best {num(verdict.best_score)} at iteration {verdict.best_iteration}, last {num(verdict.last_score)}"
-             f" (final − best {signed(verdict.final_minus_best)})",
+    parts = [(f"best {num(verdict.best_score)} at iteration {verdict.best_iteration}, last {num(verdict.last_score)}"
+             f" (final − best {signed(verdict.final_minus_best)})"),
              f"attempts {attempts['count']} (bucket {attempts['bucket']}"
              + (f", {attempts['siblings_failed']} siblings failed" if attempts.get("siblings_failed") is not None else "")
              + f"), {attempts['outcome']}"]
