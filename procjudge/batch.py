@@ -8,19 +8,21 @@ never on the single-run path.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import msgspec
 
 from .policy import DEFAULT, Policy
+from .verdict import Verdict
 
 WARNINGS_PER_RUN = 5
 WARNINGS_SHOWN = 20
 
 
 class Finding(msgspec.Struct, frozen=True):
-    """One item worth an annotation: an anti-pattern, or a rule that cost points."""
+    """One item worth an annotation: an anti-pattern, or a rule that cost points, with the line
+    of the run file where its (last) iteration starts."""
 
     id: str
     kind: str
@@ -30,59 +32,111 @@ class Finding(msgspec.Struct, frozen=True):
     line: int | None
 
 
+class Row(msgspec.Struct, frozen=True, kw_only=True):
+    """The figures of one run every batch report reads: a projection of its verdict."""
+
+    id: str
+    agent: str
+    challenge: str
+    format: str
+    path: str
+    iterations_used: int
+    final_score: float
+    process_score: float
+    raw_process_score: float
+    tier: str
+    pattern: str
+    anti_patterns: tuple[str, ...]
+    items: tuple[str, ...]
+    warnings: int
+    final_minus_best: float
+    bucket: str
+    outcome: str
+    gate_rounds: tuple[str, ...] | None
+    returned_round: int | None
+    source: str
+    started_at: str
+    first_failing_test: str
+    gate_failures: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, verdict: Verdict, path: str) -> Row:
+        run, gate = verdict.run, verdict.gate
+        return cls(
+            id=run.id, agent=run.agent or "", challenge=run.challenge or "", format=run.format, path=path,
+            iterations_used=verdict.iterations_used, final_score=verdict.final_score,
+            process_score=verdict.process_score, raw_process_score=verdict.raw_process_score,
+            tier=verdict.tier, pattern=verdict.pattern, anti_patterns=tuple(verdict.anti_patterns),
+            items=tuple(sorted({i.id for i in verdict.items})), warnings=len(verdict.warnings),
+            final_minus_best=verdict.final_minus_best, bucket=verdict.attempts.bucket,
+            outcome=verdict.attempts.outcome,
+            gate_rounds=tuple(d.decision for d in gate.iterations) if gate.replayed else None,
+            returned_round=gate.returned_round, source=run.source or "", started_at=run.started_at or "",
+            first_failing_test=run.first_failing_test or "",
+        )
+
+
 class Result(msgspec.Struct, frozen=True, kw_only=True):
-    """What a worker sends back for one file."""
+    """What a worker sends back for one file: the whole verdict (it round-trips through
+    MessagePack), the line where each of its iterations starts, or why the file was not scored."""
 
     path: str
-    row: dict[str, Any] | None = None
-    verdict_json: bytes | None = None
-    findings: list[Finding] | None = None
+    verdict: Verdict | None = None
+    lines: list[int | None] | None = None  # per verdict.iterations entry, when lines were asked for
     error: str | None = None
     error_line: int | None = None
-    warnings: list[str] | None = None  # the run's first warnings (WARNINGS_PER_RUN), for stderr
+
+    def row(self) -> Row:
+        if self.verdict is None:
+            raise ValueError(f"{self.path}: not scored")
+        return Row.of(self.verdict, self.path)
+
+    @property
+    def warnings(self) -> list[str]:
+        """The run's first warnings (WARNINGS_PER_RUN), prefixed with its path, for stderr."""
+        if self.verdict is None:
+            return []
+        return [f"{self.path}: {w}" for w in self.verdict.warnings[:WARNINGS_PER_RUN]]
+
+    def findings(self) -> list[Finding]:
+        """The items worth an annotation, each at the line of its (last) iteration."""
+        if self.verdict is None:
+            return []
+        by_number: dict[int, int | None] = {}
+        for row, line in zip(self.verdict.iterations, self.lines or ()):
+            by_number.setdefault(row.iteration, line)
+        return [
+            Finding(i.id, i.kind, i.points, i.evidence, i.iterations[-1] if i.iterations else None,
+                    by_number.get(i.iterations[-1]) if i.iterations else None)
+            for i in self.verdict.items
+            if i.kind == "anti_pattern" or (i.kind == "rule" and i.points < 0)
+        ]
 
 
-def score_path(path: str, policy: Policy = DEFAULT, want_json: bool = False, want_findings: bool = False) -> Result:
+RESULTS = msgspec.msgpack.Decoder(list[Result])
+
+
+def score_path(path: str, policy: Policy = DEFAULT, want_lines: bool = False) -> Result:
     """Score one file; any failure becomes ``Result.error`` (never an exception)."""
     from .judge import judge
     from .loading import LoadError, load_run
 
     try:
-        run = load_run(path, with_lines=want_findings)
+        run = load_run(path, with_lines=want_lines)
         verdict = judge(run, policy)
     except LoadError as exc:
         return Result(path=path, error=str(exc), error_line=exc.line)
     except Exception as exc:  # noqa: BLE001 - one broken file must never stop a batch
         return Result(path=path, error=f"{path}: internal error: {type(exc).__name__}: {exc}")
-    row = {
-        "id": verdict.run["id"], "agent": verdict.run["agent"] or "", "challenge": verdict.run["challenge"] or "",
-        "format": verdict.run["format"], "path": path, "iterations_used": verdict.iterations_used,
-        "final_score": verdict.final_score, "process_score": verdict.process_score,
-        "raw_process_score": verdict.raw_process_score, "tier": verdict.tier, "pattern": verdict.pattern,
-        "anti_patterns": verdict.anti_patterns, "items": sorted({i.id for i in verdict.items}),
-        "warnings": len(verdict.warnings),
-        "final_minus_best": verdict.final_minus_best, "bucket": verdict.attempts["bucket"],
-        "outcome": verdict.attempts["outcome"],
-        "gate_rounds": [d["decision"] for d in verdict.gate["iterations"]] if verdict.gate.get("replayed") else None,
-        "returned_round": verdict.gate.get("returned_round"),
-        "source": verdict.run.get("source") or "", "started_at": verdict.run.get("started_at") or "",
-        "first_failing_test": verdict.run.get("first_failing_test") or "",
-    }
-    findings = None
-    if want_findings:
+    lines = None
+    if want_lines:
         from .facts import iteration_number
 
         by_number: dict[int, int | None] = {}
         for position, (entry, line) in enumerate(zip(run.iterations, run.lines)):
             by_number.setdefault(iteration_number(entry, position), line)
-        findings = [
-            Finding(i.id, i.kind, i.points, i.evidence, i.iterations[-1] if i.iterations else None,
-                    by_number.get(i.iterations[-1]) if i.iterations else None)
-            for i in verdict.items
-            if i.kind == "anti_pattern" or (i.kind == "rule" and i.points < 0)
-        ]
-    return Result(path=path, row=row, verdict_json=msgspec.json.encode(verdict) if want_json else None, findings=findings,
-                  warnings=[f"{path}: {w}" for w in verdict.warnings[:WARNINGS_PER_RUN]] or None)
+        lines = [by_number.get(row.iteration) for row in verdict.iterations]
+    return Result(path=path, verdict=verdict, lines=lines)
 
 
 # --------------------------------------------------------------------------- parallel scoring
@@ -90,16 +144,18 @@ def score_path(path: str, policy: Policy = DEFAULT, want_json: bool = False, wan
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(policy: Policy, want_json: bool, want_findings: bool) -> None:
-    _WORKER.update(policy=policy, want_json=want_json, want_findings=want_findings)
+def _init_worker(policy: Policy, want_lines: bool) -> None:
+    _WORKER.update(policy=policy, want_lines=want_lines)
 
 
 def _work(path: str) -> Result:
-    return score_path(path, _WORKER["policy"], _WORKER["want_json"], _WORKER["want_findings"])
+    return score_path(path, _WORKER["policy"], _WORKER["want_lines"])
 
 
-def _work_chunk(paths: list[str]) -> list[Result]:
-    return [_work(path) for path in paths]
+def _work_chunk(paths: list[str]) -> bytes:
+    """A chunk's results as MessagePack: smaller and faster across the process boundary than
+    pickled structs, and decoded back into the same typed values."""
+    return msgspec.msgpack.encode([_work(path) for path in paths])
 
 
 class Interrupted(Exception):
@@ -110,17 +166,17 @@ class Interrupted(Exception):
         self.signum = signum
 
 
-def _ignore_interrupts(policy: Policy, want_json: bool, want_findings: bool) -> None:
+def _ignore_interrupts(policy: Policy, want_lines: bool) -> None:
     """Worker start: the parent alone answers Ctrl-C and SIGTERM (no traceback from every worker)."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    _init_worker(policy, want_json, want_findings)
+    _init_worker(policy, want_lines)
 
 
 def score_paths(
-    paths: list[str], policy: Policy = DEFAULT, jobs: int = 1, want_json: bool = False, want_findings: bool = False
+    paths: list[str], policy: Policy = DEFAULT, jobs: int = 1, want_lines: bool = False
 ) -> Iterator[Result]:
     """Score every path, yielding results in input order; ``jobs`` worker processes.
 
@@ -130,11 +186,11 @@ def score_paths(
     time is reported as an error, never waited for."""
     if jobs <= 1 or len(paths) < 2:
         for path in paths:
-            yield score_path(path, policy, want_json, want_findings)
+            yield score_path(path, policy, want_lines)
         return
     import collections
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import Future, ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
@@ -144,10 +200,10 @@ def score_paths(
 
     def pool() -> ProcessPoolExecutor:
         return ProcessPoolExecutor(jobs, mp_context=context, initializer=_ignore_interrupts,
-                                   initargs=(policy, want_json, want_findings))
+                                   initargs=(policy, want_lines))
 
     executor = pool()
-    window: collections.deque = collections.deque()
+    window: collections.deque[tuple[list[str], Future[bytes]]] = collections.deque()
     try:
         while True:
             while len(window) < jobs * 4:
@@ -159,7 +215,7 @@ def score_paths(
                 return
             chunk, future = window.popleft()
             try:
-                results = future.result()
+                results = RESULTS.decode(future.result())
             except BrokenProcessPool:
                 _stop(executor)
                 executor = pool()
@@ -176,13 +232,13 @@ def score_paths(
         _stop(executor, wait=sys.exc_info()[0] is None)
 
 
-def _rescore(path: str, executor: Any, pool: Any) -> tuple[Result, Any]:
+def _rescore(path: str, executor: Any, pool: Callable[[], Any]) -> tuple[Result, Any]:
     """Score one file again after its worker died; a second death makes it an error (and the
     broken pool is replaced for the files after it)."""
     from concurrent.futures.process import BrokenProcessPool
 
     try:
-        return executor.submit(_work, path).result(), executor
+        return RESULTS.decode(executor.submit(_work_chunk, [path]).result())[0], executor
     except BrokenProcessPool:
         _stop(executor)
         return Result(path=path, error=f"{path}: the worker scoring this file died twice (killed, or out of "
@@ -206,15 +262,73 @@ class Gates(msgspec.Struct, frozen=True):
     fail_under: float | None = None
     fail_on: tuple[str, ...] = ()
 
-    def failures(self, row: dict[str, Any]) -> list[str]:
+    def failures(self, row: Row) -> list[str]:
         """Why a run fails the gates (empty when it passes)."""
         reasons = []
-        if self.fail_under is not None and row["process_score"] < self.fail_under:
-            reasons.append(f"process score {row['process_score']:g} < --fail-under {self.fail_under:g}")
-        found = [d for d in self.fail_on if d in row["items"]]
+        if self.fail_under is not None and row.process_score < self.fail_under:
+            reasons.append(f"process score {row.process_score:g} < --fail-under {self.fail_under:g}")
+        found = [d for d in self.fail_on if d in row.items]
         if found:
             reasons.append(f"--fail-on: {', '.join(found)}")
         return reasons
+
+
+class Summary(msgspec.Struct, frozen=True, kw_only=True):
+    """Base of the batch summary's parts."""
+
+
+class GateSummary(Summary, frozen=True):
+    fail_under: float | None
+    fail_on: list[str]
+    failed_runs: int
+    passed: bool
+
+
+class AgentSummary(Summary, frozen=True):
+    """One agent over the batch: runs, mean and median scores, tiers, anti-pattern shares."""
+
+    agent: str
+    runs: int
+    mean_process_score: float
+    median_process_score: float
+    mean_final_score: float
+    mean_iterations_used: float
+    tiers: dict[str, int]
+    anti_pattern_share: dict[str, float]
+
+
+class LoopGate(Summary, frozen=True):
+    replayed_runs: int
+    share_returned_round_1: float | None
+    rejection_rate_per_round: dict[str, float]
+
+
+class LoopSummary(Summary, frozen=True):
+    """The loop-level rules over a batch: best-so-far, attempt buckets and outcomes, the gate."""
+
+    runs_below_best: int
+    share_below_best: float | None
+    points_lost_below_best: float
+    attempt_buckets: dict[str, int]
+    outcomes: dict[str, int]
+    gate: LoopGate
+
+
+class BatchSummary(Summary, frozen=True):
+    files: int
+    runs_scored: int
+    errors: int
+    gate: GateSummary
+    agents: list[AgentSummary]
+    loop: LoopSummary
+
+
+class Unreadable(Summary, frozen=True):
+    """A file that could not be scored."""
+
+    path: str
+    message: str
+    line: int | None = None
 
 
 class LoopTally:
@@ -231,45 +345,45 @@ class LoopTally:
         self.offered: dict[int, int] = {}
         self.rejected: dict[int, int] = {}
 
-    def add(self, row: dict[str, Any]) -> None:
+    def add(self, row: Row) -> None:
         self.runs += 1
-        if row.get("final_minus_best", 0) < 0:
+        if row.final_minus_best < 0:
             self.below_best += 1
-            self.points_lost -= row["final_minus_best"]
-        for counter, key in ((self.buckets, row.get("bucket")), (self.outcomes, row.get("outcome"))):
+            self.points_lost -= row.final_minus_best
+        for counter, key in ((self.buckets, row.bucket), (self.outcomes, row.outcome)):
             if key:
                 counter[key] = counter.get(key, 0) + 1
-        rounds = row.get("gate_rounds")
+        rounds = row.gate_rounds
         if rounds is not None:
             self.replayed += 1
-            self.returned_first += row.get("returned_round") == 1
+            self.returned_first += row.returned_round == 1
             for number, decision in enumerate(rounds[1:], start=2):
                 if decision in ("accepted", "rejected"):
                     self.offered[number] = self.offered.get(number, 0) + 1
                     self.rejected[number] = self.rejected.get(number, 0) + (decision == "rejected")
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> LoopSummary:
         from .loop import bucket_labels
         from .policy import DEFAULT as policy
 
         order = bucket_labels(policy.attempts.buckets)
-        return {
-            "runs_below_best": self.below_best,
-            "share_below_best": round(self.below_best / self.runs, 4) if self.runs else None,
-            "points_lost_below_best": round(self.points_lost, 4),
-            "attempt_buckets": {label: self.buckets[label] for label in order if label in self.buckets}
+        return LoopSummary(
+            runs_below_best=self.below_best,
+            share_below_best=round(self.below_best / self.runs, 4) if self.runs else None,
+            points_lost_below_best=round(self.points_lost, 4),
+            attempt_buckets={label: self.buckets[label] for label in order if label in self.buckets}
             | {k: v for k, v in self.buckets.items() if k not in order},
-            "outcomes": dict(sorted(self.outcomes.items())),
-            "gate": {
-                "replayed_runs": self.replayed,
-                "share_returned_round_1": round(self.returned_first / self.replayed, 4) if self.replayed else None,
-                "rejection_rate_per_round": {str(k): round(self.rejected[k] / self.offered[k], 4)
-                                             for k in sorted(self.offered)},
-            },
-        }
+            outcomes=dict(sorted(self.outcomes.items())),
+            gate=LoopGate(
+                replayed_runs=self.replayed,
+                share_returned_round_1=round(self.returned_first / self.replayed, 4) if self.replayed else None,
+                rejection_rate_per_round={str(k): round(self.rejected[k] / self.offered[k], 4)
+                                          for k in sorted(self.offered)},
+            ),
+        )
 
 
-SUMMARY_FIELDS = ("agent", "process_score", "final_score", "iterations_used", "tier", "anti_patterns")
+Figures = tuple[str, float, float, int, str, tuple[str, ...]]  # agent, process, final, iterations, tier, anti-patterns
 
 
 class Collector:
@@ -282,10 +396,10 @@ class Collector:
     def __init__(self, gates: Gates, keep_rows: bool = True) -> None:
         self.gates = gates
         self.keep_rows = keep_rows
-        self.rows: list[dict[str, Any]] = []
-        self.figures: list[tuple] = []
-        self.errors: list[dict[str, Any]] = []
-        self.failed: list[tuple[dict[str, Any], list[str]]] = []
+        self.rows: list[Row] = []
+        self.figures: list[Figures] = []
+        self.errors: list[Unreadable] = []
+        self.failed: list[Row] = []
         self.warnings: list[str] = []  # the first WARNINGS_SHOWN warnings, for stderr
         self.warning_count = 0
         self.loop = LoopTally()
@@ -296,24 +410,24 @@ class Collector:
 
     def add(self, result: Result) -> list[str] | None:
         """Record a result; return its gate failures (None for an unreadable file)."""
-        if result.error is not None:
-            self.errors.append({"path": result.path, "message": result.error, "line": result.error_line})
+        if result.verdict is None:
+            self.errors.append(Unreadable(path=result.path, message=result.error or "not scored", line=result.error_line))
             return None
-        row = result.row
-        self.warning_count += row.get("warnings", 0)
-        for warning in result.warnings or ():
+        row = result.row()
+        self.warning_count += row.warnings
+        for warning in result.warnings:
             if len(self.warnings) < WARNINGS_SHOWN:
                 self.warnings.append(warning)
         reasons = self.gates.failures(row)
         self.loop.add(row)
-        self.figures.append((self._intern(row["agent"]), row["process_score"], row["final_score"], row["iterations_used"],
-                             self._intern(row["tier"]), self._intern(tuple(row["anti_patterns"]))))
+        self.figures.append((self._intern(row.agent), row.process_score, row.final_score, row.iterations_used,
+                             self._intern(row.tier), self._intern(row.anti_patterns)))
         if self.keep_rows or reasons:
-            kept = {**row, "gate_failures": reasons}
+            kept = msgspec.structs.replace(row, gate_failures=tuple(reasons))
             if self.keep_rows:
                 self.rows.append(kept)
             if reasons:
-                self.failed.append((kept, reasons))
+                self.failed.append(kept)
         return reasons
 
     def feed(self, results: Iterable[Result]) -> Iterator[tuple[Result, list[str] | None]]:
@@ -330,38 +444,35 @@ class Collector:
             return 2
         return 1 if self.failed else 0
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> BatchSummary:
         """Counts, the gates, and the per-agent summary (pandas)."""
-        return {
-            "files": self.scored + len(self.errors),
-            "runs_scored": self.scored,
-            "errors": len(self.errors),
-            "gate": {
-                "fail_under": self.gates.fail_under,
-                "fail_on": list(self.gates.fail_on),
-                "failed_runs": len(self.failed),
-                "passed": not self.failed,
-            },
-            "agents": agent_summary([dict(zip(SUMMARY_FIELDS, figures)) for figures in self.figures]),
-            "loop": self.loop.summary(),
-        }
+        return BatchSummary(
+            files=self.scored + len(self.errors),
+            runs_scored=self.scored,
+            errors=len(self.errors),
+            gate=GateSummary(fail_under=self.gates.fail_under, fail_on=list(self.gates.fail_on),
+                             failed_runs=len(self.failed), passed=not self.failed),
+            agents=agent_summary(self.figures),
+            loop=self.loop.summary(),
+        )
 
 
-def agent_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def agent_summary(figures: Iterable[Figures]) -> list[AgentSummary]:
     """Per agent: runs, mean and median process score and final score, mean iterations used,
     tier distribution, and the share of runs in which each anti-pattern occurs."""
+    rows = list(figures)
     if not rows:
         return []
     import pandas as pd
 
     frame = pd.DataFrame(
         {
-            "agent": [r["agent"] or "(none)" for r in rows],
-            "process_score": [r["process_score"] for r in rows],
-            "final_score": [r["final_score"] for r in rows],
-            "iterations_used": [r["iterations_used"] for r in rows],
-            "tier": [r["tier"] for r in rows],
-            "anti_patterns": [list(r["anti_patterns"]) for r in rows],
+            "agent": [r[0] or "(none)" for r in rows],
+            "process_score": [r[1] for r in rows],
+            "final_score": [r[2] for r in rows],
+            "iterations_used": [r[3] for r in rows],
+            "tier": [r[4] for r in rows],
+            "anti_patterns": [list(r[5]) for r in rows],
         }
     )
     grouped = frame.groupby("agent", sort=True)
@@ -378,21 +489,27 @@ def agent_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for agent, stat in stats.iterrows():
         runs = int(stat["runs"])
-        tier_counts = {t: int(n) for t, n in tiers.loc[agent].items() if n} if agent in tiers.index else {}
-        pattern_share = {}
+        tier_counts = {str(t): int(n) for t, n in tiers.loc[agent].items() if n} if agent in tiers.index else {}
+        pattern_share: dict[str, float] = {}
         if patterns is not None and agent in patterns.index:
-            pattern_share = {p: round(int(n) / runs, 4) for p, n in patterns.loc[agent].items() if n}
-        out.append({
-            "agent": agent,
-            "runs": runs,
-            "mean_process_score": round(float(stat["mean_process_score"]), 4),
-            "median_process_score": round(float(stat["median_process_score"]), 4),
-            "mean_final_score": round(float(stat["mean_final_score"]), 4),
-            "mean_iterations_used": round(float(stat["mean_iterations_used"]), 4),
-            "tiers": dict(sorted(tier_counts.items())),
-            "anti_pattern_share": dict(sorted(pattern_share.items())),
-        })
+            pattern_share = {str(p): round(int(n) / runs, 4) for p, n in patterns.loc[agent].items() if n}
+        out.append(AgentSummary(
+            agent=str(agent),
+            runs=runs,
+            mean_process_score=round(float(stat["mean_process_score"]), 4),
+            median_process_score=round(float(stat["median_process_score"]), 4),
+            mean_final_score=round(float(stat["mean_final_score"]), 4),
+            mean_iterations_used=round(float(stat["mean_iterations_used"]), 4),
+            tiers=dict(sorted(tier_counts.items())),
+            anti_pattern_share=dict(sorted(pattern_share.items())),
+        ))
     return out
+
+
+def figures_of(row: Row, agent: str | None = None) -> Figures:
+    """The six figures the per-agent summary reads, optionally under another agent name."""
+    return (row.agent if agent is None else agent, row.process_score, row.final_score, row.iterations_used,
+            row.tier, row.anti_patterns)
 
 
 def check_output_path(output: str | None, inputs: list[str]) -> str | None:

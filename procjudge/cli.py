@@ -13,13 +13,23 @@ import contextlib
 import math
 import os
 import sys
+from collections.abc import Callable, Iterable, Iterator
 from enum import Enum
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
+import msgspec
 import typer
 
 from .batch import Interrupted
+
+if TYPE_CHECKING:
+    from rich.console import Console, RenderableType
+
+    from .batch import Collector, Result, Row
+    from .compare import Comparison
+    from .policy import Policy
+    from .render.batch import Reporter
 
 app = typer.Typer(
     name="procjudge",
@@ -64,19 +74,19 @@ def _err(message: str) -> None:
 
 
 @contextlib.contextmanager
-def _writing(target: Path, newline: str | None = None):
+def _writing(target: Path, newline: str | None = None) -> Iterator[TextIO]:
     """A report file written atomically; an unwritable target is a one-line error (exit 2)."""
     from .safe_io import WriteError, atomic_write
 
     try:
         with atomic_write(str(target), newline=newline) as handle:
-            yield handle
+            yield cast("TextIO", handle)  # opened in text mode
     except WriteError as exc:
         _err(f"procjudge: {exc}")
         raise typer.Exit(2) from None
 
 
-def _finite(option: str):
+def _finite(option: str) -> Callable[[float | None], float | None]:
     """A typer callback refusing NaN and infinity: a NaN threshold would pass every gate."""
     def check(value: float | None) -> float | None:
         if value is not None and not math.isfinite(value):
@@ -88,7 +98,7 @@ def _finite(option: str):
 MAX_JOBS = 256
 
 
-def _load_policy(path: Path | None):
+def _load_policy(path: Path | None) -> Policy:
     from .policy import PolicyError, load_policy
 
     try:
@@ -98,7 +108,7 @@ def _load_policy(path: Path | None):
         raise typer.Exit(2) from None
 
 
-def _console(file=None):
+def _console(file: TextIO | None = None) -> Console:
     from rich.console import Console
 
     if file is None and sys.stdout is None:
@@ -114,7 +124,7 @@ def _silence_stdout() -> None:
     os.dup2(devnull, sys.stdout.fileno())
 
 
-def _print(renderable) -> None:
+def _print(renderable: RenderableType) -> None:
     """Print a rich renderable to stdout, with the same care as ``emit``."""
     console = _console()
     try:
@@ -126,7 +136,7 @@ def _print(renderable) -> None:
         raise typer.Exit(2) from None
 
 
-def _show(rendered) -> None:
+def _show(rendered: str | RenderableType) -> None:
     """Text to stdout as it is; a rich renderable through the console."""
     if isinstance(rendered, str):
         write(rendered)
@@ -139,7 +149,7 @@ def write(text: str) -> None:
     emit([text])
 
 
-def emit(chunks) -> None:
+def emit(chunks: Iterable[str]) -> None:
     """Write report chunks to stdout as they come. If the reader closes the pipe, stop writing
     but keep consuming, so that every run is still scored and the exit code reflects the gates."""
     if sys.stdout is None:
@@ -161,7 +171,7 @@ def emit(chunks) -> None:
 @app.command()
 def score(
     run_file: Path = typer.Argument(..., metavar="RUN.yaml", help="A run file (.yaml, .yml or .json)."),
-    format: ScoreFormat = typer.Option(ScoreFormat.table, "--format", "-f", help=output_formats.help_text("score")),
+    format: ScoreFormat = typer.Option(ScoreFormat("table"), "--format", "-f", help=output_formats.help_text("score")),
     policy: Path | None = POLICY_OPTION,
     fail_under: float | None = typer.Option(None, "--fail-under", metavar="N", callback=_finite("--fail-under"), help="Exit 1 when the process score is below N."),
 ) -> None:
@@ -213,7 +223,8 @@ def _outputs(values: list[str], default: str, known: list[str]) -> list[tuple[st
     return outputs
 
 
-def _report(reporters: list, stream, collector) -> None:
+def _report(reporters: list[tuple[str, Reporter, str | None]], stream: Iterable[tuple[Result, list[str] | None]],
+            collector: Collector) -> None:
     """Feed one stream of results to every report at once, each through its lifecycle; a report
     file is written whole or not at all."""
     with contextlib.ExitStack() as stack:
@@ -222,7 +233,7 @@ def _report(reporters: list, stream, collector) -> None:
             handle = stack.enter_context(_writing(Path(target), newline="")) if target is not None else None
             sinks.append((name, reporter, handle))
 
-        def put(name: str, handle, text) -> None:
+        def put(name: str, handle: TextIO | None, text: Any) -> None:
             if not isinstance(text, str):  # the table report: a rich renderable
                 if handle is None:
                     _print(text)
@@ -230,7 +241,7 @@ def _report(reporters: list, stream, collector) -> None:
                     _console(handle).print(text)
             elif text and handle is None:
                 emit([text])
-            elif text:
+            elif text and handle is not None:
                 handle.write(text)
 
         for name, reporter, handle in sinks:
@@ -247,7 +258,7 @@ def _known_item_ids() -> list[str]:
     return [d.id for d in ALL]
 
 
-def _progress(results, total: int):
+def _progress(results: Iterable[Result], total: int) -> Iterator[Result]:
     """Wrap the results in a progress bar on stderr, only when stderr is a terminal."""
     if not sys.stderr.isatty() or total < 2:
         yield from results
@@ -266,7 +277,7 @@ def _progress(results, total: int):
 @app.command()
 def batch(
     targets: list[str] = typer.Argument(..., metavar="DIR|GLOB...", help="Folders (searched recursively), files or globs of run files."),
-    format: BatchFormat = typer.Option(BatchFormat.table, "--format", "-f",
+    format: BatchFormat = typer.Option(BatchFormat("table"), "--format", "-f",
                                        help=output_formats.help_text("batch")),
     output: list[str] | None = typer.Option(
         None, "--output", "-o", metavar="[FORMAT=]FILE",
@@ -312,15 +323,14 @@ def batch(
     collector = Collector(Gates(fail_under=fail_under, fail_on=gates_on),
                           keep_rows=any(name in ("table", "markdown") for name, _ in outputs))
     workers = jobs or os.cpu_count() or 1
-    results = score_paths(paths, active, jobs=workers, want_json=any(r.needs_json for _, r, _ in reporters),
-                          want_findings=any(r.needs_findings for _, r, _ in reporters))
+    results = score_paths(paths, active, jobs=workers, want_lines=any(r.needs_lines for _, r, _ in reporters))
     _report(reporters, collector.feed(_progress(results, len(paths))), collector)
     from .batch import warning_lines
 
     for line in warning_lines(collector.warnings, collector.warning_count):
         _err(line)
     for error in collector.errors:
-        _err(f"procjudge: {error['message']}")
+        _err(f"procjudge: {error.message}")
     if collector.failed and any(name != "table" or target is not None for name, _, target in reporters):
         _err(f"procjudge: {len(collector.failed)} of {collector.scored} runs failed the gate")
     raise typer.Exit(collector.exit_code)
@@ -329,27 +339,31 @@ def batch(
 CompareFormat = Enum("CompareFormat", {name: name for name in output_formats.names("compare")}, type=str)  # type: ignore[misc]
 
 
-def _side_rows(target: str, active, jobs: int):
+def _side_rows(target: str, active: Policy, jobs: int) -> tuple[list[Row], list[str], int]:
     """Score one folder; return its rows and its unreadable files."""
     from .batch import WARNINGS_SHOWN, score_paths, warning_lines
     from .loading import discover
 
     paths = discover([target])
-    rows, errors, warnings, count = [], [], [], 0
+    rows: list[Row] = []
+    errors: list[str] = []
+    warnings: list[str] = []
+    count = 0
     for result in score_paths(paths, active, jobs=jobs):
-        if result.error is not None:
-            errors.append(result.error)
+        if result.verdict is None:
+            errors.append(result.error or f"{result.path}: not scored")
         else:
-            rows.append(result.row)
-            count += result.row.get("warnings", 0)
-            warnings += (result.warnings or [])[: max(0, WARNINGS_SHOWN - len(warnings))]
+            row = result.row()
+            rows.append(row)
+            count += row.warnings
+            warnings += result.warnings[: max(0, WARNINGS_SHOWN - len(warnings))]
     for line in warning_lines(warnings, count):
         _err(line)
     return rows, errors, len(paths)
 
 
-def _label(target: str, rows: list) -> str:
-    agents = sorted({r["agent"] for r in rows if r["agent"]})
+def _label(target: str, rows: list[Row]) -> str:
+    agents = sorted({r.agent for r in rows if r.agent})
     return agents[0] if len(agents) == 1 else os.path.basename(os.path.normpath(target))
 
 
@@ -357,7 +371,7 @@ def _label(target: str, rows: list) -> str:
 def compare(
     a: str = typer.Argument(..., metavar="A", help="A run file, or a folder of one agent's runs."),
     b: str = typer.Argument(..., metavar="B", help="A run file, or a folder of the other agent's runs (same kind as A)."),
-    format: CompareFormat = typer.Option(CompareFormat.table, "--format", "-f", help=output_formats.help_text("compare")),
+    format: CompareFormat = typer.Option(CompareFormat("table"), "--format", "-f", help=output_formats.help_text("compare")),
     fail_if_worse: float | None = typer.Option(None, "--fail-if-worse", metavar="MARGIN", callback=_finite("--fail-if-worse"),
                                                   help="Gate: exit 1 when B's (mean) process score is below A's by more than MARGIN."),
     plot: Path | None = typer.Option(None, "--plot", metavar="FILE", help="Also draw the comparison to FILE (.png or .svg; needs procjudge[plot])."),
@@ -409,7 +423,7 @@ def compare(
             shown = [f"{target}: {w}" for w in verdicts[-1].warnings[:20]]
             for line in warning_lines(shown, len(verdicts[-1].warnings)):
                 _err(line)
-        result = compare_runs(*verdicts)
+        result: Comparison = compare_runs(*verdicts)
     else:
         workers = jobs or os.cpu_count() or 1
         rows_a, errors_a, found_a = _side_rows(a, active, workers)
@@ -419,7 +433,7 @@ def compare(
             _err(f"procjudge: no run files found in {a if not found_a else b}")
             raise typer.Exit(2)
         result = compare_folders(rows_a, rows_b, seed=seed, label_a=_label(a, rows_a), label_b=_label(b, rows_b))
-    _show(output_formats.renderer("compare", format.value)({**result, "errors": errors} if format.value == "json" else result))
+    _show(output_formats.renderer("compare", format.value)(msgspec.structs.replace(result, errors=errors)))
     if plot is not None:
         from .plot import PlotError
         from .plot import plot as draw
@@ -481,7 +495,7 @@ def import_reflexion(
     raise typer.Exit(2 if errors else 0)
 
 
-def _rows(targets: list[str], active, jobs: int) -> list:
+def _rows(targets: list[str], active: Policy, jobs: int) -> tuple[list[Row], list[str]]:
     """Score the runs under targets (batch's discovery and workers); unreadable files are listed
     on stderr and make the exit code 2 at the end, as in batch."""
     from .batch import score_paths
@@ -491,12 +505,13 @@ def _rows(targets: list[str], active, jobs: int) -> list:
     if not paths:
         _err(f"procjudge: no run files (.yaml, .yml, .json) found in {' '.join(targets)}")
         raise typer.Exit(2)
-    rows, errors = [], []
+    rows: list[Row] = []
+    errors: list[str] = []
     for result in score_paths(paths, active, jobs=jobs or os.cpu_count() or 1):
-        if result.error is not None:
-            errors.append(result.error)
+        if result.verdict is None:
+            errors.append(result.error or f"{result.path}: not scored")
         else:
-            rows.append(result.row)
+            rows.append(result.row())
     for error in errors:
         _err(f"procjudge: {error}")
     return rows, errors
@@ -531,7 +546,7 @@ def review_sample(
     queue = draw(rows, per_stratum, seed, by)
     stem = str(out.with_suffix("")) if out.suffix in (".csv", ".json") else str(out)
     for target in (stem + ".csv", stem + ".json"):
-        problem = check_target(target, [r["path"] for r in rows], "--out")
+        problem = check_target(target, [r.path for r in rows], "--out")
         if problem:
             _err(f"procjudge: {problem}")
             raise typer.Exit(2)
@@ -740,9 +755,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except Exception as exc:  # noqa: BLE001 - the last line of defence against tracebacks
         # click's usage errors (typer may vendor click, so match the protocol, not the class)
-        if callable(getattr(exc, "show", None)) and isinstance(getattr(exc, "exit_code", None), int):
-            exc.show()
-            return exc.exit_code
+        show, code = getattr(exc, "show", None), getattr(exc, "exit_code", None)
+        if callable(show) and isinstance(code, int):
+            show()
+            return code
         if type(exc).__name__ == "Abort":
             if isinstance(exc.__cause__ or exc.__context__, KeyboardInterrupt):
                 _interrupted("procjudge: interrupted", 130)

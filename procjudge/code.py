@@ -260,7 +260,7 @@ def parse_fragment(text: str) -> Any:
 
 
 def _segment(lines: list[str], node: ast.AST) -> str:
-    start = getattr(node, "lineno", None)
+    start: int | None = getattr(node, "lineno", None)
     if start is None or start > len(lines):
         return ""
     return lines[start - 1].strip()[:200]
@@ -430,6 +430,7 @@ def _state_shapes(tree: ast.AST, lines: list[str]) -> Iterator[Shape]:
                           if isinstance(default, (ast.List, ast.Dict, ast.Set))}
         state: set[str] = set()
         for stmt in ast.walk(func):
+            target: ast.expr
             if isinstance(stmt, ast.AugAssign):
                 target = stmt.target
             elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
@@ -467,7 +468,7 @@ def _state_shapes(tree: ast.AST, lines: list[str]) -> Iterator[Shape]:
                     isinstance(op, (ast.In, ast.NotIn)) for op in compare.ops
                 ):
                     yield Shape(rule="call_state", strength=DEFINITE, line=node.lineno, code=_segment(lines, node),
-                                why=f"`{min(refs)}` is changed on every call of {func.name}() and decides what "
+                                why=f"`{min(r for r in refs if r is not None)}` is changed on every call of {func.name}() and decides what "
                                 "it returns: the same call answers differently the next time")
                     break
             else:
@@ -579,18 +580,18 @@ def _tampering_shapes(tree: ast.AST, lines: list[str]) -> Iterator[Shape]:
                             why="raises SystemExit: the checker's remaining asserts never run")
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for target in targets:
-                root = _root_name(target)
-                attr = target.attr if isinstance(target, ast.Attribute) else ""
+            for assigned in targets:
+                root = _root_name(assigned)
+                attr = assigned.attr if isinstance(assigned, ast.Attribute) else ""
                 if root == "sys" and attr in ("excepthook", "__excepthook__"):
                     yield Shape(rule="excepthook", strength=DEFINITE, line=line, code=where,
                                 why="replaces sys.excepthook: an uncaught AssertionError no longer fails the run")
-                elif root in ("builtins", "__builtins__") and target is not None and not isinstance(target, ast.Name):
+                elif root in ("builtins", "__builtins__") and assigned is not None and not isinstance(assigned, ast.Name):
                     yield Shape(rule="patch_builtins", strength=DEFINITE, line=line, code=where,
                                 why="monkeypatches builtins")
-                elif (root in _FRAMEWORKS and not isinstance(target, ast.Name)) or (
-                    isinstance(target, ast.Name) and target.id in ("AssertionError", "assert_equal")
-                ) or (root == "sys" and isinstance(target, ast.Subscript) and _dotted(target.value)[1] == "modules"):
+                elif (root in _FRAMEWORKS and not isinstance(assigned, ast.Name)) or (
+                    isinstance(assigned, ast.Name) and assigned.id in ("AssertionError", "assert_equal")
+                ) or (root == "sys" and isinstance(assigned, ast.Subscript) and _dotted(assigned.value)[1] == "modules"):
                     yield Shape(rule="patch_test_framework", strength=DEFINITE, line=line, code=where,
                                 why=f"patches `{root}`: the checker's own machinery")
         elif isinstance(node, ast.Attribute) and node.attr in _FRAME_ATTRS and isinstance(node.ctx, ast.Load):
@@ -691,10 +692,10 @@ def mask_strings(text: str) -> str:
 def _strip_docstrings(tree: ast.AST) -> None:
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and isinstance(
-            getattr(body[0], "value", None), ast.Constant
-        ) and isinstance(body[0].value.value, str):
-            node.body = body[1:] or [ast.Pass()]
+        first = body[0] if isinstance(body, list) and body else None
+        if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str) and isinstance(body, list)):
+            setattr(node, "body", body[1:] or [ast.Pass()])  # noqa: B010 - any node with a body
 
 
 @functools.lru_cache(maxsize=1024)

@@ -9,18 +9,127 @@ difference (B - A) with a seeded 95% bootstrap interval.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Literal
+
+import msgspec
+
+from .batch import Row, agent_summary, figures_of
+from .verdict import Verdict
 
 SCHEMA = "procjudge.compare/1"
+Winner = Literal["a", "b", "tie"]
 
 
-def winner_of(a: float, b: float) -> str:
+class Part(msgspec.Struct, frozen=True, kw_only=True):
+    """Base of a comparison's parts."""
+
+
+class ItemDifference(Part, frozen=True):
+    """One finding id: A's points, B's points (None where the run has no such item), B - A."""
+
+    id: str
+    kind: str
+    a: float | None
+    b: float | None
+    difference: float
+
+
+class RunsComparison(Part, frozen=True):
+    """Two runs side by side (``compare FILE FILE``)."""
+
+    schema: str
+    mode: Literal["runs"]
+    a: Verdict
+    b: Verdict
+    rows: list[ItemDifference]
+    winner: Winner
+    deciding: list[str]
+    difference: float
+    errors: list[str] = []
+
+
+class Side(Part, frozen=True):
+    """One agent's folder: its label, the agents in it, its score summary and best-so-far loss."""
+
+    label: str
+    agents: list[str]
+    runs: int
+    mean_process_score: float | None = None
+    median_process_score: float | None = None
+    mean_final_score: float | None = None
+    mean_iterations_used: float | None = None
+    tiers: dict[str, int] = {}
+    anti_pattern_share: dict[str, float] = {}
+    share_below_best: float | None = None
+    points_lost_below_best: float = 0.0
+
+
+class PairedRun(Part, frozen=True):
+    id: str
+    path: str
+    process_score: float
+    final_score: float
+    tier: str
+    anti_patterns: list[str]
+
+
+class Pair(Part, frozen=True):
+    """The two agents' runs of one challenge."""
+
+    challenge: str
+    a: PairedRun
+    b: PairedRun
+    difference: float
+    winner: Winner
+
+
+class Paired(Part, frozen=True):
+    """Paired wins, losses and ties, and the mean paired difference B - A with its interval."""
+
+    pairs: int
+    b_wins: int
+    b_losses: int
+    ties: int
+    mean_difference: float | None
+    ci95: list[float] | None
+    seed: int
+    resamples: int
+
+
+class UnmatchedRun(Part, frozen=True):
+    path: str
+    key: str
+
+
+class Unmatched(Part, frozen=True):
+    a: list[UnmatchedRun]
+    b: list[UnmatchedRun]
+
+
+class FoldersComparison(Part, frozen=True):
+    """Two agents' folders of runs, paired by challenge (``compare DIR DIR``)."""
+
+    schema: str
+    mode: Literal["folders"]
+    a: Side
+    b: Side
+    rows: list[Pair]
+    winner: Winner
+    paired: Paired
+    unmatched: Unmatched
+    errors: list[str] = []
+
+
+Comparison = RunsComparison | FoldersComparison
+
+
+def winner_of(a: float, b: float) -> Winner:
     return "tie" if a == b else ("a" if a > b else "b")
 
 
-def compare_runs(a: Any, b: Any) -> dict[str, Any]:
+def compare_runs(a: Verdict, b: Verdict) -> RunsComparison:
     """Two verdicts: per-item rows (points summed per id), the winner and the deciding items."""
-    def totals(verdict: Any) -> dict[tuple[str, str], float]:
+    def totals(verdict: Verdict) -> dict[tuple[str, str], float]:
         out: dict[tuple[str, str], float] = {}
         for item in verdict.items:
             out[(item.id, item.kind)] = out.get((item.id, item.kind), 0.0) + item.points
@@ -31,26 +140,23 @@ def compare_runs(a: Any, b: Any) -> dict[str, Any]:
     rows = []
     for item_id, kind in keys:
         pa, pb = points_a.get((item_id, kind)), points_b.get((item_id, kind))
-        rows.append({"id": item_id, "kind": kind, "a": pa, "b": pb, "difference": round((pb or 0.0) - (pa or 0.0), 4)})
+        rows.append(ItemDifference(id=item_id, kind=kind, a=pa, b=pb, difference=round((pb or 0.0) - (pa or 0.0), 4)))
     winner = winner_of(a.process_score, b.process_score)
-    deciding: list[dict[str, Any]] = []
+    deciding: list[ItemDifference] = []
     if winner != "tie":
         sign = 1 if winner == "b" else -1
-        favour = [r for r in rows if r["difference"] * sign > 0]
-        favour.sort(key=lambda r: (-abs(r["difference"]), r["id"]))
-        deciding = favour[:3]
-    return {
-        "schema": SCHEMA, "mode": "runs", "a": a, "b": b, "rows": rows, "winner": winner,
-        "deciding": [r["id"] for r in deciding],
-        "difference": round(b.process_score - a.process_score, 4),
-    }
+        deciding = sorted((r for r in rows if r.difference * sign > 0), key=lambda r: (-abs(r.difference), r.id))[:3]
+    return RunsComparison(
+        schema=SCHEMA, mode="runs", a=a, b=b, rows=rows, winner=winner, deciding=[r.id for r in deciding],
+        difference=round(b.process_score - a.process_score, 4),
+    )
 
 
-def match_key(row: dict[str, Any]) -> str:
+def match_key(row: Row) -> str:
     """Runs are paired by challenge, else by file name without extension."""
-    if row.get("challenge"):
-        return str(row["challenge"])
-    return os.path.splitext(os.path.basename(row["path"]))[0]
+    if row.challenge:
+        return row.challenge
+    return os.path.splitext(os.path.basename(row.path))[0]
 
 
 def bootstrap_interval(differences: list[float], seed: int, resamples: int = 10_000, level: float = 0.95) -> tuple[float, float] | None:
@@ -72,15 +178,14 @@ def bootstrap_interval(differences: list[float], seed: int, resamples: int = 10_
     return round(float(low), 4), round(float(high), 4)
 
 
-def compare_folders(rows_a: list[dict[str, Any]], rows_b: list[dict[str, Any]], seed: int = 0,
-                    label_a: str = "a", label_b: str = "b") -> dict[str, Any]:
+def compare_folders(rows_a: list[Row], rows_b: list[Row], seed: int = 0,
+                    label_a: str = "a", label_b: str = "b") -> FoldersComparison:
     """Pair two agents' runs and summarise the paired differences (B - A)."""
-    from .batch import agent_summary
 
-    def index(rows: list[dict[str, Any]]) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
-        keyed: dict[str, dict[str, Any]] = {}
+    def index(rows: list[Row]) -> tuple[dict[str, Row], list[Row]]:
+        keyed: dict[str, Row] = {}
         extra = []
-        for row in sorted(rows, key=lambda r: r["path"]):
+        for row in sorted(rows, key=lambda r: r.path):
             key = match_key(row)
             if key in keyed:
                 extra.append(row)  # a second run of the same challenge has no partner
@@ -88,59 +193,56 @@ def compare_folders(rows_a: list[dict[str, Any]], rows_b: list[dict[str, Any]], 
                 keyed[key] = row
         return keyed, extra
 
+    def paired(row: Row) -> PairedRun:
+        return PairedRun(id=row.id, path=row.path, process_score=row.process_score, final_score=row.final_score,
+                         tier=row.tier, anti_patterns=list(row.anti_patterns))
+
     keyed_a, extra_a = index(rows_a)
     keyed_b, extra_b = index(rows_b)
-    common = sorted(set(keyed_a) & set(keyed_b))
     pairs = []
-    for key in common:
+    for key in sorted(set(keyed_a) & set(keyed_b)):
         ra, rb = keyed_a[key], keyed_b[key]
-        pairs.append({
-            "challenge": key,
-            "a": {"id": ra["id"], "path": ra["path"], "process_score": ra["process_score"], "final_score": ra["final_score"],
-                  "tier": ra["tier"], "anti_patterns": ra["anti_patterns"]},
-            "b": {"id": rb["id"], "path": rb["path"], "process_score": rb["process_score"], "final_score": rb["final_score"],
-                  "tier": rb["tier"], "anti_patterns": rb["anti_patterns"]},
-            "difference": round(rb["process_score"] - ra["process_score"], 4),
-            "winner": winner_of(ra["process_score"], rb["process_score"]),
-        })
+        pairs.append(Pair(challenge=key, a=paired(ra), b=paired(rb),
+                          difference=round(rb.process_score - ra.process_score, 4),
+                          winner=winner_of(ra.process_score, rb.process_score)))
     unmatched_a = [keyed_a[k] for k in sorted(set(keyed_a) - set(keyed_b))] + extra_a
     unmatched_b = [keyed_b[k] for k in sorted(set(keyed_b) - set(keyed_a))] + extra_b
-    differences = [p["difference"] for p in pairs]
+    differences = [p.difference for p in pairs]
     mean = round(sum(differences) / len(differences), 4) if differences else None
     interval = bootstrap_interval(differences, seed)
 
-    def side(rows: list[dict[str, Any]], label: str) -> dict[str, Any]:
-        relabelled = [{**r, "agent": label} for r in rows]
-        summary = agent_summary(relabelled)
-        agents = sorted({r["agent"] or "(none)" for r in rows})
-        base = summary[0] if summary else {"runs": 0}
-        below = [r for r in rows if r.get("final_minus_best", 0) < 0]
-        loop = {"share_below_best": round(len(below) / len(rows), 4) if rows else None,
-                "points_lost_below_best": round(-sum(r["final_minus_best"] for r in below), 4)}
-        return {"label": label, "agents": agents, **{k: v for k, v in base.items() if k != "agent"}, **loop}
+    def side(rows: list[Row], label: str) -> Side:
+        summary = agent_summary(figures_of(r, label) for r in rows)
+        agents = sorted({r.agent or "(none)" for r in rows})
+        below = [r for r in rows if r.final_minus_best < 0]
+        share = round(len(below) / len(rows), 4) if rows else None
+        lost = round(-sum(r.final_minus_best for r in below), 4)
+        if not summary:
+            return Side(label=label, agents=agents, runs=0, share_below_best=share, points_lost_below_best=lost)
+        s = summary[0]
+        return Side(label=label, agents=agents, runs=s.runs, mean_process_score=s.mean_process_score,
+                    median_process_score=s.median_process_score, mean_final_score=s.mean_final_score,
+                    mean_iterations_used=s.mean_iterations_used, tiers=s.tiers, anti_pattern_share=s.anti_pattern_share,
+                    share_below_best=share, points_lost_below_best=lost)
 
-    wins = sum(1 for p in pairs if p["winner"] == "b")
-    losses = sum(1 for p in pairs if p["winner"] == "a")
-    summary_a, summary_b = side(rows_a, label_a), side(rows_b, label_b)
+    wins = sum(1 for p in pairs if p.winner == "b")
+    losses = sum(1 for p in pairs if p.winner == "a")
     # The winner rests on the paired runs (like for like), not on side means over unmatched runs.
-    overall = "tie" if not mean else ("b" if mean > 0 else "a")
-    return {
-        "schema": SCHEMA, "mode": "folders", "a": summary_a, "b": summary_b, "rows": pairs, "winner": overall,
-        "paired": {
-            "pairs": len(pairs), "b_wins": wins, "b_losses": losses, "ties": len(pairs) - wins - losses,
-            "mean_difference": mean, "ci95": list(interval) if interval else None, "seed": seed,
-            "resamples": 10_000,
-        },
-        "unmatched": {"a": [{"path": r["path"], "key": match_key(r)} for r in unmatched_a],
-                      "b": [{"path": r["path"], "key": match_key(r)} for r in unmatched_b]},
-    }
+    overall: Winner = "tie" if not mean else ("b" if mean > 0 else "a")
+    return FoldersComparison(
+        schema=SCHEMA, mode="folders", a=side(rows_a, label_a), b=side(rows_b, label_b), rows=pairs, winner=overall,
+        paired=Paired(pairs=len(pairs), b_wins=wins, b_losses=losses, ties=len(pairs) - wins - losses,
+                      mean_difference=mean, ci95=list(interval) if interval else None, seed=seed, resamples=10_000),
+        unmatched=Unmatched(a=[UnmatchedRun(path=r.path, key=match_key(r)) for r in unmatched_a],
+                            b=[UnmatchedRun(path=r.path, key=match_key(r)) for r in unmatched_b]),
+    )
 
 
-def worse_by(result: dict[str, Any]) -> float | None:
+def worse_by(result: Comparison) -> float | None:
     """How far B's (mean) process score falls below A's (positive when B is worse)."""
-    if result["mode"] == "runs":
-        return round(result["a"].process_score - result["b"].process_score, 4)
-    a, b = result["a"].get("mean_process_score"), result["b"].get("mean_process_score")
+    if isinstance(result, RunsComparison):
+        return round(result.a.process_score - result.b.process_score, 4)
+    a, b = result.a.mean_process_score, result.b.mean_process_score
     if a is None or b is None:
         return None
     return round(a - b, 4)

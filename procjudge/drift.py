@@ -13,7 +13,10 @@ reaching ``collapse``, 0.6 by default, from below it: 71% on one constraint in t
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .batch import Row
 
 SCHEMA = "procjudge.drift/1"
 NO_SOURCE = "(none)"
@@ -39,16 +42,16 @@ FINDINGS_TRACKED = ("late_pass", "returned_worse", "test_chasing", "checker_tamp
                     "shotgun_debugging", "scope_creep", "copy_paste_loop", "identical_submission")
 
 
-def drift(rows: list[dict[str, Any]], window: str = "day", threshold: float = 0.5, collapse: float = 0.6) -> dict[str, Any]:
+def drift(rows: list[Row], window: str = "day", threshold: float = 0.5, collapse: float = 0.6) -> dict[str, Any]:
     """Per source and window, the figures and the alerts (see the module docstring)."""
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    groups: dict[tuple[str, str], list[Row]] = {}
     untimed = 0
     for row in rows:
-        key = window_of(row.get("started_at") or "", window)
+        key = window_of(row.started_at or "", window)
         if key is None:
             untimed += 1
             continue
-        groups.setdefault((row.get("source") or NO_SOURCE, key), []).append(row)
+        groups.setdefault((row.source or NO_SOURCE, key), []).append(row)
     series: list[dict[str, Any]] = []
     alerts: list[dict[str, Any]] = []
     previous: dict[str, dict[str, Any]] = {}
@@ -57,16 +60,16 @@ def drift(rows: list[dict[str, Any]], window: str = "day", threshold: float = 0.
         n = len(members)
         firsts: dict[str, int] = {}
         for row in members:
-            if row.get("first_failing_test"):
-                firsts[row["first_failing_test"]] = firsts.get(row["first_failing_test"], 0) + 1
+            if row.first_failing_test:
+                firsts[row.first_failing_test] = firsts.get(row.first_failing_test, 0) + 1
         failing_runs = sum(firsts.values())
         top = max(firsts.items(), key=lambda kv: (kv[1], kv[0])) if firsts else None
-        entry = {
+        entry: dict[str, Any] = {
             "source": source, "window": key, "runs": n,
-            "mean_attempts": round(sum(r["iterations_used"] for r in members) / n, 4),
-            "pass_rate": round(sum(1 for r in members if r.get("outcome") == "passed") / n, 4),
-            "finding_share": {f: round(sum(1 for r in members if f in (r.get("items") or ())) / n, 4)
-                              for f in FINDINGS_TRACKED if any(f in (r.get("items") or ()) for r in members)},
+            "mean_attempts": round(sum(r.iterations_used for r in members) / n, 4),
+            "pass_rate": round(sum(1 for r in members if r.outcome == "passed") / n, 4),
+            "finding_share": {f: round(sum(1 for r in members if f in (r.items or ())) / n, 4)
+                              for f in FINDINGS_TRACKED if any(f in (r.items or ()) for r in members)},
             "first_failing_test": {"top": top[0] if top else None,
                                    "top_share": round(top[1] / failing_runs, 4) if top else None,
                                    "distinct": len(firsts)},

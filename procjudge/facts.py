@@ -272,7 +272,7 @@ def _post_counts(entry: Entry) -> Counts | None:
     feedback = entry.iteration_feedback
     if feedback is not None and feedback.tests is not None and feedback.tests.passed is not None:
         tests = feedback.tests
-        return Counts(passed=tests.passed, failed=tests.failed, total=tests.total, skipped=tests.skipped)
+        return Counts(passed=tests.passed or 0, failed=tests.failed, total=tests.total, skipped=tests.skipped)
     if results is not None and results.tests:
         passed = sum(1 for t in results.tests if t.outcome == "passed")
         failed = sum(1 for t in results.tests if t.outcome in ("failed", "error"))
@@ -323,7 +323,7 @@ def _changed(entry: Entry, diff: Diff | None) -> tuple[int | None, tuple[str, ..
 
 
 def _tests_fixed_broken(
-    before: tuple, after: tuple, results: Any, pre: Counts | None, passed: int | None
+    before: tuple[Any, Any], after: tuple[Any, Any], results: Any, pre: Counts | None, passed: int | None
 ) -> tuple[int | None, int | None, tuple[str, ...], str]:
     """(tests fixed, tests broken, names broken, basis) for one submission.
 
@@ -437,7 +437,7 @@ def parse_diff_cached(text: str) -> Diff:
     return parse_diff(text)
 
 
-def _task_evidence(run: Run) -> tuple[tuple[codeinfo.Case, ...], frozenset]:
+def _task_evidence(run: Run) -> tuple[tuple[codeinfo.Case, ...], frozenset[str]]:
     """The visible tests as cases, and the literals of the task's own statement and given tests.
 
     Cases come from the task's given tests and from every test name the run's feedback shows
@@ -621,6 +621,7 @@ def _iteration(run: Run, position: int, previous: IterationFacts | None, baselin
     if pre is None and baseline is not None and baseline.passed is not None:
         pre = Counts(passed=baseline.passed, failed=baseline.failed, total=baseline.total)
     tests_ran = not build_failed and not timed_out
+    broken_names: tuple[str, ...]
     if not tests_ran:
         tests_fixed, tests_broken, broken_names = None, None, ()
         basis = "build failed: no list of regressions" if build_failed else "timed out: tests not run are not regressions"
@@ -695,7 +696,7 @@ def _is_python(path: str, language: str | None) -> bool:
 
 
 def _code_shapes(it: IterationFacts, previous: IterationFacts | None, cases: tuple[codeinfo.Case, ...],
-                 spec: frozenset, language: str | None) -> tuple[codeinfo.Shape, ...]:
+                 spec: frozenset[str], language: str | None) -> tuple[codeinfo.Shape, ...]:
     """The cheat shapes a submission adds.
 
     The whole program when the run carries it (shapes already present in the previous program
@@ -709,7 +710,7 @@ def _code_shapes(it: IterationFacts, previous: IterationFacts | None, cases: tup
         found = codeinfo.python_shapes(it.code, cases, feedback, spec)
         if found is not None:
             program_read = True
-            before: set = set()
+            before: set[tuple[str, str]] = set()
             if previous is not None and previous.code is not None:
                 earlier = codeinfo.python_shapes(previous.code, cases, feedback, spec) or ()
                 before = {shape.key for shape in earlier}

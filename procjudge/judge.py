@@ -27,110 +27,74 @@ from .facts import FactsError, RunFacts, derive
 from .loading import LoadError
 from .model import Run
 from .policy import DEFAULT, Policy
+from .verdict import (
+    SCHEMA,
+    ActionEfficiency,
+    Aggregate,
+    Item,
+    IterationRow,
+    NotChecked,
+    PhaseSummary,
+    RunSummary,
+    TimeEfficiency,
+    Verdict,
+)
 
-SCHEMA = "procjudge.score/1"
-
-
-class Item(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
-    id: str
-    kind: str
-    points: float
-    iterations: list[int]
-    evidence: str
-    basis: str
-    strength: str
-    detail: dict[str, Any] | None = None
-
-
-class Verdict(msgspec.Struct, frozen=True, kw_only=True):
-    """The judgement of one run: what ``--format json`` prints (plus ``iterations``)."""
-
-    schema: str
-    run: dict[str, Any]
-    trajectory: list[float]
-    iterations_used: int
-    final_score: float
-    process_score: float
-    raw_process_score: float
-    composite_swing: float
-    tier: str
-    tier_rule: str
-    pattern: str
-    pattern_rule: str
-    process_rule: str
-    best_score: float
-    best_iteration: int
-    final_minus_best: float
-    last_score: float
-    gate: dict[str, Any]
-    attempts: dict[str, Any]
-    items: list[Item]
-    not_checked: list[dict[str, str]]
-    phases: list[dict[str, Any]]
-    aggregate: dict[str, Any]
-    iterations: list[dict[str, Any]]
-    warnings: list[str]
-
-    @property
-    def anti_patterns(self) -> list[str]:
-        """Ids of the anti-patterns found, in report order, without repeats."""
-        return list(dict.fromkeys(i.id for i in self.items if i.kind == "anti_pattern"))
-
+__all__ = ["ACCUSING", "SCHEMA", "Item", "Verdict", "judge"]
 
 def _r(value: float) -> float:
     return round(float(value), 4)
 
 
-def aggregate(facts: RunFacts) -> dict[str, Any]:
+def aggregate(facts: RunFacts, wasted: int) -> Aggregate:
     """The document's ``aggregate_telemetry`` figures, computed from the scored iterations."""
     its = facts.iterations
     trajectory = facts.trajectory
     gained = trajectory[-1] - trajectory[0]
     steps = len(its) - 1
-    durations = [it.duration for it in its]
-    total_duration = sum(durations) if all(d is not None for d in durations) else None
-    calls = [it.tool_calls for it in its]
-    total_calls = sum(calls) if all(c is not None for c in calls) else None
-    edits = [it.file_edits for it in its[1:]]
-    fixed = [it.tests_fixed for it in its[1:]]
-    out: dict[str, Any] = {
-        "total_iterations": len(its),
-        "total_duration_seconds": _r(total_duration) if total_duration is not None else None,
-        "score_trajectory": trajectory,
-        "improvement_rate": _r(gained / steps) if steps else None,
-        "regression_count": sum(1 for it in its[1:] if it.delta < 0),
-        "wasted_iterations": None,
-        "action_efficiency": {
-            "total_tool_calls": total_calls,
-            "tool_calls_per_point_gained": _r(total_calls / gained) if total_calls is not None and gained > 0 else None,
-            "file_edits_per_test_fixed": (
-                _r(sum(edits) / sum(fixed)) if edits and None not in edits and None not in fixed and sum(fixed) > 0 else None
-            ),
-        },
-        "time_efficiency": {
-            "seconds_per_point_gained": _r(total_duration / gained) if total_duration is not None and gained > 0 else None,
-            "time_distribution": [_r(d / total_duration) for d in durations] if total_duration else None,
-            "front_loaded": (durations[0] >= max(durations)) if total_duration and len(durations) > 1 else None,
-        },
-    }
-    return out
+    known_durations = [it.duration for it in its if it.duration is not None]
+    durations = known_durations if len(known_durations) == len(its) else None
+    total_duration = sum(durations) if durations is not None else None
+    calls = [it.tool_calls for it in its if it.tool_calls is not None]
+    total_calls = sum(calls) if len(calls) == len(its) else None
+    edits = [it.file_edits for it in its[1:] if it.file_edits is not None]
+    fixed = [it.tests_fixed for it in its[1:] if it.tests_fixed is not None]
+    complete = len(edits) == len(fixed) == steps > 0
+    return Aggregate(
+        total_iterations=len(its),
+        total_duration_seconds=_r(total_duration) if total_duration is not None else None,
+        score_trajectory=trajectory,
+        improvement_rate=_r(gained / steps) if steps else None,
+        regression_count=sum(1 for it in its[1:] if it.delta is not None and it.delta < 0),
+        wasted_iterations=wasted,
+        action_efficiency=ActionEfficiency(
+            total_tool_calls=total_calls,
+            tool_calls_per_point_gained=_r(total_calls / gained) if total_calls is not None and gained > 0 else None,
+            file_edits_per_test_fixed=_r(sum(edits) / sum(fixed)) if complete and sum(fixed) > 0 else None,
+        ),
+        time_efficiency=TimeEfficiency(
+            seconds_per_point_gained=_r(total_duration / gained) if total_duration is not None and gained > 0 else None,
+            time_distribution=[_r(d / total_duration) for d in durations] if durations and total_duration else None,
+            front_loaded=(durations[0] >= max(durations)) if durations and total_duration and len(durations) > 1 else None,
+        ),
+    )
 
 
-def _compare_aggregate(given: Any, computed: dict[str, Any]) -> list[str]:
+def _compare_aggregate(given: Any, computed: Aggregate) -> list[str]:
     """A warning for every figure in the file's own aggregate_telemetry that disagrees."""
     warnings = []
     given_map = msgspec.to_builtins(given)
 
     def close(a: Any, b: Any) -> bool:
         if isinstance(a, bool) or isinstance(b, bool):
-            return a == b
+            return bool(a == b)
         if isinstance(a, (int, float)) and isinstance(b, (int, float)):
             return abs(a - b) <= max(0.06, 0.02 * abs(b))
         if isinstance(a, list) and isinstance(b, list):
             return len(a) == len(b) and all(close(x, y) for x, y in zip(a, b))
-        return a == b
+        return bool(a == b)
 
-    def walk(g: dict, c: dict, prefix: str) -> None:
+    def walk(g: dict[str, Any], c: dict[str, Any], prefix: str) -> None:
         for key, value in g.items():
             mine = c.get(key)
             where = f"{prefix}{key}"
@@ -138,11 +102,11 @@ def _compare_aggregate(given: Any, computed: dict[str, Any]) -> list[str]:
                 walk(value, mine, where + ".")
             elif mine is not None and not close(value, mine):
                 warnings.append(f"aggregate_telemetry.{where}: the file says {value!r}, procjudge computes {mine!r}")
-    walk(given_map, computed, "")
+    walk(given_map, msgspec.to_builtins(computed), "")
     return warnings
 
 
-def phase_summary(facts: RunFacts, items: list[Item]) -> list[dict[str, Any]]:
+def phase_summary(facts: RunFacts, items: list[Item]) -> list[PhaseSummary]:
     """Marathon: each phase's budget, submissions used and lost, trajectory and the items that
     concern its iterations."""
     if not facts.phases:
@@ -151,6 +115,8 @@ def phase_summary(facts: RunFacts, items: list[Item]) -> list[dict[str, Any]]:
     excluded_by_phase: dict[str, int] = {}
     for exclusion in facts.excluded:
         phase = facts.submissions[exclusion.position][1]
+        if phase is None:
+            continue
         excluded_by_phase[phase] = excluded_by_phase.get(phase, 0) + 1
     for name in facts.phases:
         members = [it for it in facts.iterations if it.phase == name]
@@ -158,17 +124,17 @@ def phase_summary(facts: RunFacts, items: list[Item]) -> list[dict[str, Any]]:
         budget = facts.phase_budgets.get(name)
         # Items confined to the phase; items spanning phases stay run-level.
         concerned = [i for i in items if i.kind != "signal" and i.iterations and numbers.issuperset(i.iterations)]
-        summary.append({
-            "name": name,
-            "budget": budget,
-            "used": len(members),
-            "unused_lost": max(0, budget - len(members)) if budget is not None else None,
-            "not_scored": excluded_by_phase.get(name, 0),
-            "trajectory": [it.score for it in members],
-            "iterations": sorted(it.number for it in members),
-            "points": _r(sum(i.points for i in concerned)),
-            "items": list(dict.fromkeys(i.id for i in concerned)),
-        })
+        summary.append(PhaseSummary(
+            name=name,
+            budget=budget,
+            used=len(members),
+            unused_lost=max(0, budget - len(members)) if budget is not None else None,
+            not_scored=excluded_by_phase.get(name, 0),
+            trajectory=[it.score for it in members],
+            iterations=sorted(it.number for it in members),
+            points=_r(sum(i.points for i in concerned)),
+            items=list(dict.fromkeys(i.id for i in concerned)),
+        ))
     return summary
 
 
@@ -185,19 +151,19 @@ def iterations_text(numbers: list[int]) -> str:
     return ", ".join(str(n) for n in numbers) or "-"
 
 
-def run_detectors(facts: RunFacts, policy: Policy) -> tuple[list[Item], list[dict[str, str]]]:
+def run_detectors(facts: RunFacts, policy: Policy) -> tuple[list[Item], list[NotChecked]]:
     """Every detector's items, and the detectors that could not be evaluated, with the reason."""
     items: list[Item] = []
-    not_checked: list[dict[str, str]] = []
+    not_checked: list[NotChecked] = []
     for det in ALL:
         reason = det.needs(facts) if det.needs is not None else None
         if reason is not None:
-            not_checked.append({"detector": det.id, "reason": reason})
+            not_checked.append(NotChecked(detector=det.id, reason=reason))
             continue
         try:
             hits = list(det(facts, policy))
         except Exception as exc:  # noqa: BLE001 - one detector's bug must not lose the others' verdict
-            not_checked.append({"detector": det.id, "reason": f"internal error: {type(exc).__name__}: {exc}"[:300]})
+            not_checked.append(NotChecked(detector=det.id, reason=f"internal error: {type(exc).__name__}: {exc}"[:300]))
             continue
         for hit in hits:
             items.append(Item(
@@ -236,8 +202,7 @@ def judge(run: Run, policy: Policy = DEFAULT) -> Verdict:
     pattern, pattern_rule = classify_pattern(trajectory, policy, judged, build_failed)
     cheating = f"{cheats[0].id} at iteration {iterations_text(cheats[0].iterations)}" if cheats else None
     tier, tier_rule = classify_tier(trajectory, wasted, policy, judged, cheating)
-    computed = aggregate(facts)
-    computed["wasted_iterations"] = wasted
+    computed = aggregate(facts, wasted)
     best, best_iteration, final_minus_best = loop.best_so_far(facts)
     warnings = list(run.warnings) + list(run.info.notes or ()) + list(facts.warnings)
     if run.aggregate is not None:
@@ -249,20 +214,20 @@ def judge(run: Run, policy: Policy = DEFAULT) -> Verdict:
             for number in item.iterations:
                 table[number].append(item.id)
     iterations = [
-        {
-            "iteration": it.number, "score": it.score, "score_source": it.score_source,
-            "delta": it.delta, "passed": it.passed, "total": it.total,
-            "phase": it.phase, "duration_seconds": it.duration, "signals": table[it.number],
-        }
+        IterationRow(
+            iteration=it.number, score=it.score, score_source=it.score_source,
+            delta=it.delta, passed=it.passed, total=it.total,
+            phase=it.phase, duration_seconds=it.duration, signals=table[it.number],
+        )
         for it in facts.iterations
     ]
     info = run.info
     return Verdict(
         schema=SCHEMA,
-        run={"id": run.id, "agent": info.agent, "challenge": info.challenge, "format": info.format,
-             "path": run.path, "source": info.source, "budget": facts.budget,
-             "started_at": info.started_at or facts.iterations[0].timestamp_start,
-             "first_failing_test": first_failing_test(facts)},
+        run=RunSummary(id=run.id, agent=info.agent, challenge=info.challenge, format=info.format,
+                       path=run.path, source=info.source, budget=facts.budget,
+                       started_at=info.started_at or facts.iterations[0].timestamp_start,
+                       first_failing_test=first_failing_test(facts)),
         trajectory=trajectory,
         iterations_used=len(trajectory),
         final_score=best if policy.best_so_far.final == "best" else trajectory[-1],

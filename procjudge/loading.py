@@ -63,7 +63,7 @@ class LoadError(Exception):
         return f"{where}:{field} {self.reason}"
 
 
-def _without_timestamps(resolvers: dict) -> dict:
+def _without_timestamps(resolvers: dict[Any, Any]) -> dict[Any, Any]:
     """Resolver table minus implicit timestamps: telemetry times stay the strings they were."""
     cleaned = {}
     for first, pairs in resolvers.items():
@@ -94,7 +94,7 @@ class _RunLoader(_BaseLoader):  # type: ignore[misc, valid-type]
 
     yaml_implicit_resolvers = _without_timestamps(_BaseLoader.yaml_implicit_resolvers)
 
-    def resolve(self, kind, value, implicit):
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
         if kind is yaml.ScalarNode:
             if not implicit[0]:
                 return _STR
@@ -146,7 +146,7 @@ class _Builder:
             self.aliases_used = True
             return self.memo[key]
         if kind is yaml.MappingNode and tag == _MAP:
-            mapping: dict = {}
+            mapping: dict[Any, Any] = {}
             self.memo[key] = mapping
             for key_node, value_node in node.value:
                 if key_node.tag == _MERGE:
@@ -169,7 +169,7 @@ class _Builder:
                     ) from None
             return mapping
         if kind is yaml.SequenceNode and tag == _SEQ:
-            sequence: list = []
+            sequence: list[Any] = []
             self.memo[key] = sequence
             sequence.extend(self.build(item) for item in node.value)
             return sequence
@@ -340,7 +340,7 @@ def _refuse_duplicate_keys(path: str, text: str) -> None:
     readers, would keep the last one silently)."""
     import json
 
-    def check(pairs: list[tuple[str, Any]]) -> dict:
+    def check(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         seen: set[str] = set()
         for key, _ in pairs:
             if key in seen:
@@ -462,7 +462,7 @@ def _looks_like_record(value: Any) -> bool:
     return isinstance(value, dict) and bool(_TELEMETRY_KEYS.intersection(value))
 
 
-def _normalise(path: str, documents: list[Any]) -> tuple[dict, Origins]:
+def _normalise(path: str, documents: list[Any]) -> tuple[dict[str, Any], Origins]:
     """Turn any accepted shape into ``{run, iterations, aggregate_telemetry}`` plus origins."""
     documents = [d for d in documents if d is not None]
     if not documents:
@@ -488,7 +488,7 @@ def _normalise(path: str, documents: list[Any]) -> tuple[dict, Origins]:
             f"records or one record; got {_kind(document)}",
         )
     # A YAML stream: optional run document, records, optional aggregate document.
-    header: dict = {}
+    header: dict[str, Any] = {}
     key_documents: dict[str, int] = {}
     pairs = []
     for index, document in enumerate(documents):
@@ -505,14 +505,14 @@ def _normalise(path: str, documents: list[Any]) -> tuple[dict, Origins]:
     return _canonical(header, pairs, path, key_documents)
 
 
-class Origins(list):
+class Origins(list[Any]):
     """Where each canonical iteration came from, plus the stream document of each top-level key."""
 
     key_documents: dict[str, int]
 
 
-def _canonical(rest: dict, pairs: list[tuple[Any, _Origin]], path: str,
-               key_documents: dict[str, int] | None = None) -> tuple[dict, Origins]:
+def _canonical(rest: dict[str, Any], pairs: list[tuple[Any, _Origin]], path: str,
+               key_documents: dict[str, int] | None = None) -> tuple[dict[str, Any], Origins]:
     canonical = dict(rest)
     canonical["iterations"] = [entry for entry, _ in pairs]
     origins = Origins(origin for _, origin in pairs)
@@ -597,7 +597,7 @@ def _describe_expected(message: str, value: Any) -> str:
     return message
 
 
-def _locate_validation_error(path: str, text: str, canonical: dict, origins: Origins, raw: str) -> LoadError:
+def _locate_validation_error(path: str, text: str, canonical: dict[str, Any], origins: Origins, raw: str) -> LoadError:
     message, _, where = raw.rpartition(" - at ")
     if not message:
         message, where = raw, "$"
@@ -708,7 +708,7 @@ def _shown_key(key: Any) -> str:
     return cut + (f"... ({len(text):,} characters)" if len(text) > _KEY_SHOWN else "")
 
 
-def _unknown_key_warnings(canonical: dict) -> Iterable[str]:
+def _unknown_key_warnings(canonical: dict[str, Any]) -> Iterable[str]:
     """Yield a warning for every key the contract does not know, with a "did you mean", up to
     ``MAX_UNKNOWN_KEY_WARNINGS``; then one line counting the rest."""
     stack: list[tuple[Any, type, str]] = [(canonical, RunFile, "")]

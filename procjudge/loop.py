@@ -25,10 +25,11 @@ without ever going green is exhausted, a separate outcome.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Literal
 
 from .facts import IterationFacts, RunFacts
 from .policy import Policy
+from .verdict import Attempts, GateReplay, GateRound
 
 
 def _score_fmt(value: float) -> str:
@@ -54,16 +55,17 @@ def _all_pass(it: IterationFacts) -> bool:
     return it.all_passing if it.total else it.score >= 100
 
 
-def replay_gate(facts: RunFacts, policy: Policy) -> dict[str, Any]:
+def replay_gate(facts: RunFacts, policy: Policy) -> GateReplay:
     """The regression gate replayed over the run (see the module docstring for the clauses)."""
     rule = policy.gate
     passing = [_passing(it) for it in facts.iterations]
     if any(p is None for p in passing):
-        return {"replayed": False, "reason": "no per-test outcomes for every submission: the hard checks are unknown"}
+        return GateReplay(replayed=False, reason="no per-test outcomes for every submission: the hard checks are unknown")
     noise = noise_floor(facts)
     margin = max(rule.margin, noise + rule.above_noise) if noise is not None else rule.margin
-    decisions: list[dict[str, Any]] = [{"iteration": facts.iterations[0].number, "decision": "incumbent",
-                                        "clause": "the first submission", "check": None}]
+    decisions = [GateRound(iteration=facts.iterations[0].number, decision="incumbent",
+                           clause="the first submission", check=None)]
+    known = [p for p in passing if p is not None]
     incumbent = 0
     rejections_in_a_row = 0
     stopped: str | None = None
@@ -77,13 +79,15 @@ def replay_gate(facts: RunFacts, policy: Policy) -> dict[str, Any]:
         elif stopped is None and rejections_in_a_row >= rule.stop_after_rejections:
             stopped = f"stopped after {rule.stop_after_rejections} rejections in a row"
         if stopped is not None:
-            decisions.append({"iteration": it.number, "decision": "not_offered", "clause": stopped, "check": None})
+            decisions.append(GateRound(iteration=it.number, decision="not_offered", clause=stopped, check=None))
             continue
         offered += 1
-        broken = sorted(passing[incumbent] - passing[k])
+        broken = sorted(known[incumbent] - known[k])
+        decision: Literal["accepted", "rejected"]
+        check: str | None
         if broken:
             decision, clause, check = "rejected", "1: breaks a check the incumbent passed", broken[0]
-        elif len(passing[k]) > len(passing[incumbent]):
+        elif len(known[k]) > len(known[incumbent]):
             decision, clause, check = "accepted", "2: repairs a failing check and breaks nothing", None
         elif it.score / 100 >= current.score / 100 + margin:
             decision, clause, check = "accepted", f"3: soft score {it.score / 100:.2f} >= {current.score / 100:.2f} + {margin:g}", None
@@ -95,22 +99,22 @@ def replay_gate(facts: RunFacts, policy: Policy) -> dict[str, Any]:
             rejected += 1
             rejections_in_a_row += 1
             reasons[clause.split(":")[0]] = reasons.get(clause.split(":")[0], 0) + 1
-        decisions.append({"iteration": it.number, "decision": decision, "clause": clause, "check": check})
+        decisions.append(GateRound(iteration=it.number, decision=decision, clause=clause, check=check))
     gated = facts.iterations[incumbent]
-    return {
-        "replayed": True,
-        "margin": margin,
-        "noise_floor": noise,
-        "iterations": decisions,
-        "returned_round": incumbent + 1,
-        "returned_iteration": gated.number,
-        "gated_final": gated.score,
-        "actual_final": facts.final.score,
-        "saved": round(gated.score - facts.final.score, 6),
-        "revisions_offered": offered,
-        "revisions_rejected": rejected,
-        "rejected_by_clause": {f"clause {k}": v for k, v in sorted(reasons.items())},
-    }
+    return GateReplay(
+        replayed=True,
+        margin=margin,
+        noise_floor=noise,
+        iterations=decisions,
+        returned_round=incumbent + 1,
+        returned_iteration=gated.number,
+        gated_final=gated.score,
+        actual_final=facts.final.score,
+        saved=round(gated.score - facts.final.score, 6),
+        revisions_offered=offered,
+        revisions_rejected=rejected,
+        rejected_by_clause={f"clause {k}": v for k, v in sorted(reasons.items())},
+    )
 
 
 def noise_floor(facts: RunFacts) -> float | None:
@@ -123,7 +127,7 @@ def noise_floor(facts: RunFacts) -> float | None:
     return round(max(spreads), 6) if spreads else None
 
 
-def attempts(facts: RunFacts, policy: Policy) -> dict[str, Any]:
+def attempts(facts: RunFacts, policy: Policy) -> Attempts:
     """Attempt count, its risk bucket, and the run's outcome: ``passed`` (the final submission
     passes every visible test), ``exhausted`` (the budget was spent and it never went green),
     or ``stopped`` (it ended with failures and budget left)."""
@@ -131,20 +135,21 @@ def attempts(facts: RunFacts, policy: Policy) -> dict[str, Any]:
     info = facts.run.info
     count = len(facts.iterations)
     risk_count = count
-    basis = "attempts"
+    basis: Literal["attempts", "siblings_failed"] = "attempts"
     if info.siblings_failed is not None:  # best-of-N: the draws that failed the check are the search
         risk_count = info.siblings_failed + 1
         basis = "siblings_failed"
     bucket = bucket_of(risk_count, rule.buckets)
     ever_green = any(_all_pass(it) for it in facts.iterations)
+    outcome: Literal["passed", "exhausted", "stopped"]
     if _all_pass(facts.final):
         outcome = "passed"
     elif not ever_green and (count >= facts.budget or facts.excluded):
         outcome = "exhausted"
     else:
         outcome = "stopped"
-    return {"count": count, "bucket": bucket, "basis": basis, "siblings_failed": info.siblings_failed,
-            "outcome": outcome}
+    return Attempts(count=count, bucket=bucket, basis=basis, siblings_failed=info.siblings_failed,
+                    outcome=outcome)
 
 
 def bucket_of(count: int, bounds: tuple[int, ...]) -> str:

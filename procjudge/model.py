@@ -36,7 +36,7 @@ class Record(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """Base of every input record: immutable, keyword-only, unknown keys tolerated."""
 
 
-class Counts(Record):
+class Counts(Record, frozen=True):
     """Pass/fail counts of one suite at one moment."""
 
     passed: Count = 0
@@ -64,14 +64,14 @@ class Counts(Record):
         return self.passed + (self.failed or 0)
 
 
-class ActionLogEntry(Record):
+class ActionLogEntry(Record, frozen=True):
     tool: Literal["read_feedback", "read_file", "edit_file", "run_tests", "search", "submit", "other"]
     target: Name | None = None
     at_seconds: Seconds | None = None
     result: Counts | None = None
 
 
-class Actions(Record):
+class Actions(Record, frozen=True):
     tool_calls_total: Count | None = None
     file_reads: Count | None = None
     file_edits: Count | None = None
@@ -81,7 +81,7 @@ class Actions(Record):
     log: list[ActionLogEntry] | None = None
 
 
-class FileChange(Record):
+class FileChange(Record, frozen=True):
     path: Name
     status: Literal["modified", "created", "deleted", "renamed"] = "modified"
     previous_path: Name | None = None
@@ -90,7 +90,7 @@ class FileChange(Record):
     scratch: bool | None = None  # a throw-away file (reproduction script, probe): not part of the fix
 
 
-class Changes(Record):
+class Changes(Record, frozen=True):
     files_modified: Count | None = None
     files_created: Count | None = None
     files_deleted: Count | None = None
@@ -104,7 +104,7 @@ class Changes(Record):
     code: DiffText | None = None  # extension: the submitted code itself (importers record it)
 
 
-class TestOutcome(Record):
+class TestOutcome(Record, frozen=True):
     name: Name
     outcome: Literal["passed", "failed", "skipped", "error"]
     category: Name | None = None
@@ -112,13 +112,13 @@ class TestOutcome(Record):
     files: list[Name] | None = None
 
 
-class HiddenSuite(Counts):
+class HiddenSuite(Counts, frozen=True):
     """One named held-back suite (``hidden`` sums them)."""
 
     name: Name = "hidden"
 
 
-class TestResults(Record):
+class TestResults(Record, frozen=True):
     pre_iteration: Counts | None = None
     post_iteration: Counts | None = None
     delta: SignedCount | None = None
@@ -129,26 +129,26 @@ class TestResults(Record):
     suite: Name | None = None  # the identity of the suite that produced the counts (command, targets)
 
 
-class ScoreRecord(Record):
+class ScoreRecord(Record, frozen=True):
     pre_iteration: IterationScore | None = None
     post_iteration: IterationScore | None = None
     delta: ScoreDelta | None = None
     samples: list[IterationScore] | None = None  # the same submission scored repeatedly: the score's noise
 
 
-class FeedbackAnalysis(Record):
+class FeedbackAnalysis(Record, frozen=True):
     read_feedback: bool | None = None
     time_before_first_edit_seconds: Seconds | None = None
     failure_messages_referenced: Count | None = None
 
 
-class Build(Record):
+class Build(Record, frozen=True):
     status: Literal["success", "failure"] = "success"
     errors: list[Text] | None = None
     warnings: list[Text] | None = None
 
 
-class IterationTelemetry(Record):
+class IterationTelemetry(Record, frozen=True):
     """One submission: the source document's per-iteration telemetry record."""
 
     iteration_number: Count | None = None
@@ -166,14 +166,14 @@ class IterationTelemetry(Record):
     feedback_analysis: FeedbackAnalysis | None = None
 
 
-class Failure(Record):
+class Failure(Record, frozen=True):
     name: Name
     message: Text | None = None
     category: Name | None = None
     files: list[Name] | None = None
 
 
-class FeedbackTests(Record):
+class FeedbackTests(Record, frozen=True):
     total: Count | None = None
     passed: Count | None = None
     failed: Count | None = None
@@ -189,19 +189,19 @@ class FeedbackTests(Record):
             raise ValueError(f"field=failed: passed + failed ({self.passed} + {self.failed}) cannot exceed total ({self.total})")
 
 
-class Lint(Record):
+class Lint(Record, frozen=True):
     errors: Count | None = None
     warnings: Count | None = None
     issues: list[Text] | None = None
 
 
-class Coverage(Record):
+class Coverage(Record, frozen=True):
     line_percent: Percent | None = None
     branch_percent: Percent | None = None
     uncovered_files: list[Name] | None = None
 
 
-class IterationFeedback(Record):
+class IterationFeedback(Record, frozen=True):
     """The machine feedback produced by judging one submission."""
 
     iteration: Count | None = None
@@ -212,12 +212,12 @@ class IterationFeedback(Record):
     coverage: Coverage | None = None
 
 
-class Entry(Record):
+class Entry(Record, frozen=True):
     iteration_telemetry: IterationTelemetry
     iteration_feedback: IterationFeedback | None = None
 
 
-class Phase(Record):
+class Phase(Record, frozen=True):
     name: Name
     max_iterations: Annotated[int, msgspec.Meta(ge=1, le=10000)] | None = None
 
@@ -225,7 +225,7 @@ class Phase(Record):
 Format = Literal["sprint", "standard", "marathon"]
 
 
-class Task(Record):
+class Task(Record, frozen=True):
     """What the agent was given before its first submission: the statement and the visible tests.
 
     Literals found here are specification, not special-casing, unless a branch keyed on them
@@ -237,7 +237,7 @@ class Task(Record):
     language: Name | None = None
 
 
-class RunInfo(Record):
+class RunInfo(Record, frozen=True):
     id: Name | None = None
     agent: Name | None = None
     challenge: Name | None = None
@@ -253,19 +253,19 @@ class RunInfo(Record):
     notes: list[Text] | None = None  # what an importer noticed about the log (shown as warnings)
 
 
-class ActionEfficiency(Record):
+class ActionEfficiency(Record, frozen=True):
     total_tool_calls: Count | None = None
     tool_calls_per_point_gained: Score | None = None
     file_edits_per_test_fixed: Score | None = None
 
 
-class TimeEfficiency(Record):
+class TimeEfficiency(Record, frozen=True):
     seconds_per_point_gained: Score | None = None
     time_distribution: list[Annotated[float, msgspec.Meta(ge=0, le=1)]] | None = None
     front_loaded: bool | None = None
 
 
-class AggregateTelemetry(Record):
+class AggregateTelemetry(Record, frozen=True):
     total_iterations: Count | None = None
     total_duration_seconds: Seconds | None = None
     score_trajectory: list[Score] | None = None
@@ -276,7 +276,7 @@ class AggregateTelemetry(Record):
     time_efficiency: TimeEfficiency | None = None
 
 
-class RunFile(Record):
+class RunFile(Record, frozen=True):
     """The canonical run file: every accepted shape is normalised to this before validation."""
 
     iterations: Annotated[list[Entry], msgspec.Meta(min_length=1, max_length=100_000)]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -23,7 +23,7 @@ class Section(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     """Base of policy sections: immutable, and a typo in a key is an error."""
 
 
-class Range(Section):
+class Range(Section, frozen=True):
     """A penalty or bonus range; a finding is placed inside it by its severity (0..1)."""
 
     mild: Points
@@ -47,7 +47,7 @@ def severity(value: float, low: float, high: float) -> float:
     return min(1.0, max(0.0, (value - low) / (high - low)))
 
 
-class Clamp(Section):
+class Clamp(Section, frozen=True):
     """The process score's range. A run with definite evidence of cheating is scored ``min``; the
     penalties of every other run stop at ``min_without_cheating`` (procjudge's choice: thrashing is
     bad engineering, cheating is no engineering, and no honest run may rank with a cheat)."""
@@ -62,7 +62,7 @@ class Clamp(Section):
                              f"{self.min:g}, {self.min_without_cheating:g}, {self.max:g}")
 
 
-class FormatPolicy(Section):
+class FormatPolicy(Section, frozen=True):
     budget: Annotated[int, msgspec.Meta(ge=1)]
     convergence_baseline: Annotated[float, msgspec.Meta(gt=0)]
     time_profile: tuple[Fraction, ...]
@@ -73,7 +73,7 @@ class FormatPolicy(Section):
             raise ValueError("field=time_profile: expected shares of time with a positive sum, e.g. [0.4, 0.3, 0.2, 0.1]")
 
 
-class Formats(Section):
+class Formats(Section, frozen=True):
     sprint: FormatPolicy = FormatPolicy(
         budget=2, convergence_baseline=1, time_profile=(0.8, 0.2), min_gap_seconds=30
     )
@@ -85,31 +85,31 @@ class Formats(Section):
     )
 
 
-class Monotonic(Section):
+class Monotonic(Section, frozen=True):
     per_step: Points = 2.0
     per_regression: Points = -5.0
 
 
-class Convergence(Section):
+class Convergence(Section, frozen=True):
     factor: Positive = 1.2
     points: Points = 5.0
     min_final: Positive = 90.0  # converged means a good final score (the document's targets: 90-95)
     per_unused_submission: Points = 2.5  # "using 4 of 8: strong convergence bonus": stopping early pays
 
 
-class Wasted(Section):
+class Wasted(Section, frozen=True):
     min_delta: Positive = 2.0
     points: Points = -3.0
     measure: Literal["absolute", "improvement"] = "absolute"
 
 
-class TimeAllocation(Section):
+class TimeAllocation(Section, frozen=True):
     front_loaded: Points = 2.0
     back_loaded: Points = -2.0
     profile_tolerance: Fraction = 0.15
 
 
-class Trajectory(Section):
+class Trajectory(Section, frozen=True):
     judge_phase_boundaries: bool = False  # marathon: a step into a new phase brings new tests
     monotonic_improvement: Monotonic = Monotonic()
     rapid_convergence: Convergence = Convergence()
@@ -117,13 +117,13 @@ class Trajectory(Section):
     time_allocation: TimeAllocation = TimeAllocation()
 
 
-class BuildFailure(Section):
+class BuildFailure(Section, frozen=True):
     zero_score: Literal["every_iteration", "first_iteration"] = "every_iteration"
     persistent_min_iterations: Annotated[int, msgspec.Meta(ge=2)] = 2
     persistent_points: Points = -10.0
 
 
-class Rules(Section):
+class Rules(Section, frozen=True):
     identical_submission: Points = -5.0
     build_failure: BuildFailure = BuildFailure()
     timeout: Points = 0.0
@@ -135,7 +135,7 @@ class Rules(Section):
     early_termination_min_failing: Annotated[int, msgspec.Meta(ge=1)] = 1
 
 
-class Shotgun(Section):
+class Shotgun(Section, frozen=True):
     range: Range = Range(mild=-3, severe=-8)
     max_files_per_test_fixed: Positive = 3.0
     severe_files_per_test_fixed: Positive = 12.0
@@ -143,7 +143,7 @@ class Shotgun(Section):
     min_unrelated_files: Annotated[int, msgspec.Meta(ge=1)] = 3
 
 
-class TestChasing(Section):
+class TestChasing(Section, frozen=True):
     """Code aimed at the visible tests. A definite shape costs ``definite`` (more for several, up to
     the range's severe end); a likely one (text patterns, a removed check) the range's mild end."""
 
@@ -153,7 +153,7 @@ class TestChasing(Section):
     hidden_categories: tuple[str, ...] = ("adversarial", "hidden", "held_back")
 
 
-class CheckerTampering(Section):
+class CheckerTampering(Section, frozen=True):
     """Code that disarms the checker (an exit before the asserts, a patched excepthook, an
     always-equal ``__eq__``): definite shapes cost ``definite``, likely ones ``likely``."""
 
@@ -161,7 +161,7 @@ class CheckerTampering(Section):
     likely: Points = -5.0
 
 
-class HiddenSuiteGap(Section):
+class HiddenSuiteGap(Section, frozen=True):
     """The visible suite is green but a held-back suite that ran is not: the visible tests missed an
     error. Not an accusation; small points."""
 
@@ -169,22 +169,22 @@ class HiddenSuiteGap(Section):
     min_failing_share: Fraction = 0.0
 
 
-class ScopeCreep(Section):
+class ScopeCreep(Section, frozen=True):
     range: Range = Range(mild=-2, severe=-5)
     max_unrelated_fraction: Fraction = 0.5
     severe_new_files: Annotated[int, msgspec.Meta(ge=1)] = 4  # new unrelated files that reach the severe end
 
 
-class RegressionBlindness(Section):
+class RegressionBlindness(Section, frozen=True):
     per_test: Points = -3.0
 
 
-class CopyPaste(Section):
+class CopyPaste(Section, frozen=True):
     similarity: Fraction = 0.85
     points: Points = -5.0
 
 
-class AntiPatterns(Section):
+class AntiPatterns(Section, frozen=True):
     shotgun_debugging: Shotgun = Shotgun()
     test_chasing: TestChasing = TestChasing()
     checker_tampering: CheckerTampering = CheckerTampering()
@@ -193,39 +193,39 @@ class AntiPatterns(Section):
     copy_paste_loop: CopyPaste = CopyPaste()
 
 
-class Diagnostic(Section):
+class Diagnostic(Section, frozen=True):
     range: Range = Range(mild=2, severe=5)
     min_seconds_before_edit: Positive = 30.0
     min_marks_share: Fraction = 0.5  # the mean share of the four marks at the mild end (all four: severe)
 
 
-class Targeted(Section):
+class Targeted(Section, frozen=True):
     range: Range = Range(mild=1, severe=3)
     min_tests_fixed_per_file: Positive = 1.0
     best_tests_fixed_per_file: Positive = 3.0
 
 
-class TestDriven(Section):
+class TestDriven(Section, frozen=True):
     range: Range = Range(mild=2, severe=4)
     min_runs_per_iteration: Annotated[int, msgspec.Meta(ge=1)] = 3
     min_fraction_of_iterations: Fraction = 0.5
 
 
-class Progressive(Section):
+class Progressive(Section, frozen=True):
     range: Range = Range(mild=3, severe=6)
     min_steps: Annotated[int, msgspec.Meta(ge=1)] = 3
     full_marks_final: Positive = 100.0
     min_final: Positive = 85.0
 
 
-class Practices(Section):
+class Practices(Section, frozen=True):
     diagnostic_first: Diagnostic = Diagnostic()
     targeted_fixes: Targeted = Targeted()
     test_driven_iteration: TestDriven = TestDriven()
     progressive_refinement: Progressive = Progressive()
 
 
-class SignalPoints(Section):
+class SignalPoints(Section, frozen=True):
     """Points per iteration for each signal (0: shown but not scored)."""
 
     reads_before_writing: Points = 0.0
@@ -240,7 +240,7 @@ class SignalPoints(Section):
     unproductive: Points = 0.0
 
 
-class Signals(Section):
+class Signals(Section, frozen=True):
     """Per-iteration signals; each has its points (0: shown but not scored)."""
 
     reads_before_writing_seconds: Positive = 30.0
@@ -251,7 +251,7 @@ class Signals(Section):
     points: SignalPoints = SignalPoints()
 
 
-class BestSoFar(Section):
+class BestSoFar(Section, frozen=True):
     """"Iteration caps and regression gates": the last submission is not privileged."""
 
     final: Literal["best", "last"] = "best"  # the run's final_score: its best score (the chapter's rule) or its last
@@ -259,7 +259,7 @@ class BestSoFar(Section):
     points: Points = 0.0  # returned_worse: shown and gateable; the regressing step already costs -5
 
 
-class Gate(Section):
+class Gate(Section, frozen=True):
     """The regression gate replayed over a run (its soft score is the iteration score / 100)."""
 
     margin: Fraction = 0.05  # above the soft score's noise floor (0.03 between paraphrases in the chapter)
@@ -268,7 +268,7 @@ class Gate(Section):
     stop_after_rejections: Annotated[int, msgspec.Meta(ge=1)] = 2
 
 
-class Attempts(Section):
+class Attempts(Section, frozen=True):
     """"More attempts means more search": attempt count as risk."""
 
     buckets: tuple[Annotated[int, msgspec.Meta(ge=1)], ...] = (1, 2, 3, 4, 7)  # 1, 2, 3, 4-6, 7+
@@ -280,25 +280,25 @@ class Attempts(Section):
             raise ValueError("field=buckets: expected increasing lower bounds starting at 1, e.g. [1, 2, 3, 4, 7]")
 
 
-class Plausibility(Section):
+class Plausibility(Section, frozen=True):
     """When a run's own numbers disagree: warnings, never a changed score."""
 
     max_score_gap: Positive = 25.0  # a score may blend other judges (the document's 84.7 at 22/24)
 
 
-class PatternPolicy(Section):
+class PatternPolicy(Section, frozen=True):
     suspicious_jump_points: Positive = 30.0
     strong_start: Positive = 85.0
     thrashing_mean_gain: Positive = 5.0
 
 
-class TierPolicy(Section):
+class TierPolicy(Section, frozen=True):
     first_time_score: Positive = 85.0
     first_time_max_iterations: Annotated[int, msgspec.Meta(ge=1)] = 2
     acceptable_final: Positive = 70.0
 
 
-class Policy(Section):
+class Policy(Section, frozen=True):
     """The scoring policy: see ``procjudge policy show``."""
 
     clamp: Clamp = Clamp()
@@ -318,7 +318,8 @@ class Policy(Section):
     tier: TierPolicy = TierPolicy()
 
     def format(self, name: str) -> FormatPolicy:
-        return getattr(self.formats, name)
+        chosen: FormatPolicy = getattr(self.formats, name)
+        return chosen
 
 
 DEFAULT = Policy()
@@ -328,7 +329,7 @@ class PolicyError(Exception):
     """A policy file that could not be read or validated."""
 
 
-def _merge(base: dict, override: dict) -> dict:
+def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     """The defaults with a policy file laid over them, section by section."""
     merged = dict(base)
     for key, value in override.items():
@@ -349,8 +350,8 @@ def _loader() -> type:
     base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
     class NoDuplicates(base):  # type: ignore[misc, valid-type]
-        def construct_mapping(self, node, deep=False):
-            seen: dict = {}
+        def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
+            seen: dict[Any, Any] = {}
             for key_node, _ in node.value:
                 key = self.construct_object(key_node, deep=True)
                 try:
@@ -363,7 +364,8 @@ def _loader() -> type:
                         f"found the key {str(key)[:80]!r} twice (first on line {first.start_mark.line + 1}, "
                         f"again on line {key_node.start_mark.line + 1})", key_node.start_mark)
                 seen[key] = key_node
-            return super().construct_mapping(node, deep)
+            mapping: dict[Any, Any] = super().construct_mapping(node, deep)
+            return mapping
 
     return NoDuplicates
 

@@ -13,25 +13,28 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .batch import Row
 
 SCHEMA = "procjudge.review/1"
 Z95 = 1.959964
 
 
-def stratum_of(row: dict[str, Any], by: str) -> str:
+def stratum_of(row: Row, by: str) -> str:
     """A run's stratum: its attempt bucket, or (``by="finding"``) its anti-patterns."""
     if by == "finding":
-        return "+".join(sorted(row.get("anti_patterns") or [])) or "none"
-    return str(row.get("bucket") or "?")
+        return "+".join(sorted(row.anti_patterns or [])) or "none"
+    return str(row.bucket or "?")
 
 
-def draw(rows: list[dict[str, Any]], per_stratum: int, seed: int, by: str = "bucket") -> dict[str, Any]:
+def draw(rows: list[Row], per_stratum: int, seed: int, by: str = "bucket") -> dict[str, Any]:
     """A review queue: up to ``per_stratum`` runs drawn from each stratum with a seeded generator
     (in path order first, so the draw does not depend on the order files were found), each with
     its sampling weight (runs in its stratum / runs drawn from it)."""
-    strata: dict[str, list[dict[str, Any]]] = {}
-    for row in sorted(rows, key=lambda r: r["path"]):
+    strata: dict[str, list[Row]] = {}
+    for row in sorted(rows, key=lambda r: r.path):
         strata.setdefault(stratum_of(row, by), []).append(row)
     generator = random.Random(seed)
     queue = []
@@ -41,10 +44,10 @@ def draw(rows: list[dict[str, Any]], per_stratum: int, seed: int, by: str = "buc
         chosen = generator.sample(members, min(per_stratum, len(members)))
         weight = len(members) / len(chosen) if chosen else 0.0
         summary[name] = {"population": len(members), "sampled": len(chosen)}
-        for row in sorted(chosen, key=lambda r: r["path"]):
-            queue.append({"path": row["path"], "stratum": name, "bucket": row.get("bucket"),
-                          "attempts": row.get("iterations_used"), "findings": list(row.get("anti_patterns") or []),
-                          "process_score": row.get("process_score"), "weight": round(weight, 6)})
+        for row in sorted(chosen, key=lambda r: r.path):
+            queue.append({"path": row.path, "stratum": name, "bucket": row.bucket,
+                          "attempts": row.iterations_used, "findings": list(row.anti_patterns or []),
+                          "process_score": row.process_score, "weight": round(weight, 6)})
     return {"schema": SCHEMA, "by": by, "seed": seed, "per_stratum": per_stratum, "runs": len(rows),
             "strata": summary, "queue": queue}
 
@@ -105,7 +108,8 @@ def estimate(queue: dict[str, Any], labels: Iterable[tuple[str, bool]]) -> dict[
         "schema": SCHEMA, "by": queue.get("by"), "labels_used": sum(s["reviewed"] for s in strata.values()),
         "strata": strata,
         "weighted_rate": round(overall, 6) if overall is not None else None,
-        "weighted_ci95": [round(max(0.0, overall - half), 6), round(min(1.0, overall + half), 6)] if overall is not None else None,
+        "weighted_ci95": ([round(max(0.0, overall - half), 6), round(min(1.0, overall + half), 6)]
+                          if overall is not None and half is not None else None),
         "strata_covered_share": round(covered, 6),
         "unweighted_mean_of_strata": round(sum(rates) / len(rates), 6) if rates else None,
         "note": "the weighted rate is the estimate; the unweighted mean of stratum rates over-counts the rare strata",

@@ -12,7 +12,7 @@ import contextlib
 import os
 import tempfile
 from collections.abc import Iterable, Iterator
-from typing import IO
+from typing import IO, Any
 
 
 class WriteError(Exception):
@@ -50,7 +50,7 @@ def check_target(target: str, inputs: Iterable[str], option: str = "--output") -
 
 
 @contextlib.contextmanager
-def atomic_write(target: str, mode: str = "w", newline: str | None = None) -> Iterator[IO]:
+def atomic_write(target: str, mode: str = "w", newline: str | None = None) -> Iterator[IO[Any]]:
     """A file handle whose content replaces ``target`` only when the block completes; on any
     error or interrupt the temporary file is removed and the target is left as it was."""
     folder = os.path.dirname(os.path.abspath(target)) or "."
@@ -59,8 +59,8 @@ def atomic_write(target: str, mode: str = "w", newline: str | None = None) -> It
     except OSError as exc:
         raise WriteError(f"{target}: cannot write: {exc.strerror or exc}") from None
     try:
-        kwargs = {} if "b" in mode else {"encoding": "utf-8", "newline": newline}
-        with os.fdopen(fd, mode, **kwargs) as handle:
+        opened = os.fdopen(fd, mode) if "b" in mode else os.fdopen(fd, mode, encoding="utf-8", newline=newline)
+        with opened as handle:
             yield handle
         os.replace(temporary, target)
     except OSError as exc:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 
 from .model import Entry, IterationTelemetry, RunFile
@@ -34,6 +36,6 @@ def run_schema() -> str:
     return msgspec.json.format(msgspec.json.encode(schema), indent=2).decode() + "\n"
 
 
-def _bare(record_ref: dict, *keys: str) -> dict:
+def _bare(record_ref: dict[str, Any], *keys: str) -> dict[str, Any]:
     """A bare telemetry record that holds none of the keys of the wrapping shapes."""
     return {"allOf": [record_ref, {"type": "object"}, {"not": {"anyOf": [{"required": [k]} for k in keys]}}]}

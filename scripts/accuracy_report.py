@@ -84,7 +84,7 @@ def real_logs() -> list[str]:
             verdict = judge(load_run(run_path))
             for item in verdict.items:
                 if item.id in ACCUSING:
-                    accused.append(f"{verdict.run['id']}: {item.id} ({item.strength}) at iteration "
+                    accused.append(f"{verdict.run.id}: {item.id} ({item.strength}) at iteration "
                                    f"{', '.join(map(str, item.iterations))}")
     lines = [(f"{total} real runs from {len(files)} logs (LDB, Reflexion, MapCoder's Reflexion runs, LATS), all "
              f"written by research repair loops, none instructed to cheat: {len(accused)} accused.")]

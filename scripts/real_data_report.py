@@ -10,7 +10,6 @@ then it compares models on the same tasks (procjudge compare, folder mode, seed 
 from __future__ import annotations
 
 import collections
-import json
 import sys
 import tempfile
 from pathlib import Path
@@ -34,12 +33,12 @@ TIER_SHORT = {"get_it_right_first_time": "first", "systematic_refinement": "syst
 def score_folder(folder: Path) -> tuple[list[dict], collections.Counter]:
     """Rows, and the number of items of each finding over all runs (from the JSON verdicts)."""
     rows, counts = [], collections.Counter()
-    for result in score_paths(discover([str(folder)]), DEFAULT, jobs=2, want_json=True):
-        if result.error:
+    for result in score_paths(discover([str(folder)]), DEFAULT, jobs=2):
+        if result.verdict is None:
             raise SystemExit(f"unexpected unreadable run: {result.error}")
-        rows.append(result.row)
-        for item in json.loads(result.verdict_json)["items"]:
-            counts[item["id"]] += 1
+        rows.append(result.row())
+        for item in result.verdict.items:
+            counts[item.id] += 1
     return rows, counts
 
 
@@ -88,11 +87,11 @@ def main(realdata: Path) -> None:
             raise SystemExit(f"{relative}: {issues[0]}")
         rows, counts = score_folder(work / name / name)
         scored[relative] = rows
-        scores = sorted(r["process_score"] for r in rows)
+        scores = sorted(r.process_score for r in rows)
         mean = sum(scores) / len(scores)
         median = (scores[len(scores) // 2] + scores[(len(scores) - 1) // 2]) / 2
-        final = sum(r["final_score"] for r in rows) / len(rows)
-        tiers = collections.Counter(r["tier"] for r in rows)
+        final = sum(r.final_score for r in rows) / len(rows)
+        tiers = collections.Counter(r.tier for r in rows)
         tier_text = ", ".join(f"{TIER_SHORT[t]} {tiers[t]}" for t in TIERS if tiers[t])
         label = relative + (" (+ ET hidden suite)" if hidden_from else "")
         out(f"| `{label}` | {len(rows)} | {mean:+.2f} | {median:+g} | {final:.1f} | {tier_text} | "
@@ -116,11 +115,11 @@ def main(realdata: Path) -> None:
         if a not in scored or b not in scored:
             continue
         result = compare_folders(scored[a], scored[b], seed=0, label_a=a, label_b=b)
-        paired = result["paired"]
-        low, high = paired["ci95"]
-        out(f"| `{a}` | `{b}` | {paired['pairs']} | {paired['b_wins']} | {paired['b_losses']} | {paired['ties']} | "
-            f"{paired['mean_difference']:+.2f} | [{low:+.2f}, {high:+.2f}] | {result['a']['mean_process_score']:+.2f} | "
-            f"{result['b']['mean_process_score']:+.2f} |\n")
+        paired = result.paired
+        low, high = paired.ci95 or (float("nan"), float("nan"))
+        out(f"| `{a}` | `{b}` | {paired.pairs} | {paired.b_wins} | {paired.b_losses} | {paired.ties} | "
+            f"{paired.mean_difference or 0:+.2f} | [{low:+.2f}, {high:+.2f}] | {result.a.mean_process_score or 0:+.2f} | "
+            f"{result.b.mean_process_score or 0:+.2f} |\n")
     out("\nThe same comparison from the command line, for the first pair:\n\n```sh\n"
         "procjudge import reflexion ../shared/realdata/ldb/humaneval/gpt-3.5-turbo-0613/results.jsonl --out imported --agent gpt-3.5\n"
         "procjudge import reflexion ../shared/realdata/ldb/humaneval/gpt-4-seed/results.jsonl --out imported --agent gpt-4\n"

@@ -57,3 +57,20 @@ def items_by_id(verdict) -> dict[str, list]:
 
 def points(verdict, item_id: str) -> float:
     return sum(i.points for i in verdict.items if i.id == item_id)
+
+
+def make_row(**fields: object) -> object:
+    """A batch row with neutral defaults, for tests of what reads rows (summaries, review, drift)."""
+    from procjudge.batch import Row
+
+    defaults: dict[str, object] = {
+        "id": fields.get("path", "run"), "agent": "", "challenge": "", "format": "standard", "path": "run.yaml",
+        "iterations_used": 1, "final_score": 0.0, "process_score": 0.0, "raw_process_score": 0.0,
+        "tier": "systematic_refinement", "pattern": "linear_progress", "anti_patterns": (), "items": (), "warnings": 0,
+        "final_minus_best": 0.0, "bucket": "1", "outcome": "stopped", "gate_rounds": None, "returned_round": None,
+        "source": "", "started_at": "", "first_failing_test": "",
+    }
+    defaults.update(fields)
+    for key in ("anti_patterns", "items"):
+        defaults[key] = tuple(defaults[key])  # type: ignore[arg-type]
+    return Row(**defaults)  # type: ignore[arg-type]

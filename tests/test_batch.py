@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from procjudge.batch import agent_summary, score_paths
+from procjudge.batch import agent_summary, figures_of, score_paths
 from procjudge.cli import app
 from procjudge.render.batch import spreadsheet_safe
 
-from conftest import SAMPLES
+from conftest import SAMPLES, make_row
 
 runner = CliRunner()
 GOOD = ["example1_good_standard.yaml", "example2_bad_standard.yaml", "example3_sprint_one_shot.yaml",
@@ -161,8 +161,8 @@ def test_parallel_results_equal_serial(corpus: Path) -> None:
     from procjudge.loading import discover
 
     paths = discover([str(corpus)])
-    serial = [(r.path, r.row, r.error) for r in score_paths(paths, jobs=1)]
-    parallel = [(r.path, r.row, r.error) for r in score_paths(paths, jobs=2)]
+    serial = [(r.path, r.verdict, r.error) for r in score_paths(paths, jobs=1)]
+    parallel = [(r.path, r.verdict, r.error) for r in score_paths(paths, jobs=2)]
     assert serial == parallel
 
 
@@ -173,12 +173,12 @@ def test_agent_summary_figures() -> None:
         {"agent": "a", "process_score": 4.0, "final_score": 80.0, "iterations_used": 3, "tier": "systematic_refinement", "anti_patterns": ["scope_creep", "test_chasing"]},
         {"agent": "b", "process_score": -20.0, "final_score": 40.0, "iterations_used": 4, "tier": "regression_spiral", "anti_patterns": ["copy_paste_loop"]},
     ]
-    summary = {s["agent"]: s for s in agent_summary(rows)}
-    assert summary["a"]["runs"] == 3
-    assert summary["a"]["mean_process_score"] == 4.0 and summary["a"]["median_process_score"] == 4.0
-    assert summary["a"]["tiers"] == {"systematic_refinement": 2, "thrashing_recovering": 1}
-    assert summary["a"]["anti_pattern_share"] == {"scope_creep": pytest.approx(2 / 3, abs=1e-4), "test_chasing": pytest.approx(1 / 3, abs=1e-4)}
-    assert summary["b"]["anti_pattern_share"] == {"copy_paste_loop": 1.0}
+    summary = {s.agent: s for s in agent_summary(figures_of(make_row(**r)) for r in rows)}
+    assert summary["a"].runs == 3
+    assert summary["a"].mean_process_score == 4.0 and summary["a"].median_process_score == 4.0
+    assert summary["a"].tiers == {"systematic_refinement": 2, "thrashing_recovering": 1}
+    assert summary["a"].anti_pattern_share == {"scope_creep": pytest.approx(2 / 3, abs=1e-4), "test_chasing": pytest.approx(1 / 3, abs=1e-4)}
+    assert summary["b"].anti_pattern_share == {"copy_paste_loop": 1.0}
 
 
 @pytest.mark.parametrize("args,code", [([], 0), (["--fail-under", "10"], 1)])

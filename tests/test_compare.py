@@ -14,7 +14,7 @@ from procjudge.cli import app
 from procjudge.compare import bootstrap_interval, compare_folders
 from procjudge.render.compare import trajectory_chart
 
-from conftest import SAMPLES
+from conftest import SAMPLES, make_row
 
 runner = CliRunner()
 GOOD = str(SAMPLES / "example1_good_standard.yaml")
@@ -163,8 +163,9 @@ def test_plot_rejects_other_file_types(tmp_path: Path) -> None:
 
 
 def test_compare_folders_library_on_rows() -> None:
-    rows_a = [{"id": "x", "agent": "a", "challenge": "c1", "path": "a/1.yaml", "process_score": 1.0, "final_score": 80.0,
-               "iterations_used": 2, "tier": "systematic_refinement", "anti_patterns": []}]
-    rows_b = [{**rows_a[0], "agent": "b", "path": "b/1.yaml", "process_score": 1.0}]
+    base = {"id": "x", "agent": "a", "challenge": "c1", "path": "a/1.yaml", "process_score": 1.0, "final_score": 80.0,
+            "iterations_used": 2, "tier": "systematic_refinement", "anti_patterns": []}
+    rows_a = [make_row(**base)]
+    rows_b = [make_row(**{**base, "agent": "b", "path": "b/1.yaml", "process_score": 1.0})]
     result = compare_folders(rows_a, rows_b)
-    assert result["winner"] == "tie" and result["paired"]["ties"] == 1 and result["paired"]["ci95"] is None
+    assert result.winner == "tie" and result.paired.ties == 1 and result.paired.ci95 is None

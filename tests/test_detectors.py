@@ -118,11 +118,11 @@ def test_aggregate_telemetry_is_computed_and_cross_checked(tmp_path: Path) -> No
     }
     verdict = judge(run_from(doc))
     agg = verdict.aggregate
-    assert agg["improvement_rate"] == 15.5
-    assert agg["action_efficiency"]["total_tool_calls"] == 42
-    assert agg["action_efficiency"]["file_edits_per_test_fixed"] == 0.5
-    assert agg["time_efficiency"]["seconds_per_point_gained"] == pytest.approx(2280 / 31, abs=0.01)
-    assert agg["time_efficiency"]["front_loaded"] is True
+    assert agg.improvement_rate == 15.5
+    assert agg.action_efficiency.total_tool_calls == 42
+    assert agg.action_efficiency.file_edits_per_test_fixed == 0.5
+    assert agg.time_efficiency.seconds_per_point_gained == pytest.approx(2280 / 31, abs=0.01)
+    assert agg.time_efficiency.front_loaded is True
     disagreements = [w for w in verdict.warnings if w.startswith("aggregate_telemetry.")]
     assert len(disagreements) == 1 and "wasted_iterations" in disagreements[0]
 
@@ -134,6 +134,6 @@ def test_document_aggregate_example_figures() -> None:
         for s, d, c in ((45, 828, 20), (72, 589, 18), (88, 423, 14))
     ]}
     agg = judge(run_from(doc)).aggregate
-    assert agg["improvement_rate"] == 21.5
-    assert round(agg["action_efficiency"]["tool_calls_per_point_gained"], 1) == 1.2
-    assert round(agg["time_efficiency"]["seconds_per_point_gained"], 1) == 42.8
+    assert agg.improvement_rate == 21.5
+    assert round(agg.action_efficiency.tool_calls_per_point_gained, 1) == 1.2
+    assert round(agg.time_efficiency.seconds_per_point_gained, 1) == 42.8

@@ -33,18 +33,18 @@ def test_format_samples_show_their_rules(sample: str) -> None:
 
 def test_sprint_double_submit_scores_only_the_second() -> None:
     verdict = judge(load_run(SAMPLES / "sprint_double_submit.yaml"))
-    assert [row["iteration"] for row in verdict.iterations] == [1, 2]
+    assert [row.iteration for row in verdict.iterations] == [1, 2]
     assert verdict.final_score == pytest.approx(95.83, abs=0.01)
     assert "the final submission is iteration 2" in items_by_id(verdict)["budget_exceeded"][0].evidence
 
 
 def test_marathon_phases_summary() -> None:
     verdict = judge(load_run(SAMPLES / "marathon_phases.yaml"))
-    phases = {p["name"]: p for p in verdict.phases}
-    assert phases["foundation"]["trajectory"] == [0.0, 55.0, 75.0]
-    assert phases["extension"]["used"] == 3 and phases["extension"]["not_scored"] == 1
-    assert phases["hardening"]["unused_lost"] == 1
-    assert "phase_gate" in phases["foundation"]["items"]
+    phases = {p.name: p for p in verdict.phases}
+    assert phases["foundation"].trajectory == [0.0, 55.0, 75.0]
+    assert phases["extension"].used == 3 and phases["extension"].not_scored == 1
+    assert phases["hardening"].unused_lost == 1
+    assert "phase_gate" in phases["foundation"].items
     # The drop into `extension` (new tests) is not judged as a regression by default.
     assert iterations_of(verdict, "monotonic_improvement") == [[1, 2, 4, 5]]
     assert "phase split foundation 44%" in items_by_id(verdict)["time_allocation"][0].evidence
@@ -70,7 +70,7 @@ def test_global_marathon_budget() -> None:
     doc = marathon([{"name": "a"}, {"name": "b"}],
                    [{"phase": "a" if k < 5 else "b", "score": {"post_iteration": 40 + 5 * k}} for k in range(10)])
     verdict = verdict_of(doc)
-    assert verdict.run["budget"] == 8
+    assert verdict.run.budget == 8
     assert iterations_of(verdict, "budget_exceeded") == [[8], [9]]
     assert verdict.final_score == 75.0
 
@@ -78,8 +78,8 @@ def test_global_marathon_budget() -> None:
 def test_per_phase_budget_loses_unused_iterations() -> None:
     doc = marathon([{"name": "a", "max_iterations": 3}, {"name": "b", "max_iterations": 3}],
                    [{"phase": "a", "score": {"post_iteration": 50}}, {"phase": "b", "score": {"post_iteration": 70}}])
-    phases = {p["name"]: p for p in verdict_of(doc).phases}
-    assert phases["a"]["unused_lost"] == 2 and phases["b"]["unused_lost"] == 2
+    phases = {p.name: p for p in verdict_of(doc).phases}
+    assert phases["a"].unused_lost == 2 and phases["b"].unused_lost == 2
 
 
 def test_build_failure_at_the_start_of_a_phase_with_first_iteration_scope(tmp_path) -> None:

@@ -29,11 +29,11 @@ def test_the_gate_rejects_a_revision_that_breaks_a_check_the_incumbent_passed() 
                                         {"a": "passed", "b": "failed", "c": "passed"},
                                         {"a": "passed", "b": "failed", "c": "failed"}))
     gate = verdict.gate
-    assert gate["replayed"] and gate["returned_round"] == 1
-    decisions = [(d["decision"], d["clause"][:1], d["check"]) for d in gate["iterations"]]
+    assert gate.replayed and gate.returned_round == 1
+    decisions = [(d.decision, d.clause[:1], d.check) for d in gate.iterations]
     assert decisions == [("incumbent", "t", None), ("rejected", "1", "b"), ("rejected", "1", "b")]
-    assert gate["gated_final"] == pytest.approx(66.67) and gate["saved"] == pytest.approx(66.67 - 33.33)
-    assert (gate["revisions_offered"], gate["revisions_rejected"]) == (2, 2)
+    assert gate.gated_final == pytest.approx(66.67) and gate.saved == pytest.approx(66.67 - 33.33)
+    assert (gate.revisions_offered, gate.revisions_rejected) == (2, 2)
 
 
 def test_the_gate_accepts_a_repair_compares_with_the_best_and_stops_after_two_rejections() -> None:
@@ -42,21 +42,21 @@ def test_the_gate_accepts_a_repair_compares_with_the_best_and_stops_after_two_re
                                         {"a": "failed", "b": "passed", "c": "failed"},   # clause 1: breaks a
                                         {"a": "passed", "b": "passed", "c": "failed"},   # clause 3: a tie keeps the incumbent
                                         {"a": "passed", "b": "passed", "c": "passed"}))  # not offered: two rejections
-    decisions = [d["decision"] for d in verdict.gate["iterations"]]
+    decisions = [d.decision for d in verdict.gate.iterations]
     assert decisions == ["incumbent", "accepted", "rejected", "rejected", "not_offered"]
-    assert verdict.gate["returned_round"] == 2
-    assert verdict.gate["rejected_by_clause"] == {"clause 1": 1, "clause 3": 1}
+    assert verdict.gate.returned_round == 2
+    assert verdict.gate.rejected_by_clause == {"clause 1": 1, "clause 3": 1}
 
 
 def test_the_gate_exits_early_once_everything_passes() -> None:
     verdict = verdict_of(run_with_tests({"a": "passed"}, {"a": "passed"}, {"a": "failed"}))
-    assert [d["decision"] for d in verdict.gate["iterations"]] == ["incumbent", "not_offered", "not_offered"]
-    assert verdict.gate["returned_round"] == 1 and verdict.gate["saved"] == 100
+    assert [d.decision for d in verdict.gate.iterations] == ["incumbent", "not_offered", "not_offered"]
+    assert verdict.gate.returned_round == 1 and verdict.gate.saved == 100
 
 
 def test_the_gate_says_when_it_cannot_be_replayed() -> None:
     verdict = verdict_of({"iterations": [{"iteration_telemetry": {"score": {"post_iteration": 50}}}]})
-    assert verdict.gate == {"replayed": False, "reason": "no per-test outcomes for every submission: the hard checks are unknown"}
+    assert not verdict.gate.replayed and verdict.gate.reason == "no per-test outcomes for every submission: the hard checks are unknown"
 
 
 @pytest.mark.parametrize("count,bucket", [(1, "1"), (2, "2"), (3, "3"), (4, "4-6"), (6, "4-6"), (7, "7+"), (40, "7+")])
@@ -66,11 +66,11 @@ def test_attempt_buckets(count: int, bucket: str) -> None:
 
 def test_outcomes_passed_exhausted_stopped() -> None:
     green = run_with_tests({"a": "failed"}, {"a": "passed"})
-    assert verdict_of(green).attempts["outcome"] == "passed"
+    assert verdict_of(green).attempts.outcome == "passed"
     never = run_with_tests({"a": "failed"}, {"a": "failed"}, budget=2)
-    assert verdict_of(never).attempts["outcome"] == "exhausted"
+    assert verdict_of(never).attempts.outcome == "exhausted"
     early = run_with_tests({"a": "failed"}, budget=4)
-    assert verdict_of(early).attempts["outcome"] == "stopped"
+    assert verdict_of(early).attempts.outcome == "stopped"
 
 
 def test_the_margin_rises_above_a_noise_floor_the_run_measured() -> None:
@@ -81,7 +81,7 @@ def test_the_margin_rises_above_a_noise_floor_the_run_measured() -> None:
                                  "test_results": {"tests": [{"name": "a", "outcome": "passed"}, {"name": "b", "outcome": "failed"}]}}},
     ]}
     gate = verdict_of(doc).gate
-    assert gate["noise_floor"] == pytest.approx(0.06) and gate["margin"] == pytest.approx(0.08)
-    assert [d["decision"] for d in gate["iterations"]] == ["incumbent", "rejected"]  # +0.06 is within the noise
+    assert gate.noise_floor == pytest.approx(0.06) and gate.margin == pytest.approx(0.08)
+    assert [d.decision for d in gate.iterations] == ["incumbent", "rejected"]  # +0.06 is within the noise
     del doc["iterations"][0]["iteration_telemetry"]["score"]["samples"]
-    assert [d["decision"] for d in verdict_of(doc).gate["iterations"]] == ["incumbent", "accepted"]  # +0.06 > 0.05
+    assert [d.decision for d in verdict_of(doc).gate.iterations] == ["incumbent", "accepted"]  # +0.06 > 0.05

@@ -31,7 +31,7 @@ def imported(tmp_path: Path, *files: Path, **options) -> dict[str, object]:
     verdicts = {}
     for path in sorted(tmp_path.rglob("*.json")):
         verdict = judge(load_run(path))
-        verdicts[verdict.run["id"]] = verdict
+        verdicts[verdict.run.id] = verdict
     return {"written": written, "issues": issues, "verdicts": verdicts}
 
 

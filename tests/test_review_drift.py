@@ -15,7 +15,7 @@ from procjudge.cli import app
 from procjudge.drift import drift, window_of
 from procjudge.review import draw, estimate, wilson
 
-from conftest import SAMPLES
+from conftest import SAMPLES, make_row
 
 runner = CliRunner()
 
@@ -30,7 +30,7 @@ def population(size: int, seed: int) -> tuple[list[dict], dict[str, bool]]:
     for k in range(size):
         bucket = generator.choices(list(SHARES), weights=list(SHARES.values()))[0]
         path = f"run{k:06d}.yaml"
-        rows.append({"path": path, "bucket": bucket, "iterations_used": 1, "anti_patterns": [], "process_score": 0})
+        rows.append(make_row(path=path, bucket=bucket, iterations_used=1, anti_patterns=[], process_score=0.0))
         truth[path] = generator.random() < RATES[bucket]
     return rows, truth
 
@@ -99,9 +99,9 @@ def test_drift_alerts_on_the_broker_whose_attempts_rose() -> None:
 
 
 def test_drift_without_a_change_is_quiet_and_counts_runs_without_time() -> None:
-    rows = [{"path": f"r{k}", "source": "s", "started_at": f"2026-03-{10 + k // 5}T10:00:00Z", "iterations_used": 1 + k % 2,
-             "outcome": "passed", "items": [], "first_failing_test": ["a", "b", "c"][k % 3]} for k in range(20)]
-    rows.append({"path": "x", "source": "s", "started_at": "", "iterations_used": 9, "outcome": "passed", "items": []})
+    rows = [make_row(path=f"r{k}", source="s", started_at=f"2026-03-{10 + k // 5}T10:00:00Z", iterations_used=1 + k % 2,
+                     outcome="passed", items=[], first_failing_test=["a", "b", "c"][k % 3]) for k in range(20)]
+    rows.append(make_row(path="x", source="s", started_at="", iterations_used=9, outcome="passed", items=[]))
     result = drift(rows)
     assert result["alerts"] == [] and result["runs_without_time"] == 1 and len(result["series"]) == 4
     assert window_of("2026-03-27T23:30:00-05:00", "day") == "2026-03-28"  # windows are UTC

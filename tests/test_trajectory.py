@@ -140,7 +140,7 @@ def test_timeout_counts_tests_not_run_as_failed() -> None:
     item = items_by_id(verdict)["timeout"][0]
     assert "12 not run" in item.evidence
     assert verdict.trajectory == [pytest.approx(100 * 10 / 24, abs=0.01)]
-    assert verdict.iterations[0]["passed"] == 10
+    assert verdict.iterations[0].passed == 10
 
 
 @pytest.mark.parametrize("field,value,basis", [
@@ -183,7 +183,7 @@ def test_score_falls_back_to_pass_rate() -> None:
     doc = {"iterations": [{"iteration_telemetry": {"test_results": {"post_iteration": {"passed": 3, "total": 4}}}}]}
     verdict = verdict_of(doc)
     assert verdict.trajectory == [75.0]
-    assert verdict.iterations[0]["score_source"] == "100 x passed / total"
+    assert verdict.iterations[0].score_source == "100 x passed / total"
 
 
 def test_a_repaired_build_is_not_a_suspicious_jump() -> None:

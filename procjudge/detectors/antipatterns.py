@@ -12,10 +12,11 @@ import itertools
 import re
 from collections import Counter
 from collections.abc import Iterable
+from typing import Any
 
-from ..facts import Diff, IterationFacts, RunFacts, is_test_path
+from ..facts import Diff, IterationFacts, RunFacts, fmt_num, is_test_path
 from ..policy import Policy, severity
-from .base import Hit, all_of, detector, feedback_steps, fmt_num, having, plural
+from .base import Hit, all_of, detector, feedback_steps, having, plural
 
 
 def _changes(facts: RunFacts) -> bool:
@@ -99,7 +100,7 @@ def shotgun_debugging(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         severities: list[float] = []
         evidence: list[str] = []
         bases: list[str] = []
-        detail: dict = {}
+        detail: dict[str, Any] = {}
         if it.tests_fixed is not None:
             ratio = files_changed / max(it.tests_fixed, 1)
             if ratio > rule.max_files_per_test_fixed:
@@ -215,9 +216,11 @@ def regression_blindness(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 TOKEN_LIMIT = 20_000  # characters; larger diffs are compared line by line (linear either way)
+# What a diff adds and removes: two bags of token pairs, or two sets of lines.
+Profile = tuple[Counter[Any], Counter[Any]] | tuple[frozenset[str], frozenset[str]]
 
 
-def change_profile(diff: Diff, by_lines: bool) -> tuple:
+def change_profile(diff: Diff, by_lines: bool) -> Profile:
     """What a diff adds and removes, as two bags: adjacent token pairs (one small tweak barely
     moves them, a reordering does), or, for diffs over 20,000 characters, sets of whole lines (a
     tweak is then a small share)."""
@@ -228,22 +231,22 @@ def change_profile(diff: Diff, by_lines: bool) -> tuple:
             _bigrams(_TOKEN.findall("\n".join("\n".join(f.removed) for f in diff.per_file))))
 
 
-def _bigrams(tokens: list[str]) -> Counter:
+def _bigrams(tokens: list[Any]) -> Counter[Any]:
     """Adjacent token pairs: order-aware (``[:i]`` differs from ``[i:]``), still linear."""
     if len(tokens) < 2:
         return Counter(tokens)
     return Counter(itertools.pairwise(tokens))
 
 
-def similarity(a: tuple, b: tuple) -> float:
+def similarity(a: Profile, b: Profile) -> float:
     """Jaccard similarity of two change profiles (weighted for token bags): shared / union, 0..1."""
     shared = union = 0
     for x, y in zip(a, b):
-        if isinstance(x, Counter):
+        if isinstance(x, Counter) and isinstance(y, Counter):
             common = sum((x & y).values())
             shared += common
             union += sum(x.values()) + sum(y.values()) - common
-        else:
+        elif isinstance(x, frozenset) and isinstance(y, frozenset):
             common = len(x & y)
             shared += common
             union += len(x) + len(y) - common
@@ -269,7 +272,7 @@ def copy_paste_loop(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     failing. With plain fields only: two consecutive changes of identical size (files, lines
     added, lines removed) while the failures stay."""
     rule = policy.anti_patterns.copy_paste_loop
-    profiles: dict[tuple[int, bool], tuple] = {}
+    profiles: dict[tuple[int, bool], Profile] = {}
     for previous, it in facts.pairs:
         if previous.position == facts.iterations[0].position:
             continue  # iteration 0 is the first build, not an approach to a failure
@@ -281,7 +284,7 @@ def copy_paste_loop(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
                 continue  # identical submissions have their own rule
             by_lines = max(previous.diff.size, it.diff.size) > TOKEN_LIMIT
             for side in (previous, it):
-                if (side.position, by_lines) not in profiles:
+                if (side.position, by_lines) not in profiles and side.diff is not None:
                     profiles[(side.position, by_lines)] = change_profile(side.diff, by_lines)
             score = similarity(profiles[(previous.position, by_lines)], profiles[(it.position, by_lines)])
             if score > rule.similarity:

@@ -19,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from ..facts import RunFacts, fmt_num  # noqa: F401 - detectors format numbers through base
+from ..facts import RunFacts
 from ..policy import Policy
 
 KINDS = ("trajectory", "anti_pattern", "practice", "rule", "signal")

@@ -12,6 +12,7 @@ honest solution with an edge-case bug fails it too, so it is never called test-c
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from ..code import DEFINITE, TAMPERING, Shape, stronger
 from ..facts import RunFacts
@@ -31,7 +32,7 @@ def _shown(shapes: list[Shape]) -> str:
     return "; ".join(parts) + more
 
 
-def _detail(shapes: list[Shape]) -> dict:
+def _detail(shapes: list[Shape]) -> dict[str, Any]:
     return {"shapes": [{"rule": s.rule, "strength": s.strength, "line": s.line, "code": s.code, "why": s.why}
                        for s in shapes]}
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from .. import loop
-from ..facts import RunFacts
+from ..facts import RunFacts, fmt_num
 from ..policy import Policy
-from .base import Hit, detector, feedback_steps, fmt_num
+from .base import Hit, detector, feedback_steps
 
 
 @detector("returned_worse", "rule", needs=feedback_steps)
@@ -31,12 +31,12 @@ def late_pass(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     verdict; gateable with ``--fail-on late_pass``."""
     rule = policy.attempts
     attempts = loop.attempts(facts, policy)
-    risk = (attempts["siblings_failed"] + 1) if attempts["siblings_failed"] is not None else attempts["count"]
-    if attempts["outcome"] == "passed" and risk >= rule.late_pass_min:
-        what = (f"{attempts['siblings_failed']} sibling candidates failed the check" if attempts["basis"] == "siblings_failed"
-                else f"passed at attempt {attempts['count']}")
+    risk = (attempts.siblings_failed + 1) if attempts.siblings_failed is not None else attempts.count
+    if attempts.outcome == "passed" and risk >= rule.late_pass_min:
+        what = (f"{attempts.siblings_failed} sibling candidates failed the check" if attempts.basis == "siblings_failed"
+                else f"passed at attempt {attempts.count}")
         yield Hit(points=rule.late_pass_points, iterations=(facts.final.number,),
-                  evidence=f"{what} (bucket {attempts['bucket']}): a late pass, worth a reviewer's read",
+                  evidence=f"{what} (bucket {attempts.bucket}): a late pass, worth a reviewer's read",
                   strength="definite")
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable
 
-from ..facts import IterationFacts, RunFacts
+from ..facts import IterationFacts, RunFacts, fmt_num
 from ..policy import Policy
-from .base import Hit, all_of, detector, feedback_steps, fmt_num, having, plural
+from .base import Hit, all_of, detector, feedback_steps, having, plural
 
 _READING = having(lambda f: any(
     it.seconds_before_first_edit is not None or it.read_feedback is not None for it in f.iterations),
@@ -55,7 +55,7 @@ def diagnostic_first(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         referenced = it.failures_referenced is not None and it.failures_referenced >= needed
         marks.append((read + waited + referenced + chain) / 4)
     shown = ", ".join(
-        f"iter {it.number}: {fmt_num(it.seconds_before_first_edit)}s before first edit"
+        f"iter {it.number}: {fmt_num(it.seconds_before_first_edit or 0.0)}s before first edit"
         + (f", {it.failures_referenced} failures referenced" if it.failures_referenced is not None else "")
         + (", full chain in the log" if _has_chain(it) else "")
         for it in iterations
@@ -82,7 +82,7 @@ def targeted_fixes(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         return
     if any(it.shapes for it in facts.iterations):
         return
-    fixed = sum(it.tests_fixed for it in measured)
+    fixed = sum(it.tests_fixed or 0 for it in measured)
     files = sum(_files(it) for it in measured)
     ratio = fixed / files
     if ratio < rule.min_tests_fixed_per_file or fixed == 0:
@@ -139,7 +139,7 @@ def progressive_refinement(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     steps = facts.iterations[1:]
     if len(steps) < rule.min_steps:
         return
-    gains = [it.delta for it in steps]
+    gains = [it.delta or 0.0 for it in steps]
     if any(g <= 0 for g in gains) or any(b > a for a, b in itertools.pairwise(gains)):
         return
     if any(it.tests_broken for it in steps) or facts.final.score < rule.min_final:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from .. import code as codeinfo
-from ..facts import IterationFacts, RunFacts
+from ..facts import IterationFacts, RunFacts, fmt_num
 from ..policy import Policy
-from .base import Hit, all_of, detector, feedback_steps, fmt_num, having, plural
+from .base import Hit, all_of, detector, feedback_steps, having, plural
 
 
 def _same_program(a: IterationFacts, b: IterationFacts) -> str | None:
@@ -100,7 +100,7 @@ def build_failure(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
 def persistent_build_failure(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     """-10 once for every streak of 2 or more consecutive submissions that do not build."""
     rule = policy.rules.build_failure
-    streak: list = []
+    streak: list[IterationFacts] = []
     for it in list(facts.iterations) + [None]:
         if it is not None and it.build_failed:
             streak.append(it)
@@ -224,7 +224,7 @@ def early_termination(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         return  # diminishing returns / dead end: stopping is allowed
     else:
         reason = (f"stopped with {plural(failing, 'failing test')} while the last iteration still "
-                  f"moved the score by {fmt_num(final.delta)}")
+                  f"moved the score by {fmt_num(final.delta or 0.0)}")
     yield Hit(points=policy.rules.early_termination, iterations=(final.number,),
               evidence=f"{reason}; {plural(left, 'submission')} of the {facts.format} budget of "
               f"{facts.budget} left unused")

@@ -20,36 +20,45 @@ def _regressions(it: IterationFacts) -> int | None:
     return it.tests_broken if it.delta is not None else None
 
 
+def _compare(value: float | None, op: str, limit: float | None) -> bool | None:
+    """``value op limit``, or None (not known) when either side is unknown."""
+    if value is None or limit is None:
+        return None
+    return {"<": value < limit, "<=": value <= limit, ">": value > limit, ">=": value >= limit,
+            "==": value == limit}[op]
+
+
+def _edits_against_failures(it: IterationFacts, op: str, factor: float) -> bool | None:
+    """File edits compared with the failing tests x factor; unknown when nothing failed."""
+    failures = it.failures_before_count
+    if not failures:
+        return None
+    return _compare(it.file_edits, op, failures * factor)
+
+
 def _checks(policy: Policy) -> list[tuple[str, str, Callable[[IterationFacts], bool | None]]]:
     s = policy.signals
-
-    def failures(it: IterationFacts) -> int | None:
-        return it.failures_before_count
-
-    def known(*values: object) -> bool:
-        return all(v is not None for v in values)
-
     return [
         ("reads_before_writing", f"time_before_first_edit_seconds > {s.reads_before_writing_seconds:g}",
-         lambda it: it.seconds_before_first_edit > s.reads_before_writing_seconds if known(it.seconds_before_first_edit) else None),
+         lambda it: _compare(it.seconds_before_first_edit, ">", s.reads_before_writing_seconds)),
         ("no_regressions", "regressions == 0 (ruled out)",
          lambda it: it.regressions_ruled_out or None),
         ("proportional_edits", f"file_edits <= test_failures x {s.proportional_edits_factor:g}",
-         lambda it: it.file_edits <= failures(it) * s.proportional_edits_factor if known(it.file_edits, failures(it)) and failures(it) else None),
+         lambda it: _edits_against_failures(it, "<=", s.proportional_edits_factor)),
         ("local_validation", f"test_runs >= {s.local_validation_min_runs}",
-         lambda it: it.test_runs >= s.local_validation_min_runs if known(it.test_runs) else None),
+         lambda it: _compare(it.test_runs, ">=", s.local_validation_min_runs)),
         ("productive", "score.delta > 0",
-         lambda it: _delta(it) > 0 if known(_delta(it)) else None),
+         lambda it: _compare(_delta(it), ">", 0)),
         ("edits_without_reading", f"time_before_first_edit_seconds < {s.edits_without_reading_seconds:g}",
-         lambda it: it.seconds_before_first_edit < s.edits_without_reading_seconds if known(it.seconds_before_first_edit) else None),
+         lambda it: _compare(it.seconds_before_first_edit, "<", s.edits_without_reading_seconds)),
         ("regressions", "regressions > 0",
-         lambda it: _regressions(it) > 0 if known(_regressions(it)) else None),
+         lambda it: _compare(_regressions(it), ">", 0)),
         ("shotgun_edits", f"file_edits > test_failures x {s.shotgun_edits_factor:g}",
-         lambda it: it.file_edits > failures(it) * s.shotgun_edits_factor if known(it.file_edits, failures(it)) and failures(it) else None),
+         lambda it: _edits_against_failures(it, ">", s.shotgun_edits_factor)),
         ("no_local_validation", "test_runs == 0",
-         lambda it: it.test_runs == 0 if known(it.test_runs) else None),
+         lambda it: _compare(it.test_runs, "==", 0)),
         ("unproductive", "score.delta <= 0",
-         lambda it: _delta(it) <= 0 if known(_delta(it)) else None),
+         lambda it: _compare(_delta(it), "<=", 0)),
     ]
 
 

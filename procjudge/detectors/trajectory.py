@@ -6,9 +6,9 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable
 
-from ..facts import IterationFacts, RunFacts
+from ..facts import IterationFacts, RunFacts, fmt_num
 from ..policy import Policy
-from .base import Hit, detector, feedback_steps, fmt_num, having, plural
+from .base import Hit, detector, feedback_steps, having, plural
 
 
 def judged_steps(facts: RunFacts, policy: Policy) -> list[IterationFacts]:
@@ -39,7 +39,7 @@ def monotonic_improvement(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     if held:
         parts.append(f"{plural(len(held), 'non-regressing step')} x {fmt_num(rule.per_step)}")
     if fell:
-        falls = ", ".join(f"iter {it.number}: {fmt_num(it.delta)}" for it in fell)
+        falls = ", ".join(f"iter {it.number}: {fmt_num(it.delta or 0.0)}" for it in fell)
         parts.append(f"{plural(len(fell), 'regression')} x {fmt_num(rule.per_regression)} ({falls})")
     yield Hit(points=points, iterations=tuple(it.number for it in steps), evidence="; ".join(parts))
 
@@ -82,20 +82,21 @@ def wasted_iteration(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     """-3 for every iteration whose score moved by less than 2 points from the previous one."""
     rule = policy.trajectory.wasted_iteration
     for it in judged_steps(facts, policy):
-        moved = it.delta if rule.measure == "improvement" else abs(it.delta)
+        delta = it.delta or 0.0
+        moved = delta if rule.measure == "improvement" else abs(delta)
         if moved < rule.min_delta:
             yield Hit(
                 points=rule.points,
                 iterations=(it.number,),
-                evidence=f"score {fmt_num(it.score - it.delta)} -> {fmt_num(it.score)} "
-                f"(moved {fmt_num(abs(it.delta))} < {fmt_num(rule.min_delta)})",
+                evidence=f"score {fmt_num(it.score - delta)} -> {fmt_num(it.score)} "
+                f"(moved {fmt_num(abs(delta))} < {fmt_num(rule.min_delta)})",
             )
 
 
-def _phase_split(facts: RunFacts, total: float, profile: tuple, tolerance: float) -> str:
+def _phase_split(facts: RunFacts, total: float, profile: tuple[float, ...], tolerance: float) -> str:
     """How a marathon's time split over its phases compares with the recommended phase shares
     (30/35/25 with a 10% buffer), renormalised to the phases the run declares."""
-    spent = [sum(it.duration for it in facts.iterations if it.phase == name) for name in facts.phases]
+    spent = [sum(it.duration or 0.0 for it in facts.iterations if it.phase == name) for name in facts.phases]
     expected = list(profile[: len(facts.phases)])
     if len(expected) < len(facts.phases) or not sum(expected):
         return ""
@@ -119,7 +120,7 @@ def time_allocation(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     timed = [it for it in facts.iterations if it.duration is not None]
     if len(timed) < 2 or len(timed) != len(facts.iterations):
         return
-    durations = [it.duration for it in timed]
+    durations = [it.duration for it in timed if it.duration is not None]
     total = sum(durations)
     if total <= 0:
         return
@@ -129,9 +130,8 @@ def time_allocation(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     profile = policy.format(facts.format).time_profile
     against = ""
     if facts.format != "marathon" and len(shares) <= len(profile):
-        expected = profile[: len(shares)]
-        scale = sum(expected)
-        expected = [e / scale for e in expected]
+        scale = sum(profile[: len(shares)])
+        expected = [e / scale for e in profile[: len(shares)]]
         worst = max(abs(s - e) for s, e in zip(shares, expected))
         verdict = "within" if worst <= rule.profile_tolerance else "outside"
         against = (

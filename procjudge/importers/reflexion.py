@@ -195,11 +195,11 @@ def convert(record: dict[str, Any], agent: str, max_iterations: int, fmt: str,
         if total == 0:
             telemetry["score"] = {"post_iteration": 0.0}
         if k == len(implementations) - 1 and record.get("is_solved") is not None:
-            suites = [{"name": "hidden", "passed": int(bool(record["is_solved"])), "total": 1}]
+            suites: list[dict[str, Any]] = [{"name": "hidden", "passed": int(bool(record["is_solved"])), "total": 1}]
             if second_hidden is not None:
                 suites.append({"name": second_name, "passed": int(bool(second_hidden)), "total": 1})
             telemetry["test_results"]["hidden"] = {
-                "passed": sum(s["passed"] for s in suites), "total": len(suites)}
+                "passed": sum(int(s["passed"]) for s in suites), "total": len(suites)}
             telemetry["test_results"]["hidden_suites"] = suites
         iterations.append({"iteration_telemetry": telemetry})
         previous_code = code
@@ -262,10 +262,11 @@ def hidden_verdicts(path: str) -> tuple[dict[str, bool], list[ImportIssue]]:
         if isinstance(record, ImportIssue):
             issues.append(record)
             continue
-        if not isinstance(record, dict) or task_id(record) is None or "is_solved" not in record:
+        key = task_id(record) if isinstance(record, dict) else None
+        if not isinstance(record, dict) or key is None or "is_solved" not in record:
             issues.append(ImportIssue(path, number, "no task id with an is_solved verdict"))
             continue
-        verdicts[task_id(record)] = bool(record["is_solved"])
+        verdicts[key] = bool(record["is_solved"])
     return verdicts, issues
 
 
@@ -376,6 +377,8 @@ def import_files(paths: list[str], out: str, agent: str | None = None, hidden_fr
                 continue
             try:
                 task = task_id(record)
+                if task is None:
+                    raise ValueError("no task_id or name")
                 document = convert(record, names[path], budget, fmt,
                                    second.get(task) if hidden_from else None, hidden_name)
             except NothingLogged as exc:

@@ -10,7 +10,10 @@ import csv
 import io
 import re
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, Literal
+
+import msgspec
+from rich.console import Group
 
 from ..batch import Collector, Result
 from .json import dumps
@@ -45,38 +48,38 @@ def markdown_report(results: Stream, collector: Collector) -> Iterator[str]:
     for _ in results:
         pass
     summary = collector.summary()
-    gate = summary["gate"]
-    status = "❌ gate failed" if not gate["passed"] else "✅ gate passed"
-    if summary["errors"]:  # exit 2: the verdict is incomplete, whatever the gate says of the rest
-        status = (f"❌ {summary['errors']} unreadable file{'s' if summary['errors'] != 1 else ''} (exit 2)"
-                  + (" · gate failed" if not gate["passed"] else ""))
-    lines = [f"### procjudge batch: {summary['runs_scored']} runs scored · {status}", ""]
-    if summary["agents"]:
+    gate = summary.gate
+    status = "❌ gate failed" if not gate.passed else "✅ gate passed"
+    if summary.errors:  # exit 2: the verdict is incomplete, whatever the gate says of the rest
+        status = (f"❌ {summary.errors} unreadable file{'s' if summary.errors != 1 else ''} (exit 2)"
+                  + (" · gate failed" if not gate.passed else ""))
+    lines = [f"### procjudge batch: {summary.runs_scored} runs scored · {status}", ""]
+    if summary.agents:
         lines += ["| agent | runs | mean process | median process | mean final | tiers | anti-patterns (share of runs) |",
                   "|---|---:|---:|---:|---:|---|---|"]
-        for agent in summary["agents"]:
-            tiers = counts(agent["tiers"])
-            patterns = shares(agent["anti_pattern_share"])
-            lines.append(f"| {cell(agent['agent'])} | {agent['runs']} | {signed(agent['mean_process_score'])} | "
-                         f"{signed(agent['median_process_score'])} | {num(round(agent['mean_final_score'], 1))} | {tiers} | {patterns} |")
+        for agent in summary.agents:
+            tiers = counts(agent.tiers)
+            patterns = shares(agent.anti_pattern_share)
+            lines.append(f"| {cell(agent.agent)} | {agent.runs} | {signed(agent.mean_process_score)} | "
+                         f"{signed(agent.median_process_score)} | {num(round(agent.mean_final_score, 1))} | {tiers} | {patterns} |")
         lines.append("")
-    rows = sorted(collector.rows, key=lambda r: (not r["gate_failures"], r["process_score"], r["path"]))
+    rows = sorted(collector.rows, key=lambda r: (not r.gate_failures, r.process_score, r.path))
     shown = rows[:MARKDOWN_RUN_ROWS]
     if shown:
         lines += ["| run | agent | process | final | tier | anti-patterns | gate |", "|---|---|---:|---:|---|---|---|"]
         for row in shown:
-            gate_text = cell("; ".join(row["gate_failures"])) if row["gate_failures"] else "pass"
-            lines.append(f"| {cell(row['id'])} | {cell(row['agent'] or '-')} | {signed(row['process_score'])} | "
-                         f"{num(row['final_score'])} | {row['tier']} | {', '.join(row['anti_patterns']) or '-'} | {gate_text} |")
+            gate_text = cell("; ".join(row.gate_failures)) if row.gate_failures else "pass"
+            lines.append(f"| {cell(row.id)} | {cell(row.agent or '-')} | {signed(row.process_score)} | "
+                         f"{num(row.final_score)} | {row.tier} | {', '.join(row.anti_patterns) or '-'} | {gate_text} |")
         if len(rows) > len(shown):
             lines.append(f"\n{len(rows) - len(shown)} more runs not shown (failing gates and lowest scores first).")
         lines.append("")
-    if summary["runs_scored"]:
-        lines += [f"Loop: {cell(loop_summary(summary['loop']), 2000)}", ""]
+    if summary.runs_scored:
+        lines += [f"Loop: {cell(loop_summary(summary.loop), 2000)}", ""]
     if collector.errors:
         lines.append("**Unreadable files**")
         lines.append("")
-        lines += [f"- `{cell(e['message'], 500)}`" for e in collector.errors[:100]]
+        lines += [f"- `{cell(e.message, 500)}`" for e in collector.errors[:100]]
         if len(collector.errors) > 100:
             lines.append(f"- ... and {len(collector.errors) - 100} more")
     yield "\n".join(lines).rstrip() + "\n"
@@ -96,14 +99,14 @@ def _junit_case(result: Result, reasons: list[str] | None) -> str:
         return (f'    <testcase classname="procjudge" name="{xml_text(result.path)}" file="{xml_text(result.path)}">\n'
                 f'      <error type="unreadable" message="{xml_text(one_line(result.error, 1000))}"/>\n'
                 f"    </testcase>")
-    row = result.row
-    props = (f"process score {row['process_score']:g}, final {row['final_score']:g}, tier {row['tier']}, "
-             f"pattern {row['pattern']}, anti-patterns: {', '.join(row['anti_patterns']) or 'none'}")
+    row = result.row()
+    props = (f"process score {row.process_score:g}, final {row.final_score:g}, tier {row.tier}, "
+             f"pattern {row.pattern}, anti-patterns: {', '.join(row.anti_patterns) or 'none'}")
     body = f'      <system-out>{xml_text(props)}</system-out>\n'
     if reasons:
         body = f'      <failure type="gate" message="{xml_text("; ".join(reasons))}">{xml_text(props)}</failure>\n' + body
-    return (f'    <testcase classname="{xml_text(row["agent"] or "procjudge")}" name="{xml_text(row["id"])}" '
-            f'file="{xml_text(row["path"])}">\n{body}    </testcase>')
+    return (f'    <testcase classname="{xml_text(row.agent or "procjudge")}" name="{xml_text(row.id)}" '
+            f'file="{xml_text(row.path)}">\n{body}    </testcase>')
 
 
 def junit_document(cases: list[str], collector: Collector) -> str:
@@ -127,25 +130,24 @@ def _github_lines(result: Result, reasons: list[str] | None) -> Iterator[str]:
         line = f",line={result.error_line}" if result.error_line else ""
         yield f"::error file={_gh_property(result.path)}{line},title=procjudge%3A unreadable run file::{_gh_data(literal(result.error))}\n"
         return
-    for finding in result.findings or ():
+    for finding in result.findings():
         line = f",line={finding.line}" if finding.line else ""
         title = f"procjudge {finding.id} ({signed(finding.points)})"
         yield (f"::warning file={_gh_property(result.path)}{line},title={_gh_property(title)}::"
                f"{_gh_data(literal(f'iteration {finding.iteration}: {finding.evidence}'))}\n")
     if reasons:
         yield (f"::error file={_gh_property(result.path)},title=procjudge gate::"
-               f"{_gh_data(literal(result.row['id'] + ': ' + '; '.join(reasons)))}\n")
+               f"{_gh_data(literal(result.row().id + ': ' + '; '.join(reasons)))}\n")
 
 
 def _github_notice(collector: Collector) -> str:
     summary = collector.summary()
-    return (f"::notice title=procjudge::{summary['runs_scored']} runs scored, {summary['gate']['failed_runs']} failed the gate, "
-            f"{summary['errors']} unreadable\n")
+    return (f"::notice title=procjudge::{summary.runs_scored} runs scored, {summary.gate.failed_runs} failed the gate, "
+            f"{summary.errors} unreadable\n")
 
 
-def table_report(results: Stream, collector: Collector):
+def table_report(results: Stream, collector: Collector) -> Group:
     """A rich renderable: runs, per-agent summary, gate and errors."""
-    from rich.console import Group
     from rich.table import Table
     from rich.text import Text
 
@@ -153,29 +155,30 @@ def table_report(results: Stream, collector: Collector):
         pass
     summary = collector.summary()
     runs = Table(show_edge=False, pad_edge=False, header_style="bold", title="runs", title_justify="left", title_style="dim")
-    for column, justify in (("run", "left"), ("agent", "left"), ("iters", "right"), ("final", "right"),
-                            ("process", "right"), ("tier", "left"), ("anti-patterns", "left"), ("gate", "left")):
+    columns: tuple[tuple[str, Literal["left", "right"]], ...] = (("run", "left"), ("agent", "left"), ("iters", "right"), ("final", "right"),
+               ("process", "right"), ("tier", "left"), ("anti-patterns", "left"), ("gate", "left"))
+    for column, justify in columns:
         runs.add_column(column, justify=justify, overflow="fold", no_wrap=column in ("tier", "process", "final", "gate"))
     for row in collector.rows:
-        gate = Text("FAIL", style="red") if row["gate_failures"] else Text("ok", style="green")
-        runs.add_row(Text(literal(row["id"])), Text(literal(row["agent"] or "-")), str(row["iterations_used"]),
-                     num(row["final_score"]), signed(row["process_score"]), row["tier"], ", ".join(row["anti_patterns"]) or "-", gate)
+        gate = Text("FAIL", style="red") if row.gate_failures else Text("ok", style="green")
+        runs.add_row(Text(literal(row.id)), Text(literal(row.agent or "-")), str(row.iterations_used),
+                     num(row.final_score), signed(row.process_score), row.tier, ", ".join(row.anti_patterns) or "-", gate)
     agents = Table(show_edge=False, pad_edge=False, header_style="bold", title="per agent", title_justify="left", title_style="dim")
     for column in ("agent", "runs", "mean", "median", "tiers", "anti-patterns (share of runs)"):
         agents.add_column(column, overflow="fold")
-    for agent in summary["agents"]:
-        agents.add_row(Text(literal(agent["agent"])), str(agent["runs"]), signed(round(agent["mean_process_score"], 2)),
-                       signed(agent["median_process_score"]), counts(agent["tiers"]),
-                       shares(agent["anti_pattern_share"]))
+    for agent in summary.agents:
+        agents.add_row(Text(literal(agent.agent)), str(agent.runs), signed(round(agent.mean_process_score, 2)),
+                       signed(agent.median_process_score), counts(agent.tiers),
+                       shares(agent.anti_pattern_share))
     footer = Text()
-    footer.append(f"{summary['runs_scored']} runs scored, {summary['gate']['failed_runs']} failed the gate, "
-                  f"{summary['errors']} unreadable")
-    if summary["runs_scored"]:
+    footer.append(f"{summary.runs_scored} runs scored, {summary.gate.failed_runs} failed the gate, "
+                  f"{summary.errors} unreadable")
+    if summary.runs_scored:
         footer.append("\nloop ", style="dim")
-        footer.append(loop_summary(summary["loop"]))
+        footer.append(loop_summary(summary.loop))
     for error in collector.errors:
         footer.append("\nerror ", style="red")
-        footer.append(literal(error["message"]))
+        footer.append(literal(error.message))
     return Group(runs, Text(""), agents, Text(""), footer)
 
 
@@ -187,11 +190,10 @@ def table_report(results: Stream, collector: Collector):
 class Reporter:
     """A report with a lifecycle: ``start`` once, ``each`` for every result as it streams in,
     ``finish`` with the collector once every result is in. Each returns text to write (the table
-    report's ``finish`` returns a rich renderable). ``needs_json``/``needs_findings`` say what the
-    workers must send back."""
+    report's ``finish`` returns a rich renderable). ``needs_lines`` asks the workers for the line of
+    each iteration (annotations point at it)."""
 
-    needs_json = False
-    needs_findings = False
+    needs_lines = False
 
     def start(self) -> str:
         return ""
@@ -216,8 +218,6 @@ class _Deferred(Reporter):
 
 
 class JsonReporter(Reporter):
-    needs_json = True
-
     def __init__(self) -> None:
         self.first = True
 
@@ -225,14 +225,14 @@ class JsonReporter(Reporter):
         return '{\n"schema": "procjudge.batch/1",\n"runs": ['
 
     def each(self, result: Result, reasons: list[str] | None) -> str:
-        if result.verdict_json is None:
+        if result.verdict is None:
             return ""
-        text = ("\n" if self.first else ",\n") + result.verdict_json.decode("utf-8")
+        text = ("\n" if self.first else ",\n") + msgspec.json.encode(result.verdict).decode("utf-8")
         self.first = False
         return text
 
     def finish(self, collector: Collector) -> str:
-        errors = [{"path": e["path"], "message": e["message"]} for e in collector.errors]
+        errors = [{"path": e.path, "message": e.message} for e in collector.errors]
         return "\n],\n\"errors\": " + dumps(errors).rstrip() + ",\n\"summary\": " + dumps(collector.summary()).rstrip() + "\n}\n"
 
 
@@ -244,12 +244,12 @@ class CsvReporter(Reporter):
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
         if result.error is not None:
-            values = [""] * 4 + [result.path] + [""] * 8 + [one_line(result.error)]
+            values: list[object] = [*[""] * 4, result.path, *[""] * 8, one_line(result.error)]
         else:
-            row = result.row
-            values = [row["id"], row["agent"], row["challenge"], row["format"], row["path"], row["iterations_used"],
-                      row["final_score"], row["process_score"], row["raw_process_score"], row["tier"], row["pattern"],
-                      " ".join(row["anti_patterns"]), "fail" if reasons else "pass", ""]
+            row = result.row()
+            values = [row.id, row.agent, row.challenge, row.format, row.path, row.iterations_used,
+                      row.final_score, row.process_score, row.raw_process_score, row.tier, row.pattern,
+                      " ".join(row.anti_patterns), "fail" if reasons else "pass", ""]
         writer.writerow([spreadsheet_safe(v) for v in values])
         return buffer.getvalue()
 
@@ -269,7 +269,7 @@ class JunitReporter(Reporter):
 
 
 class GithubReporter(Reporter):
-    needs_findings = True
+    needs_lines = True
 
     def each(self, result: Result, reasons: list[str] | None) -> str:
         return "".join(_github_lines(result, reasons))

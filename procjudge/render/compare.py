@@ -2,21 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from .markdown import cell
 from .text import literal, num, shares, signed, sparkline
+
+if TYPE_CHECKING:
+    from rich.console import Group
+
+    from ..compare import Comparison, Side
 
 A_MARK, B_MARK, BOTH_MARK = "A", "B", "*"
 
 
 
-def below_best(side: dict) -> str:
+def below_best(side: Side) -> str:
     """'12% (-34 points)': the share of runs ending below their best, and the points lost so."""
-    share = side.get("share_below_best")
-    if share is None:
+    if side.share_below_best is None:
         return "-"
-    return f"{share:.0%} ({signed(-side.get('points_lost_below_best', 0))} points)"
+    return f"{side.share_below_best:.0%} ({signed(-side.points_lost_below_best)} points)"
+
 
 def trajectory_chart(a: list[float], b: list[float], height: int = 10, step: int = 6) -> list[str]:
     """Both trajectories on one character grid (0..100 up the side, iterations along the bottom);
@@ -64,107 +69,109 @@ def histogram_chart(a: list[float], b: list[float], low: float = -30, high: floa
     return lines
 
 
-def table(result: dict[str, Any]):
+def table(result: Comparison) -> Group:
     """A rich renderable for either mode."""
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
 
     parts: list[Any] = []
-    if result["mode"] == "runs":
-        a, b = result["a"], result["b"]
+    if result.mode == "runs":
+        a, b = result.a, result.b
         head = Text()
         for label, verdict, style in (("A", a, "cyan"), ("B", b, "magenta")):
             head.append(f"{label} ", style=f"bold {style}")
-            head.append(literal(verdict.run["id"]), style="bold")
+            head.append(literal(verdict.run.id), style="bold")
             head.append(f"  {sparkline(verdict.trajectory)} ", style=style)
             head.append(" → ".join(num(s) for s in verdict.trajectory) + "\n")
         parts += [head, Text("\n".join(trajectory_chart(a.trajectory, b.trajectory))), Text("")]
         rows = Table(show_edge=False, pad_edge=False, header_style="bold")
-        for column, justify in (("item", "left"), ("kind", "left"), ("A", "right"), ("B", "right"), ("B − A", "right")):
+        columns: tuple[tuple[str, Literal["left", "right"]], ...] = (
+            ("item", "left"), ("kind", "left"), ("A", "right"), ("B", "right"), ("B − A", "right"))
+        for column, justify in columns:
             rows.add_column(column, justify=justify, no_wrap=True)
-        for row in result["rows"]:
-            if row["kind"] == "signal" and not row["a"] and not row["b"]:
+        for item in result.rows:
+            if item.kind == "signal" and not item.a and not item.b:
                 continue
-            rows.add_row(row["id"], row["kind"], "-" if row["a"] is None else signed(row["a"]),
-                         "-" if row["b"] is None else signed(row["b"]), signed(row["difference"]))
-        rows.add_row("process score", "", signed(a.process_score), signed(b.process_score), signed(result["difference"]), style="bold")
+            rows.add_row(item.id, item.kind, "-" if item.a is None else signed(item.a),
+                         "-" if item.b is None else signed(item.b), signed(item.difference))
+        rows.add_row("process score", "", signed(a.process_score), signed(b.process_score), signed(result.difference), style="bold")
         parts += [rows, Text("")]
         for label, verdict in (("A", a), ("B", b)):
             parts.append(Text(f"{label}: pattern {verdict.pattern}, tier {verdict.tier}", style="dim"))
         parts.append(Text(verdict_line(result), style="bold"))
     else:
-        sa, sb = result["a"], result["b"]
+        sa, sb = result.a, result.b
         summary = Table(show_edge=False, pad_edge=False, header_style="bold")
         for column in ("", "runs", "mean process", "median process", "mean final", "mean iterations", "below best",
                        "anti-patterns (share of runs)"):
             summary.add_column(column, overflow="fold")
         for label, side in (("A", sa), ("B", sb)):
-            summary.add_row(Text(f"{label} {literal(side['label'])}"), str(side.get("runs", 0)),
-                            signed(side.get("mean_process_score", 0)), signed(side.get("median_process_score", 0)),
-                            num(round(side.get("mean_final_score", 0), 1)), num(round(side.get("mean_iterations_used", 0), 2)),
-                            below_best(side), shares(side.get("anti_pattern_share", {})))
+            summary.add_row(Text(f"{label} {literal(side.label)}"), str(side.runs),
+                            signed(side.mean_process_score or 0), signed(side.median_process_score or 0),
+                            num(round(side.mean_final_score or 0, 1)), num(round(side.mean_iterations_used or 0, 2)),
+                            below_best(side), shares(side.anti_pattern_share))
         parts += [summary, Text("")]
         pairs = Table(show_edge=False, pad_edge=False, header_style="bold", title="paired by challenge", title_justify="left", title_style="dim")
-        for column, justify in (("challenge", "left"), ("A", "right"), ("B", "right"), ("B − A", "right"), ("A tier", "left"), ("B tier", "left")):
+        pair_columns: tuple[tuple[str, Literal["left", "right"]], ...] = (
+            ("challenge", "left"), ("A", "right"), ("B", "right"), ("B − A", "right"), ("A tier", "left"), ("B tier", "left"))
+        for column, justify in pair_columns:
             pairs.add_column(column, justify=justify, overflow="fold")
-        for row in result["rows"]:
-            pairs.add_row(Text(literal(row["challenge"])), signed(row["a"]["process_score"]), signed(row["b"]["process_score"]),
-                          signed(row["difference"]), row["a"]["tier"], row["b"]["tier"])
+        for pair in result.rows:
+            pairs.add_row(Text(literal(pair.challenge)), signed(pair.a.process_score), signed(pair.b.process_score),
+                          signed(pair.difference), pair.a.tier, pair.b.tier)
         parts += [pairs, Text(""), Text("process score distributions (A above B in each bin)", style="dim"),
-                  Text("\n".join(histogram_chart([r["a"]["process_score"] for r in result["rows"]] or [],
-                                                 [r["b"]["process_score"] for r in result["rows"]] or []))), Text("")]
-        for side, label in (("a", "A"), ("b", "B")):
-            for row in result["unmatched"][side]:
-                parts.append(Text(f"unmatched in {label}: {literal(row['path'])} (key {literal(row['key'])})", style="yellow"))
+                  Text("\n".join(histogram_chart([p.a.process_score for p in result.rows],
+                                                 [p.b.process_score for p in result.rows]))), Text("")]
+        for missing, label in ((result.unmatched.a, "A"), (result.unmatched.b, "B")):
+            for run in missing:
+                parts.append(Text(f"unmatched in {label}: {literal(run.path)} (key {literal(run.key)})", style="yellow"))
         parts.append(Text(verdict_line(result), style="bold"))
     return Group(*parts)
 
 
-def verdict_line(result: dict[str, Any]) -> str:
+def verdict_line(result: Comparison) -> str:
     """The winner in one sentence."""
-    if result["mode"] == "runs":
-        if result["winner"] == "tie":
-            return f"tie: both score {signed(result['a'].process_score)}"
-        label = result["winner"].upper()
-        return (f"winner: {label} by {num(abs(result['difference']))} points; decided by "
-                f"{', '.join(result['deciding']) or 'the totals'}")
-    paired = result["paired"]
-    interval = paired["ci95"]
+    if result.mode == "runs":
+        if result.winner == "tie":
+            return f"tie: both score {signed(result.a.process_score)}"
+        return (f"winner: {result.winner.upper()} by {num(abs(result.difference))} points; decided by "
+                f"{', '.join(result.deciding) or 'the totals'}")
+    paired = result.paired
+    interval = paired.ci95
     shown = f"[{signed(interval[0])}, {signed(interval[1])}]" if interval else "n/a (fewer than 2 pairs)"
-    mean = "n/a" if paired["mean_difference"] is None else signed(paired["mean_difference"])
-    head = "tie" if result["winner"] == "tie" else f"winner: {result['winner'].upper()}"
-    return (f"{head} · {paired['pairs']} pairs: B wins {paired['b_wins']}, loses {paired['b_losses']}, ties {paired['ties']} · "
-            f"mean paired difference B − A {mean}, 95% bootstrap interval {shown} (seed {paired['seed']})")
+    mean = "n/a" if paired.mean_difference is None else signed(paired.mean_difference)
+    head = "tie" if result.winner == "tie" else f"winner: {result.winner.upper()}"
+    return (f"{head} · {paired.pairs} pairs: B wins {paired.b_wins}, loses {paired.b_losses}, ties {paired.ties} · "
+            f"mean paired difference B − A {mean}, 95% bootstrap interval {shown} (seed {paired.seed})")
 
 
-def markdown(result: dict[str, Any]) -> str:
+def markdown(result: Comparison) -> str:
     lines = ["### procjudge compare", ""]
-    if result["mode"] == "runs":
-        a, b = result["a"], result["b"]
-        lines += [f"- **A** {cell(a.run['id'])}: `{sparkline(a.trajectory)}` {' → '.join(num(s) for s in a.trajectory)}",
-                  f"- **B** {cell(b.run['id'])}: `{sparkline(b.trajectory)}` {' → '.join(num(s) for s in b.trajectory)}", "",
+    if result.mode == "runs":
+        a, b = result.a, result.b
+        lines += [f"- **A** {cell(a.run.id)}: `{sparkline(a.trajectory)}` {' → '.join(num(s) for s in a.trajectory)}",
+                  f"- **B** {cell(b.run.id)}: `{sparkline(b.trajectory)}` {' → '.join(num(s) for s in b.trajectory)}", "",
                   "| item | kind | A | B | B − A |", "|---|---|---:|---:|---:|"]
-        for row in result["rows"]:
-            lines.append(f"| {row['id']} | {row['kind']} | {'-' if row['a'] is None else signed(row['a'])} | "
-                         f"{'-' if row['b'] is None else signed(row['b'])} | {signed(row['difference'])} |")
-        lines += [f"| **process score** | | **{signed(a.process_score)}** | **{signed(b.process_score)}** | **{signed(result['difference'])}** |",
+        for item in result.rows:
+            lines.append(f"| {item.id} | {item.kind} | {'-' if item.a is None else signed(item.a)} | "
+                         f"{'-' if item.b is None else signed(item.b)} | {signed(item.difference)} |")
+        lines += [f"| **process score** | | **{signed(a.process_score)}** | **{signed(b.process_score)}** | **{signed(result.difference)}** |",
                   f"| pattern | | {a.pattern} | {b.pattern} | |", f"| tier | | {a.tier} | {b.tier} | |", ""]
     else:
         lines += ["| | runs | mean process | median process | mean final | below best | anti-patterns |",
                   "|---|---:|---:|---:|---:|---|---|"]
-        for label, side in (("A", result["a"]), ("B", result["b"])):
-            lines.append(f"| {label} {cell(side['label'])} | {side.get('runs', 0)} | {signed(side.get('mean_process_score', 0))} | "
-                         f"{signed(side.get('median_process_score', 0))} | {num(round(side.get('mean_final_score', 0), 1))} | "
-                         f"{below_best(side)} | {shares(side.get('anti_pattern_share', {}))} |")
+        for label, side in (("A", result.a), ("B", result.b)):
+            lines.append(f"| {label} {cell(side.label)} | {side.runs} | {signed(side.mean_process_score or 0)} | "
+                         f"{signed(side.median_process_score or 0)} | {num(round(side.mean_final_score or 0, 1))} | "
+                         f"{below_best(side)} | {shares(side.anti_pattern_share)} |")
         lines += ["", "| challenge | A | B | B − A |", "|---|---:|---:|---:|"]
-        for row in result["rows"][:100]:
-            lines.append(f"| {cell(row['challenge'])} | {signed(row['a']['process_score'])} | {signed(row['b']['process_score'])} | {signed(row['difference'])} |")
-        if len(result["rows"]) > 100:
-            lines.append(f"\n{len(result['rows']) - 100} more pairs not shown.")
-        unmatched = result["unmatched"]["a"] + result["unmatched"]["b"]
-        if unmatched:
-            lines += ["", f"Unmatched: {len(result['unmatched']['a'])} in A, {len(result['unmatched']['b'])} in B."]
+        for pair in result.rows[:100]:
+            lines.append(f"| {cell(pair.challenge)} | {signed(pair.a.process_score)} | {signed(pair.b.process_score)} | {signed(pair.difference)} |")
+        if len(result.rows) > 100:
+            lines.append(f"\n{len(result.rows) - 100} more pairs not shown.")
+        if result.unmatched.a or result.unmatched.b:
+            lines += ["", f"Unmatched: {len(result.unmatched.a)} in A, {len(result.unmatched.b)} in B."]
         lines.append("")
     lines.append(f"**{cell(verdict_line(result))}**")
     return "\n".join(lines) + "\n"

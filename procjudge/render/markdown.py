@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..judge import Verdict
+from ..verdict import Verdict
 from .text import aggregate_line, iterations, loop_line, not_checked, num, one_line, signed, sparkline
 
 
@@ -18,12 +18,12 @@ def cell(value: object, limit: int = 300) -> str:
 def score(verdict: Verdict) -> str:
     run = verdict.run
     lines = [
-        f"### procjudge: {cell(run['id'])}",
+        f"### procjudge: {cell(run.id)}",
         "",
         (f"**{signed(verdict.process_score)}** process score (raw {signed(verdict.raw_process_score)}, "
         f"composite swing {signed(verdict.composite_swing)}) · tier **{verdict.tier}** · pattern **{verdict.pattern}**"),
         "",
-        (f"agent {cell(run.get('agent') or '-')} · format {run['format']} · trajectory "
+        (f"agent {cell(run.agent or '-')} · format {run.format} · trajectory "
         f"`{sparkline(verdict.trajectory)}` {' → '.join(num(s) for s in verdict.trajectory)}"),
         "",
         "| item | kind | points | iterations | evidence | basis | strength |",
@@ -39,13 +39,13 @@ def score(verdict: Verdict) -> str:
     if verdict.phases:
         lines += ["", "| phase | used | trajectory | points | items |", "|---|---|---|---:|---|"]
         for phase in verdict.phases:
-            budget = "" if phase["budget"] is None else f"/{phase['budget']}"
-            lost = f", {phase['unused_lost']} lost" if phase.get("unused_lost") else ""
+            budget = "" if phase.budget is None else f"/{phase.budget}"
+            lost = f", {phase.unused_lost} lost" if phase.unused_lost else ""
             lines.append(
-                f"| {cell(phase['name'])} | {phase['used']}{budget}{lost} | {' → '.join(num(s) for s in phase['trajectory'])} | "
-                f"{signed(phase['points'])} | {', '.join(phase['items']) or '-'} |"
+                f"| {cell(phase.name)} | {phase.used}{budget}{lost} | {' → '.join(num(s) for s in phase.trajectory)} | "
+                f"{signed(phase.points)} | {', '.join(phase.items) or '-'} |"
             )
-    signal_rows = [f"{row['iteration']}: {' '.join(row['signals'])}" for row in verdict.iterations if row["signals"]]
+    signal_rows = [f"{row.iteration}: {' '.join(row.signals)}" for row in verdict.iterations if row.signals]
     lines += [
         "",
         f"- signals per iteration: {cell('; '.join(signal_rows) or 'none')}",

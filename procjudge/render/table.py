@@ -5,12 +5,12 @@ Every string from the input file goes through ``Text`` objects (never markup) af
 
 from __future__ import annotations
 
-from rich.console import Group
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
 from ..detectors.signals import NEGATIVE, POSITIVE
-from ..judge import Verdict
+from ..verdict import Verdict
 from .text import aggregate_line, iterations, literal, loop_line, not_checked, num, signed, sparkline
 
 KIND_STYLE = {"trajectory": "cyan", "anti_pattern": "red", "practice": "green", "rule": "yellow", "signal": "magenta"}
@@ -25,15 +25,15 @@ def header(verdict: Verdict) -> Text:
     run = verdict.run
     text = Text()
     text.append("run ", style="dim")
-    text.append(literal(run["id"]), style="bold")
-    for label in ("agent", "challenge", "format"):
-        if run.get(label):
+    text.append(literal(run.id), style="bold")
+    for label, value in (("agent", run.agent), ("challenge", run.challenge), ("format", run.format)):
+        if value:
             text.append(f"  {label} ", style="dim")
-            text.append(literal(run[label]))
+            text.append(literal(value))
     text.append("\ntrajectory ", style="dim")
     text.append(sparkline(verdict.trajectory), style="bold cyan")
     text.append("  " + " → ".join(num(s) for s in verdict.trajectory))
-    text.append(f"  ({verdict.iterations_used} of {run.get('budget')} submissions)", style="dim")
+    text.append(f"  ({verdict.iterations_used} of {run.budget} submissions)", style="dim")
     return text
 
 
@@ -61,13 +61,13 @@ def signals_table(verdict: Verdict) -> Table:
     table.add_column("signals", overflow="fold", ratio=1)
     for row in verdict.iterations:
         marks = Text()
-        for name in row["signals"]:
+        for name in row.signals:
             if name in POSITIVE:
                 marks.append(f"+{name} ", style="green")
             elif name in NEGATIVE:
                 marks.append(f"-{name} ", style="red")
-        delta = "" if row["delta"] is None else signed(row["delta"])
-        table.add_row(str(row["iteration"]), num(row["score"]), delta, marks)
+        delta = "" if row.delta is None else signed(row.delta)
+        table.add_row(str(row.iteration), num(row.score), delta, marks)
     return table
 
 
@@ -79,13 +79,13 @@ def phases_table(verdict: Verdict) -> Table:
     table.add_column("points", justify="right")
     table.add_column("items", overflow="fold", ratio=1)
     for phase in verdict.phases:
-        budget = "" if phase["budget"] is None else f"/{phase['budget']}"
-        lost = f", {phase['unused_lost']} lost" if phase.get("unused_lost") else ""
-        late = f", {phase['not_scored']} not scored" if phase.get("not_scored") else ""
+        budget = "" if phase.budget is None else f"/{phase.budget}"
+        lost = f", {phase.unused_lost} lost" if phase.unused_lost else ""
+        late = f", {phase.not_scored} not scored" if phase.not_scored else ""
         table.add_row(
-            Text(literal(phase["name"])), f"{phase['used']}{budget}{lost}{late}",
-            f"{sparkline(phase['trajectory'])} {' → '.join(num(s) for s in phase['trajectory'])}",
-            points_text(phase["points"]), ", ".join(phase["items"]) or "-",
+            Text(literal(phase.name)), f"{phase.used}{budget}{lost}{late}",
+            f"{sparkline(phase.trajectory)} {' → '.join(num(s) for s in phase.trajectory)}",
+            points_text(phase.points), ", ".join(phase.items) or "-",
         )
     return table
 
@@ -124,7 +124,7 @@ def totals(verdict: Verdict) -> Text:
 
 
 def score(verdict: Verdict) -> Group:
-    parts = [header(verdict), Text(""), items_table(verdict), Text("")]
+    parts: list[RenderableType] = [header(verdict), Text(""), items_table(verdict), Text("")]
     if verdict.phases:
         parts += [phases_table(verdict), Text("")]
     parts += [signals_table(verdict), Text(""), totals(verdict)]

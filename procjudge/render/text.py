@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..batch import LoopSummary
+    from ..verdict import Aggregate, NotChecked, Verdict
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
@@ -55,78 +60,77 @@ def iterations(numbers: list[int]) -> str:
     return ", ".join(parts)
 
 
-def aggregate_line(aggregate: dict) -> str:
+def aggregate_line(aggregate: Aggregate) -> str:
     """The document's aggregate telemetry figures in one line (only those that are known)."""
     parts = []
-    if aggregate.get("improvement_rate") is not None:
-        parts.append(f"improvement {num(round(aggregate['improvement_rate'], 2))}/iteration")
-    parts.append(f"regressions {aggregate['regression_count']}")
-    parts.append(f"wasted {aggregate['wasted_iterations']}")
-    action, timing = aggregate["action_efficiency"], aggregate["time_efficiency"]
-    if action.get("total_tool_calls") is not None:
-        parts.append(f"tool calls {action['total_tool_calls']}")
-    if action.get("tool_calls_per_point_gained") is not None:
-        parts.append(f"{num(round(action['tool_calls_per_point_gained'], 2))} calls/point")
-    if action.get("file_edits_per_test_fixed") is not None:
-        parts.append(f"{num(round(action['file_edits_per_test_fixed'], 2))} edits/test fixed")
-    if timing.get("seconds_per_point_gained") is not None:
-        parts.append(f"{num(round(timing['seconds_per_point_gained'], 1))} s/point")
-    if timing.get("time_distribution"):
-        parts.append("time " + "/".join(f"{share:.0%}" for share in timing["time_distribution"]))
-    if timing.get("front_loaded") is not None:
-        parts.append("front-loaded" if timing["front_loaded"] else "not front-loaded")
+    if aggregate.improvement_rate is not None:
+        parts.append(f"improvement {num(round(aggregate.improvement_rate, 2))}/iteration")
+    parts.append(f"regressions {aggregate.regression_count}")
+    parts.append(f"wasted {aggregate.wasted_iterations}")
+    action, timing = aggregate.action_efficiency, aggregate.time_efficiency
+    if action.total_tool_calls is not None:
+        parts.append(f"tool calls {action.total_tool_calls}")
+    if action.tool_calls_per_point_gained is not None:
+        parts.append(f"{num(round(action.tool_calls_per_point_gained, 2))} calls/point")
+    if action.file_edits_per_test_fixed is not None:
+        parts.append(f"{num(round(action.file_edits_per_test_fixed, 2))} edits/test fixed")
+    if timing.seconds_per_point_gained is not None:
+        parts.append(f"{num(round(timing.seconds_per_point_gained, 1))} s/point")
+    if timing.time_distribution:
+        parts.append("time " + "/".join(f"{share:.0%}" for share in timing.time_distribution))
+    if timing.front_loaded is not None:
+        parts.append("front-loaded" if timing.front_loaded else "not front-loaded")
     return ", ".join(parts)
 
 
-def shares(share: dict) -> str:
+def shares(share: dict[str, float]) -> str:
     """{'scope_creep': 0.5} -> 'scope_creep 50%' (or '-')."""
     return ", ".join(f"{name} {value:.0%}" for name, value in share.items()) or "-"
 
 
-def counts(counted: dict) -> str:
+def counts(counted: dict[str, int]) -> str:
     """{'systematic_refinement': 3} -> 'systematic_refinement 3'."""
     return ", ".join(f"{name} {count}" for name, count in counted.items())
 
 
-def loop_line(verdict) -> str:
+def loop_line(verdict: Verdict) -> str:
     """Best-so-far, the gate replay and the attempt risk in one line."""
     attempts = verdict.attempts
+    siblings = f", {attempts.siblings_failed} siblings failed" if attempts.siblings_failed is not None else ""
     parts = [(f"best {num(verdict.best_score)} at iteration {verdict.best_iteration}, last {num(verdict.last_score)}"
-             f" (final − best {signed(verdict.final_minus_best)})"),
-             f"attempts {attempts['count']} (bucket {attempts['bucket']}"
-             + (f", {attempts['siblings_failed']} siblings failed" if attempts.get("siblings_failed") is not None else "")
-             + f"), {attempts['outcome']}"]
+              f" (final − best {signed(verdict.final_minus_best)})"),
+             f"attempts {attempts.count} (bucket {attempts.bucket}{siblings}), {attempts.outcome}"]
     gate = verdict.gate
-    if gate.get("replayed"):
-        parts.append(f"gate: would return round {gate['returned_round']} ({num(gate['gated_final'])}, "
-                     f"{signed(gate['saved'])} against the actual final); {gate['revisions_offered']} offered, "
-                     f"{gate['revisions_rejected']} rejected")
+    if gate.replayed:
+        parts.append(f"gate: would return round {gate.returned_round} ({num(gate.gated_final or 0.0)}, "
+                     f"{signed(gate.saved or 0.0)} against the actual final); {gate.revisions_offered} offered, "
+                     f"{gate.revisions_rejected} rejected")
     else:
-        parts.append(f"gate not replayed: {gate.get('reason', '')}")
+        parts.append(f"gate not replayed: {gate.reason or ''}")
     return "; ".join(parts)
 
 
-def loop_summary(loop: dict) -> str:
+def loop_summary(loop: LoopSummary) -> str:
     """The batch's loop-level figures in one line."""
     parts = []
-    if loop.get("share_below_best") is not None:
-        parts.append(f"ended below their best: {loop['runs_below_best']} ({loop['share_below_best']:.0%}), "
-                     f"{num(round(loop['points_lost_below_best'], 1))} points lost")
-    if loop.get("attempt_buckets"):
-        parts.append("attempts " + ", ".join(f"{k}: {v}" for k, v in loop["attempt_buckets"].items()))
-    if loop.get("outcomes"):
-        parts.append(", ".join(f"{k} {v}" for k, v in loop["outcomes"].items()))
-    gate = loop.get("gate") or {}
-    if gate.get("replayed_runs"):
-        rates = ", ".join(f"round {k} {v:.0%}" for k, v in gate["rejection_rate_per_round"].items()) or "none offered"
-        parts.append(f"gate replayed on {gate['replayed_runs']} runs: returned round 1 in "
-                     f"{gate['share_returned_round_1']:.0%}; rejected {rates}")
+    if loop.share_below_best is not None:
+        parts.append(f"ended below their best: {loop.runs_below_best} ({loop.share_below_best:.0%}), "
+                     f"{num(round(loop.points_lost_below_best, 1))} points lost")
+    if loop.attempt_buckets:
+        parts.append("attempts " + ", ".join(f"{k}: {v}" for k, v in loop.attempt_buckets.items()))
+    if loop.outcomes:
+        parts.append(", ".join(f"{k} {v}" for k, v in loop.outcomes.items()))
+    gate = loop.gate
+    if gate.replayed_runs:
+        rates = ", ".join(f"round {k} {v:.0%}" for k, v in gate.rejection_rate_per_round.items()) or "none offered"
+        parts.append(f"gate replayed on {gate.replayed_runs} runs: returned round 1 in "
+                     f"{gate.share_returned_round_1 or 0:.0%}; rejected {rates}")
     return "; ".join(parts)
 
 
-def not_checked(entries: list) -> str:
+def not_checked(entries: list[NotChecked]) -> str:
     """Detectors that could not be evaluated, grouped by reason: 'a, b (reason); c (other)'."""
     by_reason: dict[str, list[str]] = {}
     for entry in entries:
-        by_reason.setdefault(entry["reason"], []).append(entry["detector"])
+        by_reason.setdefault(entry.reason, []).append(entry.detector)
     return "; ".join(f"{', '.join(names)} ({reason})" for reason, names in by_reason.items())
