@@ -92,11 +92,11 @@ class Result(msgspec.Struct, frozen=True, kw_only=True):
         return Row.of(self.verdict, self.path)
 
     @property
-    def warnings(self) -> list[str]:
-        """The run's first warnings (WARNINGS_PER_RUN), prefixed with its path, for stderr."""
+    def warnings(self) -> list[tuple[str, str]]:
+        """The run's first warnings (WARNINGS_PER_RUN) as (path, warning), for stderr."""
         if self.verdict is None:
             return []
-        return [f"{self.path}: {w}" for w in self.verdict.warnings[:WARNINGS_PER_RUN]]
+        return [(self.path, w) for w in self.verdict.warnings[:WARNINGS_PER_RUN]]
 
     def findings(self) -> list[Finding]:
         """The items worth an annotation, each at the line of its (last) iteration."""
@@ -400,7 +400,7 @@ class Collector:
         self.figures: list[Figures] = []
         self.errors: list[Unreadable] = []
         self.failed: list[Row] = []
-        self.warnings: list[str] = []  # the first WARNINGS_SHOWN warnings, for stderr
+        self.warnings: list[tuple[str, str]] = []  # the first WARNINGS_SHOWN (path, warning), for stderr
         self.warning_count = 0
         self.loop = LoopTally()
         self._interned: dict[Any, Any] = {}
@@ -521,11 +521,19 @@ def check_output_path(output: str | None, inputs: list[str]) -> str | None:
     return check_target(output, inputs)
 
 
-def warning_lines(shown: list[str], total: int) -> list[str]:
-    """The warnings for stderr, one line each, with a count of those left out."""
+def warning_lines(shown: list[tuple[str, str]], total: int) -> list[str]:
+    """The warnings for stderr grouped per file (a file's first warning names it, the rest are
+    indented under it), one line each, with a count of those left out."""
     from .render.text import one_line
 
-    lines = [f"procjudge: warning: {one_line(w, 500)}" for w in shown]
+    lines: list[str] = []
+    previous = None
+    for path, warning in shown:
+        if path != previous:
+            lines.append(f"procjudge: warning: {one_line(path, 500)}: {one_line(warning, 500)}")
+            previous = path
+        else:
+            lines.append(f"  {one_line(warning, 500)}")
     if total > len(shown):
-        lines.append(f"procjudge: {total - len(shown)} more warnings (every one is in --format json)")
+        lines.append(f"procjudge: {total - len(shown):,} more warnings not shown (every one is in --format json)")
     return lines

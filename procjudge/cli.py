@@ -347,7 +347,7 @@ def _side_rows(target: str, active: Policy, jobs: int) -> tuple[list[Row], list[
     paths = discover([target])
     rows: list[Row] = []
     errors: list[str] = []
-    warnings: list[str] = []
+    warnings: list[tuple[str, str]] = []
     count = 0
     for result in score_paths(paths, active, jobs=jobs):
         if result.verdict is None:
@@ -420,7 +420,7 @@ def compare(
             except LoadError as exc:
                 _err(f"procjudge: {exc}")
                 raise typer.Exit(2) from None
-            shown = [f"{target}: {w}" for w in verdicts[-1].warnings[:20]]
+            shown = [(target, w) for w in verdicts[-1].warnings[:20]]
             for line in warning_lines(shown, len(verdicts[-1].warnings)):
                 _err(line)
         result: Comparison = compare_runs(*verdicts)

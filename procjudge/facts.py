@@ -249,8 +249,9 @@ class RunFacts(msgspec.Struct, frozen=True, kw_only=True):
         return self.iterations[-1]
 
 
-class FactsError(Exception):
-    """A run that validates but cannot be placed on a trajectory; carries the iteration position."""
+class FactsError(ValueError):
+    """A ``Run`` built without ``load_run`` (which refuses such runs with a located message) that
+    cannot be placed on a trajectory; carries the iteration position."""
 
     def __init__(self, position: int, message: str) -> None:
         super().__init__(message)
@@ -473,6 +474,20 @@ def _counts(entry: Entry) -> tuple[int | None, int | None, int | None]:
     return counts.passed, failed, total
 
 
+SCORE_NEEDED = ("needs score.post_iteration or test counts (test_results.post_iteration, "
+                "iteration_feedback.tests) to be scored")
+
+
+def scoreable(entry: Entry) -> bool:
+    """Whether a record can be placed on the trajectory: it has a score, test counts, or a
+    failed build (which scores 0). ``load_run`` refuses a run with a record that cannot."""
+    telemetry = entry.iteration_telemetry
+    if telemetry.score is not None and telemetry.score.post_iteration is not None:
+        return True
+    _, _, total = _counts(entry)
+    return bool(total) or _build_failed(entry)
+
+
 def _score(entry: Entry, position: int, build_failed: bool, zero_by_build: bool,
            passed: int | None, total: int | None) -> tuple[float, str]:
     """An iteration's score and where it came from: 0 for a failed build (as the policy scopes
@@ -486,8 +501,7 @@ def _score(entry: Entry, position: int, build_failed: bool, zero_by_build: bool,
         return round(100.0 * (passed or 0) / total, 2), "100 x passed / total"
     if build_failed:
         return 0.0, "build failure"
-    raise FactsError(position, "needs score.post_iteration or test counts "
-                               "(test_results.post_iteration, iteration_feedback.tests) to be scored")
+    raise FactsError(position, SCORE_NEEDED)
 
 
 def _suite(entry: Entry) -> str | None:

@@ -23,8 +23,7 @@ from .classify import classify_pattern, classify_tier
 from .detectors import ALL
 from .detectors.base import strength_of
 from .detectors.trajectory import judged_steps
-from .facts import FactsError, RunFacts, derive
-from .loading import LoadError
+from .facts import RunFacts, derive
 from .model import Run
 from .policy import DEFAULT, Policy
 from .verdict import (
@@ -176,11 +175,7 @@ def run_detectors(facts: RunFacts, policy: Policy) -> tuple[list[Item], list[Not
 
 def judge(run: Run, policy: Policy = DEFAULT) -> Verdict:
     """Run every detector over the run's facts, sum the points and clamp them."""
-    try:
-        facts = derive(run, policy)
-    except FactsError as exc:
-        line = run.lines[exc.position] if exc.position < len(run.lines) else None
-        raise LoadError(run.path, str(exc), line=line, field=f"iterations[{exc.position}]") from None
+    facts = derive(run, policy)  # FactsError (a ValueError) only for a Run not made by load_run
     items, not_checked = run_detectors(facts, policy)
     raw = sum(item.points for item in items)
     cheats = [item for item in items if item.id in ACCUSING and item.strength == "definite"]

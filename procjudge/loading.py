@@ -24,7 +24,7 @@ from typing import Any
 import msgspec
 import yaml
 
-from .model import IterationTelemetry, Run, RunFile
+from .model import Entry, IterationTelemetry, Run, RunFile
 
 MAX_FILE_BYTES = 256 * 1024 * 1024
 MAX_EXPANDED_NODES = 2_000_000
@@ -202,12 +202,13 @@ def load_run(path: str | os.PathLike[str], data: bytes | None = None, *, with_li
         data = _read_bytes(path)
     text = _decode(path, data)
     documents = _parse(path, text)
-    canonical, origins = _normalise(path, documents)
+    canonical, origins = _normalise(path, documents, text)
     try:
         runfile = msgspec.convert(canonical, RunFile, str_keys=True)
     except msgspec.ValidationError as exc:
         raise _locate_validation_error(path, text, canonical, origins, str(exc)) from None
-    warnings = tuple(_unknown_key_warnings(canonical))
+    warnings = tuple(_unknown_key_warnings(canonical, {k for k, origin in enumerate(origins) if not origin.wrapped}))
+    _check_scoreable(path, text, runfile, origins, warnings)
     if with_lines:
         _fill_lines(text, origins)
     return Run(
@@ -218,6 +219,23 @@ def load_run(path: str | os.PathLike[str], data: bytes | None = None, *, with_li
         warnings=warnings,
         lines=tuple(origin.line for origin in origins),
     )
+
+
+def _check_scoreable(path: str, text: str, runfile: RunFile, origins: Origins, warnings: tuple[str, ...]) -> None:
+    """Refuse a run with a record that has neither a score nor test counts, at that record's line,
+    naming any unknown key in it (a typo such as ``scroe:`` is the usual cause)."""
+    from .facts import SCORE_NEEDED, scoreable
+
+    for k, entry in enumerate(runfile.iterations):
+        if scoreable(entry):
+            continue
+        origin = origins[k]
+        line, column = _node_position(text, origin.prefix[0], list(origin.prefix[1:]))
+        typos = [w.removeprefix("unknown key ").split(" is kept")[0] + w[w.find(" (did you mean"):]
+                 if "(did you mean" in w else w.removeprefix("unknown key ").split(" is kept")[0]
+                 for w in warnings if w.startswith(f"unknown key `iterations[{k}].")]
+        hint = f"; this record has unknown keys: {', '.join(typos[:3])}" if typos else ""
+        raise LoadError(path, SCORE_NEEDED + hint, line=line, column=column, field=f"iterations[{k}]")
 
 
 # --------------------------------------------------------------------------- reading and parsing
@@ -462,7 +480,25 @@ def _looks_like_record(value: Any) -> bool:
     return isinstance(value, dict) and bool(_TELEMETRY_KEYS.intersection(value))
 
 
-def _normalise(path: str, documents: list[Any]) -> tuple[dict[str, Any], Origins]:
+TOP_LEVEL_KEYS = ("run", "iterations", "aggregate_telemetry", "iteration_telemetry", "iteration_feedback")
+
+
+def _not_a_run(path: str, document: Any, text: str) -> LoadError:
+    """No run shape matched: name the keys found, and the key that was probably meant."""
+    expected = "expected a run: a mapping with `iterations:`, a list of iterations, a stream of records or one record"
+    if not isinstance(document, dict):
+        return LoadError(path, f"{expected}; got {_kind(document)}")
+    keys = [str(k) for k in document]
+    for key in keys:
+        close = difflib.get_close_matches(key, TOP_LEVEL_KEYS, n=1, cutoff=0.75)
+        if close and close[0] != key:
+            line, column = _node_position(text, 0, [key]) if text else (None, None)
+            return LoadError(path, f"{expected}; got a mapping with keys {', '.join(keys[:8])}: did you mean "
+                                   f"`{close[0]}:` rather than `{key}:`?", line=line, column=column, field=key)
+    return LoadError(path, f"{expected}; got a mapping with keys {', '.join(keys[:8])} (none of them `iterations`)")
+
+
+def _normalise(path: str, documents: list[Any], text: str = "") -> tuple[dict[str, Any], Origins]:
     """Turn any accepted shape into ``{run, iterations, aggregate_telemetry}`` plus origins."""
     documents = [d for d in documents if d is not None]
     if not documents:
@@ -482,11 +518,7 @@ def _normalise(path: str, documents: list[Any]) -> tuple[dict[str, Any], Origins
                 return _canonical(rest, pairs, path)
             if "iteration_telemetry" in document or _looks_like_record(document):
                 return _canonical({}, [_entry(document, (0,))], path)
-        raise LoadError(
-            path,
-            f"expected a run: a mapping with `iterations:`, a list of iterations, a stream of "
-            f"records or one record; got {_kind(document)}",
-        )
+        raise _not_a_run(path, document, text)
     # A YAML stream: optional run document, records, optional aggregate document.
     header: dict[str, Any] = {}
     key_documents: dict[str, int] = {}
@@ -593,8 +625,72 @@ def _describe_expected(message: str, value: Any) -> str:
         return f"{message}; got an integer of {value.bit_length():,} bits"
     if value is not None and not isinstance(value, (dict, list)):
         shown = repr(value)
-        return f"{message}; got {shown if len(shown) <= 60 else shown[:57] + '...'}"
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        return f"{message} ({shown})" if ", got " in message else f"{message}; got {shown}"
     return message
+
+
+def _unwrap(annotation: Any) -> Any:
+    """The type under ``Annotated[...]`` and ``X | None``."""
+    import types
+    import typing
+
+    while True:
+        origin = typing.get_origin(annotation)
+        if origin is typing.Annotated:
+            annotation = typing.get_args(annotation)[0]
+        elif origin in (typing.Union, types.UnionType):
+            others = [a for a in typing.get_args(annotation) if a is not type(None)]
+            if len(others) != 1:
+                return annotation
+            annotation = others[0]
+        else:
+            return annotation
+
+
+def annotation_at(parts: list[Any], root: Any = RunFile) -> Any:
+    """The declared type of the field at ``parts`` (struct fields and list items), or None."""
+    import typing
+
+    current = root
+    for part in parts:
+        current = _unwrap(current)
+        if isinstance(part, int):
+            if typing.get_origin(current) in (list, tuple):
+                current = typing.get_args(current)[0]
+                continue
+            return None
+        if not (isinstance(current, type) and issubclass(current, msgspec.Struct)):
+            return None
+        hints = typing.get_type_hints(current, include_extras=True)
+        if part not in hints:
+            return None
+        current = hints[part]
+    return _unwrap(current)
+
+
+TIME_EXAMPLE = "2026-03-27T14:00:00Z"
+
+
+def _likely_fix(parts: list[Any], value: Any, reason: str) -> str:
+    """The reason with what was expected spelt out: an enum's values (and the one meant), an ISO
+    8601 example for a time given as a number."""
+    import typing
+
+    annotation = annotation_at(parts)
+    if typing.get_origin(annotation) is typing.Literal:
+        allowed = [str(a) for a in typing.get_args(annotation)]
+        shown = repr(value) if not isinstance(value, (dict, list)) else f"a {'mapping' if isinstance(value, dict) else 'list'}"
+        text = f"expected one of {', '.join(allowed)}; got {shown[:60]}"
+        if isinstance(value, str):
+            close = [a for a in allowed if a.lower() == value.strip().lower()] or difflib.get_close_matches(value, allowed, n=1)
+            if close:
+                text += f" (did you mean {close[0]!r}?)"
+        return text
+    name = str(parts[-1]) if parts else ""
+    if ("timestamp" in name or name.endswith("_at")) and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{reason}; write the time in ISO 8601, e.g. {TIME_EXAMPLE} (epoch numbers are not read)"
+    return reason
 
 
 def _locate_validation_error(path: str, text: str, canonical: dict[str, Any], origins: Origins, raw: str) -> LoadError:
@@ -609,6 +705,8 @@ def _locate_validation_error(path: str, text: str, canonical: dict[str, Any], or
         parts.append(field_hint.group(1))
         value = _resolve(canonical, parts)
     reason = _describe_expected(message, value)
+    if not missing:
+        reason = _likely_fix(parts, value, reason)
     field_parts = parts + [missing.group(1)] if missing else parts
     document, inner = _source_parts(parts, origins)
     line, column = _node_position(text, document, inner)
@@ -708,16 +806,18 @@ def _shown_key(key: Any) -> str:
     return cut + (f"... ({len(text):,} characters)" if len(text) > _KEY_SHOWN else "")
 
 
-def _unknown_key_warnings(canonical: dict[str, Any]) -> Iterable[str]:
+def _unknown_key_warnings(canonical: dict[str, Any], bare: set[int] | frozenset[int] = frozenset()) -> Iterable[str]:
     """Yield a warning for every key the contract does not know, with a "did you mean", up to
-    ``MAX_UNKNOWN_KEY_WARNINGS``; then one line counting the rest."""
+    ``MAX_UNKNOWN_KEY_WARNINGS``; then one line counting the rest. Iterations in ``bare`` were
+    written without the ``iteration_telemetry:`` wrapper, and their keys are named as written."""
     stack: list[tuple[Any, type, str]] = [(canonical, RunFile, "")]
     shown = hidden = 0
-    while stack:
+    while stack:  # depth first, in the file's order
         value, struct_type, where = stack.pop()
         if not isinstance(value, dict):
             continue
         fields = _fields_of(struct_type)
+        children: list[tuple[Any, type, str]] = []
         for key, child in value.items():
             spec = fields.get(key)
             if spec is None:
@@ -727,17 +827,23 @@ def _unknown_key_warnings(canonical: dict[str, Any]) -> Iterable[str]:
                 shown += 1
                 here = f"{where}.{_shown_key(key)}" if where else _shown_key(key)
                 name = str(key)
-                close = difflib.get_close_matches(name, list(fields), n=1, cutoff=0.75) if len(name) <= 64 else []
+                candidates = list(fields)
+                if struct_type is IterationTelemetry:  # a misspelt wrapper reads as a bare record's key
+                    candidates += ["iteration_telemetry", "iteration_feedback"]
+                close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.75) if len(name) <= 64 else []
                 hint = f" (did you mean `{close[0]}`?)" if close else ""
                 yield f"unknown key `{here}` is kept but not used{hint}"
                 continue
             here = f"{where}.{key}" if where else str(key)
+            if (key == "iteration_telemetry" and struct_type is Entry and where.startswith("iterations[")
+                    and int(where[len("iterations["):-1]) in bare):
+                here = where  # written without the wrapper: name its keys as written
             kind, inner = spec
             if kind == "struct" and inner is not None:
-                stack.append((child, inner, here))
+                children.append((child, inner, here))
             elif kind == "list" and inner is not None and isinstance(child, list):
-                for index, item in enumerate(child):
-                    stack.append((item, inner, f"{here}[{index}]"))
+                children.extend((item, inner, f"{here}[{index}]") for index, item in enumerate(child))
+        stack.extend(reversed(children))
     if hidden:
         yield f"{hidden:,} more unknown keys are kept but not used (only the first {MAX_UNKNOWN_KEY_WARNINGS} are named)"
 

@@ -404,12 +404,53 @@ def load_policy(path: str | os.PathLike[str] | None) -> Policy:
         return msgspec.convert(merged, Policy)
     except msgspec.ValidationError as exc:
         message, _, where = str(exc).rpartition(" - at ")
-        message = message or str(exc)
+        if not message:
+            message, where = str(exc), "$"
         field = where.strip("`").removeprefix("$").lstrip(".")
         named = re.match(r"field=(\w+): (.*)", message, re.DOTALL)
         if named:  # a check across fields names the one at fault
             field, message = (f"{field}.{named.group(1)}" if field else named.group(1)), named.group(2)
-        raise PolicyError(f"{path}: {field or '(top level)'}: {message.replace('`', '')}") from None
+        parts = [p for p in re.split(r"\.|\[(\d+)\]", field) if p] if field else []
+        unknown = re.match(r"Object contains unknown field `([^`]+)`", message)
+        if unknown:
+            parts.append(unknown.group(1))
+            message = _unknown_policy_key(parts)
+        elif not named:
+            from .loading import _describe_expected, _resolve
+
+            message = _describe_expected(message, _resolve(override, [int(p) if p.isdigit() else p for p in parts]))
+        where = _policy_position(data, parts)
+        raise PolicyError(f"{path}{where}: {'.'.join(parts) or '(top level)'}: {message.replace('`', '')}") from None
+
+
+def _unknown_policy_key(parts: list[str]) -> str:
+    """'unknown key; did you mean X?' with the keys the section does take."""
+    import difflib
+
+    from .loading import annotation_at
+
+    section = annotation_at(parts[:-1], Policy)
+    keys = [f.name for f in msgspec.structs.fields(section)] if isinstance(section, type) and issubclass(
+        section, msgspec.Struct) else []
+    close = difflib.get_close_matches(parts[-1], keys, n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]}?" if close else f"this section takes {', '.join(keys)}"
+    return f"unknown key (a policy file may only set keys the policy has; {hint})"
+
+
+def _policy_position(data: bytes, parts: list[str]) -> str:
+    """':line:column' of a key path in the policy file, or '' when it cannot be found."""
+    import yaml
+
+    from .loading import _walk
+
+    try:
+        node = yaml.compose(data.decode("utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except (yaml.YAMLError, UnicodeDecodeError, ValueError, RecursionError):
+        return ""
+    if node is None or not parts:
+        return ""
+    line, column = _walk(node, list(parts))
+    return f":{line}:{column}"
 
 
 def policy_yaml(policy: Policy) -> str:
