@@ -258,9 +258,13 @@ def _stop(executor: Any, wait: bool = True) -> None:
 # --------------------------------------------------------------------------- gates and summary
 
 
-class Gates(msgspec.Struct, frozen=True):
+class Gates(msgspec.Struct, frozen=True, kw_only=True):
+    """Per run: ``fail_under`` (any run below it) and ``fail_on`` (any run with one of these
+    findings). Over the batch: ``fail_under_mean`` (the mean process score below it)."""
+
     fail_under: float | None = None
     fail_on: tuple[str, ...] = ()
+    fail_under_mean: float | None = None
 
     def failures(self, row: Row) -> list[str]:
         """Why a run fails the gates (empty when it passes)."""
@@ -278,10 +282,15 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class GateSummary(Summary, frozen=True):
+    """The gates and how the batch fared: ``passed`` is every gate, per run and over the batch."""
+
     fail_under: float | None
     fail_on: list[str]
     failed_runs: int
     passed: bool
+    fail_under_mean: float | None = None
+    mean_process_score: float | None = None
+    mean_passed: bool = True
 
 
 class AgentSummary(Summary, frozen=True):
@@ -439,10 +448,21 @@ class Collector:
         return len(self.figures)
 
     @property
+    def mean_process_score(self) -> float | None:
+        return round(sum(f[1] for f in self.figures) / len(self.figures), 4) if self.figures else None
+
+    def mean_failure(self) -> str | None:
+        """Why the batch fails --fail-under-mean, or None."""
+        mean, gate = self.mean_process_score, self.gates.fail_under_mean
+        if gate is None or mean is None or mean >= gate:
+            return None
+        return f"the mean process score {mean:g} of {self.scored} runs is below --fail-under-mean {gate:g}"
+
+    @property
     def exit_code(self) -> int:
         if self.errors:
             return 2
-        return 1 if self.failed else 0
+        return 1 if self.failed or self.mean_failure() else 0
 
     def summary(self) -> BatchSummary:
         """Counts, the gates, and the per-agent summary (pandas)."""
@@ -451,7 +471,9 @@ class Collector:
             runs_scored=self.scored,
             errors=len(self.errors),
             gate=GateSummary(fail_under=self.gates.fail_under, fail_on=list(self.gates.fail_on),
-                             failed_runs=len(self.failed), passed=not self.failed),
+                             failed_runs=len(self.failed), passed=not self.failed and not self.mean_failure(),
+                             fail_under_mean=self.gates.fail_under_mean, mean_process_score=self.mean_process_score,
+                             mean_passed=self.mean_failure() is None),
             agents=agent_summary(self.figures),
             loop=self.loop.summary(),
         )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from enum import Enum
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
 
     from .batch import Collector, Result, Row
     from .compare import Comparison
+    from .config import Config
+    from .model import Run
     from .policy import Policy
     from .render.batch import Reporter
 
@@ -98,13 +101,101 @@ def _finite(option: str) -> Callable[[float | None], float | None]:
 MAX_JOBS = 256
 
 
+_GLOBAL: dict[str, Any] = {"config": None, "isolated": False, "loaded": None}
+
+
+def _config() -> Config:
+    """The configuration in force (``--config FILE``, else found upward; none with --isolated)."""
+    from .config import ConfigError, load
+
+    if _GLOBAL["loaded"] is None:
+        try:
+            path = _GLOBAL["config"]
+            _GLOBAL["loaded"] = load(str(path) if path is not None else None, isolated=_GLOBAL["isolated"])
+        except ConfigError as exc:
+            _err(f"procjudge: configuration error: {exc}")
+            raise typer.Exit(2) from None
+    loaded: Config = _GLOBAL["loaded"]
+    return loaded
+
+
 def _load_policy(path: Path | None) -> Policy:
     from .policy import PolicyError, load_policy
 
+    config = _config()
     try:
-        return load_policy(path)
+        return load_policy(path, config.policy, config.path)
     except PolicyError as exc:
         _err(f"procjudge: policy error: {exc}")
+        raise typer.Exit(2) from None
+
+
+def _format(given: Enum | None, command: str) -> str:
+    """--format, else the configuration's format when this command offers it, else table."""
+    if given is not None:
+        return str(given.value)
+    configured = _config().format
+    return configured if configured in output_formats.names(command) else "table"
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        from . import __version__
+
+        write(f"procjudge {__version__}\n")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _global_options(
+    version: bool = typer.Option(False, "--version", "-V", is_eager=True, callback=_show_version,
+                                 help="Print the version and exit."),
+    config: Path | None = typer.Option(None, "--config", metavar="FILE",
+                                       help="Read options from FILE (a procjudge.toml, or a pyproject.toml with "
+                                            "[tool.procjudge]) instead of the one found from the working folder upward."),
+    isolated: bool = typer.Option(False, "--isolated", help="Ignore every configuration file."),
+) -> None:
+    """Options that come before the command: procjudge --config ci.toml batch runs/"""
+    _GLOBAL.update(config=config, isolated=isolated, loaded=None)
+
+
+QUIET_HELP = "Only the summary: no per-run rows in the table, no warnings on stderr."
+EXIT_ZERO_HELP = "Exit 0 even when a gate fails (unreadable input still exits 2)."
+
+
+def _deliver(rendered: str | RenderableType, target: str | None, inputs: list[str]) -> None:
+    """A report to stdout (no target, or ``-``) or written atomically to a file that is none of
+    the inputs."""
+    if target is None or target == "-":
+        _show(rendered)
+        return
+    from .safe_io import check_target
+
+    problem = check_target(target, inputs, "--output")
+    if problem:
+        _err(f"procjudge: {problem}")
+        raise typer.Exit(2)
+    with _writing(Path(target), newline="") as handle:
+        if isinstance(rendered, str):
+            handle.write(rendered)
+        else:
+            _console(handle).print(rendered)
+
+
+STDIN_LIMIT = 64 * 1024 * 1024
+
+
+def _load(target: str) -> Run:
+    """A run from a file, or from standard input for ``-``; exit 2 with the message if unreadable."""
+    from .loading import LoadError, load_run
+
+    try:
+        if target == "-":
+            data = sys.stdin.buffer.read(STDIN_LIMIT + 1) if sys.stdin is not None else b""
+            return load_run("<stdin>", data)
+        return load_run(target)
+    except LoadError as exc:
+        _err(f"procjudge: {exc}")
         raise typer.Exit(2) from None
 
 
@@ -170,30 +261,42 @@ def emit(chunks: Iterable[str]) -> None:
 
 @app.command()
 def score(
-    run_file: Path = typer.Argument(..., metavar="RUN.yaml", help="A run file (.yaml, .yml or .json)."),
-    format: ScoreFormat = typer.Option(ScoreFormat("table"), "--format", "-f", help=output_formats.help_text("score")),
+    run_file: str = typer.Argument(..., metavar="RUN.yaml", help="A run file (.yaml, .yml or .json), or - for standard input."),
+    format: ScoreFormat | None = typer.Option(None, "--format", "-f", help=output_formats.help_text("score") + " [default: table]"),
+    output: str | None = typer.Option(None, "--output", "-o", metavar="FILE",
+                                      help="Write the report to FILE (written whole or not at all; - is standard output)."),
     policy: Path | None = POLICY_OPTION,
-    fail_under: float | None = typer.Option(None, "--fail-under", metavar="N", callback=_finite("--fail-under"), help="Exit 1 when the process score is below N."),
+    fail_under: float | None = typer.Option(None, "--fail-under", metavar="N", callback=_finite("--fail-under"),
+                                            help="Gate: exit 1 when the run's process score is below N."),
+    exit_zero: bool = typer.Option(False, "--exit-zero", help=EXIT_ZERO_HELP),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Only the verdict's headline and totals; no warnings on stderr."),
 ) -> None:
     """Score one run: every item with its points, iterations and evidence; totals, pattern, tier.
+
+    Exit codes: 0 scored (and the gate passed); 1 the process score is below --fail-under;
+    2 the run file (or the policy or configuration) could not be read.
 
     Example: procjudge score sample_telemetry/example1_good_standard.yaml
     """
     from .judge import judge
-    from .loading import LoadError, load_run
 
     active = _load_policy(policy)
-    try:
-        verdict = judge(load_run(run_file), active)
-    except LoadError as exc:
-        _err(f"procjudge: {exc}")
-        raise typer.Exit(2) from None
-    for warning in verdict.warnings:
-        _err(f"procjudge: warning: {run_file}: {warning}")
-    _show(output_formats.renderer("score", format.value)(verdict))
-    if fail_under is not None and verdict.process_score < fail_under:
-        _err(f"procjudge: process score {verdict.process_score:g} is below --fail-under {fail_under:g}")
-        raise typer.Exit(1)
+    verdict = judge(_load(run_file), active)
+    if not quiet:
+        for warning in verdict.warnings:
+            _err(f"procjudge: warning: {run_file}: {warning}")
+    fmt = _format(format, "score")
+    renderer = output_formats.renderer("score", fmt)
+    if quiet and fmt == "table":
+        from .render.table import summary
+
+        renderer = summary
+    _deliver(renderer(verdict), output, [run_file])
+    gate = fail_under if fail_under is not None else _config().fail_under
+    if gate is not None and verdict.process_score < gate:
+        _err(f"procjudge: process score {verdict.process_score:g} is below --fail-under {gate:g}")
+        if not exit_zero:
+            raise typer.Exit(1)
 
 
 BatchFormat = Enum("BatchFormat", {name: name for name in output_formats.names("batch")}, type=str)  # type: ignore[misc]
@@ -253,6 +356,28 @@ def _report(reporters: list[tuple[str, Reporter, str | None]], stream: Iterable[
             put(name, handle, reporter.finish(collector))
 
 
+def _discover(targets: list[str]) -> list[str]:
+    """Run files under targets, with the configuration's excludes, includes and .gitignore rule."""
+    from .discovery import discover
+
+    config = _config()
+    return discover(targets, exclude=config.exclude, include=config.include, respect_gitignore=config.respect_gitignore)
+
+
+def _without_own_outputs(found: list[str], targets: list[str]) -> list[str]:
+    """The discovered files less the reports this command writes: a -o target that is an earlier
+    procjudge report (or empty), and the file standard output is redirected to (``> out.json``).
+    A -o target that is a run stays an input, and writing it is refused."""
+    from .safe_io import is_own_report, same_file_as
+
+    own = [t for t in targets if os.path.exists(t) and is_own_report(t)]
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        out = os.fstat(sys.stdout.fileno())
+        if stat.S_ISREG(out.st_mode):
+            own += [p for p in found if (os.stat(p).st_dev, os.stat(p).st_ino) == (out.st_dev, out.st_ino)]
+    return [p for p in found if same_file_as(p, own) is None]
+
+
 def _known_item_ids() -> list[str]:
     from .detectors import ALL
     return [d.id for d in ALL]
@@ -277,20 +402,43 @@ def _progress(results: Iterable[Result], total: int) -> Iterator[Result]:
 @app.command()
 def batch(
     targets: list[str] = typer.Argument(..., metavar="DIR|GLOB...", help="Folders (searched recursively), files or globs of run files."),
-    format: BatchFormat = typer.Option(BatchFormat("table"), "--format", "-f",
-                                       help=output_formats.help_text("batch")),
+    format: BatchFormat | None = typer.Option(None, "--format", "-f",
+                                              help=output_formats.help_text("batch") + " [default: table]"),
     output: list[str] | None = typer.Option(
         None, "--output", "-o", metavar="[FORMAT=]FILE",
-        help="Write the report to FILE instead of stdout (never one of the inputs). Repeatable with a format each, "
-             "to write several reports from one scoring pass: -o junit=out.xml -o markdown=summary.md."),
-    fail_under: float | None = typer.Option(None, "--fail-under", metavar="N", callback=_finite("--fail-under"), help="Gate: fail (exit 1) when any run's process score is below N."),
-    fail_on: list[str] | None = typer.Option(None, "--fail-on", metavar="DETECTOR[,...]",
-                                                help="Gate: fail (exit 1) when any run has one of these findings, e.g. "
+        help="Write the report to FILE instead of stdout (never one of the inputs; - is stdout). Repeatable with a "
+             "format each, to write several reports from one scoring pass: -o junit=out.xml -o markdown=summary.md."),
+    fail_under: float | None = typer.Option(None, "--fail-under", metavar="N", callback=_finite("--fail-under"),
+                                            help="Gate, per run: fail (exit 1) when any run's process score is below N."),
+    fail_under_mean: float | None = typer.Option(None, "--fail-under-mean", metavar="N", callback=_finite("--fail-under-mean"),
+                                                 help="Gate, over the batch: fail (exit 1) when the mean process score of "
+                                                      "all runs is below N (coverage's --fail-under reads a total like this)."),
+    fail_on: list[str] | None = typer.Option(None, "--fail-on", metavar="FINDING[,...]",
+                                                help="Gate, per run: fail (exit 1) when any run has one of these findings, e.g. "
                                                      "test_chasing,regression_blindness; repeatable, every one given counts."),
-    jobs: int = typer.Option(0, "--jobs", "-j", min=0, max=MAX_JOBS, help=f"Worker processes, 0 to {MAX_JOBS} (default 0: the machine's cores)."),
+    exit_zero: bool = typer.Option(False, "--exit-zero", help=EXIT_ZERO_HELP),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help=QUIET_HELP),
+    exclude: list[str] | None = typer.Option(None, "--exclude", metavar="PATTERN",
+                                             help="Skip files and folders matching PATTERN (gitignore syntax, relative to "
+                                                  "each folder given); repeatable; adds to the configuration's."),
+    include: list[str] | None = typer.Option(None, "--include", metavar="PATTERN",
+                                             help="Read only files matching PATTERN (gitignore syntax); repeatable."),
+    respect_gitignore: bool | None = typer.Option(None, "--respect-gitignore/--no-respect-gitignore",
+                                                  help="Skip what .gitignore files ignore [default: respect them]."),
+    list_files: bool = typer.Option(False, "--list-files", help="Print the run files that would be read, one per line, and exit."),
+    jobs: int | None = typer.Option(None, "--jobs", "-j", min=0, max=MAX_JOBS,
+                                    help=f"Worker processes, 0 to {MAX_JOBS} (default 0: the machine's cores)."),
     policy: Path | None = POLICY_OPTION,
 ) -> None:
     """Score every run file under folders and globs, in a deterministic order, and gate on the result.
+
+    Folders are searched like ruff searches them: .gitignore respected; hidden folders, virtual
+    environments, node_modules and files that are never runs (package.json, lock files, CI
+    configurations) skipped; the reports being written are never read back. --list-files shows
+    what would be read.
+
+    Two kinds of gate: --fail-under and --fail-on judge each run (one bad run fails the batch);
+    --fail-under-mean judges the batch's mean process score.
 
     Exit codes: 0 all scored and gates passed; 1 a gate failed; 2 a file could not be read or
     validated (each is listed on stderr; every other file is still scored and reported).
@@ -298,42 +446,63 @@ def batch(
     Example: procjudge batch runs/ --format junit --output procjudge.xml --fail-under -10
     """
     from .batch import Collector, Gates, check_output_path, score_paths
-    from .loading import discover
+    from .discovery import discover
 
+    config = _config()
     gates_on: tuple[str, ...] = ()
-    if fail_on:
-        gates_on = tuple(dict.fromkeys(d.strip() for option in fail_on for d in option.split(",") if d.strip()))
+    wanted = [*(fail_on or [])] or list(config.fail_on)
+    if wanted:
+        gates_on = tuple(dict.fromkeys(d.strip() for option in wanted for d in option.split(",") if d.strip()))
         known = _known_item_ids()
         unknown = [d for d in gates_on if d not in known]
         if unknown:
-            _err(f"procjudge: --fail-on: unknown finding {unknown[0]!r}; known: {', '.join(known)}")
+            import difflib
+
+            close = list(dict.fromkeys([k for k in known if k.startswith(unknown[0])]
+                                       + difflib.get_close_matches(unknown[0], known, n=3)))[:3]
+            hint = f" (did you mean {' or '.join(close)}?)" if close else f"; known: {', '.join(known)}"
+            _err(f"procjudge: --fail-on: unknown finding {unknown[0]!r}{hint}; `procjudge explain --list` lists them")
             raise typer.Exit(2)
+    outputs = _outputs(output or [], _format(format, "batch"), output_formats.names("batch"))
+    found = discover(targets, exclude=[*config.exclude, *(exclude or [])], include=[*(include or config.include)],
+                     respect_gitignore=config.respect_gitignore if respect_gitignore is None else respect_gitignore)
+    paths = _without_own_outputs(found, [target for _, target in outputs if target is not None])
+    if list_files:
+        write("".join(f"{path}\n" for path in paths))
+        raise typer.Exit(0)
     active = _load_policy(policy)
-    paths = discover(targets)
-    outputs = _outputs(output or [], format.value, output_formats.names("batch"))
     for _, target in outputs:
         problem = check_output_path(target, paths) if target is not None else None
         if problem:
             _err(f"procjudge: {problem}")
             raise typer.Exit(2)
     if not paths:
-        _err(f"procjudge: no run files (.yaml, .yml, .json) found in {' '.join(targets)}")
+        _err(f"procjudge: no run files (.yaml, .yml, .json) found in {' '.join(targets)} "
+             "(hidden, git-ignored and excluded files are skipped; --list-files shows what is read)")
         raise typer.Exit(2)
-    reporters = [(name, output_formats.renderer("batch", name)(), target) for name, target in outputs]
-    collector = Collector(Gates(fail_under=fail_under, fail_on=gates_on),
-                          keep_rows=any(name in ("table", "markdown") for name, _ in outputs))
-    workers = jobs or os.cpu_count() or 1
+    reporters = [(name, output_formats.renderer("batch", name)(quiet=quiet), target) for name, target in outputs]
+    gates = Gates(fail_under=fail_under if fail_under is not None else config.fail_under,
+                  fail_under_mean=fail_under_mean if fail_under_mean is not None else config.fail_under_mean,
+                  fail_on=gates_on)
+    collector = Collector(gates, keep_rows=not quiet and any(name in ("table", "markdown") for name, _ in outputs))
+    chosen = jobs if jobs is not None else (config.jobs or 0)
+    workers = chosen or os.cpu_count() or 1
     results = score_paths(paths, active, jobs=workers, want_lines=any(r.needs_lines for _, r, _ in reporters))
     _report(reporters, collector.feed(_progress(results, len(paths))), collector)
     from .batch import warning_lines
 
-    for line in warning_lines(collector.warnings, collector.warning_count):
-        _err(line)
+    if not quiet:
+        for line in warning_lines(collector.warnings, collector.warning_count):
+            _err(line)
     for error in collector.errors:
         _err(f"procjudge: {error.message}")
     if collector.failed and any(name != "table" or target is not None for name, _, target in reporters):
         _err(f"procjudge: {len(collector.failed)} of {collector.scored} runs failed the gate")
-    raise typer.Exit(collector.exit_code)
+    mean_failure = collector.mean_failure()
+    if mean_failure:
+        _err(f"procjudge: {mean_failure}")
+    code = collector.exit_code
+    raise typer.Exit(0 if exit_zero and code == 1 else code)
 
 
 CompareFormat = Enum("CompareFormat", {name: name for name in output_formats.names("compare")}, type=str)  # type: ignore[misc]
@@ -342,9 +511,8 @@ CompareFormat = Enum("CompareFormat", {name: name for name in output_formats.nam
 def _side_rows(target: str, active: Policy, jobs: int) -> tuple[list[Row], list[str], int]:
     """Score one folder; return its rows and its unreadable files."""
     from .batch import WARNINGS_SHOWN, score_paths, warning_lines
-    from .loading import discover
 
-    paths = discover([target])
+    paths = _discover([target])
     rows: list[Row] = []
     errors: list[str] = []
     warnings: list[tuple[str, str]] = []
@@ -371,7 +539,10 @@ def _label(target: str, rows: list[Row]) -> str:
 def compare(
     a: str = typer.Argument(..., metavar="A", help="A run file, or a folder of one agent's runs."),
     b: str = typer.Argument(..., metavar="B", help="A run file, or a folder of the other agent's runs (same kind as A)."),
-    format: CompareFormat = typer.Option(CompareFormat("table"), "--format", "-f", help=output_formats.help_text("compare")),
+    format: CompareFormat | None = typer.Option(None, "--format", "-f", help=output_formats.help_text("compare") + " [default: table]"),
+    output: str | None = typer.Option(None, "--output", "-o", metavar="FILE",
+                                      help="Write the report to FILE (written whole or not at all; - is standard output)."),
+    exit_zero: bool = typer.Option(False, "--exit-zero", help=EXIT_ZERO_HELP),
     fail_if_worse: float | None = typer.Option(None, "--fail-if-worse", metavar="MARGIN", callback=_finite("--fail-if-worse"),
                                                   help="Gate: exit 1 when B's (mean) process score is below A's by more than MARGIN."),
     plot: Path | None = typer.Option(None, "--plot", metavar="FILE", help="Also draw the comparison to FILE (.png or .svg; needs procjudge[plot])."),
@@ -392,18 +563,20 @@ def compare(
 
     active = _load_policy(policy)
     kinds = [os.path.isdir(x) for x in (a, b)]
+    if a == "-" and b == "-":
+        _err("procjudge: only one side of compare can be read from standard input")
+        raise typer.Exit(2)
     for target in (a, b):
-        if not os.path.exists(target):
+        if target != "-" and not os.path.exists(target):
             _err(f"procjudge: {target}: no such file or folder")
             raise typer.Exit(2)
     if kinds[0] != kinds[1]:
         _err("procjudge: compare takes two run files or two folders, not one of each")
         raise typer.Exit(2)
     if plot is not None:
-        from .loading import discover
         from .safe_io import check_target
 
-        problem = check_target(str(plot), discover([a, b]) if kinds[0] else [a, b], "--plot")
+        problem = check_target(str(plot), _discover([a, b]) if kinds[0] else [a, b], "--plot")
         if problem:
             _err(f"procjudge: {problem}")
             raise typer.Exit(2)
@@ -411,15 +584,10 @@ def compare(
     if not kinds[0]:
         from .batch import warning_lines
         from .judge import judge
-        from .loading import LoadError, load_run
 
         verdicts = []
         for target in (a, b):
-            try:
-                verdicts.append(judge(load_run(target), active))
-            except LoadError as exc:
-                _err(f"procjudge: {exc}")
-                raise typer.Exit(2) from None
+            verdicts.append(judge(_load(target), active))
             shown = [(target, w) for w in verdicts[-1].warnings[:20]]
             for line in warning_lines(shown, len(verdicts[-1].warnings)):
                 _err(line)
@@ -433,7 +601,8 @@ def compare(
             _err(f"procjudge: no run files found in {a if not found_a else b}")
             raise typer.Exit(2)
         result = compare_folders(rows_a, rows_b, seed=seed, label_a=_label(a, rows_a), label_b=_label(b, rows_b))
-    _show(output_formats.renderer("compare", format.value)(msgspec.structs.replace(result, errors=errors)))
+    _deliver(output_formats.renderer("compare", _format(format, "compare"))(msgspec.structs.replace(result, errors=errors)),
+             output, _discover([a, b]) if kinds[0] else [a, b])
     if plot is not None:
         from .plot import PlotError
         from .plot import plot as draw
@@ -451,7 +620,8 @@ def compare(
         gap = worse_by(result)
         if gap is not None and gap > fail_if_worse:
             _err(f"procjudge: B is worse than A by {gap:g} points (> --fail-if-worse {fail_if_worse:g})")
-            raise typer.Exit(1)
+            if not exit_zero:
+                raise typer.Exit(1)
 
 
 @import_app.command("reflexion")
@@ -499,9 +669,8 @@ def _rows(targets: list[str], active: Policy, jobs: int) -> tuple[list[Row], lis
     """Score the runs under targets (batch's discovery and workers); unreadable files are listed
     on stderr and make the exit code 2 at the end, as in batch."""
     from .batch import score_paths
-    from .loading import discover
 
-    paths = discover(targets)
+    paths = _discover(targets)
     if not paths:
         _err(f"procjudge: no run files (.yaml, .yml, .json) found in {' '.join(targets)}")
         raise typer.Exit(2)
@@ -680,11 +849,58 @@ def drift(
 
 
 @policy_app.command("show")
-def policy_show(policy: Path | None = POLICY_OPTION) -> None:
-    """Print the scoring policy in force, as YAML (the defaults, or with POLICY.yaml merged in)."""
-    from .policy import policy_yaml
+def policy_show(
+    policy: Path | None = POLICY_OPTION,
+    show_sources: bool = typer.Option(False, "--sources", help="Also say where each value comes from: the default, "
+                                                               "the configuration file, or the --policy file."),
+) -> None:
+    """Print the scoring policy in force, as YAML: the defaults, with the configuration's
+    [tool.procjudge.policy] table and then a --policy file merged over them.
 
-    write(policy_yaml(_load_policy(policy)))
+    Example: procjudge policy show --sources --policy strict.yaml
+    """
+    from .policy import PolicyError, policy_yaml, sources
+
+    active = _load_policy(policy)
+    if not show_sources:
+        write(policy_yaml(active))
+        return
+    config = _config()
+    try:
+        found = sources(str(policy) if policy is not None else None, config.policy, config.path)
+    except PolicyError as exc:
+        _err(f"procjudge: policy error: {exc}")
+        raise typer.Exit(2) from None
+    values = msgspec.to_builtins(active)
+    lines = [f"# configuration: {config.path or 'none found'}; --policy: {policy or 'not given'}"]
+    for key, source in found.items():
+        value: Any = values
+        for part in key.split("."):
+            value = value[part]
+        lines.append(f"{key} = {msgspec.json.encode(value).decode()}  # {source}")
+    write("\n".join(lines) + "\n")
+
+
+COMPLETE_VAR = "_PROCJUDGE_COMPLETE"
+
+
+@app.command()
+def completion(
+    shell: str = typer.Argument(..., metavar="SHELL", help="bash, zsh, fish or powershell."),
+) -> None:
+    """Print the shell completion script for SHELL.
+
+    Example (bash): procjudge completion bash > ~/.local/share/bash-completion/completions/procjudge
+    Example (zsh):  procjudge completion zsh > "${fpath[1]}/_procjudge"
+    Example (fish): procjudge completion fish > ~/.config/fish/completions/procjudge.fish
+    """
+    from typer.completion import get_completion_script  # type: ignore[attr-defined]  # public, re-exported
+
+    shells = ("bash", "zsh", "fish", "powershell")
+    if shell not in shells:
+        _err(f"procjudge: completion: unknown shell {shell!r}; one of {', '.join(shells)}")
+        raise typer.Exit(2)
+    write(get_completion_script(prog_name="procjudge", complete_var=COMPLETE_VAR, shell=shell).rstrip("\n") + "\n")
 
 
 @app.command()
@@ -734,6 +950,10 @@ def main(argv: list[str] | None = None) -> int:
 
     with contextlib.suppress(ValueError):  # not the main thread (embedded use): keep the default
         signal.signal(signal.SIGTERM, _terminate)
+    if COMPLETE_VAR in os.environ:  # the shell asks for completions (see `procjudge completion`)
+        from typer.completion import completion_init  # type: ignore[attr-defined]  # public, re-exported
+
+        completion_init()
     try:
         code = app(args=argv, prog_name="procjudge", standalone_mode=False)
         if code == 130:  # typer's answer to Ctrl-C, returned rather than raised

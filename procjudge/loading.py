@@ -846,20 +846,3 @@ def _unknown_key_warnings(canonical: dict[str, Any], bare: set[int] | frozenset[
         stack.extend(reversed(children))
     if hidden:
         yield f"{hidden:,} more unknown keys are kept but not used (only the first {MAX_UNKNOWN_KEY_WARNINGS} are named)"
-
-
-def discover(targets: Iterable[str]) -> list[str]:
-    """Run files under the given folders, files and globs, sorted, without duplicates."""
-    import glob
-
-    found: set[str] = set()
-    for target in targets:
-        if os.path.isdir(target):
-            for root, dirs, files in os.walk(target):
-                dirs[:] = [d for d in dirs if not d.startswith(".")]
-                found.update(os.path.join(root, f) for f in files if f.endswith(RUN_SUFFIXES))
-        elif any(ch in target for ch in "*?["):
-            found.update(p for p in glob.glob(target, recursive=True) if os.path.isfile(p) and p.endswith(RUN_SUFFIXES))
-        else:
-            found.add(target)
-    return sorted(found)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -370,15 +371,30 @@ def _loader() -> type:
     return NoDuplicates
 
 
-def load_policy(path: str | os.PathLike[str] | None) -> Policy:
-    """The default policy, or the defaults with a policy file deep-merged over them."""
-    if path is None:
+def load_policy(path: str | os.PathLike[str] | None, config: dict[str, Any] | None = None,
+                config_path: str | None = None) -> Policy:
+    """The default policy; with the configuration's ``[tool.procjudge.policy]`` table merged over
+    it, then a policy file merged over that (the command line wins, key by key)."""
+    if path is None and not config:
         return DEFAULT
+    base: dict[str, Any] = msgspec.to_builtins(DEFAULT)
+    if config:
+        layer = f"{config_path}: [tool.procjudge.policy]" if config_path else "[tool.procjudge.policy]"
+        base = _merge(base, config)
+        _convert(base, layer, b"", config)
+    if path is None:
+        return _convert(base, "", b"", {})
+    override, data = _read_policy_file(os.fspath(path))
+    if override is None:
+        return _convert(base, os.fspath(path), data, {})
+    return _convert(_merge(base, override), os.fspath(path), data, override)
+
+
+def _read_policy_file(path: str) -> tuple[dict[str, Any] | None, bytes]:
     import yaml
 
     from .loading import read_regular
 
-    path = os.fspath(path)
     try:
         data = read_regular(path, MAX_POLICY_BYTES)
         override = yaml.load(data, Loader=_loader())
@@ -395,12 +411,14 @@ def load_policy(path: str | os.PathLike[str] | None) -> Policy:
         raise PolicyError(f"{path}{where}: YAML error: {' '.join(reason.split())}") from None
     except yaml.YAMLError as exc:
         raise PolicyError(f"{path}: YAML error: {' '.join(str(exc).split())}") from None
-    if override is None:
-        return DEFAULT
-    if not isinstance(override, dict):
+    if override is not None and not isinstance(override, dict):
         raise PolicyError(f"{path}: expected a mapping of policy sections")
+    return override, data
+
+
+def _convert(merged: dict[str, Any], source: str, data: bytes, override: dict[str, Any]) -> Policy:
+    """The merged policy, validated; an error names ``source`` (and its line, for a YAML file)."""
     try:
-        merged = _merge(msgspec.to_builtins(DEFAULT), override)
         return msgspec.convert(merged, Policy)
     except msgspec.ValidationError as exc:
         message, _, where = str(exc).rpartition(" - at ")
@@ -419,8 +437,29 @@ def load_policy(path: str | os.PathLike[str] | None) -> Policy:
             from .loading import _describe_expected, _resolve
 
             message = _describe_expected(message, _resolve(override, [int(p) if p.isdigit() else p for p in parts]))
-        where = _policy_position(data, parts)
-        raise PolicyError(f"{path}{where}: {'.'.join(parts) or '(top level)'}: {message.replace('`', '')}") from None
+        where = _policy_position(data, parts) if data else ""
+        raise PolicyError(f"{source}{where}: {'.'.join(parts) or '(top level)'}: {message.replace('`', '')}") from None
+
+
+def sources(policy_path: str | None, config: dict[str, Any] | None, config_path: str | None) -> dict[str, str]:
+    """Where each policy value in force came from: 'default', the configuration, or the --policy
+    file, keyed by its dotted path."""
+    def leaves(value: Any, prefix: str = "") -> Iterable[str]:
+        if isinstance(value, dict):
+            for key, child in value.items():
+                yield from leaves(child, f"{prefix}{key}.")
+        else:
+            yield prefix.rstrip(".")
+
+    found = dict.fromkeys(leaves(msgspec.to_builtins(DEFAULT)), "default")
+    if config:
+        for key in leaves(config):
+            found[key] = f"{config_path or 'configuration'} [tool.procjudge.policy]"
+    if policy_path is not None:
+        override, _ = _read_policy_file(policy_path)
+        for key in leaves(override or {}):
+            found[key] = f"--policy {policy_path}"
+    return found
 
 
 def _unknown_policy_key(parts: list[str]) -> str:

@@ -36,6 +36,20 @@ def same_file_as(target: str, inputs: Iterable[str]) -> str | None:
     return None
 
 
+REPORT_MARKS = (b'"schema": "procjudge.', b'"schema":"procjudge.', b"procjudge")
+
+
+def is_own_report(path: str) -> bool:
+    """Whether an existing file is empty or a report procjudge wrote (its first bytes name a
+    procjudge schema), so that writing over it loses no run."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(200)
+    except OSError:
+        return False
+    return not head.strip() or any(mark in head for mark in REPORT_MARKS[:2])
+
+
 def check_target(target: str, inputs: Iterable[str], option: str = "--output") -> str | None:
     """Why ``target`` cannot be written (an input, a folder, a missing folder), or None."""
     clash = same_file_as(target, inputs)

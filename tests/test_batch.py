@@ -42,7 +42,7 @@ def invoke(*args: str):
 
 
 def test_discovery_is_recursive_sorted_and_skips_other_files(corpus: Path) -> None:
-    from procjudge.loading import discover
+    from procjudge.discovery import discover
 
     found = discover([str(corpus)])
     assert len(found) == 8 and found == sorted(found)
@@ -158,7 +158,7 @@ def test_output_file(tmp_path: Path) -> None:
 
 
 def test_parallel_results_equal_serial(corpus: Path) -> None:
-    from procjudge.loading import discover
+    from procjudge.discovery import discover
 
     paths = discover([str(corpus)])
     serial = [(r.path, r.verdict, r.error) for r in score_paths(paths, jobs=1)]

@@ -42,7 +42,7 @@ def spreadsheet_safe(value: Any) -> Any:
 MARKDOWN_RUN_ROWS = 50
 
 
-def markdown_report(results: Stream, collector: Collector) -> Iterator[str]:
+def markdown_report(results: Stream, collector: Collector, quiet: bool = False) -> Iterator[str]:
     """For a pull-request comment or $GITHUB_STEP_SUMMARY: verdict, per-agent table, the runs that
     failed a gate or scored lowest (at most 50 rows), and every unreadable file."""
     for _ in results:
@@ -146,7 +146,7 @@ def _github_notice(collector: Collector) -> str:
             f"{summary.errors} unreadable\n")
 
 
-def table_report(results: Stream, collector: Collector) -> Group:
+def table_report(results: Stream, collector: Collector, quiet: bool = False) -> Group:
     """A rich renderable: runs, per-agent summary, gate and errors."""
     from rich.table import Table
     from rich.text import Text
@@ -173,12 +173,19 @@ def table_report(results: Stream, collector: Collector) -> Group:
     footer = Text()
     footer.append(f"{summary.runs_scored} runs scored, {summary.gate.failed_runs} failed the gate, "
                   f"{summary.errors} unreadable")
+    if summary.gate.mean_process_score is not None:
+        footer.append(f"; mean process score {signed(summary.gate.mean_process_score)}")
+    if summary.gate.fail_under_mean is not None:
+        footer.append(f" ({'below' if not summary.gate.mean_passed else 'not below'} --fail-under-mean "
+                      f"{num(summary.gate.fail_under_mean)})", style="red" if not summary.gate.mean_passed else "")
     if summary.runs_scored:
         footer.append("\nloop ", style="dim")
         footer.append(loop_summary(summary.loop))
     for error in collector.errors:
         footer.append("\nerror ", style="red")
         footer.append(literal(error.message))
+    if quiet:
+        return Group(agents, Text(""), footer)
     return Group(runs, Text(""), agents, Text(""), footer)
 
 
@@ -195,6 +202,9 @@ class Reporter:
 
     needs_lines = False
 
+    def __init__(self, quiet: bool = False) -> None:
+        self.quiet = quiet
+
     def start(self) -> str:
         return ""
 
@@ -209,16 +219,18 @@ class _Deferred(Reporter):
     """A format whose text needs every result first (markdown, junit, table): it runs its
     generator over the rows the collector keeps at the end."""
 
-    def __init__(self, report: Any) -> None:
+    def __init__(self, report: Any, quiet: bool = False) -> None:
+        super().__init__(quiet)
         self.report = report
 
     def finish(self, collector: Collector) -> Any:
-        out = self.report(iter(()), collector)
+        out = self.report(iter(()), collector, self.quiet)
         return out if not isinstance(out, Iterator) else "".join(out)
 
 
 class JsonReporter(Reporter):
-    def __init__(self) -> None:
+    def __init__(self, quiet: bool = False) -> None:
+        super().__init__(quiet)
         self.first = True
 
     def start(self) -> str:
@@ -257,7 +269,8 @@ class CsvReporter(Reporter):
 class JunitReporter(Reporter):
     """Its totals come first in the file, so the test cases are kept (one line each) until the end."""
 
-    def __init__(self) -> None:
+    def __init__(self, quiet: bool = False) -> None:
+        super().__init__(quiet)
         self.cases: list[str] = []
 
     def each(self, result: Result, reasons: list[str] | None) -> str:
@@ -280,5 +293,6 @@ class GithubReporter(Reporter):
 
 REPORTERS: dict[str, Any] = {
     "json": JsonReporter, "csv": CsvReporter, "junit": JunitReporter, "github": GithubReporter,
-    "markdown": lambda: _Deferred(markdown_report), "table": lambda: _Deferred(table_report),
+    "markdown": lambda quiet=False: _Deferred(markdown_report, quiet),
+    "table": lambda quiet=False: _Deferred(table_report, quiet),
 }

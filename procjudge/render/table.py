@@ -129,3 +129,8 @@ def score(verdict: Verdict) -> Group:
         parts += [phases_table(verdict), Text("")]
     parts += [signals_table(verdict), Text(""), totals(verdict)]
     return Group(*parts)
+
+
+def summary(verdict: Verdict) -> Group:
+    """``score --quiet``: the run's headline and totals, without the item and signal tables."""
+    return Group(header(verdict), Text(""), totals(verdict))
