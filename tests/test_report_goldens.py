@@ -25,12 +25,12 @@ COMPARES = {
 }
 
 
-def invoke(args: list[str]) -> str:
+def invoke(args: list[str], columns: int = 120) -> str:
     """Run from the repository root with relative paths, so goldens hold no machine paths."""
     here = os.getcwd()
     os.chdir(ROOT)
     try:
-        result = runner.invoke(app, args, env={"COLUMNS": "120"})
+        result = runner.invoke(app, args, env={"COLUMNS": str(columns)})
     finally:
         os.chdir(here)
     assert result.exit_code in (0, 1), result.output
@@ -72,3 +72,27 @@ def test_batch_goldens_agree_with_each_other() -> None:
     assert failed == ["gate-replay"] and int(suite.get("failures")) == 1
     assert data["summary"]["gate"]["failed_runs"] == 1
     assert "gate-replay" in (GOLDEN / "batch.github").read_text()
+
+
+@pytest.mark.parametrize("command", ["batch", "compare_runs", "compare_folders"])
+def test_tables_at_80_columns(command: str, update_goldens: bool) -> None:
+    """What CI logs and pipes get: no line wider than 80, and every run id whole on one line or
+    shortened from the left with an ellipsis, never folded into pieces."""
+    args = (["batch", *BATCH_INPUTS, "--jobs", "1"] if command == "batch"
+            else ["compare", *COMPARES[command.split("_")[1]], "--jobs", "1", "--seed", "0"])
+    output = invoke(args, columns=80)
+    check(f"{command}.80.txt", output, update_goldens)
+    assert max(len(line) for line in output.splitlines()) <= 80
+    ids = (["user-registration/agent-a", "user-registration/agent-b", "gate-replay", "sprint/double-submit"]
+           if command == "batch" else [])
+    for run_id in ids:
+        assert any(run_id in line for line in output.splitlines()), run_id
+
+
+def test_a_long_id_is_shortened_from_the_left(tmp_path: Path) -> None:
+    long_id = "ldb/humaneval/gpt-3.5-turbo-0613-function-level/HumanEval_123"
+    (tmp_path / "run.yaml").write_text(f"run: {{id: {long_id}}}\niterations:\n  - score: {{post_iteration: 50}}\n")
+    result = runner.invoke(app, ["batch", str(tmp_path)], env={"COLUMNS": "80"})
+    line = next(line for line in result.stdout.splitlines() if "HumanEval_123" in line)
+    cell = line.split("│")[0].strip()
+    assert cell.startswith("…") and long_id.endswith(cell[1:]) and len(line) <= 80

@@ -14,8 +14,11 @@ from typing import Any, Literal
 
 import msgspec
 from rich.console import Group
+from rich.table import Table
+from rich.text import Text
 
-from ..batch import Collector, Result
+from ..batch import AgentSummary, Collector, Result, Row
+from .fit import Fitted, left_ellipsis, right_ellipsis, spare
 from .json import dumps
 from .markdown import cell
 from .text import counts, literal, loop_summary, num, one_line, shares, signed
@@ -146,30 +149,74 @@ def _github_notice(collector: Collector) -> str:
             f"{summary.errors} unreadable\n")
 
 
-def table_report(results: Stream, collector: Collector, quiet: bool = False) -> Group:
-    """A rich renderable: runs, per-agent summary, gate and errors."""
-    from rich.table import Table
-    from rich.text import Text
-
-    for _ in results:
-        pass
-    summary = collector.summary()
+def _runs_wide(rows: list[Row]) -> Table:
     runs = Table(show_edge=False, pad_edge=False, header_style="bold", title="runs", title_justify="left", title_style="dim")
-    columns: tuple[tuple[str, Literal["left", "right"]], ...] = (("run", "left"), ("agent", "left"), ("iters", "right"), ("final", "right"),
-               ("process", "right"), ("tier", "left"), ("anti-patterns", "left"), ("gate", "left"))
+    columns: tuple[tuple[str, Literal["left", "right"]], ...] = (
+        ("run", "left"), ("agent", "left"), ("iters", "right"), ("final", "right"), ("process", "right"),
+        ("tier", "left"), ("anti-patterns", "left"), ("gate", "left"))
     for column, justify in columns:
         runs.add_column(column, justify=justify, overflow="fold", no_wrap=column in ("tier", "process", "final", "gate"))
-    for row in collector.rows:
+    for row in rows:
         gate = Text("FAIL", style="red") if row.gate_failures else Text("ok", style="green")
         runs.add_row(Text(literal(row.id)), Text(literal(row.agent or "-")), str(row.iterations_used),
                      num(row.final_score), signed(row.process_score), row.tier, ", ".join(row.anti_patterns) or "-", gate)
-    agents = Table(show_edge=False, pad_edge=False, header_style="bold", title="per agent", title_justify="left", title_style="dim")
+    return runs
+
+
+def _runs_narrow(rows: list[Row], width: int) -> Table:
+    """Below 100 columns: the run id shortened from the left, agent and anti-patterns on a dim
+    second line under it, and the figures in narrow columns."""
+    cells = [[signed(r.process_score) for r in rows] + ["process"], [num(r.final_score) for r in rows] + ["final"],
+             [str(r.iterations_used) for r in rows] + ["it"], [r.tier for r in rows] + ["tier"], ["FAIL", "gate"]]
+    room = spare(width, cells)
+    runs = Table(show_edge=False, pad_edge=False, header_style="bold", title="runs", title_justify="left", title_style="dim")
+    runs.add_column("run", no_wrap=True, overflow="ellipsis", max_width=room)
+    for column, justify in (("process", "right"), ("final", "right"), ("it", "right"), ("tier", "left"), ("gate", "left")):
+        runs.add_column(column, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+    several_agents = len({row.agent for row in rows}) > 1
+    for row in rows:
+        name = Text(left_ellipsis(literal(row.id), room))
+        agent = literal(row.agent) if several_agents else ""
+        extra = " · ".join(part for part in (agent, ", ".join(row.anti_patterns)) if part)
+        if extra:
+            name.append("\n" + right_ellipsis(extra, room), style="dim")
+        gate = Text("FAIL", style="red") if row.gate_failures else Text("ok", style="green")
+        runs.add_row(name, signed(row.process_score), num(row.final_score), str(row.iterations_used), row.tier, gate)
+    return runs
+
+
+def _agents_wide(agents: list[AgentSummary]) -> Table:
+    table = Table(show_edge=False, pad_edge=False, header_style="bold", title="per agent", title_justify="left", title_style="dim")
     for column in ("agent", "runs", "mean", "median", "tiers", "anti-patterns (share of runs)"):
-        agents.add_column(column, overflow="fold")
-    for agent in summary.agents:
-        agents.add_row(Text(literal(agent.agent)), str(agent.runs), signed(round(agent.mean_process_score, 2)),
-                       signed(agent.median_process_score), counts(agent.tiers),
-                       shares(agent.anti_pattern_share))
+        table.add_column(column, overflow="fold")
+    for agent in agents:
+        table.add_row(Text(literal(agent.agent)), str(agent.runs), signed(round(agent.mean_process_score, 2)),
+                      signed(agent.median_process_score), counts(agent.tiers), shares(agent.anti_pattern_share))
+    return table
+
+
+def _agents_narrow(agents: list[AgentSummary], width: int) -> Text:
+    """Below 100 columns: one line of figures per agent, its tiers and anti-patterns under it."""
+    text = Text("per agent", style="dim")
+    for agent in agents:
+        text.append("\n")
+        text.append(right_ellipsis(literal(agent.agent), width - 40), style="bold")
+        text.append(f"  {agent.runs} run{'s' if agent.runs != 1 else ''}  mean {signed(round(agent.mean_process_score, 2))}  "
+                    f"median {signed(agent.median_process_score)}")
+        text.append(f"\n  tiers: {counts(agent.tiers)}", style="dim")
+        text.append(f"\n  anti-patterns: {shares(agent.anti_pattern_share)}", style="dim")
+    return text
+
+
+def table_report(results: Stream, collector: Collector, quiet: bool = False) -> Group:
+    """A rich renderable: runs, per-agent summary, gate and errors; laid out for the width it is
+    printed at (below 100 columns the narrow layout of ``render.fit``)."""
+    for _ in results:
+        pass
+    summary = collector.summary()
+    rows = collector.rows
+    runs = Fitted(lambda: _runs_wide(rows), lambda width: _runs_narrow(rows, width))
+    agents = Fitted(lambda: _agents_wide(summary.agents), lambda width: _agents_narrow(summary.agents, width))
     footer = Text()
     footer.append(f"{summary.runs_scored} runs scored, {summary.gate.failed_runs} failed the gate, "
                   f"{summary.errors} unreadable")

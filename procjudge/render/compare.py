@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
+from .fit import Fitted, left_ellipsis, right_ellipsis, spare
 from .markdown import cell
 from .text import literal, num, shares, signed, sparkline
 
 if TYPE_CHECKING:
     from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
 
-    from ..compare import Comparison, Side
+    from ..compare import Comparison, Pair, Side
 
 A_MARK, B_MARK, BOTH_MARK = "A", "B", "*"
 
@@ -101,25 +104,10 @@ def table(result: Comparison) -> Group:
             parts.append(Text(f"{label}: pattern {verdict.pattern}, tier {verdict.tier}", style="dim"))
         parts.append(Text(verdict_line(result), style="bold"))
     else:
-        sa, sb = result.a, result.b
-        summary = Table(show_edge=False, pad_edge=False, header_style="bold")
-        for column in ("", "runs", "mean process", "median process", "mean final", "mean iterations", "below best",
-                       "anti-patterns (share of runs)"):
-            summary.add_column(column, overflow="fold")
-        for label, side in (("A", sa), ("B", sb)):
-            summary.add_row(Text(f"{label} {literal(side.label)}"), str(side.runs),
-                            signed(side.mean_process_score or 0), signed(side.median_process_score or 0),
-                            num(round(side.mean_final_score or 0, 1)), num(round(side.mean_iterations_used or 0, 2)),
-                            below_best(side), shares(side.anti_pattern_share))
-        parts += [summary, Text("")]
-        pairs = Table(show_edge=False, pad_edge=False, header_style="bold", title="paired by challenge", title_justify="left", title_style="dim")
-        pair_columns: tuple[tuple[str, Literal["left", "right"]], ...] = (
-            ("challenge", "left"), ("A", "right"), ("B", "right"), ("B − A", "right"), ("A tier", "left"), ("B tier", "left"))
-        for column, justify in pair_columns:
-            pairs.add_column(column, justify=justify, overflow="fold")
-        for pair in result.rows:
-            pairs.add_row(Text(literal(pair.challenge)), signed(pair.a.process_score), signed(pair.b.process_score),
-                          signed(pair.difference), pair.a.tier, pair.b.tier)
+        sides = (("A", result.a), ("B", result.b))
+        rows_ = result.rows
+        parts += [Fitted(lambda: _sides_wide(sides), lambda width: _sides_narrow(sides, width)), Text("")]
+        pairs = Fitted(lambda: _pairs_wide(rows_), lambda width: _pairs_narrow(rows_, width))
         parts += [pairs, Text(""), Text("process score distributions (A above B in each bin)", style="dim"),
                   Text("\n".join(histogram_chart([p.a.process_score for p in result.rows],
                                                  [p.b.process_score for p in result.rows]))), Text("")]
@@ -128,6 +116,75 @@ def table(result: Comparison) -> Group:
                 parts.append(Text(f"unmatched in {label}: {literal(run.path)} (key {literal(run.key)})", style="yellow"))
         parts.append(Text(verdict_line(result), style="bold"))
     return Group(*parts)
+
+
+def _sides_wide(sides: tuple[tuple[str, Side], ...]) -> Table:
+    from rich.table import Table
+    from rich.text import Text
+
+    summary = Table(show_edge=False, pad_edge=False, header_style="bold")
+    for column in ("", "runs", "mean process", "median process", "mean final", "mean iterations", "below best",
+                   "anti-patterns (share of runs)"):
+        summary.add_column(column, overflow="fold")
+    for label, side in sides:
+        summary.add_row(Text(f"{label} {literal(side.label)}"), str(side.runs),
+                        signed(side.mean_process_score or 0), signed(side.median_process_score or 0),
+                        num(round(side.mean_final_score or 0, 1)), num(round(side.mean_iterations_used or 0, 2)),
+                        below_best(side), shares(side.anti_pattern_share))
+    return summary
+
+
+def _sides_narrow(sides: tuple[tuple[str, Side], ...], width: int) -> Text:
+    """Below 100 columns: each side's figures on a line, below-best and anti-patterns under it."""
+    from rich.text import Text
+
+    text = Text()
+    for k, (label, side) in enumerate(sides):
+        if k:
+            text.append("\n")
+        text.append(f"{label} ", style="bold")
+        text.append(right_ellipsis(literal(side.label), max(12, width - 60)), style="bold")
+        text.append(f"  {side.runs} runs  mean {signed(side.mean_process_score or 0)}  median "
+                    f"{signed(side.median_process_score or 0)}")
+        text.append(f"\n  final {num(round(side.mean_final_score or 0, 1))}, iterations "
+                    f"{num(round(side.mean_iterations_used or 0, 2))}, below best {below_best(side)}", style="dim")
+        text.append(f"\n  anti-patterns: {shares(side.anti_pattern_share)}", style="dim")
+    return text
+
+
+def _pairs_wide(rows: list[Pair]) -> Table:
+    from rich.table import Table
+    from rich.text import Text
+
+    pairs = Table(show_edge=False, pad_edge=False, header_style="bold", title="paired by challenge", title_justify="left", title_style="dim")
+    pair_columns: tuple[tuple[str, Literal["left", "right"]], ...] = (
+        ("challenge", "left"), ("A", "right"), ("B", "right"), ("B − A", "right"), ("A tier", "left"), ("B tier", "left"))
+    for column, justify in pair_columns:
+        pairs.add_column(column, justify=justify, overflow="fold")
+    for pair in rows:
+        pairs.add_row(Text(literal(pair.challenge)), signed(pair.a.process_score), signed(pair.b.process_score),
+                      signed(pair.difference), pair.a.tier, pair.b.tier)
+    return pairs
+
+
+def _pairs_narrow(rows: list[Pair], width: int) -> Table:
+    """Below 100 columns: the challenge shortened from the left and the three scores; the tiers
+    are in the wide layout and the JSON."""
+    from rich.table import Table
+    from rich.text import Text
+
+    cells = [[signed(p.a.process_score) for p in rows] + ["A"], [signed(p.b.process_score) for p in rows] + ["B"],
+             [signed(p.difference) for p in rows] + ["B − A"], [p.winner for p in rows] + ["winner"]]
+    room = spare(width, cells)
+    pairs = Table(show_edge=False, pad_edge=False, header_style="bold", title="paired by challenge", title_justify="left", title_style="dim")
+    pairs.add_column("challenge", no_wrap=True, overflow="ellipsis", max_width=room)
+    for column in ("A", "B", "B − A"):
+        pairs.add_column(column, justify="right", no_wrap=True)
+    pairs.add_column("winner", no_wrap=True)
+    for pair in rows:
+        pairs.add_row(Text(left_ellipsis(literal(pair.challenge), room)), signed(pair.a.process_score),
+                      signed(pair.b.process_score), signed(pair.difference), pair.winner.upper() if pair.winner != "tie" else "tie")
+    return pairs
 
 
 def verdict_line(result: Comparison) -> str:
