@@ -82,7 +82,7 @@ class Result(msgspec.Struct, frozen=True, kw_only=True):
 
     path: str
     verdict: Verdict | None = None
-    lines: list[int | None] | None = None  # per verdict.iterations entry, when lines were asked for
+    lines: dict[int, int] | None = None  # the line where each submission starts, by number, when asked for
     error: str | None = None
     error_line: int | None = None
 
@@ -102,12 +102,10 @@ class Result(msgspec.Struct, frozen=True, kw_only=True):
         """The items worth an annotation, each at the line of its (last) iteration."""
         if self.verdict is None:
             return []
-        by_number: dict[int, int | None] = {}
-        for row, line in zip(self.verdict.iterations, self.lines or ()):
-            by_number.setdefault(row.iteration, line)
+        lines = self.lines or {}
         return [
             Finding(i.id, i.kind, i.points, i.evidence, i.iterations[-1] if i.iterations else None,
-                    by_number.get(i.iterations[-1]) if i.iterations else None)
+                    lines.get(i.iterations[-1]) if i.iterations else None)
             for i in self.verdict.items
             if i.kind == "anti_pattern" or (i.kind == "rule" and i.points < 0)
         ]
@@ -128,14 +126,14 @@ def score_path(path: str, policy: Policy = DEFAULT, want_lines: bool = False) ->
         return Result(path=path, error=str(exc), error_line=exc.line)
     except Exception as exc:  # noqa: BLE001 - one broken file must never stop a batch
         return Result(path=path, error=f"{path}: internal error: {type(exc).__name__}: {exc}")
-    lines = None
+    lines: dict[int, int] | None = None
     if want_lines:
         from .facts import iteration_number
 
-        by_number: dict[int, int | None] = {}
+        lines = {}
         for position, (entry, line) in enumerate(zip(run.iterations, run.lines)):
-            by_number.setdefault(iteration_number(entry, position), line)
-        lines = [by_number.get(row.iteration) for row in verdict.iterations]
+            if line is not None:
+                lines.setdefault(iteration_number(entry, position), line)
     return Result(path=path, verdict=verdict, lines=lines)
 
 

@@ -881,6 +881,66 @@ def policy_show(
     write("\n".join(lines) + "\n")
 
 
+@app.command()
+def explain(
+    rule_id: str | None = typer.Argument(None, metavar="RULE", help="A rule id, as in a verdict's items (e.g. test_chasing)."),
+    list_all: bool = typer.Option(False, "--list", help="List every rule with its kind and points."),
+    as_json: bool = typer.Option(False, "--json", help="The catalogue entry (and example) as JSON."),
+    policy: Path | None = POLICY_OPTION,
+) -> None:
+    """Explain a rule: what it detects, its points and range under the policy in force, the
+    evidence it reads, the section of the rulebook it comes from, and an example scored now.
+
+    Example: procjudge explain test_chasing        procjudge explain --list
+    """
+    from .catalogue import catalogue, example, rule
+
+    active = _load_policy(policy)
+    if list_all or rule_id is None:
+        if not list_all:
+            _err("procjudge: explain: name a rule, or --list to see them all")
+            raise typer.Exit(2)
+        entries = catalogue(active)
+        if as_json:
+            write(msgspec.json.format(msgspec.json.encode(entries), indent=2).decode() + "\n")
+            return
+        width = max(len(e.id) for e in entries)
+        write("".join(f"{e.id:<{width}}  {e.kind:<12}  {e.points}\n" for e in entries))
+        return
+    try:
+        entry = rule(rule_id, active)
+    except (KeyError, StopIteration):
+        import difflib
+
+        known = [e.id for e in catalogue(active)]
+        close = list(dict.fromkeys([k for k in known if k.startswith(rule_id)]
+                                   + difflib.get_close_matches(rule_id, known, n=3)))[:3]
+        hint = f"; did you mean {' or '.join(close)}?" if close else "; procjudge explain --list shows them"
+        _err(f"procjudge: explain: no rule {rule_id!r}{hint}")
+        raise typer.Exit(2) from None
+    shown = example(entry.id, active)
+    if as_json:
+        write(msgspec.json.format(msgspec.json.encode({"rule": entry, "example": shown}), indent=2).decode() + "\n")
+        return
+    import textwrap
+
+    from .render.text import literal
+
+    def field(label: str, text: str) -> list[str]:
+        return textwrap.wrap(text, width=96, initial_indent=f"{label:<9}", subsequent_indent=" " * 9) or [label]
+
+    accuses = "; accuses: definite evidence scores the run at the floor" if entry.accuses else ""
+    lines = [f"{entry.id}  ({entry.kind}{accuses})", "", *field("points", entry.points), *field("rule", entry.rule),
+             *field("reads", entry.reads), *field("source", entry.source)]
+    if shown is not None:
+        lines += ["", f"example  {shown.name}", *("  | " + line for line in shown.run.rstrip().splitlines()[:40])]
+        for points, iterations, strength, basis, evidence in shown.findings:
+            lines += textwrap.wrap(f"-> {points:+g} at iteration {', '.join(map(str, iterations)) or '-'} "
+                                   f"[{strength}; {basis}]: {literal(evidence, 600)}", width=96,
+                                   initial_indent="  ", subsequent_indent="     ")
+    write("\n".join(lines) + "\n")
+
+
 COMPLETE_VAR = "_PROCJUDGE_COMPLETE"
 
 

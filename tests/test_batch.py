@@ -215,5 +215,5 @@ def test_output_targets_must_be_distinct_and_formats_known(tmp_path: Path) -> No
     run = str(SAMPLES / "example1_good_standard.yaml")
     same = runner.invoke(app, ["batch", run, "-o", f"json={tmp_path / 'x'}", "-o", f"csv={tmp_path / 'x'}"])
     assert same.exit_code == 2 and "same file" in same.output
-    unknown = runner.invoke(app, ["batch", run, "-o", f"sarif={tmp_path / 'x'}"])
-    assert unknown.exit_code == 2 and "unknown format 'sarif'" in unknown.output
+    unknown = runner.invoke(app, ["batch", run, "-o", f"yaml={tmp_path / 'x'}"])
+    assert unknown.exit_code == 2 and "unknown format 'yaml'" in unknown.output

@@ -1,4 +1,4 @@
-"""Every detector against its named cases in tests/detector_cases/<id>.yaml (must fire, must not)."""
+"""Every detector against its named cases in procjudge/cases/<id>.yaml (must fire, must not)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from procjudge.detectors import ALL
 
 from conftest import ROOT, SAMPLES, run_from
 
-CASES_DIR = Path(__file__).parent / "detector_cases"
+CASES_DIR = ROOT / "procjudge" / "cases"
 
 
 def load_cases() -> list[tuple[str, dict]]:

@@ -17,7 +17,8 @@ runner = CliRunner()
 GOLDEN = Path(__file__).parent / "golden"
 BATCH_INPUTS = ["sample_telemetry/example1_good_standard.yaml", "sample_telemetry/example2_bad_standard.yaml",
                 "sample_telemetry/gate_replay.yaml", "sample_telemetry/sprint_double_submit.yaml"]
-BATCH_FORMATS = {"table": "txt", "json": "json", "csv": "csv", "markdown": "md", "junit": "xml", "github": "github"}
+BATCH_FORMATS = {"table": "txt", "json": "json", "csv": "csv", "markdown": "md", "junit": "xml", "github": "github",
+                 "sarif": "sarif", "gitlab": "gitlab.json"}
 COMPARE_FORMATS = {"table": "txt", "json": "json", "markdown": "md"}
 COMPARES = {
     "runs": ["sample_telemetry/example1_good_standard.yaml", "sample_telemetry/example2_bad_standard.yaml"],

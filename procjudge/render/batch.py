@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import re
 from collections.abc import Iterable, Iterator
 from typing import Any, Literal
@@ -21,7 +22,7 @@ from ..batch import AgentSummary, Collector, Result, Row
 from .fit import Fitted, left_ellipsis, right_ellipsis, spare
 from .json import dumps
 from .markdown import cell
-from .text import counts, literal, loop_summary, num, one_line, shares, signed
+from .text import counts, iterations, literal, loop_summary, num, one_line, shares, signed
 
 Stream = Iterable[tuple[Result, list[str] | None]]
 
@@ -338,8 +339,148 @@ class GithubReporter(Reporter):
         return _github_notice(collector)
 
 
+def _uri(path: str) -> str:
+    """A SARIF artifact URI for a run file: relative paths stay relative (percent-encoded)."""
+    from urllib.parse import quote
+
+    if os.path.isabs(path):
+        return "file://" + quote(path.replace(os.sep, "/"))
+    return quote(path.replace(os.sep, "/"))
+
+
+class SarifReporter(Reporter):
+    """SARIF 2.1.0 (code scanning in GitHub, GitLab, Azure DevOps, VS Code's SARIF viewer): the
+    rule catalogue as the driver's rules, and one result per finding worth an annotation (an
+    anti-pattern, or a rule that cost points) located at its run file and the line where its
+    iteration starts. A definite accusation is an error, any other finding a warning; unreadable
+    files are tool execution notifications."""
+
+    needs_lines = True
+
+    def __init__(self, quiet: bool = False) -> None:
+        super().__init__(quiet)
+        from ..catalogue import catalogue
+
+        self.rules = catalogue()
+        self.index = {rule.id: k for k, rule in enumerate(self.rules)}
+        self.first = True
+
+    def start(self) -> str:
+        from .. import __version__
+
+        rules = [{
+            "id": rule.id, "name": rule.id,
+            "shortDescription": {"text": rule.summary},
+            "fullDescription": {"text": rule.rule},
+            "help": {"text": f"{rule.rule}\nPoints: {rule.points}. Reads: {rule.reads}. Source: {rule.source}. "
+                             f"`procjudge explain {rule.id}` shows an example."},
+            "defaultConfiguration": {"level": "error" if rule.accuses else "warning"},
+            "properties": {"kind": rule.kind, "points": rule.points, "tags": [rule.kind]},
+        } for rule in self.rules]
+        head = {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0"}
+        driver = {"name": "procjudge", "version": __version__, "semanticVersion": __version__, "rules": rules}
+        text = dumps(head).rstrip()[:-2]  # the object left open
+        return text + ',\n  "runs": [{\n"tool": {"driver": ' + dumps(driver).rstrip() + '},\n"results": ['
+
+    def each(self, result: Result, reasons: list[str] | None) -> str:
+        if result.verdict is None:
+            return ""
+        run = result.verdict.run
+        items = [i for i in result.verdict.items if i.kind == "anti_pattern" or (i.kind == "rule" and i.points < 0)]
+        lines = result.lines or {}
+        out = []
+        for item in items:
+            line = lines.get(item.iterations[-1]) if item.iterations else None
+            location: dict[str, Any] = {"artifactLocation": {"uri": _uri(result.path)}}
+            if line:
+                location["region"] = {"startLine": line}
+            accusing = self.rules[self.index[item.id]].accuses and item.strength == "definite"
+            record = {
+                "ruleId": item.id, "ruleIndex": self.index.get(item.id, -1),
+                "level": "error" if accusing else "warning",
+                "message": {"text": f"{run.id}: iteration {iterations(item.iterations)}: {item.evidence} "
+                                    f"({item.points:+g} points; {item.strength} evidence: {item.basis})"},
+                "locations": [{"physicalLocation": location}],
+                "partialFingerprints": {"procjudgeFinding/v1": _fingerprint(result.path, item.id, item.iterations)},
+                "properties": {"run": run.id, "agent": run.agent, "points": item.points, "iterations": item.iterations,
+                               "strength": item.strength, "basis": item.basis},
+            }
+            out.append(msgspec.json.encode(record).decode())
+        if not out:
+            return ""
+        text = ("\n" if self.first else ",\n") + ",\n".join(out)
+        self.first = False
+        return text
+
+    def finish(self, collector: Collector) -> str:
+        notifications = [{
+            "level": "error", "message": {"text": one_line(error.message, 2000)},
+            "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(error.path)},
+                                                **({"region": {"startLine": error.line}} if error.line else {})}}],
+        } for error in collector.errors]
+        invocation = {"executionSuccessful": not collector.errors, "toolExecutionNotifications": notifications,
+                      "exitCode": collector.exit_code}
+        return "\n],\n\"invocations\": [" + msgspec.json.encode(invocation).decode() + "]\n}]\n}\n"
+
+
+def _fingerprint(path: str, rule_id: str, iterations: list[int]) -> str:
+    import hashlib
+
+    return hashlib.sha256(f"{path}\0{rule_id}\0{iterations}".encode()).hexdigest()[:32]
+
+
+GITLAB_SEVERITY = {"definite": "major", "likely": "minor", "weak": "info"}
+
+
+class GitlabReporter(Reporter):
+    """GitLab Code Quality (a JSON array of issues: description, check_name, fingerprint,
+    severity, location.path and location.lines.begin), shown in merge requests. A definite
+    accusation is critical; other findings are major, minor or info by the strength of their
+    evidence; an unreadable file is a blocker."""
+
+    needs_lines = True
+
+    def __init__(self, quiet: bool = False) -> None:
+        super().__init__(quiet)
+        from ..catalogue import catalogue
+
+        self.accusing = {rule.id for rule in catalogue() if rule.accuses}
+        self.first = True
+
+    def start(self) -> str:
+        return "["
+
+    def _issue(self, description: str, check: str, fingerprint: str, severity: str, path: str, line: int | None) -> str:
+        issue = {"description": one_line(description, 2000), "check_name": check, "fingerprint": fingerprint,
+                 "severity": severity, "location": {"path": path, "lines": {"begin": line or 1}}}
+        text = ("\n" if self.first else ",\n") + msgspec.json.encode(issue).decode()
+        self.first = False
+        return text
+
+    def each(self, result: Result, reasons: list[str] | None) -> str:
+        if result.verdict is None:
+            return self._issue(result.error or "unreadable run file", "procjudge/unreadable",
+                               _fingerprint(result.path, "unreadable", []), "blocker", result.path, result.error_line)
+        run = result.verdict.run
+        lines = result.lines or {}
+        out = []
+        for item in result.verdict.items:
+            if not (item.kind == "anti_pattern" or (item.kind == "rule" and item.points < 0)):
+                continue
+            severity = "critical" if item.id in self.accusing and item.strength == "definite" else GITLAB_SEVERITY[item.strength]
+            out.append(self._issue(
+                f"{run.id}: {item.id} at iteration {iterations(item.iterations)} ({item.points:+g}): {item.evidence}",
+                f"procjudge/{item.id}", _fingerprint(result.path, item.id, item.iterations), severity, result.path,
+                lines.get(item.iterations[-1]) if item.iterations else None))
+        return "".join(out)
+
+    def finish(self, collector: Collector) -> str:
+        return "\n]\n"
+
+
 REPORTERS: dict[str, Any] = {
     "json": JsonReporter, "csv": CsvReporter, "junit": JunitReporter, "github": GithubReporter,
+    "sarif": SarifReporter, "gitlab": GitlabReporter,
     "markdown": lambda quiet=False: _Deferred(markdown_report, quiet),
     "table": lambda quiet=False: _Deferred(table_report, quiet),
 }

@@ -40,6 +40,8 @@ FORMATS: tuple[Format, ...] = (
     Format(name="csv", help="one row per run", renderers={"batch": "procjudge.render.batch:REPORTERS.csv"}),
     Format(name="junit", help="one testcase per run", renderers={"batch": "procjudge.render.batch:REPORTERS.junit"}),
     Format(name="github", help="GitHub Actions annotations", renderers={"batch": "procjudge.render.batch:REPORTERS.github"}),
+    Format(name="sarif", help="SARIF 2.1.0 for code scanning", renderers={"batch": "procjudge.render.batch:REPORTERS.sarif"}),
+    Format(name="gitlab", help="GitLab Code Quality", renderers={"batch": "procjudge.render.batch:REPORTERS.gitlab"}),
 )
 
 
