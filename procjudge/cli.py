@@ -964,11 +964,21 @@ def completion(
 
 
 @app.command()
-def schema() -> None:
-    """Print the JSON Schema of a run file (for editors: yaml-language-server, VS Code)."""
+def schema(
+    lenient: bool = typer.Option(False, "--lenient", help="Allow keys the contract does not know (the loader keeps "
+                                                          "them with a warning); by default they are errors, so "
+                                                          "that an editor flags a typo."),
+) -> None:
+    """Print the JSON Schema of a run file, for editors (yaml-language-server, VS Code) and CI.
+
+    It checks types, ranges, enums, the shapes a run file may take and that every iteration can
+    be scored.
+
+    Example: procjudge schema > procjudge-run.schema.json
+    """
     from .schema import run_schema
 
-    write(run_schema())
+    write(run_schema(lenient))
 
 
 def run() -> NoReturn:
