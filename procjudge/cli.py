@@ -1,6 +1,6 @@
 """The command line: each command parses its options, calls the library, writes, and exits.
 
-Exit codes (CONTRACT section 5): 0 every run read and scored and no threshold failed; 1 a
+Exit codes: 0 every run read and scored and no threshold failed; 1 a
 threshold failed; 2 bad usage, or an input that could not be read or validated.
 
 Imports stay lazy: ``procjudge score`` must not pay for pandas (batch, compare) or for modules

@@ -338,9 +338,9 @@ def _tests_fixed_broken(
         return len(failing_before & passing_after), len(broken), broken, "per-test outcomes"
     broken_count = results.regressions if results and results.regressions is not None else None
     if pre is None or passed is None:
-        return None, broken_count, (), "seed counts" if broken_count is not None else "none"
+        return None, broken_count, (), "test counts" if broken_count is not None else "none"
     gained = passed - pre.passed
-    basis = "seed counts"
+    basis = "test counts"
     if broken_count is None:
         broken_count, basis = max(0, -gained), "pass counts (lower bound)"
     return max(0, gained + broken_count), broken_count, (), basis

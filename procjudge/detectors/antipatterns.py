@@ -181,7 +181,7 @@ def scope_creep(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
             yield Hit(points=rule.range.place(0.0), iterations=(it.number,),
                       evidence=f"{plural(changes.files_created, 'file')} created while "
                       f"{plural(it.failures_before_count or 0, 'test')} failed, and no test fixed",
-                      basis="seed fields")
+                      basis="telemetry fields")
 
 
 # --------------------------------------------------------------------------- regression blindness
@@ -301,7 +301,7 @@ def copy_paste_loop(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         if None not in size_a and size_a == size_b and any(size_a):
             yield Hit(points=rule.points, iterations=(previous.number, it.number),
                       evidence=f"same change size as iteration {previous.number} ({size_a[0]} files, "
-                      f"+{size_a[1]}/-{size_a[2]} lines); {failing}", basis="seed fields (change sizes)")
+                      f"+{size_a[1]}/-{size_a[2]} lines); {failing}", basis="change sizes")
 
 
 DETECTORS = [shotgun_debugging, scope_creep, regression_blindness, copy_paste_loop]

@@ -27,13 +27,13 @@ STRENGTHS = ("definite", "likely", "weak")
 
 # What each basis of evidence is worth, when a detector does not say.
 STRENGTH_OF_BASIS = {
-    "seed fields": "definite", "per-test outcomes": "definite", "seed counts": "definite",
+    "telemetry fields": "definite", "per-test outcomes": "definite", "test counts": "definite",
     "code_hash": "definite", "diff": "definite", "normalised code": "definite", "timestamps": "definite",
     "action log": "definite", "hidden suite": "definite", "test-file diff": "definite", "code": "definite",
     "pass counts (lower bound)": "likely", "stack traces": "likely", "file list": "likely",
     "diff similarity": "likely", "feedback categories": "likely", "diff literals": "likely",
     "text patterns": "likely", "file list, stack traces": "likely",
-    "change summaries": "weak", "seed fields (change sizes)": "weak",
+    "change summaries": "weak", "change sizes": "weak",
 }
 
 
@@ -50,7 +50,7 @@ class Hit(msgspec.Struct, frozen=True, kw_only=True):
     points: float
     iterations: tuple[int, ...] = ()
     evidence: str
-    basis: str = "seed fields"
+    basis: str = "telemetry fields"
     detail: dict[str, Any] | None = None
     name: str | None = None  # a sub-name (signals: which signal)
     strength: str | None = None  # None: from the basis

@@ -62,7 +62,7 @@ def diagnostic_first(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     )
     yield Hit(points=rule.range.between(sum(marks) / len(marks), rule.min_marks_share, 1.0),
               iterations=tuple(it.number for it in iterations), evidence=shown,
-              basis="action log" if uses_log else "seed fields")
+              basis="action log" if uses_log else "telemetry fields")
 
 
 def _files(it: IterationFacts) -> int:
@@ -127,7 +127,7 @@ def test_driven_iteration(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     yield Hit(points=rule.range.between(share, rule.min_fraction_of_iterations, 1.0),
               iterations=tuple(it.number for it in qualifying),
               evidence=f"{len(qualifying)} of {plural(len(facts.iterations), 'iteration')} validated each change locally ({shown})",
-              basis="action log" if uses_log else "seed fields")
+              basis="action log" if uses_log else "telemetry fields")
 
 
 @detector("progressive_refinement", "practice")

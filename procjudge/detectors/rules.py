@@ -68,7 +68,7 @@ def identical_submission(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
             and (changes.lines_added, changes.lines_removed) == (0, 0)
             and not any((changes.files_modified, changes.files_created, changes.files_deleted))
         ):
-            reason, basis = "no file and no line changed", "seed fields"
+            reason, basis = "no file and no line changed", "telemetry fields"
         elif cosmetic is not None:
             reason, basis = cosmetic
             reason += ", and the same tests still fail"

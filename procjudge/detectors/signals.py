@@ -93,7 +93,7 @@ def _signal(name: str) -> Detector:
         yield Hit(points=points * len(hits), iterations=tuple(it.number for it in hits),
                   evidence=f"{condition} in {plural(len(hits), 'iteration')}"
                   + (f" ({points:+g} each)" if points else " (shown, not scored)"),
-                  basis="seed fields")
+                  basis="telemetry fields")
 
     check.__doc__ = DOCS[name][1] + " Per iteration; points from ``signals.points``."
     return detector(name, "signal")(check)

@@ -1,4 +1,4 @@
-"""JSON output (CONTRACT section 4): deterministic, no timestamps, a schema version."""
+"""JSON output: deterministic (no timestamps, keys in a fixed order) and versioned by its `schema` field."""
 
 from __future__ import annotations
 

@@ -99,8 +99,9 @@ def totals(verdict: Verdict) -> Text:
     else:
         text.append("  process score ", style="dim")
     text.append_text(points_text(verdict.process_score))
-    text.append("  composite swing ", style="dim")
+    text.append("  on a 0-100 composite grade ", style="dim")
     text.append_text(points_text(verdict.composite_swing))
+    text.append(" (composite_swing)", style="dim")
     text.append("\npattern ", style="dim")
     text.append(verdict.pattern, style="bold")
     text.append(f"  {literal(verdict.pattern_rule)}", style="dim")
