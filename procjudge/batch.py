@@ -8,6 +8,9 @@ never on the single-run path.
 
 from __future__ import annotations
 
+import os
+import signal
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -164,12 +167,27 @@ class Interrupted(Exception):
         self.signum = signum
 
 
-def _ignore_interrupts(policy: Policy, want_lines: bool) -> None:
-    """Worker start: the parent alone answers Ctrl-C and SIGTERM (no traceback from every worker)."""
-    import signal
+def _die_with_parent(parent: int) -> None:
+    """Linux: the kernel kills this worker when the parent dies, whatever kills the parent (SIGTERM
+    mid-start, SIGKILL, a crash), so that no orphan keeps computing or holds the parent's stdout
+    open. A worker whose parent is already gone leaves at once."""
+    if sys.platform.startswith("linux"):
+        import ctypes
 
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:
+        os._exit(0)
+
+
+def _ignore_interrupts(policy: Policy, want_lines: bool, parent: int | None = None) -> None:
+    """Worker start: the parent alone answers Ctrl-C and SIGTERM (no traceback from every worker)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if parent is not None:
+        _die_with_parent(parent)
     _init_worker(policy, want_lines)
 
 
@@ -198,7 +216,7 @@ def score_paths(
 
     def pool() -> ProcessPoolExecutor:
         return ProcessPoolExecutor(jobs, mp_context=context, initializer=_ignore_interrupts,
-                                   initargs=(policy, want_lines))
+                                   initargs=(policy, want_lines, os.getpid()))
 
     executor = pool()
     window: collections.deque[tuple[list[str], Future[bytes]]] = collections.deque()
@@ -224,8 +242,6 @@ def score_paths(
                 window = collections.deque((c, executor.submit(_work_chunk, c)) for c, _ in window)
             yield from results
     finally:
-        import sys
-
         # On Ctrl-C or SIGTERM nothing is joined: a join inside interrupted pool internals can wait forever.
         _stop(executor, wait=sys.exc_info()[0] is None)
 

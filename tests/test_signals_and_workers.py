@@ -85,3 +85,26 @@ def test_an_interrupt_stops_quickly_without_a_traceback_or_half_a_report(
     assert "Traceback" not in stderr
     assert output.read_text() == "the previous report\n"  # the old report, whole; no partial one
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out.json.")]  # no temporary left
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel's parent-death signal is Linux's")
+def test_workers_die_with_a_killed_parent(corpus: Path, tmp_path: Path) -> None:
+    """A parent killed outright (SIGKILL: no handler runs) leaves no worker behind: none keeps
+    computing, and none holds the parent's stdout open (a pipe reader would wait forever)."""
+    process = start("batch", str(corpus), "--format", "csv", "--jobs", "2", "--output", str(tmp_path / "out.csv"))
+    pids = workers(process.pid)
+    assert pids
+    os.kill(process.pid, signal.SIGKILL)
+    try:
+        process.communicate(timeout=20)  # EOF on the pipes: every holder is gone
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        pytest.fail("a worker outlived its parent")
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(Path(f"/proc/{pid}").exists() and
+                                              "zombie" not in Path(f"/proc/{pid}/status").read_text().lower()
+                                              for pid in pids):
+        time.sleep(0.05)
+    alive = [pid for pid in pids if Path(f"/proc/{pid}").exists()
+             and "zombie" not in Path(f"/proc/{pid}/status").read_text().lower()]
+    assert not alive
