@@ -304,7 +304,8 @@ BatchFormat = Enum("BatchFormat", {name: name for name in output_formats.names("
 
 def _outputs(values: list[str], default: str, known: list[str]) -> list[tuple[str, str | None]]:
     """(format, file or None for stdout) for each report asked for: ``-o FILE`` writes --format to
-    FILE; ``-o FORMAT=FILE`` another format; without a plain ``-o FILE``, --format goes to stdout."""
+    FILE; ``-o FORMAT=FILE`` another format; ``-`` as the file is standard output. Unless a plain
+    ``-o FILE`` or a ``-o FORMAT=-`` is given, --format goes to standard output."""
     outputs: list[tuple[str, str | None]] = []
     plain = False
     for value in values:
@@ -317,8 +318,12 @@ def _outputs(values: list[str], default: str, known: list[str]) -> list[tuple[st
         else:
             outputs.append((default, value))
             plain = True
-    if not plain:
-        outputs.insert(0, (default, None))
+    outputs = [(name, None if target == "-" else target) for name, target in outputs]
+    if sum(target is None for _, target in outputs) > 1:
+        _err("procjudge: --output: only one report can go to standard output (-)")
+        raise typer.Exit(2)
+    if not plain and all(target is not None for _, target in outputs):
+        outputs.insert(0, (default, None))  # no report named stdout: --format goes there
     targets = [os.path.abspath(t) for _, t in outputs if t is not None]
     if len(set(targets)) != len(targets):
         _err("procjudge: --output: two reports would be written to the same file")
@@ -354,6 +359,10 @@ def _report(reporters: list[tuple[str, Reporter, str | None]], stream: Iterable[
                 put(name, handle, reporter.each(result, reasons))
         for name, reporter, handle in sinks:
             put(name, handle, reporter.finish(collector))
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count:,} {word}{'' if count == 1 else 's'}"
 
 
 def _discover(targets: list[str]) -> list[str]:
@@ -659,9 +668,9 @@ def import_reflexion(
         _err(f"procjudge: {issue}")
     if notes:
         _err(f"procjudge: note: {len(notes)} records skipped: {notes[0].reason} (first: {notes[0].path}:{notes[0].line})")
-    skipped = f"; {len(errors)} lines skipped" if errors else ""
-    skipped += f"; {len(notes)} records with nothing to judge" if notes else ""
-    sys.stdout.write(f"imported {written} runs into {out}{skipped}\n")
+    skipped = f"; {_plural(len(errors), 'line')} skipped" if errors else ""
+    skipped += f"; {_plural(len(notes), 'record')} with nothing to judge" if notes else ""
+    sys.stdout.write(f"imported {_plural(written, 'run')} into {out}{skipped}\n")
     raise typer.Exit(2 if errors else 0)
 
 

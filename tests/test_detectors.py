@@ -58,15 +58,26 @@ def test_every_detector_has_cases_that_fire_and_cases_that_do_not() -> None:
         assert by_detector.get(det.id) == {True, False}, f"{det.id} needs cases that fire and cases that do not"
 
 
-def test_every_detector_is_documented_in_code_and_readme() -> None:
-    readme = (ROOT / "README.md").read_text()
+def test_every_detector_is_documented_in_code_and_the_rules_page() -> None:
+    rules = (ROOT / "docs" / "rules.md").read_text()
     for det in ALL:
         assert len(det.doc) > 40, f"{det.id} needs a docstring that states its rule"
-        assert f"| `{det.id}` |" in readme, f"{det.id} has no row in the README's scoring table"
+        assert f"| `{det.id}` |" in rules, f"{det.id} has no row in docs/rules.md's rules table"
     from procjudge.detectors.signals import NEGATIVE, POSITIVE
 
     for name in POSITIVE + NEGATIVE:
-        assert f"`{name}`" in readme, f"signal {name} is not in the README"
+        assert f"`{name}`" in rules, f"signal {name} is not in docs/rules.md"
+
+
+def test_the_generated_documentation_is_current() -> None:
+    """The rules table comes from the catalogue and every example output from running it:
+    `python scripts/docs.py --write` regenerates both."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "docs.py")], capture_output=True, text=True,
+                          timeout=600, check=False)
+    assert done.returncode == 0, done.stderr
 
 
 def anti_patterns(path: Path) -> list[str]:
@@ -78,7 +89,7 @@ def test_clean_well_run_sample_has_no_anti_pattern() -> None:
 
 
 # The items the document lists for its worked examples, with their signs; procjudge must produce
-# an item of that id with the same sign (the README explains where the sizes differ).
+# an item of that id with the same sign (docs/policy.md explains where the sizes differ).
 WORKED = {
     "example1_good_standard.yaml": {"monotonic_improvement": +1, "no_regressions": +1, "targeted_fixes": +1, "time_allocation": +1},
     "example2_bad_standard.yaml": {"monotonic_improvement": -1, "shotgun_debugging": -1, "no_local_validation": -1,

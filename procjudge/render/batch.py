@@ -10,6 +10,7 @@ import csv
 import io
 import os
 import re
+import textwrap
 from collections.abc import Iterable, Iterator
 from typing import Any, Literal
 
@@ -22,7 +23,7 @@ from ..batch import AgentSummary, Collector, Result, Row
 from .fit import Fitted, left_ellipsis, right_ellipsis, spare
 from .json import dumps
 from .markdown import cell
-from .text import counts, iterations, literal, loop_summary, num, one_line, shares, signed
+from .text import counts, iterations, literal, loop_summary, num, one_line, plural, shares, signed
 
 Stream = Iterable[tuple[Result, list[str] | None]]
 
@@ -57,7 +58,7 @@ def markdown_report(results: Stream, collector: Collector, quiet: bool = False) 
     if summary.errors:  # exit 2: the verdict is incomplete, whatever the gate says of the rest
         status = (f"❌ {summary.errors} unreadable file{'s' if summary.errors != 1 else ''} (exit 2)"
                   + (" · gate failed" if not gate.passed else ""))
-    lines = [f"### procjudge batch: {summary.runs_scored} runs scored · {status}", ""]
+    lines = [f"### procjudge batch: {plural(summary.runs_scored, 'run')} scored · {status}", ""]
     if summary.agents:
         lines += ["| agent | runs | mean process | median process | mean final | tiers | anti-patterns (share of runs) |",
                   "|---|---:|---:|---:|---:|---|---|"]
@@ -146,7 +147,7 @@ def _github_lines(result: Result, reasons: list[str] | None) -> Iterator[str]:
 
 def _github_notice(collector: Collector) -> str:
     summary = collector.summary()
-    return (f"::notice title=procjudge::{summary.runs_scored} runs scored, {summary.gate.failed_runs} failed the gate, "
+    return (f"::notice title=procjudge::{plural(summary.runs_scored, 'run')} scored, {summary.gate.failed_runs} failed the gate, "
             f"{summary.errors} unreadable\n")
 
 
@@ -179,8 +180,8 @@ def _runs_narrow(rows: list[Row], width: int) -> Table:
         name = Text(left_ellipsis(literal(row.id), room))
         agent = literal(row.agent) if several_agents else ""
         extra = " · ".join(part for part in (agent, ", ".join(row.anti_patterns)) if part)
-        if extra:
-            name.append("\n" + right_ellipsis(extra, room), style="dim")
+        for line in textwrap.wrap(extra, width=room, break_on_hyphens=False)[:4]:
+            name.append("\n" + right_ellipsis(line, room), style="dim")
         gate = Text("FAIL", style="red") if row.gate_failures else Text("ok", style="green")
         runs.add_row(name, signed(row.process_score), num(row.final_score), str(row.iterations_used), row.tier, gate)
     return runs
@@ -219,7 +220,7 @@ def table_report(results: Stream, collector: Collector, quiet: bool = False) -> 
     runs = Fitted(lambda: _runs_wide(rows), lambda width: _runs_narrow(rows, width))
     agents = Fitted(lambda: _agents_wide(summary.agents), lambda width: _agents_narrow(summary.agents, width))
     footer = Text()
-    footer.append(f"{summary.runs_scored} runs scored, {summary.gate.failed_runs} failed the gate, "
+    footer.append(f"{plural(summary.runs_scored, 'run')} scored, {summary.gate.failed_runs} failed the gate, "
                   f"{summary.errors} unreadable")
     if summary.gate.mean_process_score is not None:
         footer.append(f"; mean process score {signed(summary.gate.mean_process_score)}")

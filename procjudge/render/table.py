@@ -47,6 +47,7 @@ def items_table(verdict: Verdict) -> Table:
         if item.kind == "signal" and not item.points:
             continue
         name = Text(item.id, style=KIND_STYLE.get(item.kind, ""))
+        name.append("\n" + item.kind.replace("_", "-"), style="dim")  # the kind in words, not only in colour
         evidence = Text(literal(item.evidence))
         evidence.append(f"  [{item.strength}; {literal(item.basis)}]", style="dim")
         table.add_row(name, points_text(item.points), iterations(item.iterations), evidence)

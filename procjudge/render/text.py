@@ -83,6 +83,11 @@ def aggregate_line(aggregate: Aggregate) -> str:
     return ", ".join(parts)
 
 
+def plural(count: int, word: str) -> str:
+    """'1 run', '3 runs'."""
+    return f"{count:,} {word}{'' if count == 1 else 's'}"
+
+
 def shares(share: dict[str, float]) -> str:
     """{'scope_creep': 0.5} -> 'scope_creep 50%' (or '-')."""
     return ", ".join(f"{name} {value:.0%}" for name, value in share.items()) or "-"
@@ -123,7 +128,7 @@ def loop_summary(loop: LoopSummary) -> str:
     gate = loop.gate
     if gate.replayed_runs:
         rates = ", ".join(f"round {k} {v:.0%}" for k, v in gate.rejection_rate_per_round.items()) or "none offered"
-        parts.append(f"gate replayed on {gate.replayed_runs} runs: returned round 1 in "
+        parts.append(f"gate replayed on {plural(gate.replayed_runs, 'run')}: returned round 1 in "
                      f"{gate.share_returned_round_1 or 0:.0%}; rejected {rates}")
     return "; ".join(parts)
 
