@@ -16,8 +16,8 @@ from pathlib import Path
 
 from procjudge.batch import score_paths
 from procjudge.compare import compare_folders
-from procjudge.importers.reflexion import import_files, is_run_log
 from procjudge.discovery import discover
+from procjudge.importers.reflexion import import_files, is_run_log
 from procjudge.policy import DEFAULT
 
 TIERS = ["get_it_right_first_time", "systematic_refinement", "exploratory_converging",
