@@ -81,40 +81,45 @@ class Row(msgspec.Struct, frozen=True, kw_only=True):
 
 class Result(msgspec.Struct, frozen=True, kw_only=True):
     """What a worker sends back for one file: the whole verdict (it round-trips through
-    MessagePack), the line where each of its iterations starts, or why the file was not scored."""
+    MessagePack), the line where each of its iterations starts, or why the file was not scored.
+
+    The verdict travels encoded (``verdict_msgpack``) beside the figures every report reads
+    (``row``) and the run's first warnings: a report that needs the whole verdict (json, sarif,
+    gitlab, github) decodes it with ``verdict()``, and the others never pay for it."""
 
     path: str
-    verdict: Verdict | None = None
+    row: Row | None = None
+    verdict_msgpack: bytes | None = None
+    warnings: list[str] = []  # the run's first WARNINGS_PER_RUN warnings, for stderr
     lines: dict[int, int] | None = None  # the line where each submission starts, by number, when asked for
     error: str | None = None
     error_line: int | None = None
 
-    def row(self) -> Row:
-        if self.verdict is None:
-            raise ValueError(f"{self.path}: not scored")
-        return Row.of(self.verdict, self.path)
+    @classmethod
+    def of(cls, path: str, verdict: Verdict, lines: dict[int, int] | None = None) -> Result:
+        return cls(path=path, row=Row.of(verdict, path), verdict_msgpack=msgspec.msgpack.encode(verdict),
+                   warnings=verdict.warnings[:WARNINGS_PER_RUN], lines=lines)
 
-    @property
-    def warnings(self) -> list[tuple[str, str]]:
-        """The run's first warnings (WARNINGS_PER_RUN) as (path, warning), for stderr."""
-        if self.verdict is None:
-            return []
-        return [(self.path, w) for w in self.verdict.warnings[:WARNINGS_PER_RUN]]
+    def verdict(self) -> Verdict | None:
+        """The whole verdict, decoded (None for a file that was not scored)."""
+        return VERDICT.decode(self.verdict_msgpack) if self.verdict_msgpack is not None else None
 
-    def findings(self) -> list[Finding]:
+    def findings(self, verdict: Verdict | None = None) -> list[Finding]:
         """The items worth an annotation, each at the line of its (last) iteration."""
-        if self.verdict is None:
+        verdict = verdict or self.verdict()
+        if verdict is None:
             return []
         lines = self.lines or {}
         return [
             Finding(i.id, i.kind, i.points, i.evidence, i.iterations[-1] if i.iterations else None,
                     lines.get(i.iterations[-1]) if i.iterations else None)
-            for i in self.verdict.items
+            for i in verdict.items
             if i.kind == "anti_pattern" or (i.kind == "rule" and i.points < 0)
         ]
 
 
 RESULTS = msgspec.msgpack.Decoder(list[Result])
+VERDICT = msgspec.msgpack.Decoder(Verdict)
 
 
 def score_path(path: str, policy: Policy = DEFAULT, want_lines: bool = False) -> Result:
@@ -137,7 +142,7 @@ def score_path(path: str, policy: Policy = DEFAULT, want_lines: bool = False) ->
         for position, (entry, line) in enumerate(zip(run.iterations, run.lines)):
             if line is not None:
                 lines.setdefault(iteration_number(entry, position), line)
-    return Result(path=path, verdict=verdict, lines=lines)
+    return Result.of(path, verdict, lines)
 
 
 # --------------------------------------------------------------------------- parallel scoring
@@ -433,14 +438,14 @@ class Collector:
 
     def add(self, result: Result) -> list[str] | None:
         """Record a result; return its gate failures (None for an unreadable file)."""
-        if result.verdict is None:
+        row = result.row
+        if row is None:
             self.errors.append(Unreadable(path=result.path, message=result.error or "not scored", line=result.error_line))
             return None
-        row = result.row()
         self.warning_count += row.warnings
         for warning in result.warnings:
             if len(self.warnings) < WARNINGS_SHOWN:
-                self.warnings.append(warning)
+                self.warnings.append((result.path, warning))
         reasons = self.gates.failures(row)
         self.loop.add(row)
         self.figures.append((self._intern(row.agent), row.process_score, row.final_score, row.iterations_used,

@@ -527,13 +527,12 @@ def _side_rows(target: str, active: Policy, jobs: int) -> tuple[list[Row], list[
     warnings: list[tuple[str, str]] = []
     count = 0
     for result in score_paths(paths, active, jobs=jobs):
-        if result.verdict is None:
+        if result.row is None:
             errors.append(result.error or f"{result.path}: not scored")
         else:
-            row = result.row()
-            rows.append(row)
-            count += row.warnings
-            warnings += result.warnings[: max(0, WARNINGS_SHOWN - len(warnings))]
+            rows.append(result.row)
+            count += result.row.warnings
+            warnings += [(result.path, w) for w in result.warnings][: max(0, WARNINGS_SHOWN - len(warnings))]
     for line in warning_lines(warnings, count):
         _err(line)
     return rows, errors, len(paths)
@@ -686,10 +685,10 @@ def _rows(targets: list[str], active: Policy, jobs: int) -> tuple[list[Row], lis
     rows: list[Row] = []
     errors: list[str] = []
     for result in score_paths(paths, active, jobs=jobs or os.cpu_count() or 1):
-        if result.verdict is None:
+        if result.row is None:
             errors.append(result.error or f"{result.path}: not scored")
         else:
-            rows.append(result.row())
+            rows.append(result.row)
     for error in errors:
         _err(f"procjudge: {error}")
     return rows, errors

@@ -34,10 +34,11 @@ def score_folder(folder: Path) -> tuple[list[dict], collections.Counter]:
     """Rows, and the number of items of each finding over all runs (from the JSON verdicts)."""
     rows, counts = [], collections.Counter()
     for result in score_paths(discover([str(folder)]), DEFAULT, jobs=2):
-        if result.verdict is None:
+        verdict = result.verdict()
+        if verdict is None or result.row is None:
             raise SystemExit(f"unexpected unreadable run: {result.error}")
-        rows.append(result.row())
-        for item in result.verdict.items:
+        rows.append(result.row)
+        for item in verdict.items:
             counts[item.id] += 1
     return rows, counts
 

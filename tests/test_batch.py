@@ -161,8 +161,8 @@ def test_parallel_results_equal_serial(corpus: Path) -> None:
     from procjudge.discovery import discover
 
     paths = discover([str(corpus)])
-    serial = [(r.path, r.verdict, r.error) for r in score_paths(paths, jobs=1)]
-    parallel = [(r.path, r.verdict, r.error) for r in score_paths(paths, jobs=2)]
+    serial = [(r.path, r.verdict(), r.row, r.error) for r in score_paths(paths, jobs=1)]
+    parallel = [(r.path, r.verdict(), r.row, r.error) for r in score_paths(paths, jobs=2)]
     assert serial == parallel
 
 

@@ -104,7 +104,8 @@ def _junit_case(result: Result, reasons: list[str] | None) -> str:
         return (f'    <testcase classname="procjudge" name="{xml_text(result.path)}" file="{xml_text(result.path)}">\n'
                 f'      <error type="unreadable" message="{xml_text(one_line(result.error, 1000))}"/>\n'
                 f"    </testcase>")
-    row = result.row()
+    row = result.row
+    assert row is not None
     props = (f"process score {row.process_score:g}, final {row.final_score:g}, tier {row.tier}, "
              f"pattern {row.pattern}, anti-patterns: {', '.join(row.anti_patterns) or 'none'}")
     body = f'      <system-out>{xml_text(props)}</system-out>\n'
@@ -142,7 +143,7 @@ def _github_lines(result: Result, reasons: list[str] | None) -> Iterator[str]:
                f"{_gh_data(literal(f'iteration {finding.iteration}: {finding.evidence}'))}\n")
     if reasons:
         yield (f"::error file={_gh_property(result.path)},title=procjudge gate::"
-               f"{_gh_data(literal(result.row().id + ': ' + '; '.join(reasons)))}\n")
+               f"{_gh_data(literal((result.row.id if result.row else result.path) + ': ' + '; '.join(reasons)))}\n")
 
 
 def _github_notice(collector: Collector) -> str:
@@ -286,9 +287,10 @@ class JsonReporter(Reporter):
         return '{\n"schema": "procjudge.batch/1",\n"runs": ['
 
     def each(self, result: Result, reasons: list[str] | None) -> str:
-        if result.verdict is None:
+        verdict = result.verdict()
+        if verdict is None:
             return ""
-        text = ("\n" if self.first else ",\n") + msgspec.json.encode(result.verdict).decode("utf-8")
+        text = ("\n" if self.first else ",\n") + msgspec.json.encode(verdict).decode("utf-8")
         self.first = False
         return text
 
@@ -307,7 +309,8 @@ class CsvReporter(Reporter):
         if result.error is not None:
             values: list[object] = [*[""] * 4, result.path, *[""] * 8, one_line(result.error)]
         else:
-            row = result.row()
+            row = result.row
+            assert row is not None
             values = [row.id, row.agent, row.challenge, row.format, row.path, row.iterations_used,
                       row.final_score, row.process_score, row.raw_process_score, row.tier, row.pattern,
                       " ".join(row.anti_patterns), "fail" if reasons else "pass", ""]
@@ -384,10 +387,11 @@ class SarifReporter(Reporter):
         return text + ',\n  "runs": [{\n"tool": {"driver": ' + dumps(driver).rstrip() + '},\n"results": ['
 
     def each(self, result: Result, reasons: list[str] | None) -> str:
-        if result.verdict is None:
+        verdict = result.verdict()
+        if verdict is None:
             return ""
-        run = result.verdict.run
-        items = [i for i in result.verdict.items if i.kind == "anti_pattern" or (i.kind == "rule" and i.points < 0)]
+        run = verdict.run
+        items = [i for i in verdict.items if i.kind == "anti_pattern" or (i.kind == "rule" and i.points < 0)]
         lines = result.lines or {}
         out = []
         for item in items:
@@ -459,13 +463,14 @@ class GitlabReporter(Reporter):
         return text
 
     def each(self, result: Result, reasons: list[str] | None) -> str:
-        if result.verdict is None:
+        verdict = result.verdict()
+        if verdict is None:
             return self._issue(result.error or "unreadable run file", "procjudge/unreadable",
                                _fingerprint(result.path, "unreadable", []), "blocker", result.path, result.error_line)
-        run = result.verdict.run
+        run = verdict.run
         lines = result.lines or {}
         out = []
-        for item in result.verdict.items:
+        for item in verdict.items:
             if not (item.kind == "anti_pattern" or (item.kind == "rule" and item.points < 0)):
                 continue
             severity = "critical" if item.id in self.accusing and item.strength == "definite" else GITLAB_SEVERITY[item.strength]
