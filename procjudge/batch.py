@@ -224,18 +224,28 @@ def score_paths(
                                    initargs=(policy, want_lines, os.getpid()))
 
     executor = pool()
-    window: collections.deque[tuple[list[str], Future[bytes]]] = collections.deque()
+
+    def submit(chunk: list[str]) -> Future[bytes] | None:
+        """The chunk's future; None when the pool broke under it (the chunk is scored again)."""
+        try:
+            return executor.submit(_work_chunk, chunk)
+        except BrokenProcessPool:
+            return None
+
+    window: collections.deque[tuple[list[str], Future[bytes] | None]] = collections.deque()
     try:
         while True:
             while len(window) < jobs * 4:
                 chunk = next(chunks, None)
                 if chunk is None:
                     break
-                window.append((chunk, executor.submit(_work_chunk, chunk)))
+                window.append((chunk, submit(chunk)))
             if not window:
                 return
             chunk, future = window.popleft()
             try:
+                if future is None:
+                    raise BrokenProcessPool("the pool broke before this chunk was sent")
                 results = RESULTS.decode(future.result())
             except BrokenProcessPool:
                 _stop(executor)
@@ -244,7 +254,7 @@ def score_paths(
                 for path in chunk:
                     result, executor = _rescore(path, executor, pool)
                     results.append(result)
-                window = collections.deque((c, executor.submit(_work_chunk, c)) for c, _ in window)
+                window = collections.deque((c, submit(c)) for c, _ in window)
             yield from results
     finally:
         # On Ctrl-C or SIGTERM nothing is joined: a join inside interrupted pool internals can wait forever.
