@@ -733,7 +733,12 @@ def _code_shapes(it: IterationFacts, previous: IterationFacts | None, cases: tup
         if file.path in it.scratch_paths or (file.path and outside_repository(file.path)):
             continue
         if file.is_test:
-            shapes += codeinfo.test_edit_shapes(file.path, file.added, file.removed)
+            edits = codeinfo.test_edit_shapes(file.path, file.added, file.removed)
+            if edits and not codeinfo.test_file_in_feedback(file.path, file.added + file.removed, feedback_text):
+                # failures shown without names cannot be matched to the edit: likely; none shown: weak
+                unnamed = previous is not None and bool(previous.failed) and not feedback_text.strip()
+                edits = [codeinfo.untied(shape, "likely" if unnamed else "weak") for shape in edits]
+            shapes += edits
             continue
         shapes += codeinfo.removed_check_shapes(file.path, file.added, file.removed, feedback_text)
         if program_read or not file.added:

@@ -63,6 +63,8 @@ def test_chasing(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         if strength == DEFINITE:
             definite = [s for s in shapes if s.strength == DEFINITE]
             points = max(min(rule.range.mild, rule.range.severe), rule.definite + rule.per_extra_shape * (len(definite) - 1))
+        elif strength == "weak":
+            points = 0.0  # shown for a reviewer, never scored: weak evidence accuses no one
         else:
             points = rule.range.mild
         yield Hit(points=float(round(points, 2)), iterations=(it.number,),
