@@ -67,6 +67,7 @@ class FileDiff(msgspec.Struct, frozen=True):
     is_test: bool
     added_text: str  # the added lines joined by newlines, built once for the detectors that scan it
     created: bool = False  # the diff creates the file (``--- /dev/null``)
+    tests_touched: tuple[str, ...] = ()  # a test file: the test functions whose lines the diff changes
 
 
 class Diff(msgspec.Struct, frozen=True):
@@ -105,6 +106,23 @@ def _file_chunks(text: str) -> list[str]:
     return [text[a:b] for a, b in itertools.pairwise(starts) if b > a]
 
 
+_TEST_DEF = re.compile(r"^[ +\-@]?.*?\b(?:def\s+(test\w*)|(?:it|test)\(\s*['\"]([^'\"]{1,120}))")
+
+
+def _tests_touched(body: list[str]) -> tuple[str, ...]:
+    """The test functions (Python ``def test_*``, JavaScript ``it('...')``/``test('...')``) whose
+    lines a test file's hunks change, from the hunk headers and context lines above each change."""
+    current = ""
+    touched: dict[str, None] = {}
+    for line in body:
+        match = _TEST_DEF.match(line)
+        if match:
+            current = match.group(1) or match.group(2) or current
+        if line[:1] in "+-" and current:
+            touched[current] = None
+    return tuple(touched)
+
+
 def parse_diff(text: str) -> Diff:
     """Split a unified diff per file into added and removed lines (linear, no per-line branching)."""
     per_file = []
@@ -135,7 +153,9 @@ def parse_diff(text: str) -> Diff:
         added = tuple([line[1:] for line in body if line[:1] == "+"])
         removed = tuple([line[1:] for line in body if line[:1] == "-"])
         if path or added or removed:
-            per_file.append(FileDiff(path, added, removed, is_test_path(path) if path else False, "\n".join(added), created))
+            is_test = is_test_path(path) if path else False
+            per_file.append(FileDiff(path, added, removed, is_test, "\n".join(added), created,
+                                     _tests_touched(body) if is_test else ()))
     return Diff(tuple(per_file))
 
 
@@ -206,6 +226,7 @@ class IterationFacts(msgspec.Struct, frozen=True, kw_only=True):
     build_errors: tuple[str, ...] = ()
     tests_completed: int | None = None
     recorded_delta: float | None = None  # score.delta as the harness recorded it
+    hidden_failing: tuple[str, ...] = ()  # held-back tests that failed, by name, where the suite names them
     score_samples: tuple[float, ...] = ()  # the same submission scored repeatedly
     tool_calls: int | None = None
     timestamp_start: str | None = None
@@ -663,6 +684,8 @@ def _iteration(run: Run, position: int, previous: IterationFacts | None, baselin
         files_changed=files_changed, changed_paths=changed_paths, stack_files_before=stack_before,
         code_hash=changes.code_hash if changes else None, diff=diff,
         hidden=results.hidden if results else None,
+        hidden_failing=tuple(t.name for suite in ((results.hidden_suites or ()) if results else ())
+                             for t in (suite.tests or ()) if t.outcome in ("failed", "error")),
         code=changes.code if changes else None,
         fix_paths=tuple(p for p in changed_paths if p not in scratch),
         scratch_paths=tuple(p for p in changed_paths if p in scratch),
@@ -733,8 +756,9 @@ def _code_shapes(it: IterationFacts, previous: IterationFacts | None, cases: tup
         if file.path in it.scratch_paths or (file.path and outside_repository(file.path)):
             continue
         if file.is_test:
-            edits = codeinfo.test_edit_shapes(file.path, file.added, file.removed)
-            if edits and not codeinfo.test_file_in_feedback(file.path, file.added + file.removed, feedback_text):
+            edits = codeinfo.test_edit_shapes(file.path, file.added, file.removed, file.tests_touched)
+            if edits and not codeinfo.test_file_in_feedback(file.path, file.added + file.removed, feedback_text,
+                                                            file.tests_touched):
                 # failures shown without names cannot be matched to the edit: likely; none shown: weak
                 unnamed = previous is not None and bool(previous.failed) and not feedback_text.strip()
                 edits = [codeinfo.untied(shape, "likely" if unnamed else "weak") for shape in edits]

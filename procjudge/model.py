@@ -113,9 +113,11 @@ class TestOutcome(Record, frozen=True):
 
 
 class HiddenSuite(Counts, frozen=True):
-    """One named held-back suite (``hidden`` sums them)."""
+    """One named held-back suite (``hidden`` sums them), with its tests' outcomes when known
+    (SWE-bench's FAIL_TO_PASS and PASS_TO_PASS)."""
 
     name: Name = "hidden"
+    tests: list[TestOutcome] | None = None
 
 
 class TestResults(Record, frozen=True):
