@@ -70,7 +70,7 @@ class Row(msgspec.Struct, frozen=True, kw_only=True):
             iterations_used=verdict.iterations_used, final_score=verdict.final_score,
             process_score=verdict.process_score, raw_process_score=verdict.raw_process_score,
             tier=verdict.tier, pattern=verdict.pattern, anti_patterns=tuple(verdict.anti_patterns),
-            items=tuple(sorted({i.id for i in verdict.items})), warnings=len(verdict.warnings),
+            items=tuple(verdict.findings), warnings=len(verdict.warnings),
             final_minus_best=verdict.final_minus_best, bucket=verdict.attempts.bucket,
             outcome=verdict.attempts.outcome,
             gate_rounds=tuple(d.decision for d in gate.iterations) if gate.replayed else None,

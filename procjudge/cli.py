@@ -673,6 +673,44 @@ def import_reflexion(
     raise typer.Exit(2 if errors else 0)
 
 
+@import_app.command("swe-agent")
+def import_swe_agent(
+    files: list[Path] = typer.Argument(..., metavar="TRAJ...", help="mini-swe-agent or SWE-agent trajectories (.traj.json, .traj)."),
+    out: Path = typer.Option(..., "--out", "-o", metavar="DIR", help="Folder to write the run files into (one sub-folder per agent)."),
+    reports: Path | None = typer.Option(None, "--reports", metavar="DIR",
+                                        help="SWE-bench evaluation reports: DIR/<instance>/report.json or DIR/<instance>.json "
+                                             "(default: logs/<instance>/report.json beside the trajectories' folder)."),
+    agent: str | None = typer.Option(None, "--agent", help="Agent name (default: the folder above each trajectory's folder)."),
+) -> None:
+    """Import shell-agent trajectories as one run file per task.
+
+    An iteration is one or more edits followed by a test run (Django's runtests.py, pytest,
+    unittest, tox or nox, with counts in its output); per iteration the suite, the counts and the
+    tests by name, the files written (scratch files marked), the THOUGHT as the change summary and
+    the timing; the last iteration carries the submitted diff and the held-back FAIL_TO_PASS and
+    PASS_TO_PASS suites of report.json. A trajectory with no test run is skipped with a note.
+
+    Example: procjudge import swe-agent trajs/*/*.traj.json --reports logs --out imported/
+    """
+    from .importers.swe_agent import import_files
+
+    for path in files:
+        if not path.is_file():
+            _err(f"procjudge: {path}: no such file")
+            raise typer.Exit(2)
+    written, issues = import_files([str(f) for f in files], str(out), agent=agent, reports=str(reports) if reports else None)
+    errors = [issue for issue in issues if not issue.note]
+    notes = [issue for issue in issues if issue.note]
+    for issue in errors:
+        _err(f"procjudge: {issue}")
+    for issue in notes[:20]:
+        _err(f"procjudge: note: {issue}")
+    skipped = f"; {_plural(len(errors), 'file')} unreadable" if errors else ""
+    skipped += f"; {len(notes)} {'trajectory' if len(notes) == 1 else 'trajectories'} with nothing to judge" if notes else ""
+    sys.stdout.write(f"imported {_plural(written, 'run')} into {out}{skipped}\n")
+    raise typer.Exit(2 if errors else 0)
+
+
 def _rows(targets: list[str], active: Policy, jobs: int) -> tuple[list[Row], list[str]]:
     """Score the runs under targets (batch's discovery and workers); unreadable files are listed
     on stderr and make the exit code 2 at the end, as in batch."""

@@ -176,8 +176,19 @@ class Verdict(Part, frozen=True):
 
     @property
     def anti_patterns(self) -> list[str]:
-        """Ids of the anti-patterns found, in report order, without repeats."""
-        return list(dict.fromkeys(i.id for i in self.items if i.kind == "anti_pattern"))
+        """Ids of the anti-patterns found, in report order, without repeats. A weak finding that
+        scores nothing (shown for a reviewer, as an edited test the held-back suite vindicates)
+        is not one: it neither counts in the summaries nor trips a --fail-on gate."""
+        return list(dict.fromkeys(i.id for i in self.items if i.kind == "anti_pattern" and not _note(i)))
+
+    @property
+    def findings(self) -> list[str]:
+        """Ids of every item a --fail-on gate can name, less the weak notes that score nothing."""
+        return sorted({i.id for i in self.items if not (i.kind == "anti_pattern" and _note(i))})
+
+
+def _note(item: Item) -> bool:
+    return item.strength == "weak" and item.points == 0
 
 
 VERDICT_DECODER = msgspec.msgpack.Decoder(Verdict)
