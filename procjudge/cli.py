@@ -673,6 +673,41 @@ def import_reflexion(
     raise typer.Exit(2 if errors else 0)
 
 
+@import_app.command("inspect")
+def import_inspect(
+    files: list[Path] = typer.Argument(..., metavar="LOG...", help="Inspect AI logs (.eval or .json)."),
+    out: Path = typer.Option(..., "--out", "-o", metavar="DIR", help="Folder to write the run files into (one sub-folder per agent)."),
+    agent: str | None = typer.Option(None, "--agent", help="Agent name (default: the log's model)."),
+) -> None:
+    """Import Inspect AI evaluation logs as one run file per sample and epoch.
+
+    An iteration is one scored submission: a multi-attempt agent's intermediate scores, then the
+    final score when it is a new answer. Per iteration the score, test counts from the scorer's
+    metadata (passed, total), the submitted answer as code, the scorer's explanation as feedback,
+    the tool calls since the previous submission, and the timing. Zstandard-compressed .eval logs
+    need Python 3.14 or pip install 'procjudge[inspect]'.
+
+    Example: procjudge import inspect logs/*.eval --out imported/
+    """
+    from .importers.inspect import import_files
+
+    for path in files:
+        if not path.is_file():
+            _err(f"procjudge: {path}: no such file")
+            raise typer.Exit(2)
+    written, issues = import_files([str(f) for f in files], str(out), agent=agent)
+    errors = [issue for issue in issues if not issue.note]
+    notes = [issue for issue in issues if issue.note]
+    for issue in errors:
+        _err(f"procjudge: {issue}")
+    for issue in notes[:20]:
+        _err(f"procjudge: note: {issue}")
+    skipped = f"; {_plural(len(errors), 'problem')}" if errors else ""
+    skipped += f"; {_plural(len(notes), 'note')}" if notes else ""
+    sys.stdout.write(f"imported {_plural(written, 'run')} into {out}{skipped}\n")
+    raise typer.Exit(2 if errors else 0)
+
+
 @import_app.command("swe-agent")
 def import_swe_agent(
     files: list[Path] = typer.Argument(..., metavar="TRAJ...", help="mini-swe-agent or SWE-agent trajectories (.traj.json, .traj)."),

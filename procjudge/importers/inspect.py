@@ -1,0 +1,258 @@
+"""Inspect AI evaluation logs (``.eval`` and ``.json``) as run files: one run per sample and epoch.
+
+A dependency-free reader of the documented log format, chosen over ``inspect_ai``'s own log API
+so that importing a log does not install an evaluation framework and its model SDKs: a ``.json``
+log is one object with ``eval``, ``plan`` and ``samples``; an ``.eval`` log is a zip holding
+``header.json`` and ``samples/<id>_epoch_<n>.json``. Recent Inspect versions compress ``.eval``
+members with Zstandard, which the standard library reads only from Python 3.14: older Pythons
+need ``zstandard`` (``pip install 'procjudge[inspect]'``), and the error says so.
+
+**An iteration is one scored submission.** A multi-attempt agent (``basic_agent`` with
+``max_attempts``) has each submission scored as it is made: Inspect logs those as intermediate
+score events, then the final score. Per iteration: the score (a number as a 0..1 fraction, or
+Inspect's ``C``/``P``/``I``/``N`` as 100/50/0/0) on procjudge's 0..100 scale, the test counts when
+the scorer's metadata carries ``passed`` and ``total``, the submitted answer as the submitted code,
+the scorer's explanation as the feedback the agent was shown, every tool call since the previous
+submission in the action log, and the time of the first event with the duration. A final score
+that repeats the last intermediate one (the same answer) is not a new iteration. The run's budget
+is ``max_attempts`` from the plan when present.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import zipfile
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+from .reflexion import ImportIssue, NothingLogged, Writer, safe_name
+
+MAX_MEMBER = 512 * 1024 * 1024
+LETTER_SCORES = {"C": 100.0, "P": 50.0, "I": 0.0, "N": 0.0}
+
+
+class LogError(ValueError):
+    """A log that cannot be read: why, in one line."""
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def _zstd(data: bytes) -> bytes:
+    try:
+        from compression import zstd  # type: ignore[import-not-found]  # Python 3.14+
+
+        return bytes(zstd.decompress(data))
+    except ImportError:
+        pass
+    try:
+        import zstandard
+    except ImportError:
+        raise LogError("this .eval log is compressed with Zstandard: pip install 'procjudge[inspect]' "
+                       "(or use Python 3.14+)") from None
+    return bytes(zstandard.ZstdDecompressor().decompress(data, max_output_size=MAX_MEMBER))
+
+
+def _member(archive: zipfile.ZipFile, handle: Any, name: str) -> Any:
+    """One JSON member of an .eval zip, whatever its compression (stored, deflate, zstd)."""
+    info = archive.getinfo(name)
+    if info.file_size > MAX_MEMBER:
+        raise LogError(f"{name} is {info.file_size:,} bytes uncompressed; members are limited to {MAX_MEMBER:,}")
+    if info.compress_type != 93:
+        return json.loads(archive.read(name))
+    handle.seek(info.header_offset)
+    header = handle.read(30)
+    if header[:4] != b"PK\x03\x04":
+        raise LogError(f"{name}: not a zip local file header")
+    skip = int.from_bytes(header[26:28], "little") + int.from_bytes(header[28:30], "little")
+    handle.seek(info.header_offset + 30 + skip)
+    return json.loads(_zstd(handle.read(info.compress_size)))
+
+
+def read_log(path: str) -> tuple[dict[str, Any], Iterator[dict[str, Any]]]:
+    """(the eval header: eval and plan, the samples one by one) of a .json or .eval log."""
+    if path.endswith(".eval"):
+        try:
+            handle = open(path, "rb")  # noqa: SIM115 - closed by the generator below
+            archive = zipfile.ZipFile(handle)
+            header = _member(archive, handle, "header.json")
+        except (zipfile.BadZipFile, KeyError, json.JSONDecodeError) as exc:
+            raise LogError(f"not an Inspect .eval log: {exc}") from None
+
+        def samples() -> Iterator[dict[str, Any]]:
+            try:
+                for name in sorted(n for n in archive.namelist() if n.startswith("samples/") and n.endswith(".json")):
+                    yield _member(archive, handle, name)
+            finally:
+                handle.close()
+
+        return header, samples()
+    from ..loading import read_regular
+
+    document = json.loads(read_regular(path, MAX_MEMBER).decode("utf-8"))
+    if not isinstance(document, dict) or "eval" not in document:
+        raise LogError("not an Inspect log: no `eval` header")
+    return document, iter(document.get("samples") or [])
+
+
+# --------------------------------------------------------------------------- converting
+
+
+def _resolve(value: Any, attachments: dict[str, str]) -> Any:
+    """Inspect stores long strings once, as ``attachment://<hash>``: put them back."""
+    if isinstance(value, str) and value.startswith("attachment://"):
+        return attachments.get(value[len("attachment://"):], value)
+    if isinstance(value, dict):
+        return {k: _resolve(v, attachments) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_resolve(v, attachments) for v in value]
+    return value
+
+
+def score_value(value: Any) -> float | None:
+    """A score on 0..100: a number as a 0..1 fraction (or already 0..100), a letter C/P/I/N."""
+    if isinstance(value, bool):
+        return 100.0 if value else 0.0
+    if isinstance(value, (int, float)):
+        number = float(value)
+        return round(number * 100, 4) if 0 <= number <= 1 else (number if 0 <= number <= 100 else None)
+    if isinstance(value, str):
+        return LETTER_SCORES.get(value.strip().upper())
+    if isinstance(value, dict) and value:
+        values = [v for v in (score_value(v) for v in value.values()) if v is not None]
+        return round(sum(values) / len(values), 4) if values else None
+    return None
+
+
+def _seconds(a: str | None, b: str | None) -> float | None:
+    try:
+        return round((datetime.fromisoformat(str(b)) - datetime.fromisoformat(str(a))).total_seconds(), 3)
+    except (TypeError, ValueError):
+        return None
+
+
+def _input_text(sample: dict[str, Any]) -> str:
+    value = sample.get("input")
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        for message in value:
+            if isinstance(message, dict) and message.get("role") == "user":
+                content = message.get("content")
+                return content if isinstance(content, str) else json.dumps(content)
+    return ""
+
+
+def _max_attempts(header: dict[str, Any]) -> int | None:
+    for step in (header.get("plan") or {}).get("steps") or []:
+        params = step.get("params") or {}
+        if isinstance(params.get("max_attempts"), int) and params["max_attempts"] > 0:
+            return int(params["max_attempts"])
+    return None
+
+
+def convert(header: dict[str, Any], sample: dict[str, Any], agent: str | None = None) -> dict[str, Any]:
+    """One sample (one epoch) of an Inspect log -> one run document."""
+    attachments = sample.get("attachments") or {}
+    events = [_resolve(e, attachments) for e in sample.get("events") or [] if isinstance(e, dict)]
+    scored = [e for e in events if e.get("event") == "score" and isinstance(e.get("score"), dict)]
+    intermediate = [e for e in scored if e.get("intermediate")]
+    final = [e for e in scored if not e.get("intermediate")]
+    submissions = list(intermediate)
+    if final and (not submissions or final[-1]["score"].get("answer") != submissions[-1]["score"].get("answer")):
+        submissions.append(final[-1])
+    if not submissions:
+        raise NothingLogged("no scored submission in this sample")
+    iterations = []
+    start = 0
+    for k, event in enumerate(submissions):
+        end = events.index(event)
+        window = events[start:end + 1]
+        score = event["score"]
+        telemetry: dict[str, Any] = {"iteration_number": k}
+        value = score_value(score.get("value"))
+        if value is not None:
+            telemetry["score"] = {"post_iteration": value}
+        meta = score.get("metadata") or {}
+        if isinstance(meta.get("passed"), int) and isinstance(meta.get("total"), int) and meta["total"] > 0:
+            telemetry["test_results"] = {"post_iteration": {"passed": meta["passed"], "total": meta["total"],
+                                                            "failed": meta["total"] - meta["passed"]}}
+        answer = score.get("answer")
+        if isinstance(answer, str) and answer:
+            telemetry["changes"] = {"code": answer[:10_000_000],
+                                    "code_hash": hashlib.sha256(answer.encode("utf-8")).hexdigest()}
+        tools = [e for e in window if e.get("event") == "tool"]
+        log = [{"tool": "submit" if e.get("function") == "submit" else "other",
+                "target": str(e.get("function"))[:200]} for e in tools]
+        telemetry["actions"] = {"tool_calls_total": len(tools), "log": log}
+        times = [e.get("timestamp") for e in window if e.get("timestamp")]
+        if times:
+            telemetry["timestamp_start"] = times[0]
+            duration = _seconds(times[0], times[-1])
+            if duration is not None and duration >= 0:
+                telemetry["duration_seconds"] = duration
+        entry: dict[str, Any] = {"iteration_telemetry": telemetry}
+        explanation = score.get("explanation")
+        if value is not None and value < 100 and isinstance(explanation, str) and explanation:
+            failing = meta.get("failing") if isinstance(meta.get("failing"), list) else None
+            failures = ([{"name": str(name)[:500], "message": explanation[:2000]} for name in failing]
+                        if failing else [{"name": "scorer", "message": explanation[:2000]}])
+            entry["iteration_feedback"] = {"tests": {"failures": failures}}
+        iterations.append(entry)
+        start = end + 1
+    eval_spec = header.get("eval") or {}
+    sample_id = str(sample.get("id"))
+    epoch = sample.get("epoch") or 1
+    task = str(eval_spec.get("task") or "task")
+    statement = _input_text(sample)
+    visible = (sample.get("metadata") or {}).get("visible_tests")
+    run: dict[str, Any] = {
+        "id": f"{task}/{sample_id}" + (f"/epoch-{epoch}" if epoch != 1 else ""),
+        "agent": agent or str(eval_spec.get("model") or "agent"),
+        "challenge": f"{task}/{sample_id}", "format": "standard",
+        "max_iterations": max(len(iterations), _max_attempts(header) or len(iterations)),
+        "source": "inspect",
+        "task": {"statement": statement[:20_000]},
+    }
+    if isinstance(visible, list) and all(isinstance(t, str) for t in visible):
+        run["task"]["visible_tests"] = visible[:1000]
+    if sample.get("started_at"):
+        run["started_at"] = str(sample["started_at"])
+    return {"run": run, "iterations": iterations}
+
+
+def import_files(paths: list[str], out: str, agent: str | None = None) -> tuple[int, list[ImportIssue]]:
+    """Import Inspect logs; return (runs written, issues: errors and notes)."""
+    writer = Writer(out, paths)
+    written = 0
+    issues: list[ImportIssue] = []
+    for path in paths:
+        try:
+            header, samples = read_log(path)
+        except (LogError, OSError, ValueError, UnicodeDecodeError, OverflowError) as exc:
+            issues.append(ImportIssue(path, 1, str(exc)))
+            continue
+        number = 0
+        try:
+            for number, sample in enumerate(samples, start=1):
+                try:
+                    document = convert(header, sample, agent)
+                except NothingLogged as exc:
+                    issues.append(ImportIssue(path, number, f"sample {sample.get('id')}: {exc}", note=True))
+                    continue
+                except (ValueError, TypeError, KeyError) as exc:
+                    issues.append(ImportIssue(path, number, f"sample {sample.get('id')}: {exc}"))
+                    continue
+                folder = os.path.join(out, safe_name(document["run"]["agent"]))
+                os.makedirs(folder, exist_ok=True)
+                target, note = writer.target(folder, safe_name(document["run"]["id"]))
+                writer.write(target, document)
+                if note:
+                    issues.append(ImportIssue(path, number, note, note=True))
+                written += 1
+        except (LogError, OSError, ValueError) as exc:
+            issues.append(ImportIssue(path, number, str(exc)))
+    return written, issues
