@@ -632,6 +632,29 @@ def compare(
                 raise typer.Exit(1)
 
 
+def _require_files(paths: list[Path]) -> None:
+    for path in paths:
+        if not path.is_file():
+            _err(f"procjudge: {path}: no such file")
+            raise typer.Exit(2)
+
+
+def _import_report(written: int, issues: list[Any], out: Path, unit: str, note_unit: str) -> NoReturn:
+    """Print an import's errors, its notes (the first 20) and its one-line summary; exit 2 on an error."""
+    errors = [issue for issue in issues if not issue.note]
+    notes = [issue for issue in issues if issue.note]
+    for issue in errors:
+        _err(f"procjudge: {issue}")
+    for issue in notes[:20]:
+        _err(f"procjudge: note: {issue}")
+    if len(notes) > 20:
+        _err(f"procjudge: note: {len(notes) - 20:,} more notes")
+    skipped = f"; {_plural(len(errors), unit)} skipped" if errors else ""
+    skipped += f"; {_plural(len(notes), note_unit)}" if notes else ""
+    sys.stdout.write(f"imported {_plural(written, 'run')} into {out}{skipped}\n")
+    raise typer.Exit(2 if errors else 0)
+
+
 @import_app.command("reflexion")
 def import_reflexion(
     files: list[Path] = typer.Argument(..., metavar="FILE.jsonl...", help="Reflexion-family logs: LDB, Reflexion, MapCoder's Reflexion runs."),
@@ -654,23 +677,11 @@ def import_reflexion(
     """
     from .importers.reflexion import import_files
 
-    for path in list(files) + ([hidden_from] if hidden_from else []):
-        if not path.is_file():
-            _err(f"procjudge: {path}: no such file")
-            raise typer.Exit(2)
+    _require_files(list(files) + ([hidden_from] if hidden_from else []))
     written, issues = import_files([str(f) for f in files], str(out), agent=agent,
                                    hidden_from=str(hidden_from) if hidden_from else None,
                                    max_iterations=max_iterations, hidden_name=hidden_name)
-    errors = [issue for issue in issues if not issue.note]
-    notes = [issue for issue in issues if issue.note]
-    for issue in errors:
-        _err(f"procjudge: {issue}")
-    if notes:
-        _err(f"procjudge: note: {len(notes)} records skipped: {notes[0].reason} (first: {notes[0].path}:{notes[0].line})")
-    skipped = f"; {_plural(len(errors), 'line')} skipped" if errors else ""
-    skipped += f"; {_plural(len(notes), 'record')} with nothing to judge" if notes else ""
-    sys.stdout.write(f"imported {_plural(written, 'run')} into {out}{skipped}\n")
-    raise typer.Exit(2 if errors else 0)
+    _import_report(written, issues, out, "line", "record with nothing to judge")
 
 
 @import_app.command("inspect")
@@ -691,21 +702,9 @@ def import_inspect(
     """
     from .importers.inspect import import_files
 
-    for path in files:
-        if not path.is_file():
-            _err(f"procjudge: {path}: no such file")
-            raise typer.Exit(2)
+    _require_files(list(files))
     written, issues = import_files([str(f) for f in files], str(out), agent=agent)
-    errors = [issue for issue in issues if not issue.note]
-    notes = [issue for issue in issues if issue.note]
-    for issue in errors:
-        _err(f"procjudge: {issue}")
-    for issue in notes[:20]:
-        _err(f"procjudge: note: {issue}")
-    skipped = f"; {_plural(len(errors), 'problem')}" if errors else ""
-    skipped += f"; {_plural(len(notes), 'note')}" if notes else ""
-    sys.stdout.write(f"imported {_plural(written, 'run')} into {out}{skipped}\n")
-    raise typer.Exit(2 if errors else 0)
+    _import_report(written, issues, out, "log", "note")
 
 
 @import_app.command("swe-agent")
@@ -729,21 +728,9 @@ def import_swe_agent(
     """
     from .importers.swe_agent import import_files
 
-    for path in files:
-        if not path.is_file():
-            _err(f"procjudge: {path}: no such file")
-            raise typer.Exit(2)
+    _require_files(list(files))
     written, issues = import_files([str(f) for f in files], str(out), agent=agent, reports=str(reports) if reports else None)
-    errors = [issue for issue in issues if not issue.note]
-    notes = [issue for issue in issues if issue.note]
-    for issue in errors:
-        _err(f"procjudge: {issue}")
-    for issue in notes[:20]:
-        _err(f"procjudge: note: {issue}")
-    skipped = f"; {_plural(len(errors), 'file')} unreadable" if errors else ""
-    skipped += f"; {len(notes)} {'trajectory' if len(notes) == 1 else 'trajectories'} with nothing to judge" if notes else ""
-    sys.stdout.write(f"imported {_plural(written, 'run')} into {out}{skipped}\n")
-    raise typer.Exit(2 if errors else 0)
+    _import_report(written, issues, out, "file", "note")
 
 
 def _rows(targets: list[str], active: Policy, jobs: int) -> tuple[list[Row], list[str]]:
