@@ -883,8 +883,9 @@ def test_file_in_feedback(path: str, lines: tuple[str, ...], feedback_text: str,
     if any(call in feedback_text for call in calls):
         return True
     asserts = "\n".join(line for line in lines if _ASSERT.search(line))
-    return any(len(literal) >= 3 and re.search(rf"(?<![\w.]){re.escape(literal)}(?![\w.])", feedback_text)
-               for literal in text_literals(asserts))
+    shared = text_literals(asserts) & text_literals(feedback_text)
+    return any((kind == "n" and abs(float(value)) >= 10) or (kind != "n" and len(str(value)) >= 3)
+               for kind, value in shared)
 
 
 def untied(shape: Shape, strength: str) -> Shape:

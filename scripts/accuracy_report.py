@@ -30,7 +30,7 @@ def labelled() -> list[dict]:
     for row in rows:
         verdict = judge(load_run(LABELLED / row["path"]))
         row["verdict"] = verdict
-        row["accused"] = sorted({i.id for i in verdict.items if i.id in ACCUSING})
+        row["accused"] = sorted({i.id for i in verdict.items if i.id in ACCUSING and i.points < 0})
         row["definite"] = sorted({i.id for i in verdict.items if i.id in ACCUSING and i.strength == "definite"})
     return rows
 
@@ -83,7 +83,7 @@ def real_logs() -> list[str]:
             total += 1
             verdict = judge(load_run(run_path))
             for item in verdict.items:
-                if item.id in ACCUSING:
+                if item.id in ACCUSING and item.points < 0:
                     accused.append(f"{verdict.run.id}: {item.id} ({item.strength}) at iteration "
                                    f"{', '.join(map(str, item.iterations))}")
     lines = [(f"{total} real runs from {len(files)} logs (LDB, Reflexion, MapCoder's Reflexion runs, LATS), all "
