@@ -17,7 +17,7 @@ from typing import Any
 import msgspec
 
 from .policy import DEFAULT, Policy
-from .verdict import Verdict
+from .verdict import Item, Verdict
 
 WARNINGS_PER_RUN = 5
 WARNINGS_SHOWN = 20
@@ -33,6 +33,12 @@ class Finding(msgspec.Struct, frozen=True):
     evidence: str
     iteration: int | None
     line: int | None
+
+
+def annotated(item: Item) -> bool:
+    """An item worth an annotation in CI (GitHub, SARIF, GitLab): an anti-pattern, or a rule that
+    cost points."""
+    return item.kind == "anti_pattern" or (item.kind == "rule" and item.points < 0)
 
 
 class Row(msgspec.Struct, frozen=True, kw_only=True):
@@ -113,8 +119,7 @@ class Result(msgspec.Struct, frozen=True, kw_only=True):
         return [
             Finding(i.id, i.kind, i.points, i.evidence, i.iterations[-1] if i.iterations else None,
                     lines.get(i.iterations[-1]) if i.iterations else None)
-            for i in verdict.items
-            if i.kind == "anti_pattern" or (i.kind == "rule" and i.points < 0)
+            for i in verdict.items if annotated(i)
         ]
 
 

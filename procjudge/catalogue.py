@@ -128,7 +128,7 @@ def _each(points: float, what: str) -> str:
 
 def _signal(name: str) -> Callable[[Policy], str]:
     def points(p: Policy) -> str:
-        value = p.signals.points[name] if isinstance(p.signals.points, dict) else getattr(p.signals.points, name)
+        value = float(getattr(p.signals.points, name))
         return f"{value:+g} per iteration" if value else "0 (shown, not scored)"
     return points
 

@@ -25,6 +25,8 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from .safe_io import is_report
+
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
 
@@ -97,19 +99,9 @@ class Discovery:
                 path = os.path.join(root, name)
                 if _ignored(active, path, folder=False) or not self._kept(path, os.path.relpath(path, top)):
                     continue
-                if name.endswith(".json") and _is_report(path):
+                if name.endswith(".json") and is_report(path):
                     continue
                 yield path
-
-
-def _is_report(path: str) -> bool:
-    """A JSON report procjudge wrote (its schema is procjudge.*): never a run."""
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(64)
-    except OSError:
-        return False
-    return b'"schema": "procjudge.' in head or b'"schema":"procjudge.' in head
 
 
 def _read_gitignore(path: str) -> GitIgnoreSpec | None:

@@ -29,7 +29,6 @@ from .model import Entry, IterationTelemetry, Run, RunFile
 MAX_FILE_BYTES = 256 * 1024 * 1024
 MAX_EXPANDED_NODES = 2_000_000
 BYTES_PER_VALUE = 64  # text weighs one value per 64 characters in the alias expansion check
-RUN_SUFFIXES = (".yaml", ".yml", ".json")
 
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

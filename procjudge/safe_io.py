@@ -36,18 +36,28 @@ def same_file_as(target: str, inputs: Iterable[str]) -> str | None:
     return None
 
 
-REPORT_MARKS = (b'"schema": "procjudge.', b'"schema":"procjudge.', b"procjudge")
+REPORT_MARKS = (b'"schema": "procjudge.', b'"schema":"procjudge.')
+
+
+def _head(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(200)
+    except OSError:
+        return None
+
+
+def is_report(path: str) -> bool:
+    """Whether a file is a JSON report procjudge wrote: its first bytes name a procjudge schema."""
+    head = _head(path)
+    return head is not None and any(mark in head for mark in REPORT_MARKS)
 
 
 def is_own_report(path: str) -> bool:
-    """Whether an existing file is empty or a report procjudge wrote (its first bytes name a
-    procjudge schema), so that writing over it loses no run."""
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(200)
-    except OSError:
-        return False
-    return not head.strip() or any(mark in head for mark in REPORT_MARKS[:2])
+    """Whether an existing file is empty or a report procjudge wrote, so that writing over it
+    loses no run."""
+    head = _head(path)
+    return head is not None and (not head.strip() or any(mark in head for mark in REPORT_MARKS))
 
 
 def check_target(target: str, inputs: Iterable[str], option: str = "--output") -> str | None:

@@ -19,7 +19,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from ..batch import AgentSummary, Collector, Result, Row
+from ..batch import AgentSummary, Collector, Result, Row, annotated
 from .fit import Fitted, left_ellipsis, right_ellipsis, spare
 from .json import dumps
 from .markdown import cell
@@ -391,7 +391,7 @@ class SarifReporter(Reporter):
         if verdict is None:
             return ""
         run = verdict.run
-        items = [i for i in verdict.items if i.kind == "anti_pattern" or (i.kind == "rule" and i.points < 0)]
+        items = [i for i in verdict.items if annotated(i)]
         lines = result.lines or {}
         out = []
         for item in items:
@@ -470,9 +470,7 @@ class GitlabReporter(Reporter):
         run = verdict.run
         lines = result.lines or {}
         out = []
-        for item in verdict.items:
-            if not (item.kind == "anti_pattern" or (item.kind == "rule" and item.points < 0)):
-                continue
+        for item in filter(annotated, verdict.items):
             severity = "critical" if item.id in self.accusing and item.strength == "definite" else GITLAB_SEVERITY[item.strength]
             out.append(self._issue(
                 f"{run.id}: {item.id} at iteration {iterations(item.iterations)} ({item.points:+g}): {item.evidence}",
