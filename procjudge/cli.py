@@ -714,7 +714,7 @@ def import_swe_agent(
     reports: Path | None = typer.Option(None, "--reports", metavar="DIR",
                                         help="SWE-bench evaluation reports: DIR/<instance>/report.json or DIR/<instance>.json "
                                              "(default: logs/<instance>/report.json beside the trajectories' folder)."),
-    agent: str | None = typer.Option(None, "--agent", help="Agent name (default: the folder above each trajectory's folder)."),
+    agent: str | None = typer.Option(None, "--agent", help="Agent name (default: the model in the trajectory's configuration, else its folder)."),
 ) -> None:
     """Import shell-agent trajectories as one run file per task.
 

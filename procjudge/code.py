@@ -871,8 +871,7 @@ def test_file_in_feedback(path: str, lines: tuple[str, ...], feedback_text: str,
     if not feedback_text:
         return False
     stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-    module = path.rsplit(".", 1)[0].replace("/", ".")
-    if stem and (path in feedback_text or module.endswith(stem) and re.search(rf"\b{re.escape(stem)}\b", feedback_text)):
+    if stem and (path in feedback_text or re.search(rf"\b{re.escape(stem)}\b", feedback_text)):
         return True
     edited = "\n".join(lines)
     named = set(re.findall(r"def (test\w+)", edited)) | set(re.findall(r"\b(test_\w+)\b", edited)) | set(touched)

@@ -75,11 +75,12 @@ def _member(archive: zipfile.ZipFile, handle: Any, name: str) -> Any:
 def read_log(path: str) -> tuple[dict[str, Any], Iterator[dict[str, Any]]]:
     """(the eval header: eval and plan, the samples one by one) of a .json or .eval log."""
     if path.endswith(".eval"):
+        handle = open(path, "rb")  # noqa: SIM115 - closed by the generator below, or here on failure
         try:
-            handle = open(path, "rb")  # noqa: SIM115 - closed by the generator below
             archive = zipfile.ZipFile(handle)
             header = _member(archive, handle, "header.json")
-        except (zipfile.BadZipFile, KeyError, json.JSONDecodeError) as exc:
+        except (zipfile.BadZipFile, KeyError, json.JSONDecodeError, LogError) as exc:
+            handle.close()
             raise LogError(f"not an Inspect .eval log: {exc}") from None
 
         def samples() -> Iterator[dict[str, Any]]:

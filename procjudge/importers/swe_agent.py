@@ -21,8 +21,8 @@ Edits after the last test run belong to the final iteration: they were submitted
 note says so. Per iteration: the test command and its targets as the suite identity (counts from
 different commands are never compared), the counts and the failing (and, in verbose output,
 passing) tests by name, the files the commands wrote, marked ``scratch`` when the final diff does
-not contain them, when they lie outside the repository or when their name is a throw-away one, the
-THOUGHT texts as the change summary, and the time of the first step with the duration. The final
+not contain them or when they lie outside the repository (a throw-away script the agent keeps is in
+the diff, and facts marks it by its name), the THOUGHT texts as the change summary, and the time of the first step with the duration. The final
 iteration carries the submitted diff and, from ``report.json``, the held-back suites
 ``FAIL_TO_PASS`` and ``PASS_TO_PASS`` with every test's outcome. Iterations are not graded
 submissions, so no submission time is recorded (the cooldown and double-submit rules are about
@@ -42,8 +42,6 @@ from typing import Any
 from .reflexion import ImportIssue, NothingLogged, Writer, safe_name
 
 REPO_ROOTS = ("/testbed", "/repo", "/workspace")
-THROWAWAY = re.compile(r"(^|/)(reproduce|repro|check|debug|verify|tmp|temp|scratch|test_fix|test_issue|test_reproduce)"
-                       r"[\w.-]*\.py$|(^|/)test_[\w-]*\.py$")
 MAX_OUTPUT = 200_000
 
 
@@ -80,7 +78,7 @@ def test_command(command: str) -> str | None:
         match = _RUNNER.search(" " + part)
         if not match:
             continue
-        runner = match.group("runner").replace("  ", " ")
+        runner = match.group("runner")
         if runner.endswith("runtests.py"):
             runner = "runtests.py"
         try:
@@ -376,13 +374,12 @@ def _iteration(k: int, group: list[Step], baseline: Step | None, submitted: dict
             if not path:
                 continue
             relative, outside = _relative(path)
-            status = "deleted" if how == "delete" else submitted.get(relative) or ("modified" if relative in submitted else "created")
-            if how != "delete" and relative in seen_created and relative not in submitted:
-                status = "modified"
+            status = "deleted" if how == "delete" else submitted.get(relative, "created")
+            if status == "created" and relative in seen_created and relative not in submitted:
+                status = "modified"  # a scratch file written again after the iteration that created it
             if status == "created":
                 seen_created.add(relative)
-            scratch = outside or relative not in submitted or bool(THROWAWAY.search(relative) and relative not in submitted)
-            files[relative] = {"path": relative, "status": status, "scratch": scratch}
+            files[relative] = {"path": relative, "status": status, "scratch": outside or relative not in submitted}
     telemetry: dict[str, Any] = {"iteration_number": k}
     times = [s.time for s in group if s.time]
     if times:
