@@ -375,18 +375,17 @@ def load_policy(path: str | os.PathLike[str] | None, config: dict[str, Any] | No
                 config_path: str | None = None) -> Policy:
     """The default policy; with the configuration's ``[tool.procjudge.policy]`` table merged over
     it, then a policy file merged over that (the command line wins, key by key)."""
-    if path is None and not config:
-        return DEFAULT
-    base: dict[str, Any] = msgspec.to_builtins(DEFAULT)
+    policy = DEFAULT
+    base: dict[str, Any] = msgspec.to_builtins(DEFAULT) if config or path is not None else {}
     if config:
         layer = f"{config_path}: [tool.procjudge.policy]" if config_path else "[tool.procjudge.policy]"
         base = _merge(base, config)
-        _convert(base, layer, b"", config)
+        policy = _convert(base, layer, b"", config)  # an error here names the configuration
     if path is None:
-        return _convert(base, "", b"", {})
+        return policy
     override, data = _read_policy_file(os.fspath(path))
-    if override is None:
-        return _convert(base, os.fspath(path), data, {})
+    if override is None:  # an empty policy file changes nothing
+        return policy
     return _convert(_merge(base, override), os.fspath(path), data, override)
 
 
