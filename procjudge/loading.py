@@ -206,8 +206,9 @@ def load_run(path: str | os.PathLike[str], data: bytes | None = None, *, with_li
         runfile = msgspec.convert(canonical, RunFile, str_keys=True)
     except msgspec.ValidationError as exc:
         raise _locate_validation_error(path, text, canonical, origins, str(exc)) from None
-    warnings = tuple(_unknown_key_warnings(canonical, {k for k, origin in enumerate(origins) if not origin.wrapped}))
-    _check_scoreable(path, text, runfile, origins, warnings)
+    unknown, hidden = _unknown_keys(canonical, {k for k, origin in enumerate(origins) if not origin.wrapped})
+    _check_scoreable(path, text, runfile, origins, unknown)
+    warnings = tuple(_unknown_key_warnings(unknown, hidden))
     if with_lines:
         _fill_lines(text, origins)
     return Run(
@@ -220,7 +221,7 @@ def load_run(path: str | os.PathLike[str], data: bytes | None = None, *, with_li
     )
 
 
-def _check_scoreable(path: str, text: str, runfile: RunFile, origins: Origins, warnings: tuple[str, ...]) -> None:
+def _check_scoreable(path: str, text: str, runfile: RunFile, origins: Origins, unknown: list[tuple[str, str]]) -> None:
     """Refuse a run with a record that has neither a score nor test counts, at that record's line,
     naming any unknown key in it (a typo such as ``scroe:`` is the usual cause)."""
     from .facts import SCORE_NEEDED, scoreable
@@ -230,9 +231,7 @@ def _check_scoreable(path: str, text: str, runfile: RunFile, origins: Origins, w
             continue
         origin = origins[k]
         line, column = _node_position(text, origin.prefix[0], list(origin.prefix[1:]))
-        typos = [w.removeprefix("unknown key ").split(" is kept")[0] + w[w.find(" (did you mean"):]
-                 if "(did you mean" in w else w.removeprefix("unknown key ").split(" is kept")[0]
-                 for w in warnings if w.startswith(f"unknown key `iterations[{k}].")]
+        typos = [f"`{where}`{hint}" for where, hint in unknown if where.startswith(f"iterations[{k}].")]
         hint = f"; this record has unknown keys: {', '.join(typos[:3])}" if typos else ""
         raise LoadError(path, SCORE_NEEDED + hint, line=line, column=column, field=f"iterations[{k}]")
 
@@ -805,12 +804,22 @@ def _shown_key(key: Any) -> str:
     return cut + (f"... ({len(text):,} characters)" if len(text) > _KEY_SHOWN else "")
 
 
-def _unknown_key_warnings(canonical: dict[str, Any], bare: set[int] | frozenset[int] = frozenset()) -> Iterable[str]:
-    """Yield a warning for every key the contract does not know, with a "did you mean", up to
-    ``MAX_UNKNOWN_KEY_WARNINGS``; then one line counting the rest. Iterations in ``bare`` were
-    written without the ``iteration_telemetry:`` wrapper, and their keys are named as written."""
+def _unknown_key_warnings(unknown: list[tuple[str, str]], hidden: int) -> Iterable[str]:
+    """A warning for every key the contract does not know, with its "did you mean"; then one line
+    counting those past ``MAX_UNKNOWN_KEY_WARNINGS``."""
+    for where, hint in unknown:
+        yield f"unknown key `{where}` is kept but not used{hint}"
+    if hidden:
+        yield f"{hidden:,} more unknown keys are kept but not used (only the first {MAX_UNKNOWN_KEY_WARNINGS} are named)"
+
+
+def _unknown_keys(canonical: dict[str, Any], bare: set[int] | frozenset[int] = frozenset()) -> tuple[list[tuple[str, str]], int]:
+    """(path, " (did you mean `x`?)" or "") of every key the contract does not know, in the file's
+    order, up to ``MAX_UNKNOWN_KEY_WARNINGS``, and how many more there are. Iterations in ``bare``
+    were written without the ``iteration_telemetry:`` wrapper, and their keys are named as written."""
     stack: list[tuple[Any, type, str]] = [(canonical, RunFile, "")]
-    shown = hidden = 0
+    unknown: list[tuple[str, str]] = []
+    hidden = 0
     while stack:  # depth first, in the file's order
         value, struct_type, where = stack.pop()
         if not isinstance(value, dict):
@@ -820,18 +829,16 @@ def _unknown_key_warnings(canonical: dict[str, Any], bare: set[int] | frozenset[
         for key, child in value.items():
             spec = fields.get(key)
             if spec is None:
-                if shown >= MAX_UNKNOWN_KEY_WARNINGS:
+                if len(unknown) >= MAX_UNKNOWN_KEY_WARNINGS:
                     hidden += 1
                     continue
-                shown += 1
                 here = f"{where}.{_shown_key(key)}" if where else _shown_key(key)
                 name = str(key)
                 candidates = list(fields)
                 if struct_type is IterationTelemetry:  # a misspelt wrapper reads as a bare record's key
                     candidates += ["iteration_telemetry", "iteration_feedback"]
                 close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.75) if len(name) <= 64 else []
-                hint = f" (did you mean `{close[0]}`?)" if close else ""
-                yield f"unknown key `{here}` is kept but not used{hint}"
+                unknown.append((here, f" (did you mean `{close[0]}`?)" if close else ""))
                 continue
             here = f"{where}.{key}" if where else str(key)
             if (key == "iteration_telemetry" and struct_type is Entry and where.startswith("iterations[")
@@ -843,5 +850,4 @@ def _unknown_key_warnings(canonical: dict[str, Any], bare: set[int] | frozenset[
             elif kind == "list" and inner is not None and isinstance(child, list):
                 children.extend((item, inner, f"{here}[{index}]") for index, item in enumerate(child))
         stack.extend(reversed(children))
-    if hidden:
-        yield f"{hidden:,} more unknown keys are kept but not used (only the first {MAX_UNKNOWN_KEY_WARNINGS} are named)"
+    return unknown, hidden
