@@ -895,7 +895,12 @@ def untied(shape: Shape, strength: str) -> Shape:
     why = ("in a test file, after failures shown without names" if strength == "likely" else
            "in a test no failure the agent saw pointed to (consistent with updating a test for the behaviour "
            "the task asks for)")
-    return msgspec.structs.replace(shape, strength=strength, why=f"{shape.why} {why}")
+    return weakened(shape, strength, f" {why}")
+
+
+def weakened(shape: Shape, strength: str, reason: str) -> Shape:
+    """The shape at a lower strength, its ``why`` extended with the reason."""
+    return msgspec.structs.replace(shape, strength=strength, why=shape.why + reason)
 
 
 def removed_check_shapes(path: str, added: tuple[str, ...], removed: tuple[str, ...], feedback_text: str) -> list[Shape]:
