@@ -381,9 +381,8 @@ def _without_own_outputs(found: list[str], targets: list[str]) -> list[str]:
 
     own = [t for t in targets if os.path.exists(t) and is_own_report(t)]
     with contextlib.suppress(OSError, ValueError, AttributeError):
-        out = os.fstat(sys.stdout.fileno())
-        if stat.S_ISREG(out.st_mode):
-            own += [p for p in found if (os.stat(p).st_dev, os.stat(p).st_ino) == (out.st_dev, out.st_ino)]
+        if stat.S_ISREG(os.fstat(sys.stdout.fileno()).st_mode):
+            own.append(f"/dev/fd/{sys.stdout.fileno()}")  # same_file_as stats it: the redirect target
     return [p for p in found if same_file_as(p, own) is None]
 
 
