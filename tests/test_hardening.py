@@ -208,9 +208,9 @@ def test_colliding_and_long_task_ids_are_all_written(tmp_path: Path) -> None:
 
 
 def test_an_import_line_over_the_limit_is_skipped_in_bounded_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from procjudge.importers import reflexion
+    from procjudge.importers import base, reflexion
 
-    monkeypatch.setattr(reflexion, "MAX_LINE_BYTES", 1000)
+    monkeypatch.setattr(base, "MAX_LINE_BYTES", 1000)
     log = write(tmp_path, "log.jsonl", '{"task_id": "' + "x" * 5000 + '"}\n' + record("after"))
     written, issues = reflexion.import_files([log], str(tmp_path / "out"), agent="x")
     assert written == 1 and [(i.line, "longer than" in i.reason) for i in issues] == [(1, True)]

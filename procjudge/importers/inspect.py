@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
-from .reflexion import ImportIssue, NothingLogged, Writer, safe_name
+from .base import ImportIssue, NothingLogged, Writer, safe_name
 
 MAX_MEMBER = 512 * 1024 * 1024
 LETTER_SCORES = {"C": 100.0, "P": 50.0, "I": 0.0, "N": 0.0}

@@ -28,13 +28,11 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import json
 import os
-import re
-from collections.abc import Iterator
 from typing import Any
 
 from ..safe_io import WriteError
+from .base import ImportIssue, NothingLogged, Writer, agent_names, read_records, safe_name
 
 LDB_MARKER = " # Real Execution Output:"
 REFLEXION_MARKER = " # output:"
@@ -46,18 +44,6 @@ TREE_SEARCH_NOTE = (
     "feedback of the last node generated, so the logged feedback does not always belong to the logged "
     "code; imported as one submission (the best node) scored by the hidden verdict, not as a repair loop"
 )
-
-
-class ImportIssue(Exception):
-    """A line that cannot be imported: its file, line number and why (``note``: expected in the
-    data, such as a tree search's record with no program logged; not an error)."""
-
-    def __init__(self, path: str, line: int, reason: str, note: bool = False) -> None:
-        super().__init__(reason)
-        self.path, self.line, self.reason, self.note = path, line, reason, note
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.reason}"
 
 
 def task_id(record: dict[str, Any]) -> str | None:
@@ -115,10 +101,6 @@ def unified_diff(before: str, after: str, header: list[str]) -> str:
 def is_tree_search(record: dict[str, Any]) -> bool:
     """A LATS record: it carries the search's ``acc`` (and none of Reflexion's hallucination flags)."""
     return "acc" in record and "hallucination" not in record
-
-
-class NothingLogged(ValueError):
-    """A record with no program to judge, as the data is known to have (not an error)."""
 
 
 def _task(record: dict[str, Any], given: list[str]) -> dict[str, Any]:
@@ -220,40 +202,6 @@ def is_run_log(path: str, lines: int = 50) -> bool:
     return False
 
 
-MAX_LINE_BYTES = 64 * 1024 * 1024
-
-
-def read_records(path: str) -> Iterator[tuple[int, Any]]:
-    """(line number, parsed object or ImportIssue) for every non-blank line, streamed; a line over
-    ``MAX_LINE_BYTES`` is skipped (read in pieces, never held whole) and reported."""
-    from ..loading import regular_file_problem
-
-    problem = regular_file_problem(path)
-    if problem is not None:
-        yield 1, ImportIssue(path, 1, problem)
-        return
-    with open(path, "rb") as handle:
-        number = 0
-        while True:
-            raw = handle.readline(MAX_LINE_BYTES + 1)
-            if not raw:
-                return
-            number += 1
-            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-                while True:  # skip the rest of the line
-                    rest = handle.readline(MAX_LINE_BYTES)
-                    if not rest or rest.endswith(b"\n"):
-                        break
-                yield number, ImportIssue(path, number, f"line is longer than {MAX_LINE_BYTES // 2**20} MiB; skipped")
-                continue
-            if not raw.strip():
-                continue
-            try:
-                yield number, json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError, RecursionError, ValueError) as exc:
-                yield number, ImportIssue(path, number, f"not a JSON object: {str(exc)[:120]}")
-
-
 def hidden_verdicts(path: str) -> tuple[dict[str, bool], list[ImportIssue]]:
     """task -> is_solved from another file of the same runs (e.g. HumanEvalET's verdicts)."""
     verdicts: dict[str, bool] = {}
@@ -268,72 +216,6 @@ def hidden_verdicts(path: str) -> tuple[dict[str, bool], list[ImportIssue]]:
             continue
         verdicts[key] = bool(record["is_solved"])
     return verdicts, issues
-
-
-MAX_NAME = 100
-
-
-def safe_name(task: str) -> str:
-    """A file name for a task id: unsafe characters folded to ``_``; a long id cut, with a hash of
-    the whole id so that two long ids stay apart."""
-    name = re.sub(r"[^A-Za-z0-9._-]+", "_", task).strip("._") or "task"
-    if len(name) > MAX_NAME:
-        name = name[:MAX_NAME - 13] + "-" + hashlib.sha256(task.encode("utf-8")).hexdigest()[:12]
-    return name
-
-
-class Writer:
-    """Run files written under ``out`` and nowhere else: a folder that leads outside ``out``
-    (a planted symlink) is refused, an input file is never overwritten (same device and inode),
-    and two tasks whose names clean to the same file get distinct names, with a note."""
-
-    def __init__(self, out: str, inputs: list[str]) -> None:
-        os.makedirs(out, exist_ok=True)
-        self.root = os.path.realpath(out)
-        self.inputs = inputs
-        self.written: set[str] = set()
-
-    def check_folder(self, folder: str) -> None:
-        """ValueError when ``folder`` resolves outside ``out`` (a planted symlink)."""
-        real = os.path.realpath(folder)
-        if real != self.root and not real.startswith(self.root + os.sep):
-            raise ValueError(f"{folder} leads outside --out ({real}); refusing to write there")
-
-    def target(self, folder: str, name: str) -> tuple[str, str | None]:
-        """(path to write, a note when the name had to change); ValueError when it cannot be."""
-        self.check_folder(folder)
-        path, note = os.path.join(folder, name + ".json"), None
-        k = 2
-        while path in self.written:
-            path = os.path.join(folder, f"{name}-{k}.json")
-            k += 1
-        if k > 2:
-            note = f"another task already wrote {name}.json; this one is {os.path.basename(path)}"
-        return path, note
-
-    def write(self, path: str, document: dict[str, Any]) -> None:
-        from ..safe_io import atomic_write, same_file_as
-
-        clash = same_file_as(path, self.inputs)
-        if clash is not None:
-            raise ValueError(f"{path} is the input file {clash}; refusing to overwrite it")
-        with atomic_write(path) as handle:
-            json.dump(document, handle, indent=1, ensure_ascii=False)
-            handle.write("\n")
-        self.written.add(path)
-
-
-def agent_names(paths: list[str], agent: str | None) -> dict[str, str]:
-    """The agent of each file: --agent, else the file's folder; when several files in one call
-    share a folder, the file name is added so that their agents stay distinct."""
-    if agent:
-        return {path: agent for path in paths}
-    folders = [os.path.basename(os.path.dirname(os.path.abspath(p))) for p in paths]
-    names = {}
-    for path, folder in zip(paths, folders):
-        stem = os.path.splitext(os.path.basename(path))[0]
-        names[path] = f"{folder}/{stem}" if folders.count(folder) > 1 else folder
-    return names
 
 
 def loop_budget(path: str) -> int:

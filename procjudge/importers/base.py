@@ -1,0 +1,329 @@
+"""What every importer shares: bounded reading, one run file per task, safe writes, errors with
+file and line, and the registry that ``procjudge import auto`` and third-party importers use.
+
+An importer turns another tool's log into run files. Every document is checked against the typed
+model (:class:`procjudge.model.RunFile`) before it is written, so an importer can never write a
+file ``score`` would refuse: a value out of range or of the wrong type is an error at import
+time, at the record's file and line.
+
+**Third-party importers.** A package can ship an importer as an entry point in the group
+``procjudge.importers``; the object it names needs ``name`` (the command word), ``summary`` (one
+line), ``detect(path, head) -> bool`` (``head`` is the file's first bytes) and
+``import_files(paths, out, agent=None) -> (written, issues)``, usually built on :class:`Writer`
+and :class:`ImportIssue`. It then appears in ``procjudge import list``, is tried by
+``procjudge import auto`` and runs as ``procjudge import NAME PATH... --out DIR``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import msgspec
+
+from ..safe_io import WriteError
+
+MAX_NAME = 100
+MAX_LINE_BYTES = 64 * 1024 * 1024
+HEAD_BYTES = 64 * 1024
+ENTRY_POINT_GROUP = "procjudge.importers"
+
+
+class ImportIssue(Exception):
+    """A record that cannot be imported: its file, line number and why (``note``: expected in the
+    data, such as a task with nothing to judge; not an error)."""
+
+    def __init__(self, path: str, line: int, reason: str, note: bool = False) -> None:
+        super().__init__(reason)
+        self.path, self.line, self.reason, self.note = path, line, reason, note
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.reason}"
+
+
+class NothingLogged(ValueError):
+    """A record with nothing to judge (no loop logged): reported as a note, not an error."""
+
+
+def safe_name(task: str) -> str:
+    """A file name for a task id: unsafe characters folded to ``_``; a long id cut, with a hash of
+    the whole id so that two long ids stay apart."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", task).strip("._") or "task"
+    if len(name) > MAX_NAME:
+        name = name[:MAX_NAME - 13] + "-" + hashlib.sha256(task.encode("utf-8")).hexdigest()[:12]
+    return name
+
+
+def typed(document: dict[str, Any]) -> bytes:
+    """A run document checked against the typed model and encoded (JSON, indented, every value
+    as the importer set it, zeros included); ValueError naming the field when it does not fit."""
+    from ..model import RunFile
+
+    try:
+        msgspec.convert(document, RunFile, strict=False)
+    except msgspec.ValidationError as exc:
+        raise ValueError(f"the converted run does not fit the run model: {exc}") from None
+    return json.dumps(document, indent=1, ensure_ascii=False).encode("utf-8")
+
+
+class Writer:
+    """Run files written under ``out`` and nowhere else: a folder that leads outside ``out``
+    (a planted symlink) is refused, an input file is never overwritten (same device and inode),
+    and two tasks whose names clean to the same file get distinct names, with a note."""
+
+    def __init__(self, out: str, inputs: list[str]) -> None:
+        os.makedirs(out, exist_ok=True)
+        self.out = out
+        self.root = os.path.realpath(out)
+        self.inputs = inputs
+        self.written: set[str] = set()
+
+    def check_folder(self, folder: str) -> None:
+        """ValueError when ``folder`` resolves outside ``out`` (a planted symlink)."""
+        real = os.path.realpath(folder)
+        if real != self.root and not real.startswith(self.root + os.sep):
+            raise ValueError(f"{folder} leads outside --out ({real}); refusing to write there")
+
+    def target(self, folder: str, name: str) -> tuple[str, str | None]:
+        """(path to write, a note when the name had to change); ValueError when it cannot be."""
+        self.check_folder(folder)
+        path, note = os.path.join(folder, name + ".json"), None
+        k = 2
+        while path in self.written:
+            path = os.path.join(folder, f"{name}-{k}.json")
+            k += 1
+        if k > 2:
+            note = f"another task already wrote {name}.json; this one is {os.path.basename(path)}"
+        return path, note
+
+    def write(self, path: str, document: dict[str, Any]) -> None:
+        from ..safe_io import atomic_write, same_file_as
+
+        clash = same_file_as(path, self.inputs)
+        if clash is not None:
+            raise ValueError(f"{path} is the input file {clash}; refusing to overwrite it")
+        data = typed(document)
+        with atomic_write(path, mode="wb") as handle:
+            handle.write(data)
+            handle.write(b"\n")
+        self.written.add(path)
+
+    def put(self, source: str, line: int, agent: str, task: str, document: dict[str, Any],
+            issues: list[ImportIssue]) -> bool:
+        """Write one task's run as ``out/<agent>/<task>.json``; a problem becomes an issue at
+        ``source:line``. True when the file was written."""
+        folder = os.path.join(self.out, safe_name(agent.replace("/", "__")))
+        try:
+            self.check_folder(folder)
+            os.makedirs(folder, exist_ok=True)
+            target, note = self.target(folder, safe_name(task))
+            self.write(target, document)
+        except (ValueError, OSError, WriteError) as exc:
+            issues.append(ImportIssue(source, line, str(exc)))
+            return False
+        if note:
+            issues.append(ImportIssue(source, line, note, note=True))
+        return True
+
+
+def agent_names(paths: list[str], agent: str | None) -> dict[str, str]:
+    """The agent of each file: --agent, else the file's folder; when several files in one call
+    share a folder, the file name is added so that their agents stay distinct."""
+    if agent:
+        return {path: agent for path in paths}
+    folders = [os.path.basename(os.path.dirname(os.path.abspath(p))) for p in paths]
+    names = {}
+    for path, folder in zip(paths, folders):
+        stem = os.path.splitext(os.path.basename(path))[0]
+        names[path] = f"{folder}/{stem}" if folders.count(folder) > 1 else folder
+    return names
+
+
+def read_records(path: str) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed object or ImportIssue) for every non-blank line of a JSON-lines file,
+    streamed; a line over ``MAX_LINE_BYTES`` is skipped (read in pieces, never held whole) and
+    reported."""
+    from ..loading import regular_file_problem
+
+    problem = regular_file_problem(path)
+    if problem is not None:
+        yield 1, ImportIssue(path, 1, problem)
+        return
+    with open(path, "rb") as handle:
+        number = 0
+        while True:
+            raw = handle.readline(MAX_LINE_BYTES + 1)
+            if not raw:
+                return
+            number += 1
+            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                while True:  # skip the rest of the line
+                    rest = handle.readline(MAX_LINE_BYTES)
+                    if not rest or rest.endswith(b"\n"):
+                        break
+                yield number, ImportIssue(path, number, f"line is longer than {MAX_LINE_BYTES // 2**20} MiB; skipped")
+                continue
+            if not raw.strip():
+                continue
+            try:
+                yield number, json.loads(raw)
+            except (json.JSONDecodeError, UnicodeDecodeError, RecursionError, ValueError) as exc:
+                yield number, ImportIssue(path, number, f"not a JSON object: {str(exc)[:120]}")
+
+
+def read_json(path: str, limit: int = 256 * 1024 * 1024) -> Any:
+    """One JSON document of at most ``limit`` bytes; ValueError or OSError saying why not."""
+    from ..loading import read_regular
+
+    data = read_regular(path, limit)
+    try:
+        return json.loads(data.decode("utf-8"))
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+
+
+def head(path: str, size: int = HEAD_BYTES) -> bytes:
+    """The first ``size`` bytes of a regular file (b"" for anything else)."""
+    from ..loading import regular_file_problem
+
+    if regular_file_problem(path) is not None:
+        return b""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(size)
+    except OSError:
+        return b""
+
+
+# --------------------------------------------------------------------------- the registry
+
+
+class Importer(Protocol):
+    name: str
+    summary: str
+
+    def detect(self, path: str, head: bytes) -> bool: ...
+
+    def import_files(self, paths: list[str], out: str, agent: str | None = None) -> tuple[int, list[ImportIssue]]: ...
+
+
+@dataclass(frozen=True)
+class Builtin:
+    """An importer that ships with procjudge: its module is imported only when it runs."""
+
+    name: str
+    summary: str
+    module: str
+    sniff: Callable[[str, bytes], bool]
+
+    def detect(self, path: str, head: bytes) -> bool:
+        return self.sniff(path, head)
+
+    def import_files(self, paths: list[str], out: str, agent: str | None = None) -> tuple[int, list[ImportIssue]]:
+        import importlib
+
+        module = importlib.import_module(f"procjudge.importers.{self.module}")
+        result: tuple[int, list[ImportIssue]] = module.import_files(paths, out, agent=agent)
+        return result
+
+
+def _json_start(head: bytes) -> bytes:
+    return head.lstrip(b"\xef\xbb\xbf \t\r\n")
+
+
+def _is_swe_agent(path: str, head: bytes) -> bool:
+    if path.endswith((".traj", ".traj.json")):
+        return True
+    start = _json_start(head)
+    return start.startswith(b"{") and (b'"trajectory_format"' in head or (b'"messages"' in head and b'"info"' in head
+                                                                          and b'"mini-swe-agent' in head))
+
+
+def _is_inspect(path: str, head: bytes) -> bool:
+    if path.endswith(".eval") and head.startswith(b"PK"):
+        return True
+    start = _json_start(head)
+    return start.startswith(b"{") and b'"eval"' in head and (b'"samples"' in head or b'"plan"' in head) \
+        and b'"task"' in head
+
+
+def _is_atif(path: str, head: bytes) -> bool:
+    return _json_start(head).startswith(b"{") and re.search(rb'"schema_version"\s*:\s*"ATIF', head) is not None
+
+
+def _first_line(head: bytes) -> bytes:
+    return _json_start(head).split(b"\n", 1)[0]
+
+
+def _is_openhands(path: str, head: bytes) -> bool:
+    line = _first_line(head)
+    return line.startswith(b"{") and b'"instance_id"' in line and (b'"history"' in line or b'"test_result"' in line
+                                                                  or b'"instruction"' in line)
+
+
+def _is_reflexion(path: str, head: bytes) -> bool:
+    line = _first_line(head)
+    return line.startswith(b"{") and (b'"implementations"' in line or b'"acc"' in line)
+
+
+BUILTINS: tuple[Builtin, ...] = (
+    Builtin("swe-agent", "mini-swe-agent and SWE-agent trajectories (.traj.json, .traj) with SWE-bench reports",
+            "swe_agent", _is_swe_agent),
+    Builtin("openhands", "OpenHands evaluation output (output.jsonl: one instance per line)", "openhands", _is_openhands),
+    Builtin("atif", "Agent Trajectory Interchange Format (ATIF trajectory.json, as Harbor writes it)", "atif", _is_atif),
+    Builtin("inspect", "Inspect AI evaluation logs (.eval, .json)", "inspect", _is_inspect),
+    Builtin("reflexion", "Reflexion-family repair logs (LDB, Reflexion, MapCoder; JSON lines)", "reflexion", _is_reflexion),
+)
+
+
+def plugins() -> tuple[list[Importer], list[str]]:
+    """(importers other packages declare in the ``procjudge.importers`` entry-point group, why
+    each one that cannot be used was left out). A broken plugin never breaks procjudge."""
+    from importlib.metadata import entry_points
+
+    found: list[Importer] = []
+    problems: list[str] = []
+    taken = {b.name for b in BUILTINS}
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            loaded = point.load()
+            candidate = loaded() if isinstance(loaded, type) else loaded
+        except Exception as exc:  # noqa: BLE001 - any failure of third-party code is reported, not raised
+            problems.append(f"importer plugin {point.name} ({point.value}) cannot be loaded: {type(exc).__name__}: {exc}")
+            continue
+        missing = [a for a in ("name", "summary", "detect", "import_files") if not hasattr(candidate, a)]
+        if missing:
+            problems.append(f"importer plugin {point.name} ({point.value}) lacks {', '.join(missing)}")
+        elif candidate.name in taken:
+            problems.append(f"importer plugin {point.name} ({point.value}) is named {candidate.name!r}, "
+                            "which is already taken")
+        else:
+            taken.add(candidate.name)
+            found.append(candidate)
+    return found, problems
+
+
+def registry() -> tuple[list[Importer], list[str]]:
+    """(every importer: the built-in ones first, then the plugins; problems with plugins)."""
+    found, problems = plugins()
+    return [*BUILTINS, *found], problems
+
+
+def recognise(path: str, importers: list[Importer]) -> Importer | None:
+    """The importer that reads ``path``, from its name and first bytes, or None."""
+    start = head(path)
+    if not start:
+        return None
+    for importer in importers:
+        try:
+            recognised = importer.detect(path, start)
+        except Exception:  # noqa: BLE001 - a plugin's detect that fails says no
+            recognised = False
+        if recognised:
+            return importer
+    return None

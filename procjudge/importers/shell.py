@@ -1,0 +1,520 @@
+"""Shell-agent trajectories as run files: what the swe-agent, OpenHands and ATIF importers share.
+
+Each of those logs is, underneath, a list of steps: the agent's thought, one action (a shell
+command, or a structured edit of a file) and what it printed. Each format's reader turns its log
+into :class:`Step` objects and a :class:`Trajectory`; :func:`convert` turns that into a run.
+
+- a **test run** is a command whose runner is recognised (Django's ``tests/runtests.py``,
+  ``pytest`` / ``py.test`` / ``python -m pytest``, ``python -m unittest``, ``tox``, ``nox``,
+  ``go test``, ``cargo test``, ``npm``/``yarn``/``pnpm test``, ``jest``, ``vitest``, ``ctest``,
+  ``make test``/``check``) and whose output carries counts (unittest's ``Ran N tests``, pytest's
+  summary line, Go's ``--- PASS``/``--- FAIL`` lines and package results, Cargo's ``test result:``,
+  Jest's and Vitest's ``Tests:`` line, CTest's ``tests passed, N tests failed out of M``,
+  GoogleTest's ``[  PASSED  ]``/``[  FAILED  ]``); a recognised runner whose output has no counts
+  (an import error, a system check that fails, a compile error) is a run that did not build. Any
+  other command, a reproduction script among them, is not a test run;
+- a **build** (``make``, ``cmake --build``, ``cargo build``, ``go build``, ``npm run build``,
+  ``tsc``, ``gcc``/``clang`` and their C++ forms) that exits non-zero is a failed build, which
+  ends an iteration like a test run; a build that succeeds is an ordinary step (it has no counts
+  to score);
+- an **edit** is a command that writes a file (``sed -i``, ``perl -pi``, a redirection of
+  ``cat``/``echo``/``printf``, ``tee``, a Python script that opens a file for writing,
+  ``cp``/``mv`` onto a path, ``rm``, ``patch``, ``git apply``) or a structured edit the format
+  records with its path;
+- every other step is a read or a search.
+
+**An iteration is one or more edits followed by a test run or a failed build** (checks before
+any edit are the baseline; a check with no edit since the previous one is a re-run, counted in
+``test_runs``). Edits after the last check belong to the final iteration: they were submitted
+untested, and a note says so. Per iteration: the test command and its targets as the suite
+identity (counts from different commands are never compared), the counts and the tests by name,
+the files written (marked ``scratch`` when the submitted diff does not contain them or when they
+lie outside the repository; with no submitted diff only the second applies), the thoughts of the
+edits as the change summary, and the time of the first step with the duration. The final
+iteration carries the submitted diff and the held-back suites. Iterations are not graded
+submissions, so no submission time is recorded and the run's budget is the number of iterations
+it has.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from .base import NothingLogged
+
+REPO_ROOTS = ("/testbed", "/repo", "/workspace")
+MAX_OUTPUT = 200_000
+
+
+class Step:
+    """One action and what it printed. ``writes`` overrides what is read from the command (a
+    structured edit names its file); ``kind`` is ``"read"`` for a structured read."""
+
+    def __init__(self, thought: str, command: str, returncode: int | None, output: str, time: float | None,
+                 writes: list[tuple[str, str]] | None = None, kind: str | None = None) -> None:
+        self.thought, self.command, self.returncode, self.output, self.time = thought, command, returncode, output[:MAX_OUTPUT], time
+        shell = kind is None
+        self.test = test_command(command) if shell else None
+        self.writes = writes if writes is not None else written_files(command) if shell else []
+        self.counts = parse_counts(self.output) if self.test else None
+        build = build_command(command) if shell and not self.test else None
+        self.failed_build = build if build and returncode not in (None, 0) else None
+
+    @property
+    def check(self) -> str | None:
+        """What this step checked, when it ends an iteration: a test run's suite, or a failed build."""
+        return self.test or self.failed_build
+
+
+# --------------------------------------------------------------------------- commands
+
+
+_RUNNER = re.compile(
+    r"(?:^|[\s;&|(])(?:(?:python[\d.]*|coverage run)\s+(?:-(?!m\b)[a-zA-Z]+\s+)*)?"
+    r"(?P<runner>(?:\S*/)?runtests\.py|-m\s+pytest|-m\s+unittest|py\.test|pytest|tox|nox)(?P<rest>[^;&|]*)")
+# Runners of other languages: (pattern, the runner's name in the suite identity).
+_OTHER_RUNNERS = (
+    (re.compile(r"^(?:\S+=\S+\s+)*go\s+test\b(?P<rest>.*)"), "go test"),
+    (re.compile(r"^(?:\S+=\S+\s+)*cargo\s+(?:\+\S+\s+)?(?:test|nextest\s+run)\b(?P<rest>.*)"), "cargo test"),
+    (re.compile(r"^(?:npm|yarn|pnpm)\s+(?:run\s+)?test\b(?P<rest>.*)"), "npm test"),
+    (re.compile(r"^(?:npx\s+|\S*node_modules/\.bin/)?(?P<name>jest|vitest)\b(?:\s+run\b)?(?P<rest>.*)"), ""),
+    (re.compile(r"^ctest\b(?P<rest>.*)"), "ctest"),
+    (re.compile(r"^(?:make|gmake)\b(?:\s+-\S+)*\s+(?:test|check|tests)\b(?P<rest>.*)"), "make test"),
+)
+_BUILD = re.compile(r"^(?:\S+=\S+\s+)*(?:make|gmake|ninja|cmake\s+--build|cargo\s+(?:\+\S+\s+)?(?:build|check)|go\s+(?:build|vet)"
+                    r"|(?:npm|yarn|pnpm)\s+(?:run\s+)?build|tsc|gcc|g\+\+|cc|c\+\+|clang|clang\+\+|mvn\s+compile|gradle\s+build)\b")
+
+
+def segments(command: str) -> list[str]:
+    """The simple commands of a command line, split on ``&&``, ``||``, ``;``, ``|`` and newlines
+    (heredoc bodies removed first, so that a script's text is not read as commands)."""
+    body = re.sub(r"<<-?\s*'?\"?(\w+)'?\"?.*?\n.*?\n\1\s*(?:\n|$)", lambda m: m.group(0).split("\n", 1)[0] + "\n", command, flags=re.DOTALL)
+    return [part.strip() for part in re.split(r"&&|\|\||;|\||\n", body) if part.strip()]
+
+
+def _words(text: str) -> list[str]:
+    try:
+        return shlex.split(text)
+    except ValueError:
+        return text.split()
+
+
+def _plain(part: str) -> str:
+    """A simple command without a leading ``cd DIR &&`` already split off, ``timeout N`` or ``env``."""
+    return re.sub(r"^(?:(?:timeout\s+\S+|env|time|command)\s+)+", "", part.strip())
+
+
+def test_command(command: str) -> str | None:
+    """The suite identity of a test run (runner and targets), or None when no known runner runs."""
+    for part in segments(command):
+        if part.startswith(("echo", "cat", "grep", "sed", "#", "ls", "find", "head", "tail", "nl")):
+            continue
+        plain = _plain(part)
+        for pattern, name in _OTHER_RUNNERS:
+            other = pattern.match(plain)
+            if other:
+                words = _words(other.group("rest"))
+                if "--help" in words or "-h" in words:
+                    return None
+                runner = name or other.group("name")
+                targets = [w for w in words if not w.startswith("-") and "=" not in w]
+                if runner in ("make test", "ctest", "npm test"):
+                    targets = []
+                return " ".join([runner, *targets])
+        match = _RUNNER.search(" " + part)
+        if not match:
+            continue
+        runner = match.group("runner")
+        if runner.endswith("runtests.py"):
+            runner = "runtests.py"
+        words = _words(match.group("rest"))
+        if "--help" in words or "-h" in words:
+            return None
+        targets, skip = [], False
+        for word in words:
+            if skip:
+                skip = False
+            elif word in _VALUED:
+                skip = True
+            elif not word.startswith("-") and "=" not in word and not word.isdigit():
+                targets.append(word)
+        if runner in ("tox", "nox"):
+            targets = []  # environments, not test targets: the suite is the project's own
+        return " ".join([re.sub(r"-m\s+", "python -m ", runner), *targets]).strip()
+    return None
+
+
+def build_command(command: str) -> str | None:
+    """The build a command runs (its last build step, as written), or None."""
+    found = None
+    for part in segments(command):
+        plain = _plain(part)
+        if _BUILD.match(plain) and "--help" not in plain and "-n" not in plain.split()[1:2]:
+            found = plain[:200]
+    return found
+
+
+_VALUED = frozenset({"-e", "-k", "-m", "-p", "-c", "-n", "-o", "-W", "--settings", "--parallel", "--tb", "--deselect",
+                     "--ignore", "--rootdir", "--verbosity", "-v2"})
+
+
+def _redirects(part: str) -> list[str]:
+    """The files a simple command redirects its output to (``>``, ``>>``, ``2>``), read with
+    the shell's quoting: a ``>`` inside quotes is text."""
+    try:
+        lexer = shlex.shlex(part, posix=True, punctuation_chars="<>|&;()")
+        tokens = list(lexer)
+    except ValueError:
+        return []
+    paths = []
+    for k, token in enumerate(tokens[:-1]):
+        if token in (">", ">>", "&>", ">|") and tokens[k + 1] not in ("&", "<", ">"):
+            paths.append(tokens[k + 1])
+    return paths
+
+
+def written_files(command: str) -> list[tuple[str, str]]:
+    """(path, how) for every file the command writes: 'sed', 'redirect', 'script', 'copy', 'delete',
+    'patch'."""
+    found: list[tuple[str, str]] = []
+    for part in segments(command):
+        try:
+            words = shlex.split(part, posix=True)
+        except ValueError:
+            words = part.split()
+        if not words:
+            continue
+        head = os.path.basename(words[0])
+        if head == "sed" and any(w.startswith("-i") or w == "--in-place" for w in words[1:]) or head == "perl" and any(w.startswith("-pi") or w == "-i" for w in words[1:]):
+            found += [(w, "sed") for w in _operands(words[1:], skip_first_script=True)]
+        elif head == "tee":
+            found += [(w, "redirect") for w in words[1:] if not w.startswith("-")]
+        elif head in ("cp", "mv") and len(words) >= 3:
+            found.append((words[-1], "copy"))
+        elif head == "rm":
+            found += [(w, "delete") for w in words[1:] if not w.startswith("-")]
+        elif head in ("patch",) or words[:2] == ["git", "apply"]:
+            found.append(("", "patch"))
+        for path in _redirects(part):
+            if path not in ("/dev/null", "/dev/stdout", "/dev/stderr") and not path.startswith("&") and not path.isdigit():
+                found.append((path, "redirect"))
+    for match in re.finditer(r"open\(\s*['\"]([^'\"]+)['\"]\s*,\s*['\"][wa]", command):
+        found.append((match.group(1), "script"))
+    if re.search(r"\bpython[\d.]*\b", command) and re.search(r"\.write(?:_text)?\(|open\([^)]*['\"][wa]\+?['\"]", command):
+        # a script that writes: the source files it names by a string literal (a path in a variable)
+        found += [(m.group(1), "script") for m in re.finditer(r"['\"]([\w./-]+\.(?:py|txt|rst|cfg|toml|json|ya?ml))['\"]", command)]
+    return [(os.path.normpath(path) if path else path, how) for path, how in dict.fromkeys(found)]
+
+
+def _operands(words: list[str], skip_first_script: bool) -> list[str]:
+    """The file operands of sed/perl: the arguments after the script that are not options."""
+    operands, script_seen = [], not skip_first_script
+    skip_next = False
+    for word in words:
+        if skip_next:
+            skip_next = False
+            script_seen = True
+            continue
+        if word in ("-e", "--expression", "-f"):
+            skip_next = True
+            continue
+        if word.startswith("-"):
+            continue
+        if not script_seen:
+            script_seen = True
+            continue
+        operands.append(word)
+    return operands
+
+
+# --------------------------------------------------------------------------- test output
+
+
+_RAN = re.compile(r"^Ran (\d+) tests? in [\d.]+s", re.MULTILINE)
+_UNITTEST_END = re.compile(r"^(OK|FAILED)(?: \((.*)\))?\s*$", re.MULTILINE)
+_PYTEST_SUMMARY = re.compile(r"^=*\s*((?:\d+ (?:passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?)"
+                             r"(?:, )?)+)(?: in [\d.]+s.*)?=*\s*$", re.MULTILINE)
+_UNITTEST_FAIL = re.compile(r"^(FAIL|ERROR): (\S+) \(([\w.]+)\)", re.MULTILINE)
+_UNITTEST_OK = re.compile(r"^(\w+) \(([\w.]+)\)(?: .*)? \.\.\. (ok|FAIL|ERROR|skipped.*|expected failure)$", re.MULTILINE)
+_PYTEST_LINE = re.compile(r"^(\S+::\S+) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)", re.MULTILINE)
+_PYTEST_SHORT = re.compile(r"^(FAILED|ERROR) (\S+::\S+)", re.MULTILINE)
+
+
+class Counts:
+    def __init__(self, passed: int, failed: int, skipped: int, tests: list[dict[str, str]]) -> None:
+        self.passed, self.failed, self.skipped, self.tests = passed, failed, skipped, tests
+
+
+def parse_counts(output: str) -> Counts | None:
+    """Counts and per-test outcomes from a unittest/Django or pytest run's output, or None when
+    the output holds no summary (the tests did not run)."""
+    ran = _RAN.findall(output)
+    if ran:
+        total = int(ran[-1])
+        ends = _UNITTEST_END.findall(output)
+        detail = dict(re.findall(r"(\w+(?: \w+)?)=(\d+)", ends[-1][1])) if ends else {}
+        failed = int(detail.get("failures", 0)) + int(detail.get("errors", 0)) + int(detail.get("unexpected successes", 0))
+        skipped = int(detail.get("skipped", 0))
+        tests = {f"{name} ({where})": "failed" for _, name, where in _UNITTEST_FAIL.findall(output)}
+        for name, where, outcome in _UNITTEST_OK.findall(output):
+            key = f"{name} ({where})"
+            tests.setdefault(key, "passed" if outcome in ("ok", "expected failure") else
+                             "skipped" if outcome.startswith("skipped") else "failed")
+        if not ends:  # the summary line was cut off: trust what the names say
+            failed = sum(1 for v in tests.values() if v == "failed")
+        return Counts(max(0, total - failed - skipped), failed, skipped,
+                      [{"name": k, "outcome": v} for k, v in tests.items()])
+    summaries = _PYTEST_SUMMARY.findall(output)
+    if summaries:
+        numbers = {word.rstrip("s"): int(n) for n, word in re.findall(r"(\d+) (\w+)", summaries[-1])}
+        passed = numbers.get("passed", 0) + numbers.get("xpassed", 0)
+        failed = numbers.get("failed", 0) + numbers.get("error", 0)
+        skipped = numbers.get("skipped", 0) + numbers.get("xfailed", 0)
+        tests = {name: ("passed" if o in ("PASSED", "XPASS") else "skipped" if o in ("SKIPPED", "XFAIL") else "failed")
+                 for name, o in _PYTEST_LINE.findall(output)}
+        for _, name in _PYTEST_SHORT.findall(output):
+            tests[name] = "failed"
+        return Counts(passed, failed, skipped, [{"name": k, "outcome": v} for k, v in tests.items()])
+    for parser in (_cargo, _go, _jest, _ctest, _gtest):
+        counts = parser(output)
+        if counts is not None:
+            return counts
+    return None
+
+
+_CARGO_RESULT = re.compile(r"^test result: (?:ok|FAILED)\. (\d+) passed; (\d+) failed; (\d+) ignored", re.MULTILINE)
+_CARGO_LINE = re.compile(r"^test (\S+) \.\.\. (ok|FAILED|ignored)\s*$", re.MULTILINE)
+_GO_LINE = re.compile(r"^\s*--- (PASS|FAIL|SKIP): (\S+)", re.MULTILINE)
+_GO_PACKAGE = re.compile(r"^(ok|FAIL|---)\s+(\S+)\s+(?:[\d.]+s|\(cached\)|\[)", re.MULTILINE)
+_JEST = re.compile(r"^\s*Tests:?\s+((?:\d+ \w+(?:,\s*|\s*\|\s*)?)+)(?:\((\d+)\))?", re.MULTILINE)
+_CTEST = re.compile(r"(\d+)% tests passed, (\d+) tests? failed out of (\d+)")
+_CTEST_FAILED = re.compile(r"^\s*\d+ - (\S+) \((?:Failed|SEGFAULT|Timeout|Not Run|Subprocess aborted)\)", re.MULTILINE)
+_GTEST_PASSED = re.compile(r"^\[  PASSED  \] (\d+) tests?", re.MULTILINE)
+_GTEST_FAILED = re.compile(r"^\[  FAILED  \] (\d+) tests?, listed below", re.MULTILINE)
+_GTEST_SKIPPED = re.compile(r"^\[  SKIPPED \] (\d+) tests?", re.MULTILINE)
+_GTEST_NAME = re.compile(r"^\[  FAILED  \] ([\w/.]+)(?: \(\d+ ms\))?$", re.MULTILINE)
+
+
+def _outcomes(pairs: list[tuple[str, str]]) -> list[dict[str, str]]:
+    return [{"name": name, "outcome": outcome} for name, outcome in dict(pairs).items()]
+
+
+def _cargo(output: str) -> Counts | None:
+    results = _CARGO_RESULT.findall(output)
+    if not results:
+        return None
+    passed, failed, ignored = (sum(int(r[k]) for r in results) for k in range(3))
+    names = [(name, {"ok": "passed", "FAILED": "failed"}.get(o, "skipped")) for name, o in _CARGO_LINE.findall(output)]
+    return Counts(passed, failed, ignored, _outcomes(names))
+
+
+def _go(output: str) -> Counts | None:
+    lines = [(name, {"PASS": "passed", "FAIL": "failed"}.get(o, "skipped")) for o, name in _GO_LINE.findall(output)
+             if "/" not in name]
+    if lines:
+        tests = _outcomes(lines)
+        return Counts(sum(t["outcome"] == "passed" for t in tests), sum(t["outcome"] == "failed" for t in tests),
+                      sum(t["outcome"] == "skipped" for t in tests), tests)
+    packages = [(name, "passed" if o == "ok" else "failed") for o, name in _GO_PACKAGE.findall(output) if o != "---"]
+    if not packages:
+        return None
+    tests = _outcomes(packages)
+    return Counts(sum(t["outcome"] == "passed" for t in tests), sum(t["outcome"] == "failed" for t in tests), 0, tests)
+
+
+def _jest(output: str) -> Counts | None:
+    found = _JEST.findall(output)
+    if not found:
+        return None
+    numbers = {word: int(n) for n, word in re.findall(r"(\d+) (\w+)", found[-1][0])}
+    if not {"passed", "failed", "total"} & numbers.keys():
+        return None
+    failed = numbers.get("failed", 0)
+    skipped = numbers.get("skipped", 0) + numbers.get("todo", 0)
+    passed = numbers.get("passed", max(0, numbers.get("total", 0) - failed - skipped))
+    return Counts(passed, failed, skipped, [])
+
+
+def _ctest(output: str) -> Counts | None:
+    found = _CTEST.findall(output)
+    if not found:
+        return None
+    _, failed, total = (int(v) for v in found[-1])
+    return Counts(total - failed, failed, 0, _outcomes([(name, "failed") for name in _CTEST_FAILED.findall(output)]))
+
+
+def _gtest(output: str) -> Counts | None:
+    passed = _GTEST_PASSED.findall(output)
+    failed = _GTEST_FAILED.findall(output)
+    if not passed and not failed:
+        return None
+    skipped = _GTEST_SKIPPED.findall(output)
+    return Counts(int(passed[-1]) if passed else 0, int(failed[-1]) if failed else 0, int(skipped[-1]) if skipped else 0,
+                  _outcomes([(name, "failed") for name in _GTEST_NAME.findall(output)]))
+
+
+
+def _iso(seconds: float | None) -> str | None:
+    return None if seconds is None else datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def diff_files(diff: str) -> dict[str, str]:
+    """path -> status of every file a unified diff touches."""
+    files: dict[str, str] = {}
+    for block in re.split(r"(?m)^diff --git ", diff)[1:]:
+        match = re.match(r"a/(\S+) b/(\S+)", block)
+        if not match:
+            continue
+        status = "created" if "\nnew file mode" in block[:300] else "deleted" if "\ndeleted file mode" in block[:300] else "modified"
+        files[match.group(2)] = status
+    return files
+
+
+def _relative(path: str, roots: tuple[str, ...] = REPO_ROOTS) -> tuple[str, bool]:
+    """(path relative to the repository, whether it lies outside it)."""
+    for root in roots:
+        if path == root or path.startswith(root + "/"):
+            return path[len(root) + 1:] or ".", False
+    if os.path.isabs(path):
+        return path, True
+    return path.removeprefix("./"), False
+
+
+def hidden_suites(report: dict[str, Any], instance: str) -> list[dict[str, Any]]:
+    """FAIL_TO_PASS and PASS_TO_PASS of a SWE-bench report, with every test's outcome."""
+    status = report.get(instance, report).get("tests_status", {})
+    suites = []
+    for name in ("FAIL_TO_PASS", "PASS_TO_PASS"):
+        part = status.get(name) or {}
+        success, failure = list(part.get("success") or []), list(part.get("failure") or [])
+        if not success and not failure:
+            continue
+        tests = [{"name": t, "outcome": "passed"} for t in success] + [{"name": t, "outcome": "failed"} for t in failure]
+        suites.append({"name": name, "passed": len(success), "total": len(success) + len(failure), "tests": tests})
+    return suites
+
+
+@dataclass
+class Trajectory:
+    """A shell agent's log, read by a format's reader: what :func:`convert` needs."""
+
+    instance: str
+    agent: str
+    source: str
+    steps: list[Step]
+    submission: str | None = None  # the submitted diff; None when the log does not carry it
+    statement: str = ""
+    roots: tuple[str, ...] = REPO_ROOTS  # where the repository lies in the agent's machine
+    hidden: list[dict[str, Any]] = field(default_factory=list)  # held-back suites, by name
+    notes: list[str] = field(default_factory=list)
+    language: str | None = None
+
+
+def convert(trajectory: Trajectory) -> dict[str, Any]:
+    """One trajectory -> one run document."""
+    submitted = diff_files(trajectory.submission) if trajectory.submission is not None else None
+    all_steps = trajectory.steps
+    if not any(step.check for step in all_steps):
+        raise NothingLogged("the agent never ran a recognised test command: no loop to judge")
+    groups: list[list[Step]] = []
+    current: list[Step] = []
+    baseline: Step | None = None
+    edited = False
+    for step in all_steps:
+        current.append(step)
+        if step.writes:
+            edited = True
+        if step.check:
+            if edited:
+                groups.append(current)
+                current, edited = [], False
+            elif not groups and step.test:
+                baseline = step
+    notes = list(trajectory.notes)
+    if not groups:
+        raise NothingLogged("no edit was followed by a test run: no loop to judge")
+    trailing = [s for s in current for path, how in s.writes
+                if how != "delete" and (submitted is None or _relative(path, trajectory.roots)[0] in submitted)
+                and not _relative(path, trajectory.roots)[1]]
+    groups[-1].extend(current)
+    if trailing:
+        where = "the submitted files" if submitted is not None else "the repository"
+        notes.append(f"{len(trailing)} edit(s) to {where} came after the last test run: submitted untested")
+    iterations = []
+    seen_created: set[str] = set()
+    for k, group in enumerate(groups):
+        iterations.append({"iteration_telemetry": _iteration(k, group, baseline if k == 0 else None, submitted,
+                                                               seen_created, trajectory.roots)})
+    final = iterations[-1]["iteration_telemetry"]
+    if trajectory.submission:
+        final.setdefault("changes", {})["diff"] = trajectory.submission
+    if trajectory.hidden:
+        suites = trajectory.hidden
+        final["test_results"]["hidden"] = {"passed": sum(s["passed"] for s in suites), "total": sum(s["total"] for s in suites)}
+        final["test_results"]["hidden_suites"] = suites
+    task: dict[str, Any] = {"statement": trajectory.statement[:20_000].strip()}
+    if trajectory.language:
+        task["language"] = trajectory.language
+    run: dict[str, Any] = {
+        "id": f"{trajectory.agent}/{trajectory.instance}", "agent": trajectory.agent, "challenge": trajectory.instance,
+        "format": "standard", "max_iterations": max(1, len(iterations)), "source": trajectory.source,
+        "task": task, "notes": notes,
+    }
+    started = _iso(next((s.time for s in all_steps if s.time), None))
+    if started:
+        run["started_at"] = started
+    return {"run": run, "iterations": iterations}
+
+
+def _iteration(k: int, group: list[Step], baseline: Step | None, submitted: dict[str, str] | None,
+               seen_created: set[str], roots: tuple[str, ...]) -> dict[str, Any]:
+    checks = [s for s in group if s.check]
+    last = checks[-1]
+    files: dict[str, dict[str, Any]] = {}
+    for step in group:
+        for path, how in step.writes:
+            if not path:
+                continue
+            relative, outside = _relative(path, roots)
+            known = submitted.get(relative) if submitted is not None else None
+            status = "deleted" if how == "delete" else known or ("created" if how == "create" or submitted is not None
+                                                                  else "modified")
+            if status == "created" and relative in seen_created and (submitted is None or relative not in submitted):
+                status = "modified"  # a scratch file written again after the iteration that created it
+            if status == "created":
+                seen_created.add(relative)
+            files[relative] = {"path": relative, "status": status,
+                               "scratch": outside or (submitted is not None and relative not in submitted)}
+    telemetry: dict[str, Any] = {"iteration_number": k}
+    times = [s.time for s in group if s.time]
+    if times:
+        telemetry["timestamp_start"] = _iso(times[0])
+        telemetry["duration_seconds"] = round(max(times) - times[0], 3)
+    edits = [s for s in group if s.writes]
+    telemetry["actions"] = {"tool_calls_total": len(group), "file_edits": len(edits), "test_runs": len(checks),
+                            "file_reads": sum(1 for s in group if not s.writes and not s.check)}
+    summary = [s.thought[:500] for s in edits if s.thought][:5]
+    changes: dict[str, Any] = {"files": list(files.values())}
+    if summary:
+        changes["summary"] = summary
+    telemetry["changes"] = changes
+    results: dict[str, Any] = {"suite": last.test or "build"}
+    if last.test is None or last.counts is None:
+        reason = "the build failed" if last.test is None else "the test command printed no summary"
+        telemetry["build"] = {"status": "failure", "errors": [last.output.strip()[-2000:] or reason]}
+    else:
+        counts = last.counts
+        results["post_iteration"] = {"passed": counts.passed, "failed": counts.failed,
+                                     "total": counts.passed + counts.failed, "skipped": counts.skipped}
+        if counts.tests:
+            results["tests"] = counts.tests[:5000]
+    if baseline is not None and baseline.counts is not None and baseline.test == last.test:
+        results["pre_iteration"] = {"passed": baseline.counts.passed, "failed": baseline.counts.failed,
+                                    "total": baseline.counts.passed + baseline.counts.failed}
+    telemetry["test_results"] = results
+    return telemetry
