@@ -89,6 +89,9 @@ class Formats(Section, frozen=True):
 class Monotonic(Section, frozen=True):
     per_step: Points = 2.0
     per_regression: Points = -5.0
+    # The rulebook pays a step that "holds steady"; a step from 0 to 0 (nothing passes, or the
+    # build keeps failing) holds nothing, so it is not paid unless this is set.
+    pay_flat_at_zero: bool = False
 
 
 class Convergence(Section, frozen=True):

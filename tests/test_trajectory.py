@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
-from conftest import items_by_id, points, trajectory_run, verdict_of
+from conftest import DEFAULT, items_by_id, points, trajectory_run, verdict_of
 
 # (trajectory, monotonic points, wasted count, convergence bonus?, pattern, tier)
 CASES = {
@@ -245,3 +246,15 @@ def test_counts_from_another_suite_are_not_compared() -> None:
     assert "regression_blindness" not in items_by_id(verdict_of(doc))
     doc["iterations"][1]["iteration_telemetry"]["test_results"]["post_iteration"] = {"passed": 70, "total": 1000}
     assert points(verdict_of(doc), "regression_blindness") == -3 * 830
+
+
+def test_a_step_from_zero_to_zero_holds_nothing_and_is_not_paid() -> None:
+    flat = verdict_of(trajectory_run([0, 0, 0, 40]))
+    assert points(flat, "monotonic_improvement") == 2  # only 0 -> 40 is paid
+    assert "2 steps from 0 to 0 not paid" in items_by_id(flat)["monotonic_improvement"][0].evidence
+    # a flat step above zero still holds ground, as the rulebook says
+    assert points(verdict_of(trajectory_run([30, 30, 30, 40])), "monotonic_improvement") == 6
+    paying = msgspec.structs.replace(DEFAULT.trajectory, monotonic_improvement=msgspec.structs.replace(
+        DEFAULT.trajectory.monotonic_improvement, pay_flat_at_zero=True))
+    policy = msgspec.structs.replace(DEFAULT, trajectory=paying)
+    assert points(verdict_of(trajectory_run([0, 0, 0, 40]), policy), "monotonic_improvement") == 6

@@ -26,18 +26,22 @@ def judged_steps(facts: RunFacts, policy: Policy) -> list[IterationFacts]:
 @detector("monotonic_improvement", "trajectory", needs=feedback_steps)
 def monotonic_improvement(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     """+2 for every iteration whose score did not fall below the previous one, -5 for every
-    regression (the monotonic improvement bonus). Steps into a new marathon phase are not judged
+    regression (the monotonic improvement bonus); a step from 0 to 0 is not paid unless
+    ``pay_flat_at_zero`` is set. Steps into a new marathon phase are not judged
     unless ``trajectory.judge_phase_boundaries`` is set."""
     rule = policy.trajectory.monotonic_improvement
     steps = judged_steps(facts, policy)
     if not steps:
         return
-    held = [it for it in steps if it.delta is not None and it.delta >= 0]
+    flat = [it for it in steps if it.delta == 0 and it.score == 0 and not rule.pay_flat_at_zero]
+    held = [it for it in steps if it.delta is not None and it.delta >= 0 and it not in flat]
     fell = [it for it in steps if it.delta is not None and it.delta < 0]
     points = len(held) * rule.per_step + len(fell) * rule.per_regression
     parts = []
     if held:
         parts.append(f"{plural(len(held), 'non-regressing step')} x {fmt_num(rule.per_step)}")
+    if flat:
+        parts.append(f"{plural(len(flat), 'step')} from 0 to 0 not paid (nothing held)")
     if fell:
         falls = ", ".join(f"iter {it.number}: {fmt_num(it.delta or 0.0)}" for it in fell)
         parts.append(f"{plural(len(fell), 'regression')} x {fmt_num(rule.per_regression)} ({falls})")

@@ -204,8 +204,11 @@ def head(path: str, size: int = HEAD_BYTES) -> bytes:
 
 
 class Importer(Protocol):
-    name: str
-    summary: str
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def summary(self) -> str: ...
 
     def detect(self, path: str, head: bytes) -> bool: ...
 

@@ -19,13 +19,14 @@ into :class:`Step` objects and a :class:`Trajectory`; :func:`convert` turns that
   to score);
 - an **edit** is a command that writes a file (``sed -i``, ``perl -pi``, a redirection of
   ``cat``/``echo``/``printf``, ``tee``, a Python script that opens a file for writing,
-  ``cp``/``mv`` onto a path, ``rm``, ``patch``, ``git apply``) or a structured edit the format
-  records with its path;
+  ``cp``/``mv`` onto a path, ``rm`` of anything but build output such as ``build/``,
+  ``__pycache__`` or ``*.o``, ``patch``, ``git apply``) or a structured edit the format records
+  with its path;
 - every other step is a read or a search.
 
 **An iteration is one or more edits followed by a test run or a failed build** (checks before
-any edit are the baseline; a check with no edit since the previous one is a re-run, counted in
-``test_runs``). Edits after the last check belong to the final iteration: they were submitted
+any edit are the baseline; a check with no edit since the previous one is a re-run; ``test_runs`` counts the test runs,
+not the builds). Edits after the last check belong to the final iteration: they were submitted
 untested, and a note says so. Per iteration: the test command and its targets as the suite
 identity (counts from different commands are never compared), the counts and the tests by name,
 the files written (marked ``scratch`` when the submitted diff does not contain them or when they
@@ -178,6 +179,10 @@ def _redirects(part: str) -> list[str]:
     return paths
 
 
+_BUILD_OUTPUT = re.compile(r"(?:^|/)(?:build|dist|target|out|__pycache__|\.pytest_cache|\.mypy_cache|\.tox|node_modules"
+                           r"|CMakeFiles|CMakeCache\.txt|[^/]*\.(?:pyc|o|a|so|egg-info))$")
+
+
 def written_files(command: str) -> list[tuple[str, str]]:
     """(path, how) for every file the command writes: 'sed', 'redirect', 'script', 'copy', 'delete',
     'patch'."""
@@ -196,8 +201,8 @@ def written_files(command: str) -> list[tuple[str, str]]:
             found += [(w, "redirect") for w in words[1:] if not w.startswith("-")]
         elif head in ("cp", "mv") and len(words) >= 3:
             found.append((words[-1], "copy"))
-        elif head == "rm":
-            found += [(w, "delete") for w in words[1:] if not w.startswith("-")]
+        elif head == "rm":  # removing build output (build/, __pycache__, *.o) is cleaning, not an edit
+            found += [(w, "delete") for w in words[1:] if not w.startswith("-") and not _BUILD_OUTPUT.search(w.rstrip("/"))]
         elif head in ("patch",) or words[:2] == ["git", "apply"]:
             found.append(("", "patch"))
         for path in _redirects(part):
@@ -496,7 +501,7 @@ def _iteration(k: int, group: list[Step], baseline: Step | None, submitted: dict
         telemetry["timestamp_start"] = _iso(times[0])
         telemetry["duration_seconds"] = round(max(times) - times[0], 3)
     edits = [s for s in group if s.writes]
-    telemetry["actions"] = {"tool_calls_total": len(group), "file_edits": len(edits), "test_runs": len(checks),
+    telemetry["actions"] = {"tool_calls_total": len(group), "file_edits": len(edits), "test_runs": sum(1 for s in group if s.test),
                             "file_reads": sum(1 for s in group if not s.writes and not s.check)}
     summary = [s.thought[:500] for s in edits if s.thought][:5]
     changes: dict[str, Any] = {"files": list(files.values())}

@@ -1,0 +1,219 @@
+"""OpenHands evaluation output (``output.jsonl``) as run files: one run per instance (line).
+
+Each line is one instance: ``instance_id``, ``instruction`` (the prompt), ``instance`` (the
+benchmark's record, with ``problem_statement``), ``history`` (the event stream), ``test_result``
+(``git_patch``: the submitted diff; after evaluation, ``report``), ``metadata`` (the model and the
+agent), ``metrics`` and ``error``. The history is read in either of the shapes OpenHands has
+written: a flat list of events (actions and observations, an observation naming its action in
+``cause``), or the older list of ``[action, observation]`` pairs.
+
+The events become shell steps, converted as :mod:`procjudge.importers.shell` describes (an
+iteration is one or more edits followed by a test run or a failed build):
+
+- ``run``: a shell command (``args.command``), with the exit code and output of its observation;
+- ``edit`` (``str_replace``, ``insert``, ``create``) and ``write``: a structured edit of
+  ``args.path``; the editor's ``view`` is a read;
+- ``run_ipython``: its ``!`` lines are shell commands; a file the Python opens for writing is an
+  edit;
+- ``read``, ``browse``, ``think``, ``message``, ``recall`` and the rest: reads and other steps (the
+  system prompt and the task message are not steps).
+
+The repository is the folder the instruction names (``<uploaded_files>``, or "the repository in
+/workspace/..."), so a file written elsewhere (``/workspace/test.c``) is scratch. The held-back
+verdict comes from ``--reports DIR`` (SWE-bench's ``report.json`` per instance, with every test's
+outcome), else from ``test_result.report`` (its ``tests_status`` when present, else ``resolved``
+as a one-test suite named ``resolved``). An instance whose agent stopped on an error keeps the
+error as a note.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from datetime import datetime, timezone
+from typing import Any
+
+from .base import ImportIssue, NothingLogged, Writer, read_records
+from .shell import Step, Trajectory, hidden_suites, written_files
+from .shell import convert as convert_steps
+from .swe_agent import find_report
+
+_EDIT_COMMANDS = frozenset({"str_replace", "insert", "create", "undo_edit", "write"})
+
+
+def _seconds(stamp: Any) -> float | None:
+    """Seconds since the epoch of an ISO 8601 time (no zone means UTC)."""
+    if not isinstance(stamp, str) or not stamp:
+        return None
+    try:
+        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.timestamp()
+
+
+def events(history: list[Any]) -> list[dict[str, Any]]:
+    """The history as a flat list of events (the older ``[action, observation]`` pairs unfolded)."""
+    flat: list[dict[str, Any]] = []
+    for item in history:
+        if isinstance(item, list):
+            flat += [part for part in item if isinstance(part, dict)]
+        elif isinstance(item, dict):
+            flat.append(item)
+    return flat
+
+
+def _exit_code(observation: dict[str, Any] | None) -> int | None:
+    if observation is None:
+        return None
+    extras = observation.get("extras") if isinstance(observation.get("extras"), dict) else {}
+    metadata = extras.get("metadata") if isinstance(extras.get("metadata"), dict) else {}
+    for value in (metadata.get("exit_code"), extras.get("exit_code")):
+        if isinstance(value, int) and not isinstance(value, bool) and value >= -1:
+            return value
+    return None
+
+
+def _observations(flat: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
+    """index of each action -> its observation: the one whose ``cause`` is the action's id, else
+    the next observation before another action."""
+    by_cause: dict[Any, dict[str, Any]] = {}
+    for event in flat:
+        if "observation" in event and event.get("cause") is not None:
+            by_cause.setdefault(event["cause"], event)
+    answers: dict[int, dict[str, Any]] = {}
+    for k, event in enumerate(flat):
+        if "action" not in event:
+            continue
+        found = by_cause.get(event.get("id")) if event.get("id") is not None else None
+        if found is None and k + 1 < len(flat) and "observation" in flat[k + 1] and flat[k + 1].get("cause") is None:
+            found = flat[k + 1]
+        if found is not None:
+            answers[k] = found
+    return answers
+
+
+def steps(history: list[Any]) -> list[Step]:
+    """Every action of an OpenHands history as a step."""
+    flat = events(history)
+    answers = _observations(flat)
+    found: list[Step] = []
+    for k, event in enumerate(flat):
+        action = event.get("action")
+        if not isinstance(action, str) or action in ("system", "message", "recall", "finish", "change_agent_state"):
+            continue
+        args = event.get("args") if isinstance(event.get("args"), dict) else {}
+        thought = str(args.get("thought") or "")
+        observation = answers.get(k)
+        output = str(observation.get("content") or "") if observation else ""
+        time = _seconds(event.get("timestamp"))
+        code = _exit_code(observation)
+        if action == "run":
+            found.append(Step(thought, str(args.get("command") or ""), code, output, time))
+        elif action in ("edit", "write"):
+            path = str(args.get("path") or "")
+            command = str(args.get("command") or ("write" if action == "write" else "str_replace"))
+            if command in _EDIT_COMMANDS and path:
+                how = "create" if command == "create" else "edit"
+                found.append(Step(thought, f"{command} {path}", code, output, time, writes=[(os.path.normpath(path), how)],
+                                  kind="edit"))
+            else:
+                found.append(Step(thought, f"{command} {path}", code, output, time, kind="read"))
+        elif action == "run_ipython":
+            source = str(args.get("code") or "")
+            shell = "\n".join(line.strip()[1:] for line in source.splitlines() if line.strip().startswith("!"))
+            writes = [(path, how) for path, how in written_files(f"python - <<'EOF'\n{source}\nEOF") if how == "script"]
+            found.append(Step(thought, shell, code, output, time, writes=writes + written_files(shell)))
+        else:
+            target = args.get("path") or args.get("url") or ""
+            found.append(Step(thought, f"{action} {target}".strip(), code, output, time, kind="read"))
+    return found
+
+
+def _repository(instruction: str) -> tuple[str, ...]:
+    """Where the repository lies, from the instruction."""
+    for pattern in (r"<uploaded_files>\s*(/\S+?)/?\s*</uploaded_files>", r"repository (?:in|at) (/workspace/[\w.+-]+)",
+                    r"directory (/workspace/[\w.+-]+)"):
+        match = re.search(pattern, instruction)
+        if match:
+            return (match.group(1).rstrip("/."), "/testbed")
+    return ("/testbed", "/workspace", "/repo")
+
+
+def hidden(record: dict[str, Any], report: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The held-back suites: a SWE-bench report's, else the record's own evaluation."""
+    instance = str(record.get("instance_id"))
+    if report is not None:
+        return hidden_suites(report, instance)
+    result = record.get("test_result") if isinstance(record.get("test_result"), dict) else {}
+    own = result.get("report") if isinstance(result.get("report"), dict) else None
+    if own is None:
+        return []
+    if isinstance(own.get("tests_status"), dict):
+        return hidden_suites(own, instance)
+    if isinstance(own.get("resolved"), bool):
+        return [{"name": "resolved", "passed": int(own["resolved"]), "total": 1,
+                 "tests": [{"name": "resolved", "outcome": "passed" if own["resolved"] else "failed"}]}]
+    return []
+
+
+def model_name(record: dict[str, Any]) -> str | None:
+    metadata = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
+    config = metadata.get("llm_config") if isinstance(metadata.get("llm_config"), dict) else {}
+    name = config.get("model") or metadata.get("model_name") or metadata.get("agent_class")
+    return str(name).rsplit("/", 1)[-1] if name else None
+
+
+def convert(record: dict[str, Any], agent: str, report: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One line of output.jsonl -> one run document."""
+    instance = record.get("instance_id")
+    if not isinstance(instance, (str, int)) or isinstance(instance, bool):
+        raise ValueError("no instance_id")
+    history = record.get("history")
+    if not isinstance(history, list):
+        raise TypeError("history is not a list of events")
+    result = record.get("test_result") if isinstance(record.get("test_result"), dict) else {}
+    patch = result.get("git_patch", record.get("git_patch"))
+    benchmark = record.get("instance") if isinstance(record.get("instance"), dict) else {}
+    instruction = str(record.get("instruction") or "")
+    notes = []
+    if record.get("error"):
+        notes.append(f"the agent stopped on an error: {str(record['error'])[:300]}")
+    language = benchmark.get("language")
+    return convert_steps(Trajectory(
+        instance=str(instance), agent=agent, source="openhands", steps=steps(history),
+        submission=str(patch).replace("\r\n", "\n") if isinstance(patch, str) else None,
+        statement=str(benchmark.get("problem_statement") or instruction), roots=_repository(instruction),
+        hidden=hidden(record, report), notes=notes, language=str(language) if isinstance(language, str) else None))
+
+
+def import_files(paths: list[str], out: str, agent: str | None = None,
+                 reports: str | None = None) -> tuple[int, list[ImportIssue]]:
+    """Import output.jsonl files, streamed line by line; return (runs written, issues)."""
+    writer = Writer(out, paths)
+    written = 0
+    issues: list[ImportIssue] = []
+    for path in paths:
+        for number, record in read_records(path):
+            if isinstance(record, ImportIssue):
+                issues.append(record)
+                continue
+            if not isinstance(record, dict):
+                issues.append(ImportIssue(path, number, f"expected a JSON object, got {type(record).__name__}"))
+                continue
+            instance = str(record.get("instance_id"))
+            name = agent or model_name(record) or "openhands"
+            try:
+                report = find_report(reports, instance, path) if reports else None
+                document = convert(record, name, report)
+            except NothingLogged as exc:
+                issues.append(ImportIssue(path, number, f"{instance}: {exc}", note=True))
+                continue
+            except (ValueError, TypeError, KeyError, OSError, json.JSONDecodeError) as exc:
+                issues.append(ImportIssue(path, number, f"{instance}: not an OpenHands instance: {exc}"))
+                continue
+            written += writer.put(path, number, name, instance, document, issues)
+    return written, issues
