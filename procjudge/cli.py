@@ -732,6 +732,141 @@ def import_swe_agent(
     _import_report(written, issues, out, "file", "note")
 
 
+@import_app.command("openhands")
+def import_openhands(
+    files: list[Path] = typer.Argument(..., metavar="OUTPUT.jsonl...", help="OpenHands evaluation output: one instance per line."),
+    out: Path = typer.Option(..., "--out", "-o", metavar="DIR", help="Folder to write the run files into (one sub-folder per agent)."),
+    reports: Path | None = typer.Option(None, "--reports", metavar="DIR",
+                                        help="SWE-bench evaluation reports: DIR/<instance>/report.json or DIR/<instance>.json "
+                                             "(default: the line's own test_result.report)."),
+    agent: str | None = typer.Option(None, "--agent", help="Agent name (default: the model in the line's metadata)."),
+) -> None:
+    """Import OpenHands evaluation output (output.jsonl) as one run file per instance.
+
+    The history's events are read as a shell agent's steps: run actions are commands (test runs
+    and builds recognised as for swe-agent), edit and write actions are edits of their path. An
+    iteration is one or more edits followed by a test run or a failed build; the last iteration
+    carries test_result.git_patch and the held-back verdict. Lines are streamed; a malformed line
+    is reported with its number and the others are imported.
+
+    Example: procjudge import openhands evaluation/outputs/*/output.jsonl --out imported/
+    """
+    from .importers.openhands import import_files
+
+    _require_files(list(files))
+    written, issues = import_files([str(f) for f in files], str(out), agent=agent, reports=str(reports) if reports else None)
+    _import_report(written, issues, out, "line", "note")
+
+
+@import_app.command("atif")
+def import_atif(
+    files: list[Path] = typer.Argument(..., metavar="TRAJECTORY.json...", help="ATIF trajectories (Harbor: TRIAL/agent/trajectory.json)."),
+    out: Path = typer.Option(..., "--out", "-o", metavar="DIR", help="Folder to write the run files into (one sub-folder per agent)."),
+    agent: str | None = typer.Option(None, "--agent", help="Agent name (default: the trajectory's agent name and model)."),
+) -> None:
+    """Import Agent Trajectory Interchange Format trajectories as one run file each.
+
+    Tool calls are read as a shell agent's steps: shell commands (command, cmd, keystrokes),
+    file edits (an editor's str_replace/create/insert, write and edit tools, apply_patch) and
+    reads. In a Harbor trial folder the verifier's ctrf.json or reward.txt is the held-back suite.
+
+    Example: procjudge import atif jobs/*/*/agent/trajectory.json --out imported/
+    """
+    from .importers.atif import import_files
+
+    _require_files(list(files))
+    written, issues = import_files([str(f) for f in files], str(out), agent=agent)
+    _import_report(written, issues, out, "file", "note")
+
+
+@import_app.command("list")
+def import_list() -> None:
+    """List the importers: the built-in ones and those other packages install (entry-point group
+    procjudge.importers)."""
+    from .importers.base import BUILTINS, registry
+
+    importers, problems = registry()
+    builtin = {b.name for b in BUILTINS}
+    width = max(len(i.name) for i in importers)
+    for importer in importers:
+        origin = "" if importer.name in builtin else "  (plugin)"
+        sys.stdout.write(f"{importer.name:<{width}}  {importer.summary}{origin}\n")
+    for problem in problems:
+        _err(f"procjudge: warning: {problem}")
+
+
+def _import_inputs(targets: list[Path]) -> list[str]:
+    """The files under targets (folders walked, hidden folders skipped), in order."""
+    found: list[str] = []
+    for target in targets:
+        if target.is_dir():
+            for folder, subfolders, names in os.walk(target):
+                subfolders[:] = sorted(d for d in subfolders if not d.startswith("."))
+                found += [os.path.join(folder, n) for n in sorted(names) if not n.startswith(".")]
+        elif target.is_file():
+            found.append(str(target))
+        else:
+            _err(f"procjudge: {target}: no such file or folder")
+            raise typer.Exit(2)
+    return found
+
+
+@import_app.command("auto")
+def import_auto(
+    targets: list[Path] = typer.Argument(..., metavar="PATH...", help="Log files, or folders to search for them."),
+    out: Path = typer.Option(..., "--out", "-o", metavar="DIR", help="Folder to write the run files into (one sub-folder per agent)."),
+    agent: str | None = typer.Option(None, "--agent", help="Agent name (default: each importer's own)."),
+    using: str | None = typer.Option(None, "--using", metavar="IMPORTER",
+                                     help="Read every file with this importer instead of recognising each (see import list)."),
+) -> None:
+    """Recognise each log's format and import it: swe-agent trajectories, OpenHands output,
+    ATIF trajectories, Inspect logs, Reflexion-family logs, and any installed plugin's format.
+
+    A file is recognised by its name and first bytes; in a folder, files no importer recognises
+    are passed over (and counted), while a named file that is not recognised is an error.
+
+    Example: procjudge import auto runs/ --out imported/
+    """
+    from .importers.base import recognise, registry
+
+    importers, problems = registry()
+    for problem in problems:
+        _err(f"procjudge: warning: {problem}")
+    chosen = None
+    if using is not None:
+        chosen = next((i for i in importers if i.name == using), None)
+        if chosen is None:
+            _err(f"procjudge: no importer named {using!r}; there are: {', '.join(i.name for i in importers)}")
+            raise typer.Exit(2)
+    named = {str(t) for t in targets if t.is_file()}
+    groups: dict[str, list[str]] = {}
+    passed_over: list[str] = []
+    unknown: list[str] = []
+    for path in _import_inputs(list(targets)):
+        importer = chosen or recognise(path, importers)
+        if importer is None:
+            (unknown if path in named else passed_over).append(path)
+        else:
+            groups.setdefault(importer.name, []).append(path)
+    by_name = {i.name: i for i in importers}
+    written, issues = 0, []
+    for name, paths in groups.items():
+        count, found = by_name[name].import_files(paths, str(out), agent=agent)
+        written += count
+        issues += found
+        _err(f"procjudge: {name}: {_plural(len(paths), 'file')}, {_plural(count, 'run')}")
+    if passed_over:
+        _err(f"procjudge: {_plural(len(passed_over), 'file')} under the folders recognised by no importer, passed over")
+    if not groups and not unknown:
+        _err("procjudge: no logs found")
+    if unknown:
+        from .importers.base import ImportIssue
+
+        issues += [ImportIssue(path, 1, "not a log any importer recognises (see procjudge import list; "
+                               "--using NAME forces one)") for path in unknown]
+    _import_report(written, issues, out, "file", "note")
+
+
 def _rows(targets: list[str], active: Policy, jobs: int) -> tuple[list[Row], list[str]]:
     """Score the runs under targets (batch's discovery and workers); unreadable files are listed
     on stderr and make the exit code 2 at the end, as in batch."""

@@ -11,7 +11,7 @@ time, at the record's file and line.
 line), ``detect(path, head) -> bool`` (``head`` is the file's first bytes) and
 ``import_files(paths, out, agent=None) -> (written, issues)``, usually built on :class:`Writer`
 and :class:`ImportIssue`. It then appears in ``procjudge import list``, is tried by
-``procjudge import auto`` and runs as ``procjudge import NAME PATH... --out DIR``.
+``procjudge import auto`` and is chosen by ``procjudge import auto --using NAME PATH... --out DIR``.
 """
 
 from __future__ import annotations

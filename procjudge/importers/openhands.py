@@ -42,6 +42,10 @@ from .swe_agent import find_report
 _EDIT_COMMANDS = frozenset({"str_replace", "insert", "create", "undo_edit", "write"})
 
 
+def _obj(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def _seconds(stamp: Any) -> float | None:
     """Seconds since the epoch of an ISO 8601 time (no zone means UTC)."""
     if not isinstance(stamp, str) or not stamp:
@@ -69,8 +73,8 @@ def events(history: list[Any]) -> list[dict[str, Any]]:
 def _exit_code(observation: dict[str, Any] | None) -> int | None:
     if observation is None:
         return None
-    extras = observation.get("extras") if isinstance(observation.get("extras"), dict) else {}
-    metadata = extras.get("metadata") if isinstance(extras.get("metadata"), dict) else {}
+    extras = _obj(observation.get("extras"))
+    metadata = _obj(extras.get("metadata"))
     for value in (metadata.get("exit_code"), extras.get("exit_code")):
         if isinstance(value, int) and not isinstance(value, bool) and value >= -1:
             return value
@@ -105,7 +109,7 @@ def steps(history: list[Any]) -> list[Step]:
         action = event.get("action")
         if not isinstance(action, str) or action in ("system", "message", "recall", "finish", "change_agent_state"):
             continue
-        args = event.get("args") if isinstance(event.get("args"), dict) else {}
+        args = _obj(event.get("args"))
         thought = str(args.get("thought") or "")
         observation = answers.get(k)
         output = str(observation.get("content") or "") if observation else ""
@@ -148,7 +152,7 @@ def hidden(record: dict[str, Any], report: dict[str, Any] | None) -> list[dict[s
     instance = str(record.get("instance_id"))
     if report is not None:
         return hidden_suites(report, instance)
-    result = record.get("test_result") if isinstance(record.get("test_result"), dict) else {}
+    result = _obj(record.get("test_result"))
     own = result.get("report") if isinstance(result.get("report"), dict) else None
     if own is None:
         return []
@@ -161,8 +165,8 @@ def hidden(record: dict[str, Any], report: dict[str, Any] | None) -> list[dict[s
 
 
 def model_name(record: dict[str, Any]) -> str | None:
-    metadata = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
-    config = metadata.get("llm_config") if isinstance(metadata.get("llm_config"), dict) else {}
+    metadata = _obj(record.get("metadata"))
+    config = _obj(metadata.get("llm_config"))
     name = config.get("model") or metadata.get("model_name") or metadata.get("agent_class")
     return str(name).rsplit("/", 1)[-1] if name else None
 
@@ -171,13 +175,13 @@ def convert(record: dict[str, Any], agent: str, report: dict[str, Any] | None = 
     """One line of output.jsonl -> one run document."""
     instance = record.get("instance_id")
     if not isinstance(instance, (str, int)) or isinstance(instance, bool):
-        raise ValueError("no instance_id")
+        raise TypeError("no instance_id")
     history = record.get("history")
     if not isinstance(history, list):
         raise TypeError("history is not a list of events")
-    result = record.get("test_result") if isinstance(record.get("test_result"), dict) else {}
+    result = _obj(record.get("test_result"))
     patch = result.get("git_patch", record.get("git_patch"))
-    benchmark = record.get("instance") if isinstance(record.get("instance"), dict) else {}
+    benchmark = _obj(record.get("instance"))
     instruction = str(record.get("instruction") or "")
     notes = []
     if record.get("error"):

@@ -20,7 +20,8 @@ into :class:`Step` objects and a :class:`Trajectory`; :func:`convert` turns that
 - an **edit** is a command that writes a file (``sed -i``, ``perl -pi``, a redirection of
   ``cat``/``echo``/``printf``, ``tee``, a Python script that opens a file for writing,
   ``cp``/``mv`` onto a path, ``rm`` of anything but build output such as ``build/``,
-  ``__pycache__`` or ``*.o``, ``patch``, ``git apply``) or a structured edit the format records
+  ``__pycache__`` or ``*.o``, ``git checkout``/``git restore`` of files, ``patch``,
+  ``git apply``) or a structured edit the format records
   with its path;
 - every other step is a read or a search.
 
@@ -83,7 +84,7 @@ _OTHER_RUNNERS = (
     (re.compile(r"^(?:\S+=\S+\s+)*go\s+test\b(?P<rest>.*)"), "go test"),
     (re.compile(r"^(?:\S+=\S+\s+)*cargo\s+(?:\+\S+\s+)?(?:test|nextest\s+run)\b(?P<rest>.*)"), "cargo test"),
     (re.compile(r"^(?:npm|yarn|pnpm)\s+(?:run\s+)?test\b(?P<rest>.*)"), "npm test"),
-    (re.compile(r"^(?:npx\s+|\S*node_modules/\.bin/)?(?P<name>jest|vitest)\b(?:\s+run\b)?(?P<rest>.*)"), ""),
+    (re.compile(r"^(?:(?:npx|yarn|pnpm(?:\s+exec)?)\s+|\S*node_modules/\.bin/)?(?P<name>jest|vitest)\b(?:\s+run\b)?(?P<rest>.*)"), ""),
     (re.compile(r"^ctest\b(?P<rest>.*)"), "ctest"),
     (re.compile(r"^(?:make|gmake)\b(?:\s+-\S+)*\s+(?:test|check|tests)\b(?P<rest>.*)"), "make test"),
 )
@@ -93,9 +94,40 @@ _BUILD = re.compile(r"^(?:\S+=\S+\s+)*(?:make|gmake|ninja|cmake\s+--build|cargo\
 
 def segments(command: str) -> list[str]:
     """The simple commands of a command line, split on ``&&``, ``||``, ``;``, ``|`` and newlines
-    (heredoc bodies removed first, so that a script's text is not read as commands)."""
+    outside quotes (heredoc bodies removed first, so that a script's text is not read as commands)."""
     body = re.sub(r"<<-?\s*'?\"?(\w+)'?\"?.*?\n.*?\n\1\s*(?:\n|$)", lambda m: m.group(0).split("\n", 1)[0] + "\n", command, flags=re.DOTALL)
-    return [part.strip() for part in re.split(r"&&|\|\||;|\||\n", body) if part.strip()]
+    body = body.replace("\\\n", " ")  # a line continuation joins its lines, as the shell does
+    parts: list[str] = []
+    current: list[str] = []
+    quote = ""
+    k = 0
+    while k < len(body):
+        char = body[k]
+        if quote:
+            if char == "\\" and quote == '"' and k + 1 < len(body):
+                current.append(body[k:k + 2])
+                k += 2
+                continue
+            if char == quote:
+                quote = ""
+            current.append(char)
+        elif char == "\\" and k + 1 < len(body):
+            current.append(body[k:k + 2])
+            k += 2
+            continue
+        elif char in "'\"":
+            quote = char
+            current.append(char)
+        elif char in ";|\n" or body.startswith("&&", k):
+            parts.append("".join(current))
+            current = []
+            if body.startswith(("&&", "||"), k):
+                k += 1
+        else:
+            current.append(char)
+        k += 1
+    parts.append("".join(current))
+    return [part.strip() for part in parts if part.strip()]
 
 
 def _words(text: str) -> list[str]:
@@ -203,6 +235,13 @@ def written_files(command: str) -> list[tuple[str, str]]:
             found.append((words[-1], "copy"))
         elif head == "rm":  # removing build output (build/, __pycache__, *.o) is cleaning, not an edit
             found += [(w, "delete") for w in words[1:] if not w.startswith("-") and not _BUILD_OUTPUT.search(w.rstrip("/"))]
+        elif words[:2] in (["git", "checkout"], ["git", "restore"]) and not {"-b", "-B"} & set(words) \
+                and not ("--staged" in words and "--worktree" not in words):
+            # restoring files from the index or a commit rewrites them; a branch switch names no file
+            operands = [w for w in words[2:] if not w.startswith("-")]
+            if "--" in words:
+                operands = [w for w in words[words.index("--") + 1:]]
+            found += [(w, "restore") for w in operands if "/" in w or os.path.splitext(w)[1]]
         elif head in ("patch",) or words[:2] == ["git", "apply"]:
             found.append(("", "patch"))
         for path in _redirects(part):
@@ -468,7 +507,7 @@ def convert(trajectory: Trajectory) -> dict[str, Any]:
     run: dict[str, Any] = {
         "id": f"{trajectory.agent}/{trajectory.instance}", "agent": trajectory.agent, "challenge": trajectory.instance,
         "format": "standard", "max_iterations": max(1, len(iterations)), "source": trajectory.source,
-        "task": task, "notes": notes,
+        "task": task, "notes": notes, "iterations_are": "local_runs",
     }
     started = _iso(next((s.time for s in all_steps if s.time), None))
     if started:
@@ -507,6 +546,7 @@ def _iteration(k: int, group: list[Step], baseline: Step | None, submitted: dict
     changes: dict[str, Any] = {"files": list(files.values())}
     if summary:
         changes["summary"] = summary
+        changes["summary_kind"] = "prose"  # the agent's reasoning, not a description of the change
     telemetry["changes"] = changes
     results: dict[str, Any] = {"suite": last.test or "build"}
     if last.test is None or last.counts is None:

@@ -1,0 +1,203 @@
+"""Agent Trajectory Interchange Format (ATIF) trajectories as run files: one run per file.
+
+ATIF (the Harbor project's RFC 0001, versions 1.0 to 1.7) is one JSON object: ``schema_version``
+("ATIF-v1.x"), ``session_id``, ``agent`` (``name``, ``version``, ``model_name``), ``steps`` and
+``final_metrics``. A step has a ``source`` (``system``, ``user`` or ``agent``), a ``message``,
+an agent's ``reasoning_content``, ``tool_calls`` (``tool_call_id``, ``function_name``,
+``arguments``) and an ``observation`` whose ``results`` answer the calls by ``source_call_id``.
+
+Each tool call becomes a step of :mod:`procjudge.importers.shell` (an iteration is one or more
+edits followed by a test run or a failed build):
+
+- a file editor's call (its arguments hold ``command`` and ``path``, as Anthropic's
+  ``str_replace_based_edit_tool`` and OpenHands' editor have it) is an edit of ``path``, or a
+  read for ``view``;
+- a call whose name says it writes or edits (``write``, ``edit``, ``create``, ``replace``,
+  ``insert``, ``patch``) with a file path (``path``, ``file_path``, ``filename``) is an edit of
+  that file; ``apply_patch`` edits the files its patch names (``*** Update File: PATH``);
+- a call with a shell command (``command``, ``cmd``, ``keystrokes`` as Terminus sends them,
+  ``script``) is a shell command, and its observation's content is its output; the exit code is
+  read from the content when the harness printed it (``exit code: N``);
+- every other call is a read or another tool.
+
+ATIF carries no submitted diff, so files are marked scratch only when they lie outside the
+repository (``/app``, ``/testbed``, ``/workspace``, ``/repo``) or by their throw-away names. The
+held-back verdict comes from the Harbor trial folder the trajectory lies in
+(``TRIAL/agent/trajectory.json``): ``TRIAL/verifier/ctrf.json`` (per-test outcomes, the Common
+Test Report Format) when present, else ``TRIAL/verifier/reward.txt`` or ``result.json``'s
+reward, as a one-test suite named ``reward`` (passed when the reward is 1). The task is
+``result.json``'s ``task_name``, else the trial folder's name, else the session id.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from datetime import datetime, timezone
+from typing import Any
+
+from .base import ImportIssue, NothingLogged, Writer, read_json
+from .shell import Step, Trajectory
+from .shell import convert as convert_steps
+
+ROOTS = ("/app", "/testbed", "/workspace", "/repo")
+_SHELL_ARGUMENTS = ("command", "cmd", "keystrokes", "script")
+_PATH_ARGUMENTS = ("path", "file_path", "filename", "file")
+_WRITING = re.compile(r"write|edit|create|replace|insert|patch", re.IGNORECASE)
+_EXIT = re.compile(r"(?i)\b(?:exit(?:ed with)? code|return ?code|exit status)\W{0,3}(-?\d+)")
+
+
+def _obj(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _seconds(stamp: Any) -> float | None:
+    if not isinstance(stamp, str) or not stamp:
+        return None
+    try:
+        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).timestamp()
+
+
+def _content(result: dict[str, Any]) -> str:
+    content = result.get("content")
+    if isinstance(content, list):
+        return "".join(str(part.get("text", "")) if isinstance(part, dict) else str(part) for part in content)
+    return "" if content is None else str(content)
+
+
+def _call_step(call: dict[str, Any], thought: str, output: str, time: float | None) -> Step:
+    name = str(call.get("function_name") or "")
+    arguments = _obj(call.get("arguments"))
+    path = next((str(arguments[key]) for key in _PATH_ARGUMENTS if isinstance(arguments.get(key), str)), "")
+    exit_code = _EXIT.search(output[-2000:])
+    code = int(exit_code.group(1)) if exit_code else None
+    editor = arguments.get("command")
+    if path and isinstance(editor, str) and editor in ("view", "create", "str_replace", "insert", "undo_edit", "write"):
+        if editor == "view":
+            return Step(thought, f"view {path}", code, output, time, kind="read")
+        return Step(thought, f"{editor} {path}", code, output, time,
+                    writes=[(os.path.normpath(path), "create" if editor == "create" else "edit")], kind="edit")
+    if name == "apply_patch" or isinstance(arguments.get("patch"), str):
+        patch = str(arguments.get("input") or arguments.get("patch") or "")
+        files = re.findall(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", patch, re.MULTILINE)
+        files += re.findall(r"^\+\+\+ b/(\S+)", patch, re.MULTILINE)
+        return Step(thought, "apply_patch", code, output, time, writes=[(os.path.normpath(f.strip()), "edit") for f in files],
+                    kind="edit")
+    if path and _WRITING.search(name):
+        return Step(thought, f"{name} {path}", code, output, time, writes=[(os.path.normpath(path), "edit")], kind="edit")
+    command = next((arguments[key] for key in _SHELL_ARGUMENTS if isinstance(arguments.get(key), str)), None)
+    if command is not None:
+        return Step(thought, command.replace("\r", "").strip(), code, output, time)
+    return Step(thought, f"{name} {path}".strip(), code, output, time, kind="read")
+
+
+def steps(trajectory: dict[str, Any]) -> list[Step]:
+    """Every tool call of an ATIF trajectory, with the observation that answers it."""
+    found: list[Step] = []
+    raw = trajectory.get("steps")
+    if not isinstance(raw, list):
+        raise TypeError("steps is not a list")
+    for step in raw:
+        if not isinstance(step, dict) or step.get("source") != "agent":
+            continue
+        calls = [c for c in step.get("tool_calls") or [] if isinstance(c, dict)]
+        results = [r for r in _obj(step.get("observation")).get("results") or [] if isinstance(r, dict)]
+        by_id = {r.get("source_call_id"): r for r in results if r.get("source_call_id") is not None}
+        thought = str(step.get("reasoning_content") or step.get("message") or "")
+        time = _seconds(step.get("timestamp"))
+        for k, call in enumerate(calls):
+            answer = by_id.get(call.get("tool_call_id")) or (results[k] if len(results) == len(calls) else None)
+            found.append(_call_step(call, thought if k == 0 else "", _content(answer) if answer else "", time))
+    return found
+
+
+def _trial(path: str) -> str | None:
+    """The Harbor trial folder of a trajectory at TRIAL/agent/trajectory.json, or None."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.basename(folder) == "agent":
+        return os.path.dirname(folder)
+    return None
+
+
+def verdict(path: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """(the held-back suites of the trial, its result.json) from the folder the trajectory lies in."""
+    trial = _trial(path)
+    if trial is None:
+        return [], {}
+    result_path = os.path.join(trial, "result.json")
+    result = _obj(read_json(result_path, 16 * 1024 * 1024)) if os.path.isfile(result_path) else {}
+    ctrf_path = os.path.join(trial, "verifier", "ctrf.json")
+    if os.path.isfile(ctrf_path):
+        tests = [t for t in _obj(_obj(read_json(ctrf_path, 64 * 1024 * 1024)).get("results")).get("tests") or []
+                 if isinstance(t, dict) and isinstance(t.get("name"), str)]
+        outcomes = [{"name": t["name"], "outcome": {"passed": "passed", "failed": "failed", "skipped": "skipped"}
+                     .get(str(t.get("status")), "failed" if t.get("status") != "pending" else "skipped")} for t in tests]
+        counted = [o for o in outcomes if o["outcome"] != "skipped"]
+        if counted:
+            return [{"name": "verifier", "passed": sum(o["outcome"] == "passed" for o in counted), "total": len(counted),
+                     "tests": outcomes}], result
+    reward: Any = None
+    reward_path = os.path.join(trial, "verifier", "reward.txt")
+    if os.path.isfile(reward_path):
+        from ..loading import read_regular
+
+        text = read_regular(reward_path, 4096).decode("utf-8", "replace").strip()
+        try:
+            reward = float(text)
+        except ValueError:
+            raise ValueError(f"{reward_path}: expected a number, got {text[:40]!r}") from None
+    else:
+        reward = _obj(_obj(result.get("verifier_result")).get("rewards")).get("reward")
+    if isinstance(reward, (int, float)) and not isinstance(reward, bool):
+        solved = reward >= 1
+        return [{"name": "reward", "passed": int(solved), "total": 1,
+                 "tests": [{"name": "reward", "outcome": "passed" if solved else "failed"}]}], result
+    return [], result
+
+
+def convert(trajectory: dict[str, Any], agent: str, instance: str,
+            hidden: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """One ATIF trajectory -> one run document."""
+    version = str(trajectory.get("schema_version") or "")
+    if not version.upper().startswith("ATIF"):
+        raise ValueError(f"schema_version is {version!r}, not ATIF-v1.x")
+    statement = next((str(s.get("message") or "") for s in trajectory.get("steps") or []
+                      if isinstance(s, dict) and s.get("source") == "user"), "")
+    return convert_steps(Trajectory(instance=instance, agent=agent, source="atif", steps=steps(trajectory),
+                                    submission=None, statement=statement, roots=ROOTS, hidden=hidden or []))
+
+
+def agent_name(trajectory: dict[str, Any]) -> str:
+    agent = _obj(trajectory.get("agent"))
+    model = agent.get("model_name")
+    name = str(agent.get("name") or "agent")
+    return f"{name}-{str(model).rsplit('/', 1)[-1]}" if model else name
+
+
+def import_files(paths: list[str], out: str, agent: str | None = None) -> tuple[int, list[ImportIssue]]:
+    """Import ATIF trajectory files; return (runs written, issues)."""
+    writer = Writer(out, paths)
+    written = 0
+    issues: list[ImportIssue] = []
+    for path in paths:
+        try:
+            trajectory = read_json(path)
+            if not isinstance(trajectory, dict):
+                raise TypeError(f"expected a JSON object, got {type(trajectory).__name__}")
+            hidden, result = verdict(path)
+            trial = _trial(path)
+            instance = str(result.get("task_name") or (os.path.basename(trial).rsplit("__", 1)[0] if trial else "")
+                           or trajectory.get("session_id") or os.path.splitext(os.path.basename(path))[0])
+            name = agent or agent_name(trajectory)
+            document = convert(trajectory, name, instance, hidden)
+        except NothingLogged as exc:
+            issues.append(ImportIssue(path, 1, str(exc), note=True))
+            continue
+        except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError, OverflowError) as exc:
+            issues.append(ImportIssue(path, 1, f"not an ATIF trajectory: {exc}"))
+            continue
+        written += writer.put(path, 1, name, instance, document, issues)
+    return written, issues

@@ -1,0 +1,327 @@
+"""`procjudge import openhands`, `import atif`, `import auto` and `import list`, the importer
+plugins, and the runners and builds the shared shell reader knows.
+
+OpenHands is tested on a real evaluation output (three ponyc instances from OpenHands' own
+repository); ATIF, of which no public trajectory with a verifier result could be retrieved here,
+on a real mini-swe-agent trajectory rewritten step by step into ATIF, whose run must match the
+run the swe-agent importer makes of the same trajectory."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from procjudge import judge, load_run
+from procjudge.cli import app
+from procjudge.importers import atif, openhands, swe_agent
+from procjudge.importers.base import BUILTINS, Writer, recognise
+from procjudge.importers.shell import _iso, build_command, parse_counts, written_files
+from procjudge.importers.shell import test_command as suite_of
+
+from conftest import ROOT
+
+runner = CliRunner()
+OPENHANDS = ROOT / "tests" / "fixtures" / "openhands" / "multi_swe_bench_output.jsonl"
+SWE = ROOT / "tests" / "fixtures" / "swe_agent"
+TRAJECTORY = SWE / "trajs" / "django__django-11141" / "django__django-11141.traj.json"
+
+
+def lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def run_files(folder: Path) -> dict[str, dict[str, Any]]:
+    return {p.stem: json.loads(p.read_text()) for p in sorted(folder.rglob("*.json"))}
+
+
+# --------------------------------------------------------------------------- OpenHands, real output
+
+
+def test_the_real_openhands_output_imports_and_matches_the_raw_events(tmp_path: Path) -> None:
+    written, issues = openhands.import_files([str(OPENHANDS)], str(tmp_path))
+    assert written == 2
+    # ponyc-4593 edits and finishes without ever building or testing: nothing to judge, a note
+    assert [(i.line, i.note, "never ran a recognised test command" in i.reason) for i in issues] == [(2, True, True)]
+    runs = run_files(tmp_path)
+    assert set(runs) == {"ponylang__ponyc-4595", "ponylang__ponyc-4588"}
+    raw = {r["instance_id"]: r for r in lines(OPENHANDS)}
+    for instance, document in runs.items():
+        record = raw[instance]
+        events = record["history"]
+        iterations = [e["iteration_telemetry"] for e in document["iterations"]]
+        # counted here from the raw events: every edit action is a file edit of some iteration
+        edits = sum(1 for e in events if e.get("action") == "edit" and e["args"].get("command") != "view")
+        assert sum(t["actions"]["file_edits"] for t in iterations) >= edits
+        assert iterations[-1]["changes"]["diff"] == record["test_result"]["git_patch"].replace("\r\n", "\n")
+        assert document["run"]["agent"] == "openrouter-llama-4-maverick" and document["run"]["source"] == "openhands"
+        # every make failed with exit code 2: the iteration is a failed build, and make is not a test run
+        assert iterations[-1]["build"]["status"] == "failure" and "make" in iterations[-1]["build"]["errors"][0]
+        assert all(t["actions"]["test_runs"] == 0 for t in iterations)
+        run = load_run(str(tmp_path / "openrouter-llama-4-maverick" / f"{instance}.json"))
+        assert not [w for w in run.warnings if "unknown" in w]
+        verdict = judge(run)
+        assert [i.id for i in verdict.items if i.id == "no_local_validation"]
+    files = {f["path"]: f for t in runs["ponylang__ponyc-4595"]["iterations"] for f in t["iteration_telemetry"]["changes"]["files"]}
+    # the instruction names the repository: /workspace/test.c lies outside it, the parser is the fix
+    assert files["src/libponyc/ast/parser.c"]["scratch"] is False
+    assert files["/workspace/test.c"]["scratch"] is True
+    assert any("maximum iteration" in n for n in runs["ponylang__ponyc-4588"]["run"]["notes"])
+
+
+def test_the_older_pairs_history_reads_as_the_event_list(tmp_path: Path) -> None:
+    records = lines(OPENHANDS)
+    paired = []
+    for record in records:
+        events, pairs = record["history"], []
+        for k, event in enumerate(events):
+            if "action" in event and event["action"] not in ("system", "message", "recall") \
+                    and k + 1 < len(events) and "observation" in events[k + 1]:
+                answer = dict(events[k + 1])
+                answer.pop("cause", None)
+                pairs.append([event, answer])
+        paired.append({**record, "history": pairs})
+    source = tmp_path / "pairs.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in paired))
+    openhands.import_files([str(OPENHANDS)], str(tmp_path / "events"))
+    openhands.import_files([str(source)], str(tmp_path / "pairs"))
+    for name, document in run_files(tmp_path / "events").items():
+        other = run_files(tmp_path / "pairs")[name]
+        strip = [{k: v for k, v in e["iteration_telemetry"].items()} for e in document["iterations"]]
+        assert strip == [e["iteration_telemetry"] for e in other["iterations"]], name
+
+
+def test_a_resolved_verdict_in_the_line_is_the_held_back_suite(tmp_path: Path) -> None:
+    record = lines(OPENHANDS)[0]
+    record["test_result"]["report"] = {"resolved": False, "empty_generation": False}
+    source = tmp_path / "output.jsonl"
+    source.write_text(json.dumps(record) + "\n{not json\n")
+    written, issues = openhands.import_files([str(source)], str(tmp_path / "out"))
+    assert written == 1 and [(i.line, i.note) for i in issues] == [(2, False)]
+    (document,) = run_files(tmp_path / "out").values()
+    final = document["iterations"][-1]["iteration_telemetry"]["test_results"]
+    assert final["hidden"] == {"passed": 0, "total": 1} and final["hidden_suites"][0]["name"] == "resolved"
+
+
+# --------------------------------------------------------------------------- ATIF
+
+
+def to_atif(trajectory: dict[str, Any]) -> dict[str, Any]:
+    """A mini-swe-agent trajectory rewritten into ATIF v1.4: each assistant message an agent step
+    with one bash tool call, the next user message its observation."""
+    messages = trajectory["messages"]
+    steps: list[dict[str, Any]] = []
+    for k, message in enumerate(messages):
+        text = swe_agent._text(message.get("content"))
+        stamp = swe_agent._time(message)
+        base = {"step_id": len(steps) + 1}
+        if stamp is not None:
+            base["timestamp"] = _iso(stamp)
+        if message["role"] in ("system", "user") and k < 2:
+            steps.append({**base, "source": message["role"], "message": text})
+            continue
+        if message["role"] != "assistant":
+            continue
+        blocks = __import__("re").findall(r"```(?:bash|sh)\s*\n(.*?)\n?```", text, __import__("re").DOTALL)
+        if len(blocks) != 1:
+            steps.append({**base, "source": "agent", "message": text})
+            continue
+        reply = swe_agent._text(messages[k + 1]["content"]) if k + 1 < len(messages) else ""
+        call = f"call_{k}"
+        steps.append({**base, "source": "agent", "message": text.split("```", 1)[0].replace("THOUGHT:", "").strip(),
+                      "tool_calls": [{"tool_call_id": call, "function_name": "bash", "arguments": {"command": blocks[0].strip()}}],
+                      "observation": {"results": [{"source_call_id": call, "content": reply}]}})
+    return {"schema_version": "ATIF-v1.4", "session_id": "s-1",
+            "agent": {"name": "mini-swe-agent", "version": "1.0", "model_name": "gemini/gemini-3-pro-preview"},
+            "steps": steps}
+
+
+def harbor_trial(tmp_path: Path, trajectory: dict[str, Any], reward: str | None = None,
+                 ctrf: dict[str, Any] | None = None) -> Path:
+    trial = tmp_path / "job" / "django__django-11141__AbC123"
+    (trial / "agent").mkdir(parents=True)
+    (trial / "verifier").mkdir()
+    path = trial / "agent" / "trajectory.json"
+    path.write_text(json.dumps(trajectory))
+    if reward is not None:
+        (trial / "verifier" / "reward.txt").write_text(reward)
+    if ctrf is not None:
+        (trial / "verifier" / "ctrf.json").write_text(json.dumps(ctrf))
+    return path
+
+
+def test_an_atif_trajectory_makes_the_run_its_swe_agent_original_makes(tmp_path: Path) -> None:
+    original = json.loads(TRAJECTORY.read_text())
+    path = harbor_trial(tmp_path, to_atif(original), reward="1.0\n")
+    written, issues = atif.import_files([str(path)], str(tmp_path / "atif"))
+    assert written == 1 and not [i for i in issues if not i.note]
+    swe_agent.import_files([str(TRAJECTORY)], str(tmp_path / "swe"))
+    (mine,) = run_files(tmp_path / "atif").values()
+    (theirs,) = run_files(tmp_path / "swe").values()
+    assert mine["run"]["challenge"] == "django__django-11141" and mine["run"]["agent"] == "mini-swe-agent-gemini-3-pro-preview"
+    assert len(mine["iterations"]) == len(theirs["iterations"]) >= 1
+    for a, b in zip(mine["iterations"], theirs["iterations"]):
+        a, b = a["iteration_telemetry"], b["iteration_telemetry"]
+        assert a["test_results"]["suite"] == b["test_results"]["suite"]
+        assert a["test_results"].get("post_iteration") == b["test_results"].get("post_iteration")
+        assert a["actions"] == b["actions"]
+        assert {f["path"] for f in a["changes"]["files"]} == {f["path"] for f in b["changes"]["files"]}
+    final = mine["iterations"][-1]["iteration_telemetry"]["test_results"]
+    assert final["hidden"] == {"passed": 1, "total": 1}
+    verdict = judge(load_run(str(next((tmp_path / "atif").rglob("*.json")))))
+    assert verdict.process_score is not None
+
+
+def test_a_ctrf_report_gives_every_test_of_the_verifier(tmp_path: Path) -> None:
+    ctrf = {"results": {"tool": {"name": "pytest"}, "tests": [
+        {"name": "test_a", "status": "passed"}, {"name": "test_b", "status": "failed"}, {"name": "test_c", "status": "skipped"}]}}
+    path = harbor_trial(tmp_path, to_atif(json.loads(TRAJECTORY.read_text())), reward="0", ctrf=ctrf)
+    atif.import_files([str(path)], str(tmp_path / "out"))
+    (document,) = run_files(tmp_path / "out").values()
+    suite = document["iterations"][-1]["iteration_telemetry"]["test_results"]["hidden_suites"][0]
+    assert (suite["name"], suite["passed"], suite["total"]) == ("verifier", 1, 2)
+    assert [t["outcome"] for t in suite["tests"]] == ["passed", "failed", "skipped"]
+
+
+@pytest.mark.parametrize("call,expected", [
+    ({"function_name": "str_replace_based_edit_tool", "arguments": {"command": "str_replace", "path": "/app/x.py"}}, [("/app/x.py", "edit")]),
+    ({"function_name": "str_replace_based_edit_tool", "arguments": {"command": "view", "path": "/app/x.py"}}, []),
+    ({"function_name": "write_file", "arguments": {"file_path": "/app/y.py", "content": "x"}}, [("/app/y.py", "edit")]),
+    ({"function_name": "apply_patch", "arguments": {"input": "*** Begin Patch\n*** Update File: src/z.py\n@@\n-a\n+b\n*** End Patch"}},
+     [("src/z.py", "edit")]),
+    ({"function_name": "bash_command", "arguments": {"keystrokes": "sed -i 's/a/b/' /app/w.py\n"}}, [("/app/w.py", "sed")]),
+    ({"function_name": "read_file", "arguments": {"path": "/app/x.py"}}, []),
+])
+def test_atif_tool_calls_become_edits_or_reads(call: dict[str, Any], expected: list[tuple[str, str]]) -> None:
+    assert atif._call_step(call, "", "", None).writes == expected
+
+
+def test_a_file_that_is_not_atif_is_refused_at_its_line(tmp_path: Path) -> None:
+    bad = tmp_path / "trajectory.json"
+    bad.write_text(json.dumps({"schema_version": "1.0", "steps": []}))
+    written, issues = atif.import_files([str(bad)], str(tmp_path / "out"))
+    assert written == 0 and "not ATIF" in issues[0].reason and issues[0].line == 1
+
+
+# --------------------------------------------------------------------------- runners and builds
+
+
+@pytest.mark.parametrize("command,suite", [
+    ("go test ./pkg/...", "go test ./pkg/..."),
+    ("CGO_ENABLED=0 go test -run TestX -v ./...", "go test TestX ./..."),
+    ("cargo test parser", "cargo test parser"),
+    ("npm test -- --watch=false", "npm test"),
+    ("npx jest src/a.test.ts", "jest src/a.test.ts"),
+    ("yarn vitest run", "vitest"),
+    ("cd build && ctest --output-on-failure", "ctest"),
+    ("make -j4 test", "make test"),
+    ("make", None),
+    ("go build ./...", None),
+])
+def test_runners_of_other_languages(command: str, suite: str | None) -> None:
+    assert suite_of(command) == suite
+
+
+@pytest.mark.parametrize("output,counts", [
+    ("test a::b ... ok\ntest a::c ... FAILED\n\ntest result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured\n", (1, 1, 0)),
+    ("=== RUN   TestA\n--- PASS: TestA (0.00s)\n--- FAIL: TestB (0.00s)\n    --- FAIL: TestB/sub (0.00s)\nFAIL\n", (1, 1, 0)),
+    ("ok  \texample.com/a\t0.01s\nFAIL\texample.com/b\t0.02s\n", (1, 1, 0)),
+    ("Tests:       1 failed, 2 skipped, 4 passed, 7 total\n", (4, 1, 2)),
+    (" Test Files  1 passed (1)\n      Tests  3 passed | 1 failed (4)\n", (3, 1, 0)),
+    ("75% tests passed, 1 tests failed out of 4\n\nThe following tests FAILED:\n\t  3 - parser (Failed)\n", (3, 1, 0)),
+    ("[==========] 5 tests ran.\n[  PASSED  ] 4 tests.\n[  FAILED  ] 1 test, listed below:\n[  FAILED  ] Lexer.Id\n", (4, 1, 0)),
+    ("make: *** [all] Error 2\n", None),
+])
+def test_counts_of_other_runners(output: str, counts: tuple[int, int, int] | None) -> None:
+    found = parse_counts(output)
+    assert (found.passed, found.failed, found.skipped) if found else None == counts
+
+
+def test_builds_and_build_output() -> None:
+    assert build_command("cd /w/repo && make") == "make"
+    assert build_command("export X=1 && cmake --build build") == "cmake --build build"
+    assert build_command("make -n build") is None and build_command("python make.py") is None
+    # cleaning build output is not an edit; removing a source file is
+    assert written_files("rm -rf /w/repo/build && rm -f src/a.o") == []
+    assert written_files("rm src/old.c") == [("src/old.c", "delete")]
+
+
+# --------------------------------------------------------------------------- auto, list, plugins
+
+
+def test_auto_recognises_every_format_and_names_what_it_cannot(tmp_path: Path) -> None:
+    inspect_log = ROOT / "tests" / "fixtures" / "inspect" / "median-honest.eval"
+    found = {BUILTIN.name: recognise(str(path), list(BUILTINS)) for BUILTIN, path in [
+        (BUILTINS[0], TRAJECTORY), (BUILTINS[1], OPENHANDS), (BUILTINS[3], inspect_log),
+        (BUILTINS[4], next((ROOT / "tests" / "fixtures" / "realdata").rglob("*.jsonl")))]}
+    assert {name: (i.name if i else None) for name, i in found.items()} == {
+        "swe-agent": "swe-agent", "openhands": "openhands", "inspect": "inspect", "reflexion": "reflexion"}
+    atif_path = harbor_trial(tmp_path, to_atif(json.loads(TRAJECTORY.read_text())), reward="1")
+    assert recognise(str(atif_path), list(BUILTINS)).name == "atif"
+    stray = tmp_path / "notes.json"
+    stray.write_text('{"hello": 1}')
+    result = runner.invoke(app, ["import", "auto", str(OPENHANDS), str(tmp_path / "job"), str(stray), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2
+    assert "notes.json:1: not a log any importer recognises" in result.stderr
+    assert "openhands: 1 file, 2 runs" in result.stderr and "atif: 1 file, 1 run" in result.stderr
+    assert "imported 3 runs" in result.stdout
+    forced = runner.invoke(app, ["import", "auto", "--using", "nope", str(stray), "--out", str(tmp_path / "o2")])
+    assert forced.exit_code == 2 and "no importer named 'nope'" in forced.stderr
+
+
+PLUGIN = '''
+import json, os
+from procjudge.importers.base import Writer
+
+class CsvImporter:
+    name = "tiny"
+    summary = "one score per line (a test plugin)"
+
+    def detect(self, path, head):
+        return path.endswith(".tiny")
+
+    def import_files(self, paths, out, agent=None):
+        writer, issues, written = Writer(out, paths), [], 0
+        for path in paths:
+            scores = [float(x) for x in open(path).read().split()]
+            doc = {"run": {"id": os.path.basename(path)}, "iterations": [
+                {"iteration_telemetry": {"score": {"post_iteration": s}}} for s in scores]}
+            written += writer.put(path, 1, agent or "tiny", os.path.basename(path), doc, issues)
+        return written, issues
+
+importer = CsvImporter()
+'''
+
+
+def test_a_plugin_importer_is_listed_and_used_by_auto(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    (site / "tiny_plugin-1.0.dist-info").mkdir(parents=True)
+    (site / "tiny_plugin.py").write_text(PLUGIN)
+    (site / "tiny_plugin-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: tiny-plugin\nVersion: 1.0\n")
+    (site / "tiny_plugin-1.0.dist-info" / "entry_points.txt").write_text(
+        "[procjudge.importers]\ntiny = tiny_plugin:importer\nbroken = tiny_plugin:missing\n")
+    (tmp_path / "a.tiny").write_text("40 70 90\n")
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    listed = subprocess.run([sys.executable, "-m", "procjudge", "import", "list"], check=False, capture_output=True, text=True, env=env)
+    assert listed.returncode == 0 and "tiny" in listed.stdout and "(plugin)" in listed.stdout
+    assert "importer plugin broken (tiny_plugin:missing) cannot be loaded" in listed.stderr
+    done = subprocess.run([sys.executable, "-m", "procjudge", "import", "auto", str(tmp_path / "a.tiny"), "--out", str(tmp_path / "out")],
+                          check=False, capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "tiny: 1 file, 1 run" in done.stderr
+    assert judge(load_run(str(tmp_path / "out" / "tiny" / "a.tiny.json"))).trajectory == [40.0, 70.0, 90.0]
+
+
+def test_the_writer_refuses_a_run_the_model_would_refuse(tmp_path: Path) -> None:
+    writer = Writer(str(tmp_path), [])
+    issues: list[Any] = []
+    bad = {"iterations": [{"iteration_telemetry": {"test_results": {"post_iteration": {"passed": -1, "total": 3}}}}]}
+    assert not writer.put("log.jsonl", 7, "a", "t", bad, issues)
+    assert issues[0].line == 7 and "does not fit the run model" in issues[0].reason and "passed" in issues[0].reason
+    assert not list(tmp_path.rglob("*.json"))
