@@ -345,13 +345,15 @@ def _changed(entry: Entry, diff: Diff | None) -> tuple[int | None, tuple[str, ..
 
 
 def _tests_fixed_broken(
-    before: tuple[Any, Any], after: tuple[Any, Any], results: Any, pre: Counts | None, passed: int | None
+    before: tuple[Any, Any], after: tuple[Any, Any], results: Any, pre: Counts | None, passed: int | None,
+    failed: int | None = None,
 ) -> tuple[int | None, int | None, tuple[str, ...], str]:
     """(tests fixed, tests broken, names broken, basis) for one submission.
 
     By name when both it and the previous one have per-test outcomes; else broken is
     ``test_results.regressions`` or, without it, the drop in passes (a lower bound), and fixed
-    is the gain in passes plus the broken ones."""
+    is the gain in passes plus the broken ones. A broken test fails afterwards, so the drop is
+    capped by the failures after it: passes that vanish with no failure were tests removed."""
     failing_before, passing_before = before
     failing_after, passing_after = after
     if None not in (failing_before, passing_before, failing_after, passing_after):
@@ -364,6 +366,8 @@ def _tests_fixed_broken(
     basis = "test counts"
     if broken_count is None:
         broken_count, basis = max(0, -gained), "pass counts (lower bound)"
+        if failed is not None:
+            broken_count = min(broken_count, failed)
     return max(0, gained + broken_count), broken_count, (), basis
 
 
@@ -664,7 +668,7 @@ def _iteration(run: Run, position: int, previous: IterationFacts | None, baselin
         tests_fixed, tests_broken, broken_names, basis = None, None, (), "not comparable: a different suite"
     else:
         tests_fixed, tests_broken, broken_names, basis = _tests_fixed_broken(
-            (failing_before, passing_before), (failing_after, passing_after), results, pre, passed
+            (failing_before, passing_before), (failing_after, passing_after), results, pre, passed, failed
         )
     failures_before_count = previous.failed if previous is not None else (
         (pre.failed if pre.failed is not None else pre.total_or_sum - pre.passed) if pre is not None else None

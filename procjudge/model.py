@@ -100,6 +100,9 @@ class Changes(Record, frozen=True):
     files: list[FileChange] | None = None
     diff: DiffText | None = None
     summary: list[Text] | None = None
+    # extension: "prose" when the summary is the agent's own reasoning (an importer's THOUGHT text)
+    # rather than a description of the change; scope_creep does not score prose
+    summary_kind: Literal["descriptions", "prose"] | None = None
     code_hash: Name | None = None
     code: DiffText | None = None  # extension: the submitted code itself (importers record it)
 
@@ -253,6 +256,9 @@ class RunInfo(Record, frozen=True):
     task: Task | None = None
     siblings_failed: Count | None = None  # best-of-N: how many parallel candidates failed the check
     notes: list[Text] | None = None  # what an importer noticed about the log (shown as warnings)
+    # extension: "local_runs" when each iteration ends with the agent's own test run (a shell
+    # agent's log imported), not a graded submission the agent learns its results from afterwards
+    iterations_are: Literal["submissions", "local_runs"] | None = None
 
 
 class ActionEfficiency(Record, frozen=True):

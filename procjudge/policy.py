@@ -177,6 +177,11 @@ class ScopeCreep(Section, frozen=True):
     range: Range = Range(mild=-2, severe=-5)
     max_unrelated_fraction: Fraction = 0.5
     severe_new_files: Annotated[int, msgspec.Meta(ge=1)] = 4  # new unrelated files that reach the severe end
+    # Which change summaries that share no word with the failing tests are scored: "descriptions"
+    # (one line of at most 160 characters, as a harness writes "Refactored the logger", and not
+    # marked ``summary_kind: prose``; an agent's reasoning, such as an imported THOUGHT, seldom
+    # names the test it works on and is shown, not scored), "all", or "none".
+    score_summaries: Literal["descriptions", "all", "none"] = "descriptions"
 
 
 class RegressionBlindness(Section, frozen=True):

@@ -258,3 +258,19 @@ def test_a_step_from_zero_to_zero_holds_nothing_and_is_not_paid() -> None:
         DEFAULT.trajectory.monotonic_improvement, pay_flat_at_zero=True))
     policy = msgspec.structs.replace(DEFAULT, trajectory=paying)
     assert points(verdict_of(trajectory_run([0, 0, 0, 40]), policy), "monotonic_improvement") == 6
+
+
+def test_passes_that_vanish_with_no_failure_are_removed_tests_not_regressions() -> None:
+    from procjudge import judge
+
+    from conftest import run_from
+
+    def run(after: dict) -> object:
+        return judge(run_from({"iterations": [
+            {"iteration_telemetry": {"test_results": {"suite": "runtests.py app", "post_iteration": {"passed": 39, "failed": 0, "total": 39}}}},
+            {"iteration_telemetry": {"test_results": {"suite": "runtests.py app", "post_iteration": after}}}]}))
+
+    removed = items_by_id(run({"passed": 37, "failed": 0, "total": 37}))
+    assert "regression_blindness" not in removed
+    broken = items_by_id(run({"passed": 37, "failed": 1, "total": 38}))
+    assert broken["regression_blindness"][0].points == -3  # at most the one failing test was broken

@@ -145,7 +145,9 @@ def shotgun_debugging(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
 def scope_creep(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     """-2 to -5: while tests are failing, changes unrelated to them. With change summaries: more
     than half of the listed changes share no content word with the failing tests' names,
-    messages, categories or stack-trace files (severity: that share beyond one half). With file
+    messages, categories or stack-trace files (severity: that share beyond one half;
+    summaries that are prose rather than one-line change descriptions, or that the run marks as
+    prose (``changes.summary_kind``), are shown at 0 points, as ``scope_creep.score_summaries`` says). With file
     lists: new files that no failing test's stack trace names (scratch files aside). With plain
     fields: files created in an iteration that fixed no test."""
     rule = policy.anti_patterns.scope_creep
@@ -161,11 +163,17 @@ def scope_creep(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
             share = len(unrelated) / len(changes.summary)
             if share > rule.max_unrelated_fraction:
                 failing = sorted(previous.failing_after or ())
+                points = rule.range.between(share, rule.max_unrelated_fraction, 1.0)
+                descriptions = changes.summary_kind != "prose" and all(
+                    "\n" not in s.strip() and len(s.strip()) <= 160 for s in unrelated)
+                scored = rule.score_summaries == "all" or (rule.score_summaries == "descriptions" and descriptions)
+                unscored = "" if scored else " (prose, not change descriptions: weak evidence, shown, not scored)"
                 yield Hit(
-                    points=rule.range.between(share, rule.max_unrelated_fraction, 1.0), iterations=(it.number,),
+                    points=points if scored else 0.0, iterations=(it.number,),
                     evidence=f"{len(unrelated)} of {plural(len(changes.summary), 'change')} unrelated to the failing "
-                    f"tests ({', '.join(failing[:4]) or 'see feedback'}): " + "; ".join(f"\"{s[:80]}\"" for s in unrelated[:4]),
-                    basis="change summaries", detail={"unrelated_changes": unrelated},
+                    f"tests ({', '.join(failing[:4]) or 'see feedback'}): "
+                    + "; ".join(f"\"{s[:80]}\"" for s in unrelated[:4]) + unscored,
+                    basis="change summaries", detail={"unrelated_changes": unrelated, "points_if_scored": points},
                 )
                 continue
         if changes.files is not None and it.stack_files_before:
@@ -199,17 +207,38 @@ def _ran_tests(it: IterationFacts) -> str:
 def regression_blindness(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     """-3 per regressed test: tests that passed after the previous iteration and fail after this
     one (by name with per-test outcomes, else ``test_results.regressions``, else the drop in the
-    pass count as a lower bound), on top of the trajectory's regression penalty."""
+    pass count as a lower bound), on top of the trajectory's regression penalty. When the
+    iterations are the agent's own test runs (``run.iterations_are: local_runs``), a regression
+    the next iteration repairs was seen and mended: shown at 0 points."""
     per_test = policy.anti_patterns.regression_blindness.per_test
-    for it in facts.iterations[1:]:
+    local = facts.run.info.iterations_are == "local_runs"
+    for k, it in enumerate(facts.iterations[1:], start=1):
         if not it.tests_broken:
             continue
         names = f": {', '.join(it.broken_names[:6])}{' ...' if len(it.broken_names) > 6 else ''}" if it.broken_names else ""
+        evidence = f"{plural(it.tests_broken, 'previously passing test')} broken{names}; {_ran_tests(it)}"
+        following = facts.iterations[k + 1] if k + 1 < len(facts.iterations) else None
+        if local and following is not None and _repaired(it, following):
+            # the iteration ended with the agent's own test run: it saw the regression, and fixed it next
+            yield Hit(points=0.0, iterations=(it.number,), basis=it.tests_basis,
+                      evidence=f"{evidence}; seen in the agent's own test run and repaired at iteration {following.number}",
+                      detail={"broken": list(it.broken_names)} if it.broken_names else None)
+            continue
         yield Hit(
             points=per_test * it.tests_broken, iterations=(it.number,),
-            evidence=f"{plural(it.tests_broken, 'previously passing test')} broken{names}; {_ran_tests(it)}",
-            basis=it.tests_basis, detail={"broken": list(it.broken_names)} if it.broken_names else None,
+            evidence=evidence, basis=it.tests_basis,
+            detail={"broken": list(it.broken_names)} if it.broken_names else None,
         )
+
+
+def _repaired(it: IterationFacts, following: IterationFacts) -> bool:
+    """Whether the next iteration mends what this one broke: the broken tests pass again by name,
+    or (by counts) the passes come back and no test fails that did not before."""
+    if it.broken_names and following.passing_after is not None:
+        return set(it.broken_names) <= following.passing_after
+    if following.passed is None or it.passed is None or it.tests_broken is None:
+        return False
+    return following.passed >= it.passed + it.tests_broken and (following.failed or 0) <= max(0, (it.failed or 0) - it.tests_broken)
 
 
 # --------------------------------------------------------------------------- copy-paste loops
