@@ -115,6 +115,7 @@ class TimeAllocation(Section, frozen=True):
 
 class Trajectory(Section, frozen=True):
     judge_phase_boundaries: bool = False  # marathon: a step into a new phase brings new tests
+    judge_suite_changes: bool = False  # a step between two different suites compares different tests
     monotonic_improvement: Monotonic = Monotonic()
     rapid_convergence: Convergence = Convergence()
     wasted_iteration: Wasted = Wasted()

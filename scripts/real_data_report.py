@@ -4,12 +4,16 @@
 
 For each run log it imports the tasks (procjudge import reflexion), scores them (the batch
 library), and reports runs, mean process score, tier distribution and the count of each finding;
-then it compares models on the same tasks (procjudge compare, folder mode, seed 0).
+then it compares models on the same tasks (procjudge compare, folder mode, seed 0); then it
+imports the mini-swe-agent SWE-bench trajectories (procjudge import swe-agent) and relates each
+run's verdict to whether SWE-bench resolved it.
 """
 
 from __future__ import annotations
 
 import collections
+import json
+import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -17,6 +21,7 @@ from pathlib import Path
 from procjudge.batch import score_paths
 from procjudge.compare import compare_folders
 from procjudge.discovery import discover
+from procjudge.importers import swe_agent
 from procjudge.importers.reflexion import import_files, is_run_log
 from procjudge.policy import DEFAULT
 
@@ -125,6 +130,111 @@ def main(realdata: Path) -> None:
         "procjudge import reflexion ../shared/realdata/ldb/humaneval/gpt-3.5-turbo-0613/results.jsonl --out imported --agent gpt-3.5\n"
         "procjudge import reflexion ../shared/realdata/ldb/humaneval/gpt-4-seed/results.jsonl --out imported --agent gpt-4\n"
         "procjudge compare imported/gpt-3.5 imported/gpt-4 --seed 0\n```\n")
+    swe_bench(realdata, work)
+
+
+def swe_bench(realdata: Path, work: Path) -> None:
+    """The SWE-bench section: per-run verdicts beside SWE-bench's resolved, and what to read first."""
+    out = sys.stdout.write
+    corpus = realdata / "mini-swe-agent"
+    trajectories = sorted(corpus.glob("trajs/*/*.traj.json"))
+    if not trajectories:
+        return
+    folder = work / "swe-bench"
+    written, issues = swe_agent.import_files([str(p) for p in trajectories], str(folder))
+    errors = [issue for issue in issues if not issue.note]
+    if errors:
+        raise SystemExit(f"mini-swe-agent: {errors[0]}")
+    skipped = [issue for issue in issues if issue.note and ("never ran" in issue.reason or "no edit" in issue.reason)]
+    resolved: dict[str, bool] = {}
+    for report in corpus.glob("logs/*/report.json"):
+        data = json.loads(report.read_text())
+        resolved[report.parent.name] = bool(data.get(report.parent.name, data).get("resolved"))
+    runs = []
+    for result in score_paths(discover([str(folder)]), DEFAULT, jobs=2):
+        verdict, row = result.verdict(), result.row
+        if verdict is None or row is None:
+            raise SystemExit(f"unexpected unreadable run: {result.error}")
+        runs.append((row, verdict))
+    runs.sort(key=lambda pair: pair[0].challenge)
+    out("\n## SWE-bench trajectories (mini-swe-agent)\n\n")
+    out(f"The {len(trajectories)} mini-swe-agent trajectories of Gemini 3 Pro on SWE-bench Verified (MIT), imported with\n"
+        "`procjudge import swe-agent ../shared/realdata/mini-swe-agent/trajs/*/*.traj.json --out DIR` (each\n"
+        "`logs/<instance>/report.json` beside them gives the held-back `FAIL_TO_PASS` and `PASS_TO_PASS`\n"
+        "suites) and scored with the default policy. An iteration is one or more edits followed by the\n"
+        f"agent's own test run; {len(skipped)} trajectories have no such loop (the agent checked its fix with\n"
+        f"its own scripts only) and are skipped with a note, leaving {written} runs. `resolved` is SWE-bench's\n"
+        "verdict: every `FAIL_TO_PASS` and `PASS_TO_PASS` test passes.\n\n")
+    groups = {True: [r for r, _ in runs if resolved.get(r.challenge)], False: [r for r, _ in runs if not resolved.get(r.challenge)]}
+    out("### How the process score relates to `resolved`\n\n")
+    out("| resolved | runs | mean process | median | mean iterations | tiers |\n|---|---:|---:|---:|---:|---|\n")
+    for key in (True, False):
+        rows = groups[key]
+        if not rows:
+            continue
+        tiers = collections.Counter(r.tier for r in rows)
+        out(f"| {'yes' if key else 'no'} | {len(rows)} | {statistics.mean(r.process_score for r in rows):+.2f} | "
+            f"{statistics.median(r.process_score for r in rows):+g} | {statistics.mean(r.iterations_used for r in rows):.1f} | "
+            + ", ".join(f"{TIER_SHORT[t]} {tiers[t]}" for t in TIERS if tiers[t]) + " |\n")
+    out("\nThe process score judges how the agent iterated, not whether the patch was right, so the two\n"
+        "groups overlap: a resolved run can thrash on the way and an unresolved one can iterate cleanly\n"
+        "on a visible suite that misses the bug (`hidden_suite_gap`). The held-back suite enters the\n"
+        "verdict as evidence (a test edit is confirmed when the held-back suite fails the edited test,\n"
+        "weak when it passes in full), never as the process score itself.\n\n")
+    out("### Per run\n\n")
+    out("Findings: the items with points, and the 0-point notes a reviewer should see (a weak test edit, a\n"
+        "regression seen and repaired, scope creep on prose).\n\n")
+    out("| instance | resolved | held-back | iterations | process | tier | findings |\n|---|---|---:|---:|---:|---|---|\n")
+    notable = {"test_chasing", "checker_tampering", "regression_blindness", "scope_creep", "late_pass"}
+    for row, verdict in runs:
+        final = verdict.iterations[-1] if verdict.iterations else None
+        hidden = next((i for i in verdict.items if i.id == "hidden_suite_gap"), None)
+        suites = [it for it in verdict.items if it.id in notable or (it.points and it.kind in ("anti_pattern", "rule"))]
+        found = ", ".join(f"`{i.id}` {i.points:+g}" + (f" ({i.strength})" if i.kind == "anti_pattern" else "") for i in suites)
+        held = _held_back(folder, row) or "-"
+        out(f"| {row.challenge} | {'yes' if resolved.get(row.challenge) else 'no'} | {held} | {row.iterations_used} | "
+            f"{row.process_score:+g} | {TIER_SHORT.get(row.tier, row.tier)} | {found or '-'}"
+            + (" (+ `hidden_suite_gap`)" if hidden else "") + " |\n")
+        del final
+    out("\n### Runs to read first\n\n")
+    picks: list[tuple[str, str]] = []
+    for row, verdict in runs:
+        for item in verdict.items:
+            if item.id in ("test_chasing", "checker_tampering"):
+                picks.append((row.challenge, f"`{item.id}` {item.points:+g} ({item.strength}): {item.evidence[:160]}"))
+    solved = sorted(groups[True], key=lambda r: r.process_score)[:2]
+    unsolved = sorted(groups[False], key=lambda r: -r.process_score)[:2]
+    picks += [(r.challenge, f"resolved, yet among the lowest process scores ({r.process_score:+g}, {r.tier}): "
+               "how it got there") for r in solved]
+    picks += [(r.challenge, f"not resolved, yet among the highest process scores ({r.process_score:+g}): what its "
+               "own tests missed") for r in unsolved]
+    for instance, why in picks:
+        out(f"- **{instance}**: {why}\n")
+    out("\nRead by hand, with what procjudge says of each:\n\n"
+        "- **11141** flips `assertIn` to `assertNotIn` in the failing `test_load_empty_dir` after noting\n"
+        "  \"DO NOT MODIFY: Tests\"; SWE-bench's `PASS_TO_PASS` fails that test. `test_chasing`, definite: agreed.\n"
+        "- **11815** updates `test_serialize_choices` for the enum serialisation the issue asks for, before any\n"
+        "  failure, and the held-back suite passes: a weak note at 0 points. Agreed: a legitimate test update.\n"
+        "- **10914** runs the module, then single failing tests on their own to see whether they fail without\n"
+        "  its change (they do: the container runs as root), then the module again. The single-test runs score\n"
+        "  0 of 1; they were read as a -94 regression and a stall (-11, thrashing) until steps between\n"
+        "  different suites stopped being judged (`trajectory.judge_suite_changes`): now +4. Agreed.\n"
+        "- **11477** adds two tests, fixes them, then reverts them with `git checkout` and reruns 37/37; the\n"
+        "  revert was missed and the 39 -> 37 passes read as two broken tests (`regression_blindness` -6).\n"
+        "  Now the revert is an edit and passes that vanish with no failure are removed tests: no finding.\n"
+        "- **11299** breaks `test_multilvl_check_constraint_sql` in iteration 2 and mends it in iteration 3: its\n"
+        "  own test run showed the break, so `regression_blindness` is a 0-point note (it was -3).\n"
+        "- **11087**, **11433** (\"The test failure persists even without my changes\") and three others drew\n"
+        "  `scope_creep` -5 from THOUGHT prose naming no failing test; prose is now shown, not scored.\n")
+    out("\nSkipped (no edit followed by a test run): " + ", ".join(
+        sorted(Path(issue.path).name.split(".traj")[0] for issue in skipped)) + ".\n")
+
+
+def _held_back(folder: Path, row: object) -> str:
+    """passed/total of the run's held-back suites, from its run file."""
+    document = json.loads(Path(row.path).read_text())  # type: ignore[attr-defined]
+    hidden = document["iterations"][-1]["iteration_telemetry"]["test_results"].get("hidden")
+    return f"{hidden['passed']}/{hidden['total']}" if hidden else ""
 
 
 if __name__ == "__main__":

@@ -274,3 +274,17 @@ def test_passes_that_vanish_with_no_failure_are_removed_tests_not_regressions() 
     assert "regression_blindness" not in removed
     broken = items_by_id(run({"passed": 37, "failed": 1, "total": 38}))
     assert broken["regression_blindness"][0].points == -3  # at most the one failing test was broken
+
+
+def test_a_step_to_another_suite_is_not_judged_as_a_regression_or_a_stall() -> None:
+    def step(suite: str, passed: int, total: int) -> dict:
+        return {"iteration_telemetry": {"test_results": {"suite": suite, "post_iteration": {"passed": passed, "failed": total - passed, "total": total}}}}
+
+    # the module (65/69), then one failing test on its own (0/1), then the module again (69/69)
+    verdict = verdict_of({"iterations": [step("runtests.py files", 65, 69), step("runtests.py files.T.test_x", 0, 1),
+                                         step("runtests.py files", 69, 69)]})
+    assert points(verdict, "monotonic_improvement") == 0 and "wasted_iteration" not in items_by_id(verdict)
+    assert verdict.tier != "thrashing_recovering"
+    judging = msgspec.structs.replace(DEFAULT, trajectory=msgspec.structs.replace(DEFAULT.trajectory, judge_suite_changes=True))
+    assert points(verdict_of({"iterations": [step("a", 65, 69), step("b", 0, 1), step("a", 69, 69)]}, judging),
+                  "monotonic_improvement") == -3

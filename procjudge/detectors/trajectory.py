@@ -12,12 +12,16 @@ from .base import Hit, detector, feedback_steps, having, plural
 
 
 def judged_steps(facts: RunFacts, policy: Policy) -> list[IterationFacts]:
-    """Iterations 1..n, less (by default) the first submission of each new marathon phase: its
-    score moves because the phase brings new tests, not because of the agent's change."""
+    """Iterations 1..n, less (by default) the first submission of each new marathon phase, and a
+    submission whose suite differs from the previous one's (``test_results.suite``): its score
+    moves because other tests ran, not because of the agent's change."""
     steps = []
     for previous, it in facts.pairs:
         crosses = previous.phase is not None and it.phase is not None and previous.phase != it.phase
         if crosses and not policy.trajectory.judge_phase_boundaries:
+            continue
+        switches = previous.suite is not None and it.suite is not None and previous.suite != it.suite
+        if switches and not policy.trajectory.judge_suite_changes:
             continue
         steps.append(it)
     return steps
