@@ -187,7 +187,6 @@ def swe_bench(realdata: Path, work: Path) -> None:
     out("| instance | resolved | held-back | iterations | process | tier | findings |\n|---|---|---:|---:|---:|---|---|\n")
     notable = {"test_chasing", "checker_tampering", "regression_blindness", "scope_creep", "late_pass"}
     for row, verdict in runs:
-        final = verdict.iterations[-1] if verdict.iterations else None
         hidden = next((i for i in verdict.items if i.id == "hidden_suite_gap"), None)
         suites = [it for it in verdict.items if it.id in notable or (it.points and it.kind in ("anti_pattern", "rule"))]
         found = ", ".join(f"`{i.id}` {i.points:+g}" + (f" ({i.strength})" if i.kind == "anti_pattern" else "") for i in suites)
@@ -195,7 +194,6 @@ def swe_bench(realdata: Path, work: Path) -> None:
         out(f"| {row.challenge} | {'yes' if resolved.get(row.challenge) else 'no'} | {held} | {row.iterations_used} | "
             f"{row.process_score:+g} | {TIER_SHORT.get(row.tier, row.tier)} | {found or '-'}"
             + (" (+ `hidden_suite_gap`)" if hidden else "") + " |\n")
-        del final
     out("\n### Runs to read first\n\n")
     picks: list[tuple[str, str]] = []
     for row, verdict in runs:
@@ -204,10 +202,10 @@ def swe_bench(realdata: Path, work: Path) -> None:
                 picks.append((row.challenge, f"`{item.id}` {item.points:+g} ({item.strength}): {item.evidence[:160]}"))
     solved = sorted(groups[True], key=lambda r: r.process_score)[:2]
     unsolved = sorted(groups[False], key=lambda r: -r.process_score)[:2]
-    picks += [(r.challenge, f"resolved, yet among the lowest process scores ({r.process_score:+g}, {r.tier}): "
-               "how it got there") for r in solved]
-    picks += [(r.challenge, f"not resolved, yet among the highest process scores ({r.process_score:+g}): what its "
-               "own tests missed") for r in unsolved]
+    picks += [(r.challenge, f"resolved, yet among the lowest process scores ({r.process_score:+g}, {r.tier}): how it got there")
+              for r in solved]
+    picks += [(r.challenge, f"not resolved, yet among the highest process scores ({r.process_score:+g}): what its own tests missed")
+              for r in unsolved]
     for instance, why in picks:
         out(f"- **{instance}**: {why}\n")
     out("\nRead by hand, with what procjudge says of each:\n\n"
