@@ -608,8 +608,12 @@ def compare(
             _err(f"procjudge: no run files found in {a if not found_a else b}")
             raise typer.Exit(2)
         result = compare_folders(rows_a, rows_b, seed=seed, label_a=_label(a, rows_a), label_b=_label(b, rows_b))
-    _deliver(output_formats.renderer("compare", _format(format, "compare"))(msgspec.structs.replace(result, errors=errors)),
-             output, _discover([a, b]) if kinds[0] else [a, b])
+    chosen = _format(format, "compare")
+    render = output_formats.renderer("compare", chosen)
+    final = msgspec.structs.replace(result, errors=errors)
+    # the HTML page judges the pairs that differ most again, under the same policy, to show them whole
+    _deliver(render(final, policy=active) if chosen == "html" else render(final), output,
+             _discover([a, b]) if kinds[0] else [a, b])
     if plot is not None:
         from .plot import PlotError
         from .plot import plot as draw

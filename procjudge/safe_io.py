@@ -86,6 +86,7 @@ def atomic_write(target: str, mode: str = "w", newline: str | None = None) -> It
         opened = os.fdopen(fd, mode) if "b" in mode else os.fdopen(fd, mode, encoding="utf-8", newline=newline)
         with opened as handle:
             yield handle
+        os.chmod(temporary, _mode_for(target))
         os.replace(temporary, target)
     except OSError as exc:
         _remove(temporary)
@@ -93,6 +94,17 @@ def atomic_write(target: str, mode: str = "w", newline: str | None = None) -> It
     except BaseException:
         _remove(temporary)
         raise
+
+
+def _mode_for(target: str) -> int:
+    """The permissions the written file gets: those of the file it replaces, else what creating
+    it would give (0666 less the umask), not the temporary file's private 0600."""
+    try:
+        return os.stat(target).st_mode & 0o7777
+    except OSError:
+        mask = os.umask(0o022)
+        os.umask(mask)
+        return 0o666 & ~mask
 
 
 def _remove(path: str) -> None:

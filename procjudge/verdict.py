@@ -188,7 +188,9 @@ class Verdict(Part, frozen=True):
 
 
 def _note(item: Item) -> bool:
-    return item.strength == "weak" and item.points == 0
+    """A 0-point anti-pattern shown for a reviewer, not found: on weak evidence, or refuted (a
+    regression the agent's own test run showed and the next iteration repaired)."""
+    return item.points == 0 and (item.strength == "weak" or "repaired_at" in (item.detail or {}))
 
 
 VERDICT_DECODER = msgspec.msgpack.Decoder(Verdict)

@@ -37,6 +37,9 @@ FORMATS: tuple[Format, ...] = (
     Format(name="markdown", help="a pull-request comment or CI step summary", renderers={
         "score": "procjudge.render.markdown:score", "batch": "procjudge.render.batch:REPORTERS.markdown",
         "compare": "procjudge.render.compare:markdown"}),
+    Format(name="html", help="one self-contained page to open and share (charts, findings, diffs)", renderers={
+        "score": "procjudge.render.html:score", "batch": "procjudge.render.html:HtmlReporter",
+        "compare": "procjudge.render.html:compare"}),
     Format(name="csv", help="one row per run", renderers={"batch": "procjudge.render.batch:REPORTERS.csv"}),
     Format(name="junit", help="one testcase per run", renderers={"batch": "procjudge.render.batch:REPORTERS.junit"}),
     Format(name="github", help="GitHub Actions annotations", renderers={"batch": "procjudge.render.batch:REPORTERS.github"}),

@@ -1,0 +1,437 @@
+"""``--format html``: one self-contained page for a run, a batch or a comparison.
+
+The page opens offline from one file: styles, the script and the charts (inline SVG drawn here)
+are in it, and its Content-Security-Policy allows nothing else (no network, no other script or
+style than the two it carries, by hash). It reads without JavaScript (findings open as
+``<details>``, the tables are complete); the script only sorts and filters the batch table and
+opens a finding when its chart marker is clicked. Light and dark schemes follow the reader's
+setting; printing opens every finding.
+
+Every text from a run goes through Jinja2's autoescaping: these pages are opened by people who
+did not write the runs. Templates live in ``procjudge/render/templates``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import math
+import os
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..verdict import Item, Verdict
+
+DETAIL_CAP = int(os.environ.get("PROCJUDGE_HTML_DETAIL", "200"))  # runs of a batch shown with their detail
+DIFF_FOLD_LINES = 200  # a longer diff is folded, and shown without colouring past this many lines
+DIFF_MAX_LINES = 5000  # and cut here, with a note
+CHART_W, CHART_H, PAD = 860, 220, 34
+
+
+# --------------------------------------------------------------------------- charts
+
+
+@dataclass
+class Marker:
+    x: float
+    y: float
+    label: str
+    href: str
+    kind: str  # "gain", "loss", "note"
+
+
+@dataclass
+class Chart:
+    """A score trajectory as SVG coordinates: the line, a dot per iteration, and a marker per
+    finding at each of its iterations."""
+
+    width: int
+    height: int
+    line: str
+    dots: list[tuple[float, float, str]]
+    markers: list[Marker]
+    grid: list[tuple[float, str]]
+    ticks: list[tuple[float, str]]
+
+
+def _x(k: int, n: int) -> float:
+    return PAD + (CHART_W - 2 * PAD) * (k / (n - 1) if n > 1 else 0.5)
+
+
+def _y(score: float) -> float:
+    clamped = max(0.0, min(100.0, score))
+    return CHART_H - PAD + (2 * PAD - CHART_H) * clamped / 100
+
+
+def trajectory_chart(verdict: Verdict, anchor: str) -> Chart:
+    rows = verdict.iterations
+    n = len(rows)
+    where = {row.iteration: k for k, row in enumerate(rows)}
+    dots = [(round(_x(k, n), 1), round(_y(row.score), 1), f"iteration {row.iteration}: {row.score:g}")
+            for k, row in enumerate(rows)]
+    markers: list[Marker] = []
+    stacked: Counter[int] = Counter()
+    for index, item in enumerate(verdict.items):
+        pointed = item.kind in ("anti_pattern", "rule") and (item.points != 0 or item.kind == "anti_pattern")
+        local = item.kind == "trajectory" and item.points < 0 and len(item.iterations) <= 2
+        if not (pointed or local):
+            continue
+        for number in item.iterations:
+            if number not in where:
+                continue
+            k = where[number]
+            stacked[k] += 1
+            markers.append(Marker(x=round(_x(k, n), 1), y=PAD / 2 + 2 + 9 * (stacked[k] - 1),
+                                  label=f"{item.id} {item.points:+g} at iteration {number}: {item.evidence[:200]}",
+                                  href=f"#{anchor}-item-{index}", kind=_kind(item)))
+    grid = [(round(_y(v), 1), str(v)) for v in (0, 50, 100)]
+    ticks = [(round(_x(k, n), 1), str(row.iteration)) for k, row in enumerate(rows)] if n <= 30 else \
+        [(round(_x(k, n), 1), str(rows[k].iteration)) for k in range(0, n, max(1, n // 10))]
+    line = " ".join(f"{x},{y}" for x, y, _ in dots)
+    return Chart(width=CHART_W, height=CHART_H, line=line, dots=dots, markers=markers, grid=grid, ticks=ticks)
+
+
+@dataclass
+class Bar:
+    x: float
+    y: float
+    width: float
+    height: float
+    label: str
+    count: int
+
+
+@dataclass
+class Histogram:
+    width: int
+    height: int
+    bars: list[Bar]
+    ticks: list[tuple[float, str]]
+    title: str
+
+
+def histogram(values: Sequence[float], title: str, bins: int = 12, low: float | None = None,
+              high: float | None = None) -> Histogram:
+    """Counts of values in equal bins between low and high (the values' own range by default)."""
+    width, height, pad = 420, 160, 26
+    if not values:
+        return Histogram(width=width, height=height, bars=[], ticks=[], title=title)
+    low = min(values) if low is None else low
+    high = max(values) if high is None else high
+    if high - low < 1e-9:
+        low, high = low - 1, high + 1
+    step = (high - low) / bins
+    counts = [0] * bins
+    for value in values:
+        counts[min(bins - 1, max(0, int((value - low) / step)))] += 1
+    top = max(counts) or 1
+    inner = width - 2 * pad
+    bars = []
+    for k, count in enumerate(counts):
+        h = (height - 2 * pad) * count / top
+        start = low + k * step
+        bars.append(Bar(x=round(pad + inner * k / bins + 1, 1), y=round(height - pad - h, 1), width=round(inner / bins - 2, 1),
+                        height=round(h, 1), label=f"{start:+.3g} to {start + step:+.3g}: {count} runs", count=count))
+    ticks = [(round(pad + inner * k / 4, 1), f"{low + (high - low) * k / 4:+.3g}") for k in range(5)]
+    return Histogram(width=width, height=height, bars=bars, ticks=ticks, title=title)
+
+
+# --------------------------------------------------------------------------- a run
+
+
+def _kind(item: Item) -> str:
+    return "gain" if item.points > 0 else "loss" if item.points < 0 else "note"
+
+
+@dataclass
+class DiffLine:
+    kind: str  # "add", "del", "hunk", "head", "ctx"
+    text: str
+
+
+@dataclass
+class IterationView:
+    number: int
+    score: float
+    delta: float | None
+    passed: int | None
+    total: int | None
+    duration: float | None
+    started: str | None
+    signals: list[str]
+    fixed: list[str] = field(default_factory=list)
+    broken: list[str] = field(default_factory=list)
+    failing: list[str] = field(default_factory=list)
+    diff: list[DiffLine] = field(default_factory=list)
+    diff_lines: int = 0
+    diff_cut: bool = False
+    fold: bool = False
+    files: list[str] = field(default_factory=list)
+    actions: list[str] = field(default_factory=list)
+    log: list[str] = field(default_factory=list)
+    summary: list[str] = field(default_factory=list)
+    build: str | None = None
+    items: list[tuple[int, str, float]] = field(default_factory=list)
+
+    @property
+    def meta(self) -> list[str]:
+        """The line under the iteration's heading: tests, start, duration, actions."""
+        parts = [f"{self.passed} of {self.total} tests passed"] if self.total is not None else []
+        parts += [f"started {self.started}"] if self.started else []
+        parts += [f"{self.duration:g} s"] if self.duration is not None else []
+        return parts + ([", ".join(self.actions)] if self.actions else [])
+
+
+def _diff_lines(text: str) -> tuple[list[DiffLine], int, bool]:
+    lines = text.splitlines()
+    out = []
+    for line in lines[:DIFF_MAX_LINES]:
+        if line.startswith(("+++", "---", "diff --git", "index ")):
+            kind = "head"
+        elif line.startswith("@@"):
+            kind = "hunk"
+        elif line.startswith("+"):
+            kind = "add"
+        elif line.startswith("-"):
+            kind = "del"
+        else:
+            kind = "ctx"
+        out.append(DiffLine(kind=kind, text=line))
+    return out, len(lines), len(lines) > DIFF_MAX_LINES
+
+
+def _names(entry: Any) -> tuple[set[str], set[str]] | None:
+    """(failing, passing) test names of an iteration, where it has per-test outcomes."""
+    tests = entry.iteration_telemetry.test_results.tests if entry.iteration_telemetry.test_results else None
+    if not tests:
+        return None
+    failing = {t.name for t in tests if t.outcome in ("failed", "error")}
+    passing = {t.name for t in tests if t.outcome == "passed"}
+    return failing, passing
+
+
+def _load(path: str) -> Any:
+    """The run file behind a verdict, for its diffs and test names (None when it cannot be read
+    again, e.g. standard input)."""
+    if not path or path == "-" or not os.path.isfile(path):
+        return None
+    try:
+        from ..loading import load_run
+
+        return load_run(path)
+    except Exception:  # noqa: BLE001 - the page is still made from the verdict alone
+        return None
+
+
+@dataclass
+class RunView:
+    anchor: str
+    verdict: Verdict
+    chart: Chart
+    items: list[tuple[int, Item, str]]
+    iterations: list[IterationView]
+    detail: bool  # the run file was read again: diffs and test names are shown
+    totals: dict[str, float]
+
+
+def run_view(verdict: Verdict, anchor: str = "r0", read_run: bool = True) -> RunView:
+    run = _load(verdict.run.path) if read_run else None
+    items = [(k, item, _kind(item)) for k, item in enumerate(verdict.items)]
+    per_iteration: dict[int, list[tuple[int, str, float]]] = {}
+    for k, item in enumerate(verdict.items):
+        if item.kind == "signal" and item.points == 0:
+            continue
+        for number in item.iterations:
+            per_iteration.setdefault(number, []).append((k, item.id, item.points))
+    views = []
+    entries: dict[int, Any] = {}
+    if run is not None:
+        for position, entry in enumerate(run.iterations):
+            number = entry.iteration_telemetry.iteration_number
+            entries[number if number is not None else position] = entry
+    previous_names: tuple[set[str], set[str]] | None = None
+    for row in verdict.iterations:
+        view = IterationView(number=row.iteration, score=row.score, delta=row.delta, passed=row.passed, total=row.total,
+                             duration=row.duration_seconds, started=None, signals=row.signals,
+                             items=per_iteration.get(row.iteration, []))
+        entry = entries.get(row.iteration)
+        if entry is not None:
+            telemetry = entry.iteration_telemetry
+            view.started = telemetry.timestamp_start
+            names = _names(entry)
+            if names is not None:
+                view.failing = sorted(names[0])
+                if previous_names is not None:
+                    view.fixed = sorted(previous_names[0] & names[1])
+                    view.broken = sorted(previous_names[1] & names[0])
+                previous_names = names
+            changes = telemetry.changes
+            if changes is not None:
+                text = changes.diff or ""
+                if text:
+                    view.diff, view.diff_lines, view.diff_cut = _diff_lines(text)
+                    view.fold = view.diff_lines > DIFF_FOLD_LINES
+                view.files = [f"{f.path} ({f.status}{', scratch' if f.scratch else ''})" for f in changes.files or []]
+                view.summary = [s[:400] for s in changes.summary or []][:5]
+            actions = telemetry.actions
+            if actions is not None:
+                counts = [("tool calls", actions.tool_calls_total), ("file reads", actions.file_reads),
+                          ("file edits", actions.file_edits), ("test runs", actions.test_runs),
+                          ("searches", actions.search_operations)]
+                view.actions = [f"{name} {value}" for name, value in counts if value is not None]
+                view.log = [f"{e.at_seconds:g}s " if e.at_seconds is not None else "" for e in actions.log or []]
+                view.log = [f"{prefix}{e.tool}{' ' + e.target if e.target else ''}"
+                            for prefix, e in zip(view.log, actions.log or [])][:200]
+            build = telemetry.build
+            if build is not None and build.status == "failure":
+                view.build = "; ".join(build.errors or [])[:2000] or "the build failed"
+        views.append(view)
+    totals = {"raw": verdict.raw_process_score, "process": verdict.process_score}
+    return RunView(anchor=anchor, verdict=verdict, chart=trajectory_chart(verdict, anchor), items=items, iterations=views,
+                   detail=run is not None, totals=totals)
+
+
+# --------------------------------------------------------------------------- the page
+
+
+def _environment() -> Any:
+    from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+
+    env = Environment(loader=PackageLoader("procjudge", "render/templates"), autoescape=select_autoescape(default=True),
+                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters["signed"] = lambda v: "" if v is None else f"{v:+g}"
+    env.filters["num"] = lambda v: "" if v is None else f"{v:g}"
+    env.filters["points"] = lambda v: "" if v is None else "0" if v == 0 else f"{v:+g}"
+    env.filters["fixed"] = lambda v, digits=1, sign=False: "-" if v is None else f"{v:{'+' if sign else ''}.{digits}f}"
+    env.filters["iters"] = lambda values: ", ".join(str(v) for v in values) or "-"
+    env.filters["value"] = lambda v: v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str)[:1000]
+    env.filters["slug"] = lambda text: re.sub(r"[^A-Za-z0-9_-]+", "-", str(text)).strip("-") or "x"
+    return env
+
+
+def _hash(text: str) -> str:
+    return "sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
+
+
+def page(template: str, title: str, **context: Any) -> str:
+    """A whole page: the template's body inside the shell, with the CSP naming the inline style
+    and script by their hashes."""
+    from markupsafe import Markup
+
+    env = _environment()
+    style = env.loader.get_source(env, "style.css")[0]
+    script = env.loader.get_source(env, "script.js")[0]
+    if "</" in style or "</" in script:
+        raise ValueError("an inline style or script may not contain '</'")
+    policy = (f"default-src 'none'; style-src '{_hash(style)}'; script-src '{_hash(script)}'; img-src data:; "
+              "base-uri 'none'; form-action 'none'")
+    # The style and the script are this package's own files, inserted verbatim (their hashes are
+    # in the policy); everything else the templates print is escaped.
+    text: str = env.get_template(template).render(title=title, style=Markup(style), script=Markup(script),
+                                                  policy=policy, **context)
+    return text
+
+
+def score(verdict: Verdict) -> str:
+    """``procjudge score --format html``."""
+    return page("run.html", f"procjudge: {verdict.run.id}", run=run_view(verdict))
+
+
+# --------------------------------------------------------------------------- a batch
+
+
+def _agent_rows(summary: Any) -> list[dict[str, Any]]:
+    return [{"agent": a.agent, "runs": a.runs, "mean": a.mean_process_score, "median": a.median_process_score,
+             "final": a.mean_final_score, "iterations": a.mean_iterations_used,
+             "tiers": ", ".join(f"{t} {n}" for t, n in sorted(a.tiers.items(), key=lambda x: -x[1])),
+             "shares": ", ".join(f"{k} {v:.0%}" for k, v in sorted(a.anti_pattern_share.items(), key=lambda x: -x[1])[:5])}
+            for a in summary.agents]
+
+
+def _shares(rows: Iterable[Any]) -> list[tuple[str, int, float, float]]:
+    """(finding, runs with it, share, bar width) over the rows, most common first."""
+    rows = list(rows)
+    counts: Counter[str] = Counter()
+    for row in rows:
+        counts.update(set(row.anti_patterns))
+    total = len(rows) or 1
+    top = max(counts.values(), default=1)
+    return [(name, n, n / total, round(300 * n / top, 1)) for name, n in counts.most_common(12)]
+
+
+class HtmlReporter:
+    """The batch page: runs stream in; the first ``DETAIL_CAP`` keep their verdict for a detailed
+    section, every run is a row of the table."""
+
+    needs_lines = False
+
+    def __init__(self, quiet: bool = False) -> None:
+        self.quiet = quiet
+        self.rows: list[Any] = []
+        self.detailed: list[RunView] = []
+
+    def start(self) -> str:
+        return ""
+
+    def each(self, result: Any, reasons: list[str] | None) -> str:
+        if result.row is None:
+            return ""
+        self.rows.append(result.row)
+        if not self.quiet and len(self.detailed) < DETAIL_CAP:
+            verdict = result.verdict()
+            if verdict is not None:
+                self.detailed.append(run_view(verdict, anchor=f"run-{len(self.rows) - 1}"))
+        return ""
+
+    def finish(self, collector: Any) -> str:
+        summary = collector.summary()
+        rows = self.rows
+        detailed = {view.anchor for view in self.detailed}
+        table = [{"k": k, "anchor": f"run-{k}" if f"run-{k}" in detailed else None, "row": row} for k, row in enumerate(rows)]
+        scores = [row.process_score for row in rows]
+        agents = sorted({row.agent for row in rows})
+        tiers = sorted({row.tier for row in rows})
+        findings = sorted({f for row in rows for f in row.anti_patterns})
+        return page("batch.html", "procjudge: batch", summary=summary, agents=_agent_rows(summary), table=table,
+                    agent_names=agents, tier_names=tiers, finding_names=findings,
+                    histogram=histogram(scores, "process score, all runs"), shares=_shares(rows),
+                    runs=self.detailed, cap=DETAIL_CAP, left_out=max(0, len(rows) - len(self.detailed)),
+                    errors=collector.errors[:200], error_count=len(collector.errors))
+
+
+# --------------------------------------------------------------------------- a comparison
+
+
+def _judged(path: str, policy: Any, anchor: str) -> RunView | None:
+    """A paired run judged again for its detail (None when it cannot be read again)."""
+    run = _load(path)
+    if run is None or policy is None:
+        return None
+    from ..judge import judge
+
+    return run_view(judge(run, policy), anchor=anchor)
+
+
+def compare(result: Any, policy: Any = None) -> str:
+    """``procjudge compare --format html``: two runs side by side, or two folders' distributions,
+    the paired table and the pairs that differ most, each opening both runs side by side (judged
+    again under ``policy``, which the command passes; without it, their summaries)."""
+    if result.mode == "runs":
+        return page("compare_runs.html", "procjudge: compare", result=result,
+                    a=run_view(result.a, anchor="a"), b=run_view(result.b, anchor="b"))
+    pairs = list(result.rows)
+    scores_a = [p.a.process_score for p in pairs]
+    scores_b = [p.b.process_score for p in pairs]
+    everything = scores_a + scores_b
+    low, high = (min(everything), max(everything)) if everything else (0.0, 1.0)
+    most = sorted(pairs, key=lambda p: -abs(p.difference))[:10]
+    detail = {k: (_judged(pair.a.path, policy, f"pair-{k}-a"), _judged(pair.b.path, policy, f"pair-{k}-b"))
+              for k, pair in enumerate(most)}
+    return page("compare_folders.html", "procjudge: compare", result=result, pairs=pairs, most=most, detail=detail,
+                histogram_a=histogram(scores_a, f"A: {result.a.label}", low=low, high=high),
+                histogram_b=histogram(scores_b, f"B: {result.b.label}", low=low, high=high),
+                ci=result.paired.ci95, finite=lambda v: v is not None and math.isfinite(v))

@@ -1,0 +1,150 @@
+"""`--format html` for score, batch and compare: one self-contained, escaped page.
+
+The pages are checked here as text (nothing external, the policy, the escaping of hostile run
+text, the batch cap); `test_html_browser.py` opens them in a real browser."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from procjudge.cli import app
+
+from conftest import ROOT
+
+runner = CliRunner()
+SAMPLES = ROOT / "sample_telemetry"
+HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
+
+
+class Tags(HTMLParser):
+    """Every tag with its attributes, and the text of <style> and <script> elements."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.raw: dict[str, list[str]] = {"style": [], "script": []}
+        self._in: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+        self._in = tag if tag in self.raw else None
+
+    def handle_endtag(self, tag: str) -> None:
+        self._in = None
+
+    def handle_data(self, data: str) -> None:
+        if self._in:
+            self.raw[self._in].append(data)
+
+
+def parse(html: str) -> Tags:
+    tags = Tags()
+    tags.feed(html)
+    return tags
+
+
+def hostile_run(tmp_path: Path) -> Path:
+    """A run whose every free text is markup, with a diff and per-test outcomes."""
+    doc = {
+        "run": {"id": f"evil{HOSTILE}", "agent": f"agent{HOSTILE}", "challenge": "c", "format": "standard"},
+        "iterations": [
+            {"iteration_telemetry": {
+                "changes": {"diff": f"--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-old\n+new {HOSTILE}\n",
+                            "summary": [f"summary {HOSTILE}"]},
+                "test_results": {"tests": [{"name": f"test_a{HOSTILE}", "outcome": "failed"}, {"name": "test_b", "outcome": "passed"}]}}},
+            {"iteration_telemetry": {
+                "changes": {"diff": "--- a/tests/test_x.py\n+++ b/tests/test_x.py\n@@ -1 +1 @@\n-    assert f(2) == 4\n+    assert f(2) == 5\n"},
+                "test_results": {"tests": [{"name": f"test_a{HOSTILE}", "outcome": "passed"}, {"name": "test_b", "outcome": "failed"}]}}},
+        ],
+    }
+    path = tmp_path / "evil.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def html_of(args: list[str], tmp_path: Path, name: str = "out.html") -> str:
+    out = tmp_path / name
+    result = runner.invoke(app, [*args, "--format", "html", "-o", str(out)])
+    assert result.exit_code in (0, 1), result.output
+    return out.read_text(encoding="utf-8")
+
+
+def assert_self_contained(html: str) -> None:
+    tags = parse(html)
+    for tag, attrs in tags.tags:
+        for name in ("src", "href", "action", "data", "xlink:href"):
+            value = attrs.get(name)
+            if value is not None:
+                assert value.startswith("#"), f"<{tag} {name}={value!r}> leaves the page"
+    assert not re.search(r"url\(|@import", "".join(tags.raw["style"])), "the style loads something"
+    policy = next(a["content"] for t, a in tags.tags if t == "meta" and a.get("http-equiv") == "Content-Security-Policy")
+    assert policy is not None and "default-src 'none'" in policy
+    for kind, directive in (("style", "style-src"), ("script", "script-src")):
+        (text,) = tags.raw[kind]
+        digest = base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode()
+        assert f"{directive} 'sha256-{digest}'" in policy, f"the {kind} is not the one the policy allows"
+    assert "unsafe-inline" not in policy and "http" not in policy
+
+
+def test_a_run_page_is_self_contained_and_escapes_every_text_of_the_run(tmp_path: Path) -> None:
+    html = html_of(["score", str(hostile_run(tmp_path))], tmp_path)
+    assert_self_contained(html)
+    tags = parse(html)
+    assert [t for t, _ in tags.tags].count("script") == 1  # ours, and none from the run
+    assert not any(name.startswith("on") for _, attrs in tags.tags for name in attrs)
+    assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in html
+    # the diff is there, coloured by line; the test the second iteration broke is named
+    assert '<span class="l add">+new &lt;script&gt;' in html and '<span class="l del">-    assert f(2) == 4</span>' in html
+    assert re.search(r"<b class=\"loss\">Broken</b>: <code>test_b</code>", html)
+    assert re.search(r"<b class=\"gain\">Fixed</b>: <code>test_a&lt;script&gt;", html)
+    # every finding is a <details> the chart's markers point at
+    markers = re.findall(r'<a href="#(r0-item-\d+)"><rect', html)
+    assert markers and all(f'id="{m}"' in html for m in markers)
+
+
+def test_the_sample_pages_for_score_batch_and_compare_are_self_contained(tmp_path: Path) -> None:
+    pages = [
+        html_of(["score", str(SAMPLES / "example2_bad_standard.yaml")], tmp_path, "score.html"),
+        html_of(["batch", str(SAMPLES), "--exit-zero"], tmp_path, "batch.html"),
+        html_of(["compare", str(SAMPLES / "example1_good_standard.yaml"), str(SAMPLES / "example2_bad_standard.yaml")],
+                tmp_path, "runs.html"),
+        html_of(["compare", str(ROOT / "tests" / "fixtures" / "compare" / "a"), str(ROOT / "tests" / "fixtures" / "compare" / "b")],
+                tmp_path, "folders.html"),
+    ]
+    for html in pages:
+        assert_self_contained(html)
+    assert 'id="runs"' in pages[1] and "regression_blindness" in pages[0]
+    assert "95% bootstrap interval" in pages[3] and "The pairs that differ most" in pages[3]
+
+
+def test_a_large_batch_lists_every_run_and_details_only_the_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from procjudge.render import html as page
+
+    monkeypatch.setattr(page, "DETAIL_CAP", 3)
+    for k in range(7):
+        (tmp_path / "runs").mkdir(exist_ok=True)
+        (tmp_path / "runs" / f"r{k}.json").write_text(json.dumps({"iterations": [
+            {"iteration_telemetry": {"score": {"post_iteration": 40 + k}}},
+            {"iteration_telemetry": {"score": {"post_iteration": 60 + k}}}]}))
+    html = html_of(["batch", str(tmp_path / "runs"), "--exit-zero"], tmp_path)
+    assert html.count("<tr data-k=") == 7
+    assert html.count('<section class="run">') == 3
+    assert "4 of 7 runs are listed without their detail: the page details the first 3" in html
+
+
+def test_html_is_not_imported_by_other_formats() -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "procjudge", "score", "sample_telemetry/example1_good_standard.yaml"],
+                          cwd=ROOT, capture_output=True, text=True, check=False)
+    assert done.returncode == 0 and "procjudge.cli" in done.stderr
+    assert "jinja2" not in done.stderr and "procjudge.render.html" not in done.stderr
