@@ -307,3 +307,24 @@ def test_repeated_fail_on_keeps_every_gate(tmp_path: Path) -> None:
     result = runner.invoke(app, ["batch", run, "--jobs", "1", "--format", "csv",
                                  "--fail-on", "shotgun_debugging", "--fail-on", "test_chasing"])
     assert result.exit_code == 1
+
+
+def test_a_written_report_gets_the_permissions_of_a_new_file_or_of_the_one_it_replaces(tmp_path: Path) -> None:
+    import os
+
+    from procjudge.safe_io import atomic_write
+
+    old = os.umask(0o022)
+    try:
+        fresh = tmp_path / "fresh.html"
+        with atomic_write(str(fresh)) as handle:
+            handle.write("x")
+        assert fresh.stat().st_mode & 0o777 == 0o644  # not the temporary file's private 0600
+        kept = tmp_path / "kept.json"
+        kept.write_text("old")
+        kept.chmod(0o640)
+        with atomic_write(str(kept)) as handle:
+            handle.write("new")
+        assert kept.read_text() == "new" and kept.stat().st_mode & 0o777 == 0o640
+    finally:
+        os.umask(old)

@@ -325,3 +325,16 @@ def test_the_writer_refuses_a_run_the_model_would_refuse(tmp_path: Path) -> None
     assert not writer.put("log.jsonl", 7, "a", "t", bad, issues)
     assert issues[0].line == 7 and "does not fit the run model" in issues[0].reason and "passed" in issues[0].reason
     assert not list(tmp_path.rglob("*.json"))
+
+
+def test_a_repaired_regression_is_shown_but_is_not_an_anti_pattern_of_the_run() -> None:
+    from conftest import run_from
+
+    def step(outcomes: dict[str, str]) -> dict[str, Any]:
+        return {"iteration_telemetry": {"test_results": {"tests": [{"name": n, "outcome": o} for n, o in outcomes.items()]}}}
+
+    verdict = judge(run_from({"run": {"iterations_are": "local_runs"}, "iterations": [
+        step({"a": "passed", "b": "failed"}), step({"a": "failed", "b": "passed"}), step({"a": "passed", "b": "passed"})]}))
+    (item,) = [i for i in verdict.items if i.id == "regression_blindness"]
+    assert item.points == 0 and item.detail["repaired_at"] == 2 and "repaired at iteration 2" in item.evidence
+    assert "regression_blindness" not in verdict.anti_patterns and "regression_blindness" not in verdict.findings
