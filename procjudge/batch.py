@@ -16,6 +16,7 @@ from typing import Any
 
 import msgspec
 
+from .loading import LoadError
 from .policy import DEFAULT, Policy
 from .verdict import Item, Verdict
 
@@ -100,6 +101,14 @@ class Result(msgspec.Struct, frozen=True, kw_only=True):
     lines: dict[int, int] | None = None  # the line where each submission starts, by number, when asked for
     error: str | None = None
     error_line: int | None = None
+    # A run of a JSON-lines file: ``path`` names it ``FILE:LINE``, ``file`` is the file itself
+    # (annotations point at ``file``, at the record's line).
+    file: str | None = None
+
+    @property
+    def location(self) -> str:
+        """The file an annotation points at."""
+        return self.file or self.path
 
     @classmethod
     def of(cls, path: str, verdict: Verdict, lines: dict[int, int] | None = None) -> Result:
@@ -116,21 +125,38 @@ class Result(msgspec.Struct, frozen=True, kw_only=True):
         if verdict is None:
             return []
         lines = self.lines or {}
+        # every iteration of a JSON-lines record is on the record's line
+        record = next(iter(lines.values()), None) if self.file is not None else None
         return [
             Finding(i.id, i.kind, i.points, i.evidence, i.iterations[-1] if i.iterations else None,
-                    lines.get(i.iterations[-1]) if i.iterations else None)
+                    lines.get(i.iterations[-1], record) if i.iterations else record)
             for i in verdict.items if annotated(i)
         ]
 
 
 RESULTS = msgspec.msgpack.Decoder(list[Result])
+Task = str | tuple[str, int, bytes] | tuple[str, int, str]  # a run file; a JSON-lines record; an error at a line
 VERDICT = msgspec.msgpack.Decoder(Verdict)
+
+
+def score_line(path: str, line: int, data: bytes, policy: Policy = DEFAULT) -> Result:
+    """Score one record of a JSON-lines file; any failure becomes ``Result.error`` at its line."""
+    from .records import record_path, score_record
+
+    name = record_path(path, line)
+    try:
+        verdict = score_record(data, policy, source=path, line=line)
+    except LoadError as exc:
+        return Result(path=path, error=str(exc), error_line=line, file=path)
+    except Exception as exc:  # noqa: BLE001 - one broken record must never stop a batch
+        return Result(path=path, error=f"{name}: internal error: {type(exc).__name__}: {exc}", error_line=line, file=path)
+    return msgspec.structs.replace(Result.of(name, verdict, {row.iteration: line for row in verdict.iterations}), file=path)
 
 
 def score_path(path: str, policy: Policy = DEFAULT, want_lines: bool = False) -> Result:
     """Score one file; any failure becomes ``Result.error`` (never an exception)."""
     from .judge import judge
-    from .loading import LoadError, load_run
+    from .loading import load_run
 
     try:
         run = load_run(path, with_lines=want_lines)
@@ -159,14 +185,36 @@ def _init_worker(policy: Policy, want_lines: bool) -> None:
     _WORKER.update(policy=policy, want_lines=want_lines)
 
 
-def _work(path: str) -> Result:
-    return score_path(path, _WORKER["policy"], _WORKER["want_lines"])
+def score_task(task: Task, policy: Policy = DEFAULT, want_lines: bool = False) -> Result:
+    """Score a run file, or a record of a JSON-lines file (or pass on an error found reading one)."""
+    if isinstance(task, str):
+        return score_path(task, policy, want_lines)
+    path, line, data = task
+    if isinstance(data, str):
+        return Result(path=path, error=data, error_line=line, file=path)
+    return score_line(path, line, data, policy)
 
 
-def _work_chunk(paths: list[str]) -> bytes:
+def tasks(paths: list[str]) -> Iterator[Task]:
+    """The paths as tasks, in order: a JSON-lines file becomes one task per record, streamed."""
+    from .records import is_records, read_records
+
+    for path in paths:
+        if not is_records(path):
+            yield path
+            continue
+        for line, data in read_records(path):
+            yield (path, line, str(data)) if isinstance(data, LoadError) else (path, line, data)
+
+
+def _work(task: Task) -> Result:
+    return score_task(task, _WORKER["policy"], _WORKER["want_lines"])
+
+
+def _work_chunk(chunk: list[Task]) -> bytes:
     """A chunk's results as MessagePack: smaller and faster across the process boundary than
     pickled structs, and decoded back into the same typed values."""
-    return msgspec.msgpack.encode([_work(path) for path in paths])
+    return msgspec.msgpack.encode([_work(task) for task in chunk])
 
 
 class Interrupted(Exception):
@@ -210,9 +258,12 @@ def score_paths(
     flat. A worker that dies (killed from outside, out of memory) breaks only the chunks it held:
     they are scored again in a fresh pool, file by file, and a file that kills its worker a second
     time is reported as an error, never waited for."""
-    if jobs <= 1 or len(paths) < 2:
-        for path in paths:
-            yield score_path(path, policy, want_lines)
+    from .records import is_records
+
+    many = any(is_records(p) for p in paths)
+    if jobs <= 1 or (len(paths) < 2 and not many):
+        for task in tasks(paths):
+            yield score_task(task, policy, want_lines)
         return
     import collections
     import multiprocessing
@@ -221,8 +272,19 @@ def score_paths(
 
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     context = multiprocessing.get_context(method)
-    size = max(1, min(64, len(paths) // (jobs * 8) or 1))
-    chunks = iter([paths[k:k + size] for k in range(0, len(paths), size)])
+    size = 64 if many else max(1, min(64, len(paths) // (jobs * 8) or 1))
+
+    def chunked() -> Iterator[list[Task]]:
+        chunk: list[Task] = []
+        for task in tasks(paths):
+            chunk.append(task)
+            if len(chunk) >= size:
+                yield chunk
+                chunk = []
+        if chunk:
+            yield chunk
+
+    chunks = chunked()
 
     def pool() -> ProcessPoolExecutor:
         return ProcessPoolExecutor(jobs, mp_context=context, initializer=_ignore_interrupts,
@@ -230,14 +292,14 @@ def score_paths(
 
     executor = pool()
 
-    def submit(chunk: list[str]) -> Future[bytes] | None:
+    def submit(chunk: list[Task]) -> Future[bytes] | None:
         """The chunk's future; None when the pool broke under it (the chunk is scored again)."""
         try:
             return executor.submit(_work_chunk, chunk)
         except BrokenProcessPool:
             return None
 
-    window: collections.deque[tuple[list[str], Future[bytes] | None]] = collections.deque()
+    window: collections.deque[tuple[list[Task], Future[bytes] | None]] = collections.deque()
     try:
         while True:
             while len(window) < jobs * 4:
@@ -256,8 +318,8 @@ def score_paths(
                 _stop(executor)
                 executor = pool()
                 results = []
-                for path in chunk:
-                    result, executor = _rescore(path, executor, pool)
+                for task in chunk:
+                    result, executor = _rescore(task, executor, pool)
                     results.append(result)
                 window = collections.deque((c, submit(c)) for c, _ in window)
             yield from results
@@ -266,17 +328,19 @@ def score_paths(
         _stop(executor, wait=sys.exc_info()[0] is None)
 
 
-def _rescore(path: str, executor: Any, pool: Callable[[], Any]) -> tuple[Result, Any]:
+def _rescore(task: Task, executor: Any, pool: Callable[[], Any]) -> tuple[Result, Any]:
     """Score one file again after its worker died; a second death makes it an error (and the
     broken pool is replaced for the files after it)."""
     from concurrent.futures.process import BrokenProcessPool
 
     try:
-        return RESULTS.decode(executor.submit(_work_chunk, [path]).result())[0], executor
+        return RESULTS.decode(executor.submit(_work_chunk, [task]).result())[0], executor
     except BrokenProcessPool:
         _stop(executor)
-        return Result(path=path, error=f"{path}: the worker scoring this file died twice (killed, or out of "
-                                       "memory); not scored"), pool()
+        name = task if isinstance(task, str) else f"{task[0]}:{task[1]}"
+        return Result(path=task if isinstance(task, str) else task[0], file=None if isinstance(task, str) else task[0],
+                      error_line=None if isinstance(task, str) else task[1],
+                      error=f"{name}: the worker scoring this file died twice (killed, or out of memory); not scored"), pool()
 
 
 def _stop(executor: Any, wait: bool = True) -> None:

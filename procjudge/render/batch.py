@@ -134,15 +134,15 @@ def _gh_property(value: str) -> str:
 def _github_lines(result: Result, reasons: list[str] | None) -> Iterator[str]:
     if result.error is not None:
         line = f",line={result.error_line}" if result.error_line else ""
-        yield f"::error file={_gh_property(result.path)}{line},title=procjudge%3A unreadable run file::{_gh_data(literal(result.error))}\n"
+        yield f"::error file={_gh_property(result.location)}{line},title=procjudge%3A unreadable run file::{_gh_data(literal(result.error))}\n"
         return
     for finding in result.findings():
         line = f",line={finding.line}" if finding.line else ""
         title = f"procjudge {finding.id} ({signed(finding.points)})"
-        yield (f"::warning file={_gh_property(result.path)}{line},title={_gh_property(title)}::"
+        yield (f"::warning file={_gh_property(result.location)}{line},title={_gh_property(title)}::"
                f"{_gh_data(literal(f'iteration {finding.iteration}: {finding.evidence}'))}\n")
     if reasons:
-        yield (f"::error file={_gh_property(result.path)},title=procjudge gate::"
+        yield (f"::error file={_gh_property(result.location)},title=procjudge gate::"
                f"{_gh_data(literal((result.row.id if result.row else result.path) + ': ' + '; '.join(reasons)))}\n")
 
 
@@ -396,7 +396,7 @@ class SarifReporter(Reporter):
         out = []
         for item in items:
             line = lines.get(item.iterations[-1]) if item.iterations else None
-            location: dict[str, Any] = {"artifactLocation": {"uri": _uri(result.path)}}
+            location: dict[str, Any] = {"artifactLocation": {"uri": _uri(result.location)}}
             if line:
                 location["region"] = {"startLine": line}
             accusing = self.rules[self.index[item.id]].accuses and item.strength == "definite"
@@ -466,7 +466,7 @@ class GitlabReporter(Reporter):
         verdict = result.verdict()
         if verdict is None:
             return self._issue(result.error or "unreadable run file", "procjudge/unreadable",
-                               _fingerprint(result.path, "unreadable", []), "blocker", result.path, result.error_line)
+                               _fingerprint(result.path, "unreadable", []), "blocker", result.location, result.error_line)
         run = verdict.run
         lines = result.lines or {}
         out = []
@@ -474,7 +474,7 @@ class GitlabReporter(Reporter):
             severity = "critical" if item.id in self.accusing and item.strength == "definite" else GITLAB_SEVERITY[item.strength]
             out.append(self._issue(
                 f"{run.id}: {item.id} at iteration {iterations(item.iterations)} ({item.points:+g}): {item.evidence}",
-                f"procjudge/{item.id}", _fingerprint(result.path, item.id, item.iterations), severity, result.path,
+                f"procjudge/{item.id}", _fingerprint(result.path, item.id, item.iterations), severity, result.location,
                 lines.get(item.iterations[-1]) if item.iterations else None))
         return "".join(out)
 

@@ -1,0 +1,134 @@
+"""Many runs per file: JSON Lines (``.jsonl``, ``.ndjson``; also ``.gz`` and ``.zst``), and the
+pure function that scores one record.
+
+A JSON-lines file holds one run per line, each a JSON object in any shape a run file may have
+(``{"run": ..., "iterations": [...]}``, a list of records, one bare record). A run's path is
+``FILE:LINE`` wherever it is shown, and an error or an annotation points at that line. Lines are
+streamed, so a file of a million runs is read in bounded memory; a line longer than
+``MAX_RECORD_BYTES`` is an error at its line and is skipped without being held. A file whose first
+record is not a run (another tool's log) is one error, not one per line.
+
+:func:`score_record` is what the batch workers, the Dask integration and a Spark job call: pure,
+picklable, from bytes (or an already parsed object) and a policy to a verdict.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+from collections.abc import Iterator
+from typing import IO, Any
+
+import msgspec
+
+from .loading import LoadError
+from .policy import DEFAULT, Policy
+from .verdict import Verdict
+
+SUFFIXES = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz", ".jsonl.zst", ".ndjson.zst")
+MAX_RECORD_BYTES = 64 * 1024 * 1024
+RUN_KEYS = (b'"iterations"', b'"iteration_telemetry"', b'"score"', b'"test_results"')
+
+
+def is_records(path: str) -> bool:
+    """Whether a path names a JSON-lines file of runs (by its suffix)."""
+    return path.lower().endswith(SUFFIXES)
+
+
+def _open(path: str) -> IO[bytes]:
+    lowered = path.lower()
+    if lowered.endswith(".gz"):
+        return gzip.open(path, "rb")  # type: ignore[return-value]
+    if lowered.endswith(".zst"):
+        try:
+            import zstandard  # type: ignore[import-not-found,unused-ignore]
+        except ImportError:
+            try:
+                from compression import zstd  # type: ignore[import-not-found,unused-ignore]
+            except ImportError:
+                raise LoadError(path, "reading .zst needs Python 3.14 or the zstandard package: "
+                                      "pip install 'procjudge[inspect]'") from None
+            return zstd.open(path, "rb")  # type: ignore[no-any-return]
+        raw = open(path, "rb")  # noqa: SIM115 - closed with the stream reader's closefd
+        return io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(raw, closefd=True))
+    return open(path, "rb")
+
+
+def read_records(path: str) -> Iterator[tuple[int, bytes | LoadError]]:
+    """(line number, the line's bytes or the error at that line) for every non-blank line."""
+    from .loading import regular_file_problem
+
+    problem = regular_file_problem(path)
+    if problem is not None:
+        yield 1, LoadError(path, problem)
+        return
+    try:
+        handle = _open(path)
+    except LoadError as exc:
+        yield 1, exc
+        return
+    except OSError as exc:
+        yield 1, LoadError(path, f"cannot read: {exc.strerror or exc}")
+        return
+    number = 0
+    first = True
+    try:
+        with handle:
+            while True:
+                raw = handle.readline(MAX_RECORD_BYTES + 1)
+                if not raw:
+                    return
+                number += 1
+                if len(raw) > MAX_RECORD_BYTES and not raw.endswith(b"\n"):
+                    while True:
+                        rest = handle.readline(MAX_RECORD_BYTES)
+                        if not rest or rest.endswith(b"\n"):
+                            break
+                    yield number, LoadError(path, f"line is longer than {MAX_RECORD_BYTES // 2**20} MiB; skipped", line=number)
+                    continue
+                if not raw.strip():
+                    continue
+                if first:
+                    first = False
+                    if not any(key in raw for key in RUN_KEYS):
+                        yield number, LoadError(path, "not a file of runs: its first record has no iterations, score or "
+                                                      "test results (another tool's log? procjudge import reads those)",
+                                                line=number)
+                        return
+                yield number, raw
+    except (OSError, EOFError, ValueError) as exc:  # a truncated or corrupt compressed stream
+        yield number + 1, LoadError(path, f"cannot read past line {number}: {exc}", line=number + 1)
+
+
+def record_path(path: str, line: int) -> str:
+    """How a run of a JSON-lines file is named: ``FILE:LINE``."""
+    return f"{path}:{line}"
+
+
+def load_record(data: bytes | dict[str, Any] | list[Any], source: str = "<record>", line: int | None = None) -> Any:
+    """One record as a validated Run; LoadError at ``source`` (and ``line``) when it is not one."""
+    from .loading import load_run
+
+    name = record_path(source, line) if line is not None else source
+    if not isinstance(data, (bytes, bytearray)):
+        data = msgspec.json.encode(data)
+    try:
+        return load_run(name + ".json", bytes(data))
+    except LoadError as exc:
+        raise LoadError(source, exc.reason, line=line if line is not None else exc.line,
+                        column=exc.column if line is None or exc.line in (None, 1) else None, field=exc.field) from None
+
+
+def score_record(data: bytes | dict[str, Any] | list[Any], policy: Policy = DEFAULT, source: str = "<record>",
+                 line: int | None = None) -> Verdict:
+    """Score one run given as JSON bytes or a parsed object: pure and picklable (what a batch
+    worker, a Dask task or a Spark ``mapInPandas`` function calls). Raises LoadError on a record
+    that is not a run."""
+    from .judge import judge
+
+    run = load_record(data, source, line)
+    verdict = judge(run, policy)
+    if verdict.run.path.endswith(".json"):
+        verdict = msgspec.structs.replace(verdict, run=msgspec.structs.replace(
+            verdict.run, path=record_path(source, line) if line is not None else source))
+    return verdict
