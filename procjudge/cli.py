@@ -336,8 +336,13 @@ def _report(reporters: list[tuple[str, Reporter, str | None]], stream: Iterable[
     """Feed one stream of results to every report at once, each through its lifecycle; a report
     file is written whole or not at all."""
     with contextlib.ExitStack() as stack:
-        sinks = []
+        sinks: list[tuple[str, Reporter, TextIO | None]] = []
         for name, reporter, target in reporters:
+            if getattr(reporter, "writes_files", False):  # parquet: the reporter writes its own files
+                reporter.target = target  # type: ignore[attr-defined]
+                stack.callback(reporter.abandon)  # type: ignore[attr-defined]
+                sinks.append((name, reporter, None))
+                continue
             handle = stack.enter_context(_writing(Path(target), newline="")) if target is not None else None
             sinks.append((name, reporter, handle))
 
@@ -436,6 +441,11 @@ def batch(
     list_files: bool = typer.Option(False, "--list-files", help="Print the run files that would be read, one per line, and exit."),
     jobs: int | None = typer.Option(None, "--jobs", "-j", min=0, max=MAX_JOBS,
                                     help=f"Worker processes, 0 to {MAX_JOBS} (default 0: the machine's cores)."),
+    engine: str = typer.Option("local", "--engine", metavar="local|dask",
+                               help="Where runs are scored: local worker processes, or a Dask cluster (pip install "
+                                    "'procjudge[dask]'): the one at --scheduler, else a local one of --jobs workers."),
+    scheduler: str | None = typer.Option(None, "--scheduler", metavar="ADDRESS",
+                                         help="With --engine dask: the scheduler to use, e.g. tcp://10.0.0.5:8786."),
     policy: Path | None = POLICY_OPTION,
 ) -> None:
     """Score every run file under folders and globs, in a deterministic order, and gate on the result.
@@ -488,14 +498,39 @@ def batch(
         _err(f"procjudge: no run files (.yaml, .yml, .json) found in {' '.join(targets)} "
              "(hidden, git-ignored and excluded files are skipped; --list-files shows what is read)")
         raise typer.Exit(2)
-    reporters = [(name, output_formats.renderer("batch", name)(quiet=quiet), target) for name, target in outputs]
+    for name, target in outputs:
+        if name == "parquet" and target is None:
+            _err("procjudge: --format parquet writes files: give -o DIR (runs.parquet and items.parquet) or -o NAME.parquet")
+            raise typer.Exit(2)
+    try:
+        reporters = [(name, output_formats.renderer("batch", name)(quiet=quiet), target) for name, target in outputs]
+    except ImportError as exc:
+        _err(f"procjudge: {exc}")
+        raise typer.Exit(2) from None
     gates = Gates(fail_under=fail_under if fail_under is not None else config.fail_under,
                   fail_under_mean=fail_under_mean if fail_under_mean is not None else config.fail_under_mean,
                   fail_on=gates_on)
     collector = Collector(gates, keep_rows=not quiet and any(name in ("table", "markdown") for name, _ in outputs))
     chosen = jobs if jobs is not None else (config.jobs or 0)
     workers = chosen or os.cpu_count() or 1
-    results = score_paths(paths, active, jobs=workers, want_lines=any(r.needs_lines for _, r, _ in reporters))
+    want_lines = any(r.needs_lines for _, r, _ in reporters)
+    if engine not in ("local", "dask"):
+        _err(f"procjudge: --engine {engine!r}: expected local or dask")
+        raise typer.Exit(2)
+    if scheduler and engine != "dask":
+        _err("procjudge: --scheduler needs --engine dask")
+        raise typer.Exit(2)
+    if engine == "dask":
+        try:
+            import distributed  # noqa: F401
+
+            from .dask import stream
+        except ImportError:
+            _err("procjudge: --engine dask needs Dask: pip install 'procjudge[dask]'")
+            raise typer.Exit(2) from None
+        results: Iterable[Result] = stream(paths, active, scheduler, workers, want_lines=want_lines)
+    else:
+        results = score_paths(paths, active, jobs=workers, want_lines=want_lines)
     _report(reporters, collector.feed(_progress(results, len(paths))), collector)
     from .batch import warning_lines
 

@@ -54,6 +54,12 @@ def _open(path: str) -> IO[bytes]:
     return open(path, "rb")
 
 
+def not_runs(path: str, line: int) -> LoadError:
+    """The one error for a JSON-lines file whose first record is not a run."""
+    return LoadError(path, "not a file of runs: its first record has no iterations, score or test results "
+                           "(another tool's log? procjudge import reads those)", line=line)
+
+
 def read_records(path: str) -> Iterator[tuple[int, bytes | LoadError]]:
     """(line number, the line's bytes or the error at that line) for every non-blank line."""
     from .loading import regular_file_problem
@@ -91,9 +97,7 @@ def read_records(path: str) -> Iterator[tuple[int, bytes | LoadError]]:
                 if first:
                     first = False
                     if not any(key in raw for key in RUN_KEYS):
-                        yield number, LoadError(path, "not a file of runs: its first record has no iterations, score or "
-                                                      "test results (another tool's log? procjudge import reads those)",
-                                                line=number)
+                        yield number, not_runs(path, number)
                         return
                 yield number, raw
     except (OSError, EOFError, ValueError) as exc:  # a truncated or corrupt compressed stream

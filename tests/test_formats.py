@@ -164,7 +164,7 @@ def test_the_format_registry_is_the_one_list_of_formats() -> None:
         assert [c.value for c in choices] == formats.names(command)
         for name in formats.names(command):
             assert callable(formats.renderer(command, name)), (command, name)
-    assert formats.names("batch") == ["table", "json", "markdown", "html", "csv", "junit", "github", "sarif", "gitlab"]
+    assert formats.names("batch") == ["table", "json", "markdown", "html", "parquet", "csv", "junit", "github", "sarif", "gitlab"]
     assert formats.names("score") == formats.names("compare") == ["table", "json", "markdown", "html"]
     with pytest.raises(KeyError):
         formats.renderer("score", "csv")

@@ -40,6 +40,8 @@ FORMATS: tuple[Format, ...] = (
     Format(name="html", help="one self-contained page to open and share (charts, findings, diffs)", renderers={
         "score": "procjudge.render.html:score", "batch": "procjudge.render.html:HtmlReporter",
         "compare": "procjudge.render.html:compare"}),
+    Format(name="parquet", help="runs and items tables for DuckDB, pandas, Polars, Spark (needs -o; pyarrow)", binary=True,
+           renderers={"batch": "procjudge.render.parquet:ParquetReporter"}),
     Format(name="csv", help="one row per run", renderers={"batch": "procjudge.render.batch:REPORTERS.csv"}),
     Format(name="junit", help="one testcase per run", renderers={"batch": "procjudge.render.batch:REPORTERS.junit"}),
     Format(name="github", help="GitHub Actions annotations", renderers={"batch": "procjudge.render.batch:REPORTERS.github"}),

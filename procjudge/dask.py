@@ -1,0 +1,224 @@
+"""Scoring on Dask: partitions of run files and of JSON-lines byte ranges, scored on the workers.
+
+    import procjudge.dask
+    runs = procjudge.dask.score_paths(["runs/"])            # a dask.dataframe of runs
+    runs.to_parquet("scored/")                               # or .compute(), .groupby(...)
+    items = procjudge.dask.score_paths(["runs/"], table="items")
+
+and ``procjudge batch runs/ --engine dask [--scheduler tcp://host:8786]``, which sends the same
+partitions to a cluster (a local one of ``--jobs`` worker processes when no scheduler is named)
+and streams the results back, in order, into the usual reports: the output is the same as with
+``--jobs``.
+
+A partition is a list of run files, a byte range of a plain JSON-lines file (cut at line ends,
+with the number of its first line), or a whole compressed JSON-lines file (a gzip or zstd stream
+cannot be entered in the middle). Each is scored by :func:`score_partition`, a plain function of
+the partition and the policy: the workers need procjudge installed, nothing else. Dask itself is
+an optional extra: ``pip install 'procjudge[dask]'``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import msgspec
+
+from .batch import Result, Task, score_task
+from .policy import DEFAULT, Policy
+from .records import is_records
+
+BLOCK_BYTES = 32 * 2**20  # a JSON-lines partition: about 6,000 runs of 5 KB
+FILES_PER_PARTITION = 500
+
+
+class Partition(msgspec.Struct, frozen=True):
+    """What one task scores: ``files`` (run files), or a JSON-lines ``path`` with the byte range
+    ``start``..``end`` whose first line is ``line`` (``end`` -1: the whole, compressed file)."""
+
+    files: list[str] = []
+    path: str = ""
+    start: int = 0
+    end: int = -1
+    line: int = 1
+
+
+def partitions(paths: list[str], block: int = BLOCK_BYTES, files: int = FILES_PER_PARTITION) -> list[Partition]:
+    """The partitions of the paths, in order. A plain JSON-lines file is cut into blocks of about
+    ``block`` bytes at line ends, its newlines counted once here so that every run keeps its line."""
+    out: list[Partition] = []
+    pending: list[str] = []
+    for path in paths:
+        if not is_records(path):
+            pending.append(path)
+            if len(pending) >= files:
+                out.append(Partition(files=pending))
+                pending = []
+            continue
+        if pending:
+            out.append(Partition(files=pending))
+            pending = []
+        if path.lower().endswith((".gz", ".zst")):
+            out.append(Partition(path=path))
+            continue
+        out += _ranges(path, block)
+    if pending:
+        out.append(Partition(files=pending))
+    return out
+
+
+def _ranges(path: str, block: int) -> list[Partition]:
+    size = os.path.getsize(path)
+    if size == 0:
+        return [Partition(path=path, start=0, end=0)]
+    out = []
+    start, line = 0, 1
+    with open(path, "rb") as handle:
+        while start < size:
+            handle.seek(min(size, start + block))
+            handle.readline()  # to the end of the line the cut falls in
+            end = min(size, handle.tell()) if start + block < size else size
+            handle.seek(start)
+            newlines = 0
+            remaining = end - start
+            while remaining > 0:
+                chunk = handle.read(min(remaining, 8 * 2**20))
+                if not chunk:
+                    break
+                newlines += chunk.count(b"\n")
+                remaining -= len(chunk)
+            out.append(Partition(path=path, start=start, end=end, line=line))
+            start, line = end, line + newlines
+    return out
+
+
+def _tasks(partition: Partition) -> Iterator[Task]:
+    from .batch import tasks
+    from .records import MAX_RECORD_BYTES
+
+    if partition.files:
+        yield from partition.files
+        return
+    if partition.end < 0:
+        yield from tasks([partition.path])
+        return
+    first = partition.start == 0
+    with open(partition.path, "rb") as handle:
+        handle.seek(partition.start)
+        number = partition.line - 1
+        while handle.tell() < partition.end:
+            raw = handle.readline(MAX_RECORD_BYTES + 1)
+            if not raw:
+                return
+            number += 1
+            if len(raw) > MAX_RECORD_BYTES and not raw.endswith(b"\n"):
+                while True:
+                    rest = handle.readline(MAX_RECORD_BYTES)
+                    if not rest or rest.endswith(b"\n"):
+                        break
+                yield partition.path, number, f"{partition.path}:{number}: line is longer than {MAX_RECORD_BYTES // 2**20} MiB; skipped"
+                continue
+            if raw.strip():
+                if first:
+                    first = False
+                    from .records import RUN_KEYS, not_runs
+
+                    if not any(key in raw for key in RUN_KEYS):
+                        yield partition.path, number, str(not_runs(partition.path, number))
+                        return
+                yield partition.path, number, raw
+
+
+def score_partition(partition: Partition, policy: Policy = DEFAULT, want_lines: bool = False) -> bytes:
+    """Score one partition: its results as MessagePack (``list[Result]``), in order."""
+    return msgspec.msgpack.encode([score_task(task, policy, want_lines) for task in _tasks(partition)])
+
+
+def _frame(partition: Partition, policy: Policy, table: str) -> Any:
+    import pandas as pd
+
+    from .render.parquet import item_rows, run_row
+
+    rows: list[dict[str, Any]] = []
+    for result in msgspec.msgpack.decode(score_partition(partition, policy), type=list[Result]):
+        if result.row is None:
+            if table == "errors":
+                rows.append({"path": result.path, "line": result.error_line, "message": result.error})
+            continue
+        if table == "runs":
+            rows.append(run_row(result.row))
+        elif table == "items":
+            verdict = result.verdict()
+            rows += item_rows(result.row, verdict) if verdict is not None else []
+    return pd.DataFrame(rows, columns=list(_META[table]))
+
+
+_META: dict[str, dict[str, str]] = {
+    "runs": {"id": "object", "path": "object", "agent": "object", "challenge": "object", "format": "object",
+             "iterations_used": "int64", "final_score": "float64", "process_score": "float64",
+             "raw_process_score": "float64", "tier": "object", "pattern": "object", "anti_patterns": "object",
+             "findings": "object", "warnings": "int64", "final_minus_best": "float64", "bucket": "object",
+             "outcome": "object", "returned_round": "float64", "source": "object", "started_at": "object",
+             "first_failing_test": "object"},
+    "items": {"run": "object", "path": "object", "id": "object", "kind": "object", "points": "float64",
+              "iterations": "object", "basis": "object", "strength": "object", "evidence": "object"},
+    "errors": {"path": "object", "line": "float64", "message": "object"},
+}
+
+
+def score_paths(targets: list[str], policy: Policy = DEFAULT, table: str = "runs", block: int = BLOCK_BYTES) -> Any:
+    """A ``dask.dataframe.DataFrame`` of the runs (``table="runs"``), their items (``"items"``) or
+    the records that could not be scored (``"errors"``) under folders, files and globs (found as
+    ``procjudge batch`` finds them). Nothing is scored until it is computed."""
+    import dask
+    import dask.dataframe as dd
+    import pandas as pd
+
+    from .discovery import discover
+
+    if table not in _META:
+        raise ValueError(f"table is one of {', '.join(_META)}, not {table!r}")
+    parts = partitions(discover(targets), block=block)
+    meta = pd.DataFrame({name: pd.Series(dtype=kind) for name, kind in _META[table].items()})
+    if not parts:
+        return dd.from_pandas(meta, npartitions=1)
+    delayed = [dask.delayed(_frame)(part, policy, table) for part in parts]
+    return dd.from_delayed(delayed, meta=meta, verify_meta=False)
+
+
+def stream(paths: list[str], policy: Policy, scheduler: str | None, workers: int,
+           block: int = BLOCK_BYTES, want_lines: bool = False) -> Iterator[Result]:
+    """``batch --engine dask``: the partitions scored on a cluster (``scheduler``'s, or a local
+    one of ``workers`` processes), results yielded in input order, a bounded window in flight."""
+    import collections
+
+    from distributed import Client, LocalCluster
+
+    cluster = None
+    if scheduler:
+        client = Client(scheduler)
+    else:
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
+                               silence_logs=40)
+        client = Client(cluster)
+    try:
+        parts = iter(partitions(paths, block=block))
+        window: collections.deque[Any] = collections.deque()
+        ahead = max(2, 2 * workers)
+        remote_policy = client.scatter(policy, broadcast=True)
+        while True:
+            while len(window) < ahead:
+                part = next(parts, None)
+                if part is None:
+                    break
+                window.append(client.submit(score_partition, part, remote_policy, want_lines, pure=False))
+            if not window:
+                return
+            future = window.popleft()
+            yield from msgspec.msgpack.decode(future.result(), type=list[Result])
+            future.release()
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
