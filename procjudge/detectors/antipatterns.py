@@ -8,6 +8,7 @@ gives a range, a hit's severity (0..1) places it in that range: ``mild + (severe
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections import Counter
@@ -52,13 +53,22 @@ _STOP = frozenset(
 
 def vocabulary(texts: Iterable[str]) -> set[str]:
     """Content words of some texts: split on case and punctuation, lowercased, stop words out."""
-    words = set()
+    words: set[str] = set()
     for text in texts:
-        for word in _WORD.findall(text or ""):
-            word = word.lower()
-            if len(word) >= 3 and word not in _STOP:
-                words.add(word[:-1] if word.endswith("s") and len(word) > 4 else word)
+        words |= _words_of(text or "")
     return words
+
+
+@functools.lru_cache(maxsize=8192)
+def _words_of(text: str) -> frozenset[str]:
+    """The content words of one text (memoised: failure messages and summaries repeat across a
+    run's iterations and across the runs of a batch)."""
+    words = set()
+    for word in _WORD.findall(text):
+        word = word.lower()
+        if len(word) >= 3 and word not in _STOP:
+            words.add(word[:-1] if word.endswith("s") and len(word) > 4 else word)
+    return frozenset(words)
 
 
 def failure_texts(it: IterationFacts | None) -> list[str]:

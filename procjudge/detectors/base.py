@@ -14,6 +14,7 @@ follows from the basis through ``STRENGTH_OF_BASIS``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -37,6 +38,7 @@ STRENGTH_OF_BASIS = {
 }
 
 
+@functools.lru_cache(maxsize=256)
 def strength_of(basis: str) -> str:
     """The weakest strength among a basis's parts (``"diff, stack traces"`` is likely)."""
     order = {name: k for k, name in enumerate(STRENGTHS)}
