@@ -21,6 +21,44 @@ def _same_program(a: IterationFacts, b: IterationFacts) -> str | None:
     return None
 
 
+class _Programs:
+    """The earlier submissions, indexed by program, so that a return to one (A, B, A) is found in
+    constant time per submission: by ``code_hash`` where both are hashed, else by the code, else
+    by the code's normal form (comments, docstrings and layout aside)."""
+
+    def __init__(self) -> None:
+        self.by_hash: dict[str, IterationFacts] = {}
+        self.by_code: dict[str, IterationFacts] = {}  # every submission with code
+        self.by_code_unhashed: dict[str, IterationFacts] = {}
+        self.by_normal: dict[str, IterationFacts] = {}
+
+    def add(self, e: IterationFacts) -> None:
+        if e.code_hash is not None:
+            self.by_hash.setdefault(e.code_hash, e)
+        if e.code is not None:
+            self.by_code.setdefault(e.code, e)
+            if e.code_hash is None:
+                self.by_code_unhashed.setdefault(e.code, e)
+            self.by_normal.setdefault(codeinfo.normal_form(e.code), e)
+
+    def find(self, it: IterationFacts) -> IterationFacts | None:
+        """The first earlier submission that is the same program as ``it`` (as ``_same_program``
+        decides), else the first that is the same under a cosmetic edit."""
+        candidates = []
+        if it.code_hash is not None:
+            candidates.append(self.by_hash.get(it.code_hash))
+            if it.code is not None:
+                candidates.append(self.by_code_unhashed.get(it.code))
+        elif it.code is not None:
+            candidates.append(self.by_code.get(it.code))
+        found = [c for c in candidates if c is not None]
+        if found:
+            return min(found, key=lambda e: e.position)
+        if it.code is not None:
+            return self.by_normal.get(codeinfo.normal_form(it.code))
+        return None
+
+
 def _cosmetic(previous: IterationFacts, it: IterationFacts) -> tuple[str, str] | None:
     """(reason, basis) when a submission changes only comments, docstrings or layout."""
     if previous.code is not None and it.code is not None and previous.code != it.code:
@@ -51,9 +89,11 @@ def identical_submission(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     diff, or (plain fields) no file and no line changed; also the same program under a cosmetic
     edit (comments, docstrings, layout: the Python AST, else the text without comments and white
     space) while the same tests keep failing; and a return to an earlier submission (A, B, A)."""
-    seen: list[IterationFacts] = []
-    for previous, it in facts.pairs:
-        seen.append(previous)
+    earlier_programs = _Programs()
+    pairs = facts.pairs
+    for k, (previous, it) in enumerate(pairs):
+        if k:
+            earlier_programs.add(pairs[k - 1][0])  # every submission before ``previous``
         changes = it.changes
         same = _same_program(previous, it)
         cosmetic = None if same or not _still_failing(previous, it) else _cosmetic(previous, it)
@@ -73,10 +113,7 @@ def identical_submission(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
             reason, basis = cosmetic
             reason += ", and the same tests still fail"
         else:
-            earlier = next((e for e in seen[:-1] if _same_program(e, it)), None)
-            if earlier is None and it.code is not None:
-                earlier = next((e for e in seen[:-1] if e.code is not None
-                                and codeinfo.normal_form(e.code) == codeinfo.normal_form(it.code)), None)
+            earlier = earlier_programs.find(it)
             if earlier is None:
                 continue
             reason, basis = f"returns to the program of iteration {earlier.number} (an earlier submission)", "code"
