@@ -124,14 +124,14 @@ def write_page(target: Path, rows: list[tuple[int, str, float, int]], growth: li
     lines = [
         "# Performance at scale", "",
         "Every figure on this page comes from one command, run from the repository root:", "",
-        "```sh", f"python benchmarks/bench_scale.py --sizes {','.join(str(s) for s in sorted({r[0] for r in rows}))} "
-        "--write docs/performance.md", "```", "",
-        f"Measured on {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}. The runs are "
+        "```sh", (f"python benchmarks/bench_scale.py --sizes {','.join(str(s) for s in sorted({r[0] for r in rows}))} "
+        "--write docs/performance.md"), "```", "",
+        (f"Measured on {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}. The runs are "
         "synthetic standard runs (2 to 4 iterations with telemetry and feedback, about 5 KB each), one per line of a "
         "JSON-lines file; each command writes a CSV report to a file. Peak memory is the largest sum of resident memory "
-        "over the command and every process it started (workers, Dask's scheduler and nannies), sampled every 20 ms.", "",
-        f"Parse floors per run, measured in the same run on 10,000 of the runs: libyaml (`yaml.load`, `CSafeLoader`, "
-        f"the run as YAML) {yaml_floor * 1e6:.0f} us; msgspec (`msgspec.json.decode` of the line) {json_floor * 1e6:.0f} us.",
+        "over the command and every process it started (workers, Dask's scheduler and nannies), sampled every 20 ms."), "",
+        (f"Parse floors per run, measured in the same run on 10,000 of the runs: libyaml (`yaml.load`, `CSafeLoader`, "
+        f"the run as YAML) {yaml_floor * 1e6:.0f} us; msgspec (`msgspec.json.decode` of the line) {json_floor * 1e6:.0f} us."),
         "", "| runs | command | seconds | runs per second | peak memory | x libyaml floor |",
         "|---:|---|---:|---:|---:|---:|",
     ]
@@ -139,8 +139,8 @@ def write_page(target: Path, rows: list[tuple[int, str, float, int]], growth: li
         lines.append(f"| {size:,} | `batch {name}` | {wall:.1f} | {size / wall:,.0f} | {peak / 2**20:,.0f} MiB | "
                      f"{wall / size / yaml_floor:.2f} |")
     lines += ["", "## Iterations per run", "",
-              "`judge` of one loaded run (a marathon run of N iterations with test counts, changes and actions), in "
-              "process, best of three:", "", "| iterations | milliseconds | microseconds an iteration |", "|---:|---:|---:|"]
+              ("`judge` of one loaded run (a marathon run of N iterations with test counts, changes and actions), in "
+              "process, best of three:"), "", "| iterations | milliseconds | microseconds an iteration |", "|---:|---:|---:|"]
     for count, seconds in growth:
         lines.append(f"| {count:,} | {seconds * 1000:.1f} | {seconds / count * 1e6:.0f} |")
     lines.append("")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -504,7 +505,9 @@ class Collector:
         self.gates = gates
         self.keep_rows = keep_rows
         self.rows: list[Row] = []
-        self.figures: list[Figures] = []
+        self.agents = AgentTally()  # per agent, in bounded memory: a million runs cost what a thousand do
+        self.count = 0
+        self.total = 0.0
         self.errors: list[Unreadable] = []
         self.failed: list[Row] = []
         self.warnings: list[tuple[str, str]] = []  # the first WARNINGS_SHOWN (path, warning), for stderr
@@ -527,8 +530,9 @@ class Collector:
                 self.warnings.append((result.path, warning))
         reasons = self.gates.failures(row)
         self.loop.add(row)
-        self.figures.append((self._intern(row.agent), row.process_score, row.final_score, row.iterations_used,
-                             self._intern(row.tier), self._intern(row.anti_patterns)))
+        self.agents.add(figures_of(row))
+        self.count += 1
+        self.total += row.process_score
         if self.keep_rows or reasons:
             kept = msgspec.structs.replace(row, gate_failures=tuple(reasons))
             if self.keep_rows:
@@ -543,11 +547,11 @@ class Collector:
 
     @property
     def scored(self) -> int:
-        return len(self.figures)
+        return self.count
 
     @property
     def mean_process_score(self) -> float | None:
-        return round(sum(f[1] for f in self.figures) / len(self.figures), 4) if self.figures else None
+        return round(self.total / self.count, 4) if self.count else None
 
     def mean_failure(self) -> str | None:
         """Why the batch fails --fail-under-mean, or None."""
@@ -572,9 +576,73 @@ class Collector:
                              failed_runs=len(self.failed), passed=not self.failed and not self.mean_failure(),
                              fail_under_mean=self.gates.fail_under_mean, mean_process_score=self.mean_process_score,
                              mean_passed=self.mean_failure() is None),
-            agents=agent_summary(self.figures),
+            agents=self.agents.summary(),
             loop=self.loop.summary(),
         )
+
+
+class _Agent:
+    __slots__ = ("final", "iterations", "patterns", "process", "runs", "scores", "tiers")
+
+    def __init__(self) -> None:
+        self.runs = 0
+        self.process = self.final = 0.0
+        self.iterations = 0
+        self.scores: Counter[float] = Counter()  # process scores take few distinct values: an exact median
+        self.tiers: Counter[str] = Counter()
+        self.patterns: Counter[str] = Counter()
+
+
+class AgentTally:
+    """The per-agent summary kept as runs stream past, in memory that does not grow with the
+    number of runs: sums, counts of tiers and anti-patterns, and the process scores as a count per
+    distinct value (whose median is exact). Gives what ``agent_summary`` gives on the same runs."""
+
+    def __init__(self) -> None:
+        self.agents: dict[str, _Agent] = {}
+
+    def add(self, figures: Figures) -> None:
+        agent, process, final, iterations, tier, patterns = figures
+        tally = self.agents.get(agent or "(none)")
+        if tally is None:
+            tally = self.agents[agent or "(none)"] = _Agent()
+        tally.runs += 1
+        tally.process += process
+        tally.final += final
+        tally.iterations += iterations
+        tally.scores[process] += 1
+        tally.tiers[tier] += 1
+        tally.patterns.update(set(patterns))
+
+    def summary(self) -> list[AgentSummary]:
+        out = []
+        for name in sorted(self.agents):
+            tally = self.agents[name]
+            out.append(AgentSummary(
+                agent=name, runs=tally.runs,
+                mean_process_score=round(tally.process / tally.runs, 4),
+                median_process_score=round(_median(tally.scores, tally.runs), 4),
+                mean_final_score=round(tally.final / tally.runs, 4),
+                mean_iterations_used=round(tally.iterations / tally.runs, 4),
+                tiers=dict(sorted(tally.tiers.items())),
+                anti_pattern_share={p: round(n / tally.runs, 4) for p, n in sorted(tally.patterns.items())},
+            ))
+        return out
+
+
+def _median(counts: Counter[float], total: int) -> float:
+    """The median of values given as a count per value."""
+    middle = [(total - 1) // 2, total // 2]
+    found: list[float] = []
+    seen = 0
+    for value in sorted(counts):
+        seen += counts[value]
+        while middle and middle[0] < seen:
+            found.append(value)
+            middle.pop(0)
+        if not middle:
+            break
+    return (found[0] + found[1]) / 2
 
 
 def agent_summary(figures: Iterable[Figures]) -> list[AgentSummary]:

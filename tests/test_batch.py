@@ -10,6 +10,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from procjudge.batch import agent_summary, figures_of, score_paths
@@ -217,3 +219,25 @@ def test_output_targets_must_be_distinct_and_formats_known(tmp_path: Path) -> No
     assert same.exit_code == 2 and "same file" in same.output
     unknown = runner.invoke(app, ["batch", run, "-o", f"yaml={tmp_path / 'x'}"])
     assert unknown.exit_code == 2 and "unknown format 'yaml'" in unknown.output
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a", "b", "", "c"]), st.integers(-60, 40).map(lambda v: v / 2),
+                          st.floats(0, 100, allow_nan=False).map(lambda v: round(v, 2)), st.integers(1, 9),
+                          st.sampled_from(["systematic_refinement", "thrashing_recovering", "get_it_right_first_time"]),
+                          st.lists(st.sampled_from(["scope_creep", "test_chasing", "shotgun_debugging"]), unique=True)
+                          .map(tuple)), min_size=1, max_size=60))
+def test_the_streaming_agent_tally_gives_the_summary_pandas_gives(figures: list) -> None:
+    from procjudge.batch import AgentTally
+
+    tally = AgentTally()
+    for row in figures:
+        tally.add(row)
+    expected = agent_summary(figures)
+    got = tally.summary()
+    assert [s.agent for s in got] == [s.agent for s in expected]
+    for a, b in zip(got, expected):
+        assert (a.runs, a.median_process_score, a.tiers, a.anti_pattern_share) == \
+            (b.runs, b.median_process_score, b.tiers, b.anti_pattern_share)
+        for field in ("mean_process_score", "mean_final_score", "mean_iterations_used"):
+            assert getattr(a, field) == pytest.approx(getattr(b, field), abs=1e-4)
