@@ -33,10 +33,9 @@ from __future__ import annotations
 
 import os
 import re
-from datetime import datetime, timezone
 from typing import Any
 
-from .base import ImportIssue, NothingLogged, Writer, read_json
+from .base import ImportIssue, as_object, epoch_seconds, one_run_per_file, read_json
 from .shell import Step, Trajectory
 from .shell import convert as convert_steps
 
@@ -45,20 +44,6 @@ _SHELL_ARGUMENTS = ("command", "cmd", "keystrokes", "script")
 _PATH_ARGUMENTS = ("path", "file_path", "filename", "file")
 _WRITING = re.compile(r"write|edit|create|replace|insert|patch", re.IGNORECASE)
 _EXIT = re.compile(r"(?i)\b(?:exit(?:ed with)? code|return ?code|exit status)\W{0,3}(-?\d+)")
-
-
-def _obj(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _seconds(stamp: Any) -> float | None:
-    if not isinstance(stamp, str) or not stamp:
-        return None
-    try:
-        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).timestamp()
 
 
 def _content(result: dict[str, Any]) -> str:
@@ -70,7 +55,7 @@ def _content(result: dict[str, Any]) -> str:
 
 def _call_step(call: dict[str, Any], thought: str, output: str, time: float | None) -> Step:
     name = str(call.get("function_name") or "")
-    arguments = _obj(call.get("arguments"))
+    arguments = as_object(call.get("arguments"))
     path = next((str(arguments[key]) for key in _PATH_ARGUMENTS if isinstance(arguments.get(key), str)), "")
     exit_code = _EXIT.search(output[-2000:])
     code = int(exit_code.group(1)) if exit_code else None
@@ -104,10 +89,10 @@ def steps(trajectory: dict[str, Any]) -> list[Step]:
         if not isinstance(step, dict) or step.get("source") != "agent":
             continue
         calls = [c for c in step.get("tool_calls") or [] if isinstance(c, dict)]
-        results = [r for r in _obj(step.get("observation")).get("results") or [] if isinstance(r, dict)]
+        results = [r for r in as_object(step.get("observation")).get("results") or [] if isinstance(r, dict)]
         by_id = {r.get("source_call_id"): r for r in results if r.get("source_call_id") is not None}
         thought = str(step.get("reasoning_content") or step.get("message") or "")
-        time = _seconds(step.get("timestamp"))
+        time = epoch_seconds(step.get("timestamp"))
         for k, call in enumerate(calls):
             answer = by_id.get(call.get("tool_call_id")) or (results[k] if len(results) == len(calls) else None)
             found.append(_call_step(call, thought if k == 0 else "", _content(answer) if answer else "", time))
@@ -128,10 +113,10 @@ def verdict(path: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     if trial is None:
         return [], {}
     result_path = os.path.join(trial, "result.json")
-    result = _obj(read_json(result_path, 16 * 1024 * 1024)) if os.path.isfile(result_path) else {}
+    result = as_object(read_json(result_path, 16 * 1024 * 1024)) if os.path.isfile(result_path) else {}
     ctrf_path = os.path.join(trial, "verifier", "ctrf.json")
     if os.path.isfile(ctrf_path):
-        tests = [t for t in _obj(_obj(read_json(ctrf_path, 64 * 1024 * 1024)).get("results")).get("tests") or []
+        tests = [t for t in as_object(as_object(read_json(ctrf_path, 64 * 1024 * 1024)).get("results")).get("tests") or []
                  if isinstance(t, dict) and isinstance(t.get("name"), str)]
         outcomes = [{"name": t["name"], "outcome": {"passed": "passed", "failed": "failed", "skipped": "skipped"}
                      .get(str(t.get("status")), "failed" if t.get("status") != "pending" else "skipped")} for t in tests]
@@ -150,7 +135,7 @@ def verdict(path: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         except ValueError:
             raise ValueError(f"{reward_path}: expected a number, got {text[:40]!r}") from None
     else:
-        reward = _obj(_obj(result.get("verifier_result")).get("rewards")).get("reward")
+        reward = as_object(as_object(result.get("verifier_result")).get("rewards")).get("reward")
     if isinstance(reward, (int, float)) and not isinstance(reward, bool):
         solved = reward >= 1
         return [{"name": "reward", "passed": int(solved), "total": 1,
@@ -171,7 +156,7 @@ def convert(trajectory: dict[str, Any], agent: str, instance: str,
 
 
 def agent_name(trajectory: dict[str, Any]) -> str:
-    agent = _obj(trajectory.get("agent"))
+    agent = as_object(trajectory.get("agent"))
     model = agent.get("model_name")
     name = str(agent.get("name") or "agent")
     return f"{name}-{str(model).rsplit('/', 1)[-1]}" if model else name
@@ -179,25 +164,15 @@ def agent_name(trajectory: dict[str, Any]) -> str:
 
 def import_files(paths: list[str], out: str, agent: str | None = None) -> tuple[int, list[ImportIssue]]:
     """Import ATIF trajectory files; return (runs written, issues)."""
-    writer = Writer(out, paths)
-    written = 0
-    issues: list[ImportIssue] = []
-    for path in paths:
-        try:
-            trajectory = read_json(path)
-            if not isinstance(trajectory, dict):
-                raise TypeError(f"expected a JSON object, got {type(trajectory).__name__}")
-            hidden, result = verdict(path)
-            trial = _trial(path)
-            instance = str(result.get("task_name") or (os.path.basename(trial).rsplit("__", 1)[0] if trial else "")
-                           or trajectory.get("session_id") or os.path.splitext(os.path.basename(path))[0])
-            name = agent or agent_name(trajectory)
-            document = convert(trajectory, name, instance, hidden)
-        except NothingLogged as exc:
-            issues.append(ImportIssue(path, 1, str(exc), note=True))
-            continue
-        except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError, OverflowError) as exc:
-            issues.append(ImportIssue(path, 1, f"not an ATIF trajectory: {exc}"))
-            continue
-        written += writer.put(path, 1, name, instance, document, issues)
-    return written, issues
+    def produce(path: str) -> tuple[str, str, dict[str, Any]]:
+        trajectory = read_json(path)
+        if not isinstance(trajectory, dict):
+            raise TypeError(f"expected a JSON object, got {type(trajectory).__name__}")
+        hidden, result = verdict(path)
+        trial = _trial(path)
+        instance = str(result.get("task_name") or (os.path.basename(trial).rsplit("__", 1)[0] if trial else "")
+                       or trajectory.get("session_id") or os.path.splitext(os.path.basename(path))[0])
+        name = agent or agent_name(trajectory)
+        return name, instance, convert(trajectory, name, instance, hidden)
+
+    return one_run_per_file(paths, out, produce, "an ATIF trajectory")

@@ -176,6 +176,59 @@ def read_records(path: str) -> Iterator[tuple[int, Any]]:
                 yield number, ImportIssue(path, number, f"not a JSON object: {str(exc)[:120]}")
 
 
+def records_of(path: str, issues: list[ImportIssue]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for every JSON object of a JSON-lines log; an unreadable line or a
+    value that is not an object becomes an issue at its line, and the lines after it are read."""
+    for number, record in read_records(path):
+        if isinstance(record, ImportIssue):
+            issues.append(record)
+        elif not isinstance(record, dict):
+            issues.append(ImportIssue(path, number, f"expected a JSON object, got {type(record).__name__}"))
+        else:
+            yield number, record
+
+
+UNREADABLE = (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError, OverflowError)
+
+
+def one_run_per_file(paths: list[str], out: str, produce: Callable[[str], tuple[str, str, dict[str, Any]]],
+                     what: str) -> tuple[int, list[ImportIssue]]:
+    """Import logs that hold one run each: ``produce(path)`` gives (agent, task, run document);
+    nothing to judge is a note, anything unreadable an error naming ``what`` the file should be."""
+    writer = Writer(out, paths)
+    written = 0
+    issues: list[ImportIssue] = []
+    for path in paths:
+        try:
+            agent, task, document = produce(path)
+        except NothingLogged as exc:
+            issues.append(ImportIssue(path, 1, str(exc), note=True))
+            continue
+        except UNREADABLE as exc:
+            issues.append(ImportIssue(path, 1, f"not {what}: {exc}"))
+            continue
+        written += writer.put(path, 1, agent, task, document, issues)
+    return written, issues
+
+
+def as_object(value: Any) -> dict[str, Any]:
+    """A JSON value as an object: itself when it is one, else empty."""
+    return value if isinstance(value, dict) else {}
+
+
+def epoch_seconds(stamp: Any) -> float | None:
+    """Seconds since the epoch of an ISO 8601 time (no zone means UTC), or None."""
+    from datetime import datetime, timezone
+
+    if not isinstance(stamp, str) or not stamp:
+        return None
+    try:
+        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).timestamp()
+
+
 def read_json(path: str, limit: int = 256 * 1024 * 1024) -> Any:
     """One JSON document of at most ``limit`` bytes; ValueError or OSError saying why not."""
     from ..loading import read_regular

@@ -28,35 +28,16 @@ error as a note.
 
 from __future__ import annotations
 
-import json
 import os
 import re
-from datetime import datetime, timezone
 from typing import Any
 
-from .base import ImportIssue, NothingLogged, Writer, read_records
+from .base import UNREADABLE, ImportIssue, NothingLogged, Writer, as_object, epoch_seconds, records_of
 from .shell import Step, Trajectory, hidden_suites, written_files
 from .shell import convert as convert_steps
 from .swe_agent import find_report
 
 _EDIT_COMMANDS = frozenset({"str_replace", "insert", "create", "undo_edit", "write"})
-
-
-def _obj(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _seconds(stamp: Any) -> float | None:
-    """Seconds since the epoch of an ISO 8601 time (no zone means UTC)."""
-    if not isinstance(stamp, str) or not stamp:
-        return None
-    try:
-        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.timestamp()
 
 
 def events(history: list[Any]) -> list[dict[str, Any]]:
@@ -73,8 +54,8 @@ def events(history: list[Any]) -> list[dict[str, Any]]:
 def _exit_code(observation: dict[str, Any] | None) -> int | None:
     if observation is None:
         return None
-    extras = _obj(observation.get("extras"))
-    metadata = _obj(extras.get("metadata"))
+    extras = as_object(observation.get("extras"))
+    metadata = as_object(extras.get("metadata"))
     for value in (metadata.get("exit_code"), extras.get("exit_code")):
         if isinstance(value, int) and not isinstance(value, bool) and value >= -1:
             return value
@@ -109,11 +90,11 @@ def steps(history: list[Any]) -> list[Step]:
         action = event.get("action")
         if not isinstance(action, str) or action in ("system", "message", "recall", "finish", "change_agent_state"):
             continue
-        args = _obj(event.get("args"))
+        args = as_object(event.get("args"))
         thought = str(args.get("thought") or "")
         observation = answers.get(k)
         output = str(observation.get("content") or "") if observation else ""
-        time = _seconds(event.get("timestamp"))
+        time = epoch_seconds(event.get("timestamp"))
         code = _exit_code(observation)
         if action == "run":
             found.append(Step(thought, str(args.get("command") or ""), code, output, time))
@@ -152,7 +133,7 @@ def hidden(record: dict[str, Any], report: dict[str, Any] | None) -> list[dict[s
     instance = str(record.get("instance_id"))
     if report is not None:
         return hidden_suites(report, instance)
-    result = _obj(record.get("test_result"))
+    result = as_object(record.get("test_result"))
     own = result.get("report") if isinstance(result.get("report"), dict) else None
     if own is None:
         return []
@@ -165,8 +146,8 @@ def hidden(record: dict[str, Any], report: dict[str, Any] | None) -> list[dict[s
 
 
 def model_name(record: dict[str, Any]) -> str | None:
-    metadata = _obj(record.get("metadata"))
-    config = _obj(metadata.get("llm_config"))
+    metadata = as_object(record.get("metadata"))
+    config = as_object(metadata.get("llm_config"))
     name = config.get("model") or metadata.get("model_name") or metadata.get("agent_class")
     return str(name).rsplit("/", 1)[-1] if name else None
 
@@ -179,9 +160,9 @@ def convert(record: dict[str, Any], agent: str, report: dict[str, Any] | None = 
     history = record.get("history")
     if not isinstance(history, list):
         raise TypeError("history is not a list of events")
-    result = _obj(record.get("test_result"))
+    result = as_object(record.get("test_result"))
     patch = result.get("git_patch", record.get("git_patch"))
-    benchmark = _obj(record.get("instance"))
+    benchmark = as_object(record.get("instance"))
     instruction = str(record.get("instruction") or "")
     notes = []
     if record.get("error"):
@@ -201,13 +182,7 @@ def import_files(paths: list[str], out: str, agent: str | None = None,
     written = 0
     issues: list[ImportIssue] = []
     for path in paths:
-        for number, record in read_records(path):
-            if isinstance(record, ImportIssue):
-                issues.append(record)
-                continue
-            if not isinstance(record, dict):
-                issues.append(ImportIssue(path, number, f"expected a JSON object, got {type(record).__name__}"))
-                continue
+        for number, record in records_of(path, issues):
             instance = str(record.get("instance_id"))
             name = agent or model_name(record) or "openhands"
             try:
@@ -216,7 +191,7 @@ def import_files(paths: list[str], out: str, agent: str | None = None,
             except NothingLogged as exc:
                 issues.append(ImportIssue(path, number, f"{instance}: {exc}", note=True))
                 continue
-            except (ValueError, TypeError, KeyError, OSError, json.JSONDecodeError) as exc:
+            except UNREADABLE as exc:
                 issues.append(ImportIssue(path, number, f"{instance}: not an OpenHands instance: {exc}"))
                 continue
             written += writer.put(path, number, name, instance, document, issues)

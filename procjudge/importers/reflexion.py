@@ -32,7 +32,7 @@ import os
 from typing import Any
 
 from ..safe_io import WriteError
-from .base import ImportIssue, NothingLogged, Writer, agent_names, read_records, safe_name
+from .base import ImportIssue, NothingLogged, Writer, agent_names, read_records, records_of, safe_name
 
 LDB_MARKER = " # Real Execution Output:"
 REFLEXION_MARKER = " # output:"
@@ -250,13 +250,7 @@ def import_files(paths: list[str], out: str, agent: str | None = None, hidden_fr
             issues.append(ImportIssue(path, 1, str(exc)))
             continue
         budget = max_iterations or loop_budget(path)
-        for number, record in read_records(path):
-            if isinstance(record, ImportIssue):
-                issues.append(record)
-                continue
-            if not isinstance(record, dict):
-                issues.append(ImportIssue(path, number, f"expected a JSON object, got {type(record).__name__}"))
-                continue
+        for number, record in records_of(path, issues):
             try:
                 task = task_id(record)
                 if task is None:

@@ -37,7 +37,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from .base import ImportIssue, NothingLogged, Writer, read_json
+from .base import ImportIssue, one_run_per_file, read_json
 from .shell import (  # noqa: F401 - the shell helpers were first defined here; tests and users import them from here
     MAX_OUTPUT,
     Counts,
@@ -140,21 +140,11 @@ def find_report(reports: str | None, instance: str, path: str) -> dict[str, Any]
 def import_files(paths: list[str], out: str, agent: str | None = None,
                  reports: str | None = None) -> tuple[int, list[ImportIssue]]:
     """Import trajectories; return (runs written, issues: errors and notes)."""
-    writer = Writer(out, paths)
-    written = 0
-    issues: list[ImportIssue] = []
-    for path in paths:
-        try:
-            trajectory = read_trajectory(path)
-            name = agent or model_name(trajectory) or os.path.basename(os.path.dirname(os.path.abspath(path))) or "agent"
-            instance = str(trajectory.get("instance_id") or os.path.basename(path).split(".traj")[0])
-            trajectory.setdefault("instance_id", instance)
-            document = convert(trajectory, name, find_report(reports, instance, path))
-        except NothingLogged as exc:
-            issues.append(ImportIssue(path, 1, str(exc), note=True))
-            continue
-        except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError, OverflowError) as exc:
-            issues.append(ImportIssue(path, 1, f"not a trajectory: {exc}"))
-            continue
-        written += writer.put(path, 1, name, instance, document, issues)
-    return written, issues
+    def produce(path: str) -> tuple[str, str, dict[str, Any]]:
+        trajectory = read_trajectory(path)
+        name = agent or model_name(trajectory) or os.path.basename(os.path.dirname(os.path.abspath(path))) or "agent"
+        instance = str(trajectory.get("instance_id") or os.path.basename(path).split(".traj")[0])
+        trajectory.setdefault("instance_id", instance)
+        return name, instance, convert(trajectory, name, find_report(reports, instance, path))
+
+    return one_run_per_file(paths, out, produce, "a trajectory")
