@@ -95,7 +95,8 @@ def _ranges(path: str, block: int) -> list[Partition]:
 
 def _tasks(partition: Partition) -> Iterator[Task]:
     from .batch import tasks
-    from .records import MAX_RECORD_BYTES
+    from .loading import LoadError
+    from .records import run_lines
 
     if partition.files:
         yield from partition.files
@@ -103,31 +104,14 @@ def _tasks(partition: Partition) -> Iterator[Task]:
     if partition.end < 0:
         yield from tasks([partition.path])
         return
-    first = partition.start == 0
     with open(partition.path, "rb") as handle:
         handle.seek(partition.start)
-        number = partition.line - 1
-        while handle.tell() < partition.end:
-            raw = handle.readline(MAX_RECORD_BYTES + 1)
-            if not raw:
-                return
-            number += 1
-            if len(raw) > MAX_RECORD_BYTES and not raw.endswith(b"\n"):
-                while True:
-                    rest = handle.readline(MAX_RECORD_BYTES)
-                    if not rest or rest.endswith(b"\n"):
-                        break
-                yield partition.path, number, f"{partition.path}:{number}: line is longer than {MAX_RECORD_BYTES // 2**20} MiB; skipped"
-                continue
-            if raw.strip():
-                if first:
-                    first = False
-                    from .records import RUN_KEYS, not_runs
-
-                    if not any(key in raw for key in RUN_KEYS):
-                        yield partition.path, number, str(not_runs(partition.path, number))
-                        return
-                yield partition.path, number, raw
+        for number, record in run_lines(partition.path, handle, partition.line, partition.end,
+                                        check_first=partition.start == 0):
+            if isinstance(record, LoadError):
+                yield partition.path, number, str(record)
+            else:
+                yield partition.path, number, record
 
 
 def score_partition(partition: Partition, policy: Policy = DEFAULT, want_lines: bool = False) -> bytes:

@@ -54,6 +54,31 @@ def _open(path: str) -> IO[bytes]:
     return open(path, "rb")
 
 
+def numbered_lines(handle: IO[bytes], first: int = 1, end: int | None = None,
+                   limit: int | None = None) -> Iterator[tuple[int, bytes | None]]:
+    """(line number, the line) for each line of a binary stream, up to the byte offset ``end``;
+    a line longer than ``limit`` bytes is read past in pieces, never held whole, and given as None."""
+    limit = MAX_RECORD_BYTES if limit is None else limit
+    number = first - 1
+    while end is None or handle.tell() < end:
+        raw = handle.readline(limit + 1)
+        if not raw:
+            return
+        number += 1
+        if len(raw) > limit and not raw.endswith(b"\n"):
+            while True:
+                rest = handle.readline(limit)
+                if not rest or rest.endswith(b"\n"):
+                    break
+            yield number, None
+            continue
+        yield number, raw
+
+
+def too_long(path: str, line: int) -> LoadError:
+    return LoadError(path, f"line is longer than {MAX_RECORD_BYTES // 2**20} MiB; skipped", line=line)
+
+
 def not_runs(path: str, line: int) -> LoadError:
     """The one error for a JSON-lines file whose first record is not a run."""
     return LoadError(path, "not a file of runs: its first record has no iterations, score or test results "
@@ -77,31 +102,31 @@ def read_records(path: str) -> Iterator[tuple[int, bytes | LoadError]]:
         yield 1, LoadError(path, f"cannot read: {exc.strerror or exc}")
         return
     number = 0
-    first = True
     try:
         with handle:
-            while True:
-                raw = handle.readline(MAX_RECORD_BYTES + 1)
-                if not raw:
-                    return
-                number += 1
-                if len(raw) > MAX_RECORD_BYTES and not raw.endswith(b"\n"):
-                    while True:
-                        rest = handle.readline(MAX_RECORD_BYTES)
-                        if not rest or rest.endswith(b"\n"):
-                            break
-                    yield number, LoadError(path, f"line is longer than {MAX_RECORD_BYTES // 2**20} MiB; skipped", line=number)
-                    continue
-                if not raw.strip():
-                    continue
-                if first:
-                    first = False
-                    if not any(key in raw for key in RUN_KEYS):
-                        yield number, not_runs(path, number)
-                        return
-                yield number, raw
+            for number, record in run_lines(path, handle):
+                yield number, record
     except (OSError, EOFError, ValueError) as exc:  # a truncated or corrupt compressed stream
         yield number + 1, LoadError(path, f"cannot read past line {number}: {exc}", line=number + 1)
+
+
+def run_lines(path: str, handle: IO[bytes], first: int = 1, end: int | None = None,
+              check_first: bool = True) -> Iterator[tuple[int, bytes | LoadError]]:
+    """(line number, the record or the error at that line) for the non-blank lines of an open
+    JSON-lines stream (from line ``first``, up to the byte offset ``end``); with ``check_first``,
+    a first record that is not a run ends the stream with one error."""
+    for number, raw in numbered_lines(handle, first, end):
+        if raw is None:
+            yield number, too_long(path, number)
+            continue
+        if not raw.strip():
+            continue
+        if check_first:
+            check_first = False
+            if not any(key in raw for key in RUN_KEYS):
+                yield number, not_runs(path, number)
+                return
+        yield number, raw
 
 
 def record_path(path: str, line: int) -> str:

@@ -154,18 +154,11 @@ def read_records(path: str) -> Iterator[tuple[int, Any]]:
     if problem is not None:
         yield 1, ImportIssue(path, 1, problem)
         return
+    from ..records import numbered_lines
+
     with open(path, "rb") as handle:
-        number = 0
-        while True:
-            raw = handle.readline(MAX_LINE_BYTES + 1)
-            if not raw:
-                return
-            number += 1
-            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-                while True:  # skip the rest of the line
-                    rest = handle.readline(MAX_LINE_BYTES)
-                    if not rest or rest.endswith(b"\n"):
-                        break
+        for number, raw in numbered_lines(handle, limit=MAX_LINE_BYTES):
+            if raw is None:
                 yield number, ImportIssue(path, number, f"line is longer than {MAX_LINE_BYTES // 2**20} MiB; skipped")
                 continue
             if not raw.strip():
