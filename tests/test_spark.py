@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -28,7 +29,7 @@ def test_the_recipe_is_valid_python() -> None:
     compile(recipe(), "docs/scale.md", "exec")
 
 
-def test_the_spark_recipe_scores_what_batch_scores(tmp_path: Path) -> None:
+def test_the_spark_recipe_scores_what_batch_scores(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("pyspark", reason="pyspark is not installed: the Spark recipe cannot run here")
     if shutil.which("java") is None:
         pytest.skip("no Java: Spark cannot start here")
@@ -36,6 +37,9 @@ def test_the_spark_recipe_scores_what_batch_scores(tmp_path: Path) -> None:
     docs = [json.dumps(yaml.safe_load(p.read_text()), default=str) for p in samples]
     source = tmp_path / "rollouts.jsonl"
     source.write_text("\n".join(docs + ['{"iterations": [{"iteration_telemetry": {"scroe": 1}}]}']) + "\n")
+    # the Python workers must be an interpreter with procjudge installed: this one
+    monkeypatch.setenv("PYSPARK_PYTHON", sys.executable)
+    monkeypatch.setenv("PYSPARK_DRIVER_PYTHON", sys.executable)
     namespace: dict = {}
     exec(compile(recipe(), "docs/scale.md", "exec"), namespace)  # noqa: S102 - the documented recipe itself
     spark = namespace["SparkSession"].builder.master("local[2]").appName("procjudge-test") \
