@@ -218,14 +218,6 @@ def _work_chunk(chunk: list[Task]) -> bytes:
     return msgspec.msgpack.encode([_work(task) for task in chunk])
 
 
-class Interrupted(Exception):
-    """SIGTERM reached the parent: stop scoring, as Ctrl-C does."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
 def _die_with_parent(parent: int) -> None:
     """Linux: the kernel kills this worker when the parent dies, whatever kills the parent (SIGTERM
     mid-start, SIGKILL, a crash), so that no orphan keeps computing or holds the parent's stdout

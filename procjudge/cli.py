@@ -22,8 +22,6 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 import msgspec
 import typer
 
-from .batch import Interrupted
-
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
 
@@ -99,6 +97,14 @@ def _finite(option: str) -> Callable[[float | None], float | None]:
 
 
 MAX_JOBS = 256
+
+
+class Interrupted(Exception):
+    """SIGTERM reached the parent: stop scoring, as Ctrl-C does."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
 
 
 _GLOBAL: dict[str, Any] = {"config": None, "isolated": False, "loaded": None}
