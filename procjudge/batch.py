@@ -505,10 +505,6 @@ class Collector:
         self.warnings: list[tuple[str, str]] = []  # the first WARNINGS_SHOWN (path, warning), for stderr
         self.warning_count = 0
         self.loop = LoopTally()
-        self._interned: dict[Any, Any] = {}
-
-    def _intern(self, value: Any) -> Any:
-        return self._interned.setdefault(value, value)
 
     def add(self, result: Result) -> list[str] | None:
         """Record a result; return its gate failures (None for an unreadable file)."""
@@ -559,7 +555,7 @@ class Collector:
         return 1 if self.failed or self.mean_failure() else 0
 
     def summary(self) -> BatchSummary:
-        """Counts, the gates, and the per-agent summary (pandas)."""
+        """Counts, the gates, and the per-agent summary."""
         return BatchSummary(
             files=self.scored + len(self.errors),
             runs_scored=self.scored,
@@ -588,7 +584,7 @@ class _Agent:
 class AgentTally:
     """The per-agent summary kept as runs stream past, in memory that does not grow with the
     number of runs: sums, counts of tiers and anti-patterns, and the process scores as a count per
-    distinct value (whose median is exact). Gives what ``agent_summary`` gives on the same runs."""
+    distinct value (whose median is exact)."""
 
     def __init__(self) -> None:
         self.agents: dict[str, _Agent] = {}
@@ -640,50 +636,10 @@ def _median(counts: Counter[float], total: int) -> float:
 def agent_summary(figures: Iterable[Figures]) -> list[AgentSummary]:
     """Per agent: runs, mean and median process score and final score, mean iterations used,
     tier distribution, and the share of runs in which each anti-pattern occurs."""
-    rows = list(figures)
-    if not rows:
-        return []
-    import pandas as pd
-
-    frame = pd.DataFrame(
-        {
-            "agent": [r[0] or "(none)" for r in rows],
-            "process_score": [r[1] for r in rows],
-            "final_score": [r[2] for r in rows],
-            "iterations_used": [r[3] for r in rows],
-            "tier": [r[4] for r in rows],
-            "anti_patterns": [list(r[5]) for r in rows],
-        }
-    )
-    grouped = frame.groupby("agent", sort=True)
-    stats = grouped.agg(
-        runs=("process_score", "size"),
-        mean_process_score=("process_score", "mean"),
-        median_process_score=("process_score", "median"),
-        mean_final_score=("final_score", "mean"),
-        mean_iterations_used=("iterations_used", "mean"),
-    )
-    tiers = pd.crosstab(frame["agent"], frame["tier"])
-    exploded = frame[["agent", "anti_patterns"]].explode("anti_patterns").dropna()
-    patterns = pd.crosstab(exploded["agent"], exploded["anti_patterns"]) if len(exploded) else None
-    out = []
-    for agent, stat in stats.iterrows():
-        runs = int(stat["runs"])
-        tier_counts = {str(t): int(n) for t, n in tiers.loc[agent].items() if n} if agent in tiers.index else {}
-        pattern_share: dict[str, float] = {}
-        if patterns is not None and agent in patterns.index:
-            pattern_share = {str(p): round(int(n) / runs, 4) for p, n in patterns.loc[agent].items() if n}
-        out.append(AgentSummary(
-            agent=str(agent),
-            runs=runs,
-            mean_process_score=round(float(stat["mean_process_score"]), 4),
-            median_process_score=round(float(stat["median_process_score"]), 4),
-            mean_final_score=round(float(stat["mean_final_score"]), 4),
-            mean_iterations_used=round(float(stat["mean_iterations_used"]), 4),
-            tiers=dict(sorted(tier_counts.items())),
-            anti_pattern_share=dict(sorted(pattern_share.items())),
-        ))
-    return out
+    tally = AgentTally()
+    for one in figures:
+        tally.add(one)
+    return tally.summary()
 
 
 def figures_of(row: Row, agent: str | None = None) -> Figures:

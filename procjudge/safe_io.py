@@ -86,7 +86,7 @@ def atomic_write(target: str, mode: str = "w", newline: str | None = None) -> It
         opened = os.fdopen(fd, mode) if "b" in mode else os.fdopen(fd, mode, encoding="utf-8", newline=newline)
         with opened as handle:
             yield handle
-        os.chmod(temporary, _mode_for(target))
+        os.chmod(temporary, mode_for(target))
         os.replace(temporary, target)
     except OSError as exc:
         _remove(temporary)
@@ -96,7 +96,7 @@ def atomic_write(target: str, mode: str = "w", newline: str | None = None) -> It
         raise
 
 
-def _mode_for(target: str) -> int:
+def mode_for(target: str) -> int:
     """The permissions the written file gets: those of the file it replaces, else what creating
     it would give (0666 less the umask), not the temporary file's private 0600."""
     try:

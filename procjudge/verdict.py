@@ -188,9 +188,10 @@ class Verdict(Part, frozen=True):
 
 
 def _note(item: Item) -> bool:
-    """A 0-point anti-pattern shown for a reviewer, not found: on weak evidence, or refuted (a
-    regression the agent's own test run showed and the next iteration repaired)."""
-    return item.points == 0 and (item.strength == "weak" or "repaired_at" in (item.detail or {}))
+    """A 0-point anti-pattern shown for a reviewer, not found: on weak evidence, or marked
+    ``shown_only`` by its detector (a regression the agent's own test run showed and the next
+    iteration repaired)."""
+    return item.points == 0 and (item.strength == "weak" or bool((item.detail or {}).get("shown_only")))
 
 
 VERDICT_DECODER = msgspec.msgpack.Decoder(Verdict)

@@ -232,7 +232,8 @@ def regression_blindness(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
             # the iteration ended with the agent's own test run: it saw the regression, and fixed it next
             yield Hit(points=0.0, iterations=(it.number,), basis=it.tests_basis,
                       evidence=f"{evidence}; seen in the agent's own test run and repaired at iteration {following.number}",
-                      detail={"repaired_at": following.number, **({"broken": list(it.broken_names)} if it.broken_names else {})})
+                      detail={"shown_only": True, "repaired_at": following.number,
+                              **({"broken": list(it.broken_names)} if it.broken_names else {})})
             continue
         yield Hit(
             points=per_test * it.tests_broken, iterations=(it.number,),

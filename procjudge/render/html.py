@@ -16,7 +16,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import math
 import os
 import re
 from collections import Counter
@@ -434,4 +433,4 @@ def compare(result: Any, policy: Any = None) -> str:
     return page("compare_folders.html", "procjudge: compare", result=result, pairs=pairs, most=most, detail=detail,
                 histogram_a=histogram(scores_a, f"A: {result.a.label}", low=low, high=high),
                 histogram_b=histogram(scores_b, f"B: {result.b.label}", low=low, high=high),
-                ci=result.paired.ci95, finite=lambda v: v is not None and math.isfinite(v))
+                ci=result.paired.ci95)

@@ -12,6 +12,7 @@ Needs pyarrow: ``pip install 'procjudge[parquet]'``.
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
 from typing import Any
@@ -34,6 +35,7 @@ def require() -> None:
         raise ImportError("--format parquet needs pyarrow: pip install 'procjudge[parquet]'") from None
 
 
+@functools.cache
 def _schemas() -> tuple[Any, Any]:
     import pyarrow as pa
 
@@ -122,14 +124,14 @@ class ParquetReporter:
         return ""
 
     def finish(self, collector: Any) -> str:
-        from ..safe_io import _mode_for
+        from ..safe_io import mode_for
 
         self._flush(force=True)
         for writer in self.writers:
             writer.close()
         assert self.target is not None
         for temporary, final in zip(self.temporary, targets(self.target)):
-            os.chmod(temporary, _mode_for(final))
+            os.chmod(temporary, mode_for(final))
             os.replace(temporary, final)
         self.temporary = []
         return ""
