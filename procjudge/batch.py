@@ -2,8 +2,8 @@
 
 Results stream in input order, one compact ``Result`` per file: a row of the figures every
 report needs, plus the verdict's JSON or its findings only when the chosen output needs them, so
-memory stays flat however many runs there are.  pandas is imported here, for the summary, and
-never on the single-run path.
+memory stays flat however many runs there are; the per-agent summary is kept as sums and counts
+(``AgentTally``), so it does not grow with the batch either.
 """
 
 from __future__ import annotations
