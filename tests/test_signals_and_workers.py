@@ -28,6 +28,21 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+@pytest.fixture(scope="module")
+def heavy_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """1,500 runs of 300 iterations each: a batch that takes seconds however fast scoring gets, so
+    that a signal always lands while it runs."""
+    import json
+
+    folder = tmp_path_factory.mktemp("heavy")
+    text = json.dumps({"run": {"format": "marathon", "max_iterations": 300}, "iterations": [
+        {"iteration_telemetry": {"test_results": {"post_iteration": {"passed": (n * 7) % 25, "total": 24}}}}
+        for n in range(300)]})
+    for k in range(1500):
+        (folder / f"run{k:05d}.json").write_text(text)
+    return folder
+
+
 def start(*args: str) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "procjudge", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             start_new_session=True, text=True)
@@ -64,10 +79,10 @@ def test_a_killed_worker_is_survived(corpus: Path, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("signum,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_an_interrupt_stops_quickly_without_a_traceback_or_half_a_report(
-        corpus: Path, tmp_path: Path, signum: int, code: int) -> None:
+        heavy_corpus: Path, tmp_path: Path, signum: int, code: int) -> None:
     output = tmp_path / "out.json"
     output.write_text("the previous report\n")
-    process = start("batch", str(corpus), "--format", "json", "--jobs", "2", "--output", str(output))
+    process = start("batch", str(heavy_corpus), "--format", "json", "--jobs", "2", "--output", str(output))
     assert workers(process.pid)
     time.sleep(0.3)
     sent = time.monotonic()
@@ -88,10 +103,10 @@ def test_an_interrupt_stops_quickly_without_a_traceback_or_half_a_report(
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel's parent-death signal is Linux's")
-def test_workers_die_with_a_killed_parent(corpus: Path, tmp_path: Path) -> None:
+def test_workers_die_with_a_killed_parent(heavy_corpus: Path, tmp_path: Path) -> None:
     """A parent killed outright (SIGKILL: no handler runs) leaves no worker behind: none keeps
     computing, and none holds the parent's stdout open (a pipe reader would wait forever)."""
-    process = start("batch", str(corpus), "--format", "csv", "--jobs", "2", "--output", str(tmp_path / "out.csv"))
+    process = start("batch", str(heavy_corpus), "--format", "csv", "--jobs", "2", "--output", str(tmp_path / "out.csv"))
     pids = workers(process.pid)
     assert pids
     os.kill(process.pid, signal.SIGKILL)
