@@ -61,6 +61,9 @@ from .render import formats as output_formats
 ScoreFormat = Enum("ScoreFormat", {name: name for name in output_formats.names("score")}, type=str)  # type: ignore[misc]
 
 
+# Where every importer writes: one option, the same for each `import` command.
+IMPORT_OUT_OPTION = typer.Option(..., "--out", "-o", metavar="DIR",
+                                 help="Folder to write the run files into (one sub-folder per agent).")
 POLICY_OPTION = typer.Option(
     None, "--policy", metavar="POLICY.yaml",
     help="YAML file overriding any part of the scoring policy (see `procjudge policy show`).",
@@ -702,7 +705,7 @@ def _import_report(written: int, issues: list[Any], out: Path, unit: str, note_u
 @import_app.command("reflexion")
 def import_reflexion(
     files: list[Path] = typer.Argument(..., metavar="FILE.jsonl...", help="Reflexion-family logs: LDB, Reflexion, MapCoder's Reflexion runs."),
-    out: Path = typer.Option(..., "--out", "-o", metavar="DIR", help="Folder to write the run files into (one sub-folder per agent)."),
+    out: Path = IMPORT_OUT_OPTION,
     agent: str | None = typer.Option(None, "--agent", help="Agent name (default: the file's folder; plus the file name when several files share a folder)."),
     hidden_from: Path | None = typer.Option(None, "--hidden-from", metavar="OTHER.jsonl",
                                                help="A second file of the same runs whose is_solved is a second hidden verdict, joined on the task (e.g. HumanEvalET)."),
@@ -731,7 +734,7 @@ def import_reflexion(
 @import_app.command("inspect")
 def import_inspect(
     files: list[Path] = typer.Argument(..., metavar="LOG...", help="Inspect AI logs (.eval or .json)."),
-    out: Path = typer.Option(..., "--out", "-o", metavar="DIR", help="Folder to write the run files into (one sub-folder per agent)."),
+    out: Path = IMPORT_OUT_OPTION,
     agent: str | None = typer.Option(None, "--agent", help="Agent name (default: the log's model)."),
 ) -> None:
     """Import Inspect AI evaluation logs as one run file per sample and epoch.
@@ -754,7 +757,7 @@ def import_inspect(
 @import_app.command("swe-agent")
 def import_swe_agent(
     files: list[Path] = typer.Argument(..., metavar="TRAJ...", help="mini-swe-agent or SWE-agent trajectories (.traj.json, .traj)."),
-    out: Path = typer.Option(..., "--out", "-o", metavar="DIR", help="Folder to write the run files into (one sub-folder per agent)."),
+    out: Path = IMPORT_OUT_OPTION,
     reports: Path | None = typer.Option(None, "--reports", metavar="DIR",
                                         help="SWE-bench evaluation reports: DIR/<instance>/report.json or DIR/<instance>.json "
                                              "(default: logs/<instance>/report.json beside the trajectories' folder)."),
@@ -780,7 +783,7 @@ def import_swe_agent(
 @import_app.command("openhands")
 def import_openhands(
     files: list[Path] = typer.Argument(..., metavar="OUTPUT.jsonl...", help="OpenHands evaluation output: one instance per line."),
-    out: Path = typer.Option(..., "--out", "-o", metavar="DIR", help="Folder to write the run files into (one sub-folder per agent)."),
+    out: Path = IMPORT_OUT_OPTION,
     reports: Path | None = typer.Option(None, "--reports", metavar="DIR",
                                         help="SWE-bench evaluation reports: DIR/<instance>/report.json or DIR/<instance>.json "
                                              "(default: the line's own test_result.report)."),
@@ -806,7 +809,7 @@ def import_openhands(
 @import_app.command("atif")
 def import_atif(
     files: list[Path] = typer.Argument(..., metavar="TRAJECTORY.json...", help="ATIF trajectories (Harbor: TRIAL/agent/trajectory.json)."),
-    out: Path = typer.Option(..., "--out", "-o", metavar="DIR", help="Folder to write the run files into (one sub-folder per agent)."),
+    out: Path = IMPORT_OUT_OPTION,
     agent: str | None = typer.Option(None, "--agent", help="Agent name (default: the trajectory's agent name and model)."),
 ) -> None:
     """Import Agent Trajectory Interchange Format trajectories as one run file each.
@@ -859,7 +862,7 @@ def _import_inputs(targets: list[Path]) -> list[str]:
 @import_app.command("auto")
 def import_auto(
     targets: list[Path] = typer.Argument(..., metavar="PATH...", help="Log files, or folders to search for them."),
-    out: Path = typer.Option(..., "--out", "-o", metavar="DIR", help="Folder to write the run files into (one sub-folder per agent)."),
+    out: Path = IMPORT_OUT_OPTION,
     agent: str | None = typer.Option(None, "--agent", help="Agent name (default: each importer's own)."),
     using: str | None = typer.Option(None, "--using", metavar="IMPORTER",
                                      help="Read every file with this importer instead of recognising each (see import list)."),
