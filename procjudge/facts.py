@@ -801,11 +801,14 @@ def derive(run: Run, policy: Policy) -> RunFacts:
         facts.append(current)
         if current.tests_ran:
             baseline, baseline_names = current, names
-    cases, spec = _task_evidence(run)
+    evidence: tuple[tuple[codeinfo.Case, ...], frozenset[str]] | None = None
     language = run.info.task.language if run.info.task else None
     for k, it in enumerate(facts):
         if it.code is None and it.diff is None:
             continue
+        if evidence is None:  # only code is read for cheat shapes: without any, the task is not
+            evidence = _task_evidence(run)
+        cases, spec = evidence
         facts[k] = msgspec.structs.replace(it, shapes=_code_shapes(it, facts[k - 1] if k else None, cases, spec, language))
     return RunFacts(
         run=run, format=run.info.format, budget=budget, iterations=tuple(facts), excluded=tuple(excluded),

@@ -191,16 +191,18 @@ class _Builder:
                 node.start_mark) from None
 
 
-def load_run(path: str | os.PathLike[str], data: bytes | None = None, *, with_lines: bool = False) -> Run:
+def load_run(path: str | os.PathLike[str], data: bytes | None = None, *, with_lines: bool = False,
+             json: bool | None = None) -> Run:
     """Read, parse, normalise and validate one run file; raise ``LoadError`` on any failure.
 
     ``with_lines`` also records the line of every iteration record (a second, node-only pass
-    over the file: only reports that point at lines, such as CI annotations, ask for it)."""
+    over the file: only reports that point at lines, such as CI annotations, ask for it).
+    ``json`` says whether the bytes are JSON; by default a path ending in ``.json`` is."""
     path = os.fspath(path)
     if data is None:
         data = _read_bytes(path)
     text = _decode(path, data)
-    documents = _parse(path, text)
+    documents = _parse(path, text, path.endswith(".json") if json is None else json)
     canonical, origins = _normalise(path, documents, text)
     try:
         runfile = msgspec.convert(canonical, RunFile, str_keys=True)
@@ -317,11 +319,11 @@ def _decode(path: str, data: bytes) -> str:
     return text
 
 
-def _parse(path: str, text: str) -> list[Any]:
-    """Parse YAML (JSON is read by the same parser: it is a YAML subset for our shapes)."""
+def _parse(path: str, text: str, json: bool = False) -> list[Any]:
+    """Parse JSON with msgspec, or YAML with libyaml."""
     if not text.strip():
         raise LoadError(path, "file is empty, expected a run (a mapping with `iterations:`, a list or a stream of records)")
-    if path.endswith(".json"):
+    if json:
         return [_parse_json(path, text)]
     loader = _RunLoader(text)
     builder = _Builder(loader)
@@ -374,10 +376,25 @@ def _refuse_duplicate_keys(path: str, text: str) -> None:
         pass  # msgspec has read it already; only duplicates are looked for here
 
 
+def _may_repeat_keys(text: str, value: Any) -> bool:
+    """False when the JSON text provably gives no key twice in one object; True when it may.
+
+    Exact by counting colons: outside strings a colon follows every key, so the text has one
+    colon per key it gives plus those inside its strings. Encoding the decoded value again gives
+    one per key kept plus the same string colons, since every kept string was in the text. A key
+    given twice is kept once, so the text has more colons than the encoding exactly when some
+    key repeats. A colon written as an escape (``\\u003a``) is not in the text's count: such
+    text takes the slow path."""
+    if "\\u003a" in text or "\\u003A" in text:
+        return True
+    return text.count(":") != msgspec.json.encode(value).count(b":")
+
+
 def _parse_json(path: str, text: str) -> Any:
     try:
         value = msgspec.json.decode(text)
-        _refuse_duplicate_keys(path, text)
+        if _may_repeat_keys(text, value):
+            _refuse_duplicate_keys(path, text)
         return value
     except msgspec.ValidationError as exc:  # numbers beyond range, e.g. 1e400
         raise LoadError(path, f"JSON value error: {str(exc).split(' - at ')[0].lower()} (NaN, infinity and "
@@ -813,10 +830,46 @@ def _unknown_key_warnings(unknown: list[tuple[str, str]], hidden: int) -> Iterab
         yield f"{hidden:,} more unknown keys are kept but not used (only the first {MAX_UNKNOWN_KEY_WARNINGS} are named)"
 
 
+_NESTED_CACHE: dict[type, tuple[frozenset[str], tuple[tuple[str, bool, type], ...]]] = {}
+
+
+def _nested(struct_type: type) -> tuple[frozenset[str], tuple[tuple[str, bool, type], ...]]:
+    """A struct's field names, and (name, is a list, struct type) of its fields that hold structs."""
+    cached = _NESTED_CACHE.get(struct_type)
+    if cached is None:
+        fields = _fields_of(struct_type)
+        cached = (frozenset(fields), tuple((name, kind == "list", inner) for name, (kind, inner) in fields.items()
+                                          if inner is not None))
+        _NESTED_CACHE[struct_type] = cached
+    return cached
+
+
+def _all_keys_known(value: Any, struct_type: type) -> bool:
+    """Whether every key under ``value`` is a field the contract knows (the common case, checked
+    without naming anything; ``_unknown_keys`` names the keys when it is not)."""
+    if not isinstance(value, dict):
+        return True
+    names, nested = _nested(struct_type)
+    if not names.issuperset(value):
+        return False
+    for name, many, inner in nested:
+        child = value.get(name)
+        if child is None:
+            continue
+        if many:
+            if isinstance(child, list) and not all(_all_keys_known(item, inner) for item in child):
+                return False
+        elif not _all_keys_known(child, inner):
+            return False
+    return True
+
+
 def _unknown_keys(canonical: dict[str, Any], bare: set[int] | frozenset[int] = frozenset()) -> tuple[list[tuple[str, str]], int]:
     """(path, " (did you mean `x`?)" or "") of every key the contract does not know, in the file's
     order, up to ``MAX_UNKNOWN_KEY_WARNINGS``, and how many more there are. Iterations in ``bare``
     were written without the ``iteration_telemetry:`` wrapper, and their keys are named as written."""
+    if _all_keys_known(canonical, RunFile):
+        return [], 0
     stack: list[tuple[Any, type, str]] = [(canonical, RunFile, "")]
     unknown: list[tuple[str, str]] = []
     hidden = 0

@@ -142,7 +142,7 @@ def load_record(data: bytes | dict[str, Any] | list[Any], source: str = "<record
     if not isinstance(data, (bytes, bytearray)):
         data = msgspec.json.encode(data)
     try:
-        return load_run(name + ".json", bytes(data))
+        return load_run(name, bytes(data), json=True)
     except LoadError as exc:
         raise LoadError(source, exc.reason, line=line if line is not None else exc.line,
                         column=exc.column if line is None or exc.line in (None, 1) else None, field=exc.field) from None
@@ -155,9 +155,4 @@ def score_record(data: bytes | dict[str, Any] | list[Any], policy: Policy = DEFA
     that is not a run."""
     from .judge import judge
 
-    run = load_record(data, source, line)
-    verdict = judge(run, policy)
-    if verdict.run.path.endswith(".json"):
-        verdict = msgspec.structs.replace(verdict, run=msgspec.structs.replace(
-            verdict.run, path=record_path(source, line) if line is not None else source))
-    return verdict
+    return judge(load_record(data, source, line), policy)

@@ -6,60 +6,69 @@ scores the same behaviour."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from ..facts import IterationFacts, RunFacts
 from ..policy import Policy
 from .base import Detector, Hit, detector, plural
 
 
-def _delta(it: IterationFacts) -> float | None:
-    return it.recorded_delta if it.recorded_delta is not None else it.delta
-
-
-def _regressions(it: IterationFacts) -> int | None:
-    return it.tests_broken if it.delta is not None else None
-
-
-def _compare(value: float | None, op: str, limit: float | None) -> bool | None:
-    """``value op limit``, or None (not known) when either side is unknown."""
-    if value is None or limit is None:
-        return None
-    return {"<": value < limit, "<=": value <= limit, ">": value > limit, ">=": value >= limit,
-            "==": value == limit}[op]
-
-
-def _edits_against_failures(it: IterationFacts, op: str, factor: float) -> bool | None:
-    """File edits compared with the failing tests x factor; unknown when nothing failed."""
-    failures = it.failures_before_count
-    if not failures:
-        return None
-    return _compare(it.file_edits, op, failures * factor)
-
-
-def _checks(policy: Policy) -> list[tuple[str, str, Callable[[IterationFacts], bool | None]]]:
+def _checks(policy: Policy) -> list[tuple[str, str, Callable[[IterationFacts], bool]]]:
+    """(name, condition as shown, whether it holds for an iteration) of every signal. A signal
+    whose inputs are unknown (no timing, no failing tests, no delta) does not hold."""
+    cached = _CHECKS.get(id(policy))
+    if cached is not None and cached[0] is policy:
+        return cached[1]
     s = policy.signals
-    return [
-        ("reads_before_writing", f"time_before_first_edit_seconds > {s.reads_before_writing_seconds:g}",
-         lambda it: _compare(it.seconds_before_first_edit, ">", s.reads_before_writing_seconds)),
-        ("no_regressions", "regressions == 0 (ruled out)",
-         lambda it: it.regressions_ruled_out or None),
-        ("proportional_edits", f"file_edits <= test_failures x {s.proportional_edits_factor:g}",
-         lambda it: _edits_against_failures(it, "<=", s.proportional_edits_factor)),
-        ("local_validation", f"test_runs >= {s.local_validation_min_runs}",
-         lambda it: _compare(it.test_runs, ">=", s.local_validation_min_runs)),
-        ("productive", "score.delta > 0",
-         lambda it: _compare(_delta(it), ">", 0)),
-        ("edits_without_reading", f"time_before_first_edit_seconds < {s.edits_without_reading_seconds:g}",
-         lambda it: _compare(it.seconds_before_first_edit, "<", s.edits_without_reading_seconds)),
+    slow, fast, runs = s.reads_before_writing_seconds, s.edits_without_reading_seconds, s.local_validation_min_runs
+    proportional, shotgun = s.proportional_edits_factor, s.shotgun_edits_factor
+
+    def delta(it: IterationFacts) -> float | None:
+        return it.recorded_delta if it.recorded_delta is not None else it.delta
+
+    def against_failures(it: IterationFacts, factor: float, more: bool) -> bool:
+        """File edits against the failing tests x factor; unknown (False) when nothing failed."""
+        failures, edits = it.failures_before_count, it.file_edits
+        if not failures or edits is None:
+            return False
+        return edits > failures * factor if more else edits <= failures * factor
+
+    checks: list[tuple[str, str, Callable[[IterationFacts], bool]]] = [
+        ("reads_before_writing", f"time_before_first_edit_seconds > {slow:g}",
+         lambda it: it.seconds_before_first_edit is not None and it.seconds_before_first_edit > slow),
+        ("no_regressions", "regressions == 0 (ruled out)", lambda it: it.regressions_ruled_out),
+        ("proportional_edits", f"file_edits <= test_failures x {proportional:g}",
+         lambda it: against_failures(it, proportional, more=False)),
+        ("local_validation", f"test_runs >= {runs}", lambda it: it.test_runs is not None and it.test_runs >= runs),
+        ("productive", "score.delta > 0", lambda it: (d := delta(it)) is not None and d > 0),
+        ("edits_without_reading", f"time_before_first_edit_seconds < {fast:g}",
+         lambda it: it.seconds_before_first_edit is not None and it.seconds_before_first_edit < fast),
         ("regressions", "regressions > 0",
-         lambda it: _compare(_regressions(it), ">", 0)),
-        ("shotgun_edits", f"file_edits > test_failures x {s.shotgun_edits_factor:g}",
-         lambda it: _edits_against_failures(it, ">", s.shotgun_edits_factor)),
-        ("no_local_validation", "test_runs == 0",
-         lambda it: _compare(it.test_runs, "==", 0)),
-        ("unproductive", "score.delta <= 0",
-         lambda it: _compare(_delta(it), "<=", 0)),
+         lambda it: it.delta is not None and it.tests_broken is not None and it.tests_broken > 0),
+        ("shotgun_edits", f"file_edits > test_failures x {shotgun:g}", lambda it: against_failures(it, shotgun, more=True)),
+        ("no_local_validation", "test_runs == 0", lambda it: it.test_runs == 0),
+        ("unproductive", "score.delta <= 0", lambda it: (d := delta(it)) is not None and d <= 0),
     ]
+    if len(_CHECKS) > 16:
+        _CHECKS.clear()
+    _CHECKS[id(policy)] = (policy, checks)  # the policy is held, so its id is not reused
+    return checks
+
+
+_CHECKS: dict[int, tuple[Policy, list[tuple[str, str, Callable[[IterationFacts], bool]]]]] = {}
+_LAST: list[tuple[Any, Any, dict[str, tuple[IterationFacts, ...]]]] = [(None, None, {})]  # facts, policy, holding
+
+
+def holding(facts: RunFacts, policy: Policy) -> dict[str, tuple[IterationFacts, ...]]:
+    """The iterations where each signal holds: computed once per run and policy for all ten
+    signal detectors (the judge asks them one after another about the same facts)."""
+    last_facts, last_policy, result = _LAST[0]  # one tuple: read and replaced whole, so threads may share it
+    if last_facts is facts and last_policy is policy:
+        return result
+    its = facts.iterations
+    result = {name: tuple(it for it in its if holds(it)) for name, _, holds in _checks(policy)}
+    _LAST[0] = (facts, policy, result)
+    return result
 
 
 # Each signal's description (its docstring as a detector) and polarity.
@@ -85,10 +94,10 @@ def _signal(name: str) -> Detector:
     listing the iterations where it holds; its points are per iteration, from ``signals.points``."""
 
     def check(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
-        condition, holds = next((c, f) for n, c, f in _checks(policy) if n == name)
-        hits = [it for it in facts.iterations if holds(it)]
+        hits = holding(facts, policy)[name]
         if not hits:
             return
+        condition = next(c for n, c, _ in _checks(policy) if n == name)
         points = getattr(policy.signals.points, name)
         yield Hit(points=points * len(hits), iterations=tuple(it.number for it in hits),
                   evidence=f"{condition} in {plural(len(hits), 'iteration')}"
