@@ -24,6 +24,7 @@ from typing import Any
 import msgspec
 import yaml
 
+from . import fastyaml
 from .model import Entry, IterationTelemetry, Run, RunFile
 
 MAX_FILE_BYTES = 256 * 1024 * 1024
@@ -320,11 +321,15 @@ def _decode(path: str, data: bytes) -> str:
 
 
 def _parse(path: str, text: str, json: bool = False) -> list[Any]:
-    """Parse JSON with msgspec, or YAML with libyaml."""
+    """Parse JSON with msgspec, or YAML: with yaml-rs where it provably reads as libyaml does
+    (``procjudge.fastyaml``), else with libyaml."""
     if not text.strip():
         raise LoadError(path, "file is empty, expected a run (a mapping with `iterations:`, a list or a stream of records)")
     if json:
         return [_parse_json(path, text)]
+    fast = fastyaml.parse(text)
+    if fast is not None:
+        return fast
     loader = _RunLoader(text)
     builder = _Builder(loader)
     try:

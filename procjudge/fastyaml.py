@@ -1,0 +1,139 @@
+"""An optional fast YAML reader: yaml-rs (Rust) where its result provably equals libyaml's.
+
+procjudge reads YAML as PyYAML does (YAML 1.1 scalars: ``yes`` is true, ``012`` is octal, ``1:30``
+is 90, ``1e5`` is text), with timestamps kept as text. yaml-rs implements YAML 1.2, where those
+read differently, and parses about ten times faster than libyaml builds Python values. So it is
+used only for text in which no such difference can occur, and libyaml reads everything else:
+
+* before parsing, the text is refused when it has what the fast path does not decide: a tab, a
+  carriage return or a Unicode line break, more than one document, a directive, a tag, an anchor,
+  an alias, a ``=`` (PyYAML's value key) or a flow collection other than ``[]`` and ``{}`` at the
+  start of a node (YAML 1.2 accepts flow forms that 1.1 refuses, such as ``{b:}``), a
+  line long enough to nest deeper than yaml-rs can safely recurse, or a plain word that could be a
+  number written in a form one reader takes as a number and the other does not, or differently
+  (``1e5``, ``012``, ``0o17``, ``1_000``, ``.5``, ``+1``, ``1:30``);
+* after parsing, the value is refused when any string in it is one that PyYAML would have read as
+  something else had it been plain (``yes``, ``no``, ``on``, ``off`` in any case, ``=``, ``<<``
+  (PyYAML's merge key), a sexagesimal number), whether or not it was quoted;
+* any error from yaml-rs is refused too, so that libyaml reports it, with the same message.
+
+``tests/test_fastyaml.py`` holds the conformance test: every sample, fixture and case file, every
+fuzz case and a grammar of odd scalars, parsed both ways, must give identical values (types
+included) wherever the fast path accepts the text. ``PROCJUDGE_YAML=libyaml`` turns it off.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+import msgspec
+
+yaml_rs: Any
+try:  # an optional extra: pip install 'procjudge[fast]'
+    import yaml_rs
+except ImportError:  # pragma: no cover - depends on the environment
+    yaml_rs = None
+
+NAME = "yaml-rs" if yaml_rs is not None else None
+MAX_LINE = 2000  # yaml-rs recurses per level: lines this long bound nesting at about 4,000 levels
+MAX_UNSPLIT = 8_000  # a text this short cannot nest that deep, whatever its lines
+_REFUSED_CHARS = ("\t", "\r", "\x85", "\u2028", "\u2029", "\ufeff")
+_MARKER = re.compile(r"^---", re.MULTILINE)
+# A node property (tag, anchor, alias), a bare = or a flow collection other than [] and {}: where
+# one begins a node, the text is left to libyaml (YAML 1.2 also reads flow forms 1.1 refuses).
+_PROPERTY = re.compile(r"[!&*=][^\s,\[\]{}]?|\[(?!\])|\{(?!\})")
+_SAFE_NUMBER = re.compile(r"[-+]?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?")  # the same value in YAML 1.1 and 1.2
+# Wider than every integer and float of YAML 1.1 (PyYAML) and 1.2 (yaml-rs) together.
+_ANY_NUMBER = re.compile(r"[-+]?(?:0[xXoObB][0-9a-fA-F_]*|[0-9_.]*[0-9][0-9_.]*(?:[eE][-+]?[0-9]+)?"
+                         r"|[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?|\.(?:inf|Inf|INF|nan|NaN|NAN))")
+# A string (in the value encoded as JSON) that PyYAML reads as something else when it is plain:
+# YAML 1.1's booleans, its value and merge keys, its sexagesimal numbers.
+_READ_OTHERWISE = re.compile(rb'"(?:[yY]es|YES|[nN]o|NO|[oO]n|ON|[oO]ff|OFF|=|<<'
+                             rb'|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?)"')
+_BLOCK = re.compile(r"[|>][-+0-9]{0,3}[ ]*(?:#[^\n]*)?\n")
+_FLOW_SPLIT = re.compile(r"[\[\]{},]|(?<=[\"']):")
+_TOKENS: dict[str, bool] = {}
+
+
+def enabled() -> bool:
+    """Whether the fast reader is installed and not turned off with ``PROCJUDGE_YAML=libyaml``."""
+    return yaml_rs is not None and os.environ.get("PROCJUDGE_YAML", "").lower() != "libyaml"
+
+
+def _risky_token(token: str) -> bool:
+    """Whether a whitespace-separated word could be a plain scalar that the two readers resolve
+    differently: any number either reader knows, other than a plain decimal (``12``, ``-0.5``)."""
+    for piece in _FLOW_SPLIT.split(token):  # [1e5,2] and {"a":1e5} hold several scalars in one word
+        core = piece.removesuffix(":")
+        if _ANY_NUMBER.fullmatch(core) and not _SAFE_NUMBER.fullmatch(core):
+            return True
+    return False
+
+
+def _starts_node(text: str, at: int) -> bool:
+    """Whether the character at ``at`` could begin a node: only indentation, or an indicator
+    (``:``, ``-``, ``?``, ``[``, ``{``, ``,``) and spaces, stand before it on its line."""
+    before = text[text.rfind("\n", 0, at) + 1: at].rstrip(" ")
+    return not before or before[-1] in ":-?[{,"
+
+
+def _block_scalars_have_content(text: str) -> bool:
+    """Whether every block scalar (``|``, ``>``) that begins a node has a first line of content,
+    indented past its header's line (yaml-rs reads an empty block scalar differently)."""
+    for match in _BLOCK.finditer(text):
+        if not _starts_node(text, match.start()):
+            continue
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        header_indent = len(text[line_start:match.start()]) - len(text[line_start:match.start()].lstrip(" "))
+        end = text.find("\n", match.end())
+        following = text[match.end():end if end >= 0 else len(text)]
+        content = following.lstrip(" ")
+        if not content or len(following) - len(content) <= header_indent:
+            return False
+    return True
+
+
+def accepts(text: str) -> bool:
+    """Whether the text is free of everything the fast path leaves to libyaml (checked before
+    parsing; ``parse`` checks the value after)."""
+    if any(char in text for char in _REFUSED_CHARS):
+        return False
+    if "%" in text or "..." in text or ("---" in text and _MARKER.search(text, 3)):
+        return False  # a directive, a document end, or a second document (one leading --- is fine)
+    if len(text) > MAX_UNSPLIT and max(map(len, text.split("\n"))) > MAX_LINE:
+        return False
+    if " \n" in text or text.endswith(" "):
+        return False  # trailing spaces: a line of only spaces ends a block scalar differently in 1.2
+    if ("|" in text or ">" in text) and not _block_scalars_have_content(text):
+        return False
+    if ("!" in text or "&" in text or "*" in text or "=" in text or "[" in text or "{" in text) and any(
+            _starts_node(text, match.start()) for match in _PROPERTY.finditer(text)):
+        return False
+    tokens = _TOKENS
+    for token in set(text.split()):
+        risky = tokens.get(token)
+        if risky is None:
+            risky = _risky_token(token)
+            if len(tokens) > 100_000:
+                tokens.clear()
+            tokens[token] = risky
+        if risky:
+            return False
+    return True
+
+
+def parse(text: str) -> list[Any] | None:
+    """The documents of a YAML text (one), read by yaml-rs, or None when the text must be read by
+    libyaml: the fast reader is off, or the text or its value is one where the two could differ."""
+    if not enabled() or not text.strip() or not accepts(text):
+        return None
+    try:
+        value = yaml_rs.loads(text, parse_datetime=False)
+        encoded = msgspec.json.encode(value)
+    except Exception:  # noqa: BLE001 - any error is libyaml's to report, in procjudge's words
+        return None
+    if _READ_OTHERWISE.search(encoded):
+        return None
+    return [value]

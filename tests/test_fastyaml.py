@@ -1,0 +1,204 @@
+"""The fast YAML reader (yaml-rs) against libyaml: wherever the fast path accepts a text, the values
+must be identical to libyaml's, types included (``True`` is not ``1``, ``1.0`` is not ``1``).
+
+The corpus: every YAML file in the repository (samples, drift runs, rule cases, fixtures), every
+JSON sample and real-data run written out as YAML, the fuzz harness's mutated runs, and a grammar of
+scalars that YAML 1.1 and 1.2 read differently. Each construct that the fast path must leave to
+libyaml has a case that checks it is refused, and that what libyaml then reads is what a run file
+means.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from procjudge import fastyaml
+from procjudge.loading import LoadError, _parse, load_run
+
+from conftest import ROOT, SAMPLES
+
+pytestmark = pytest.mark.skipif(fastyaml.NAME is None, reason="yaml-rs is part of the test extra")
+
+
+def typed(value: Any) -> Any:
+    """A value with every scalar's type made explicit, so that equality is exact."""
+    if isinstance(value, dict):
+        return {"map": [(typed(k), typed(v)) for k, v in value.items()]}
+    if isinstance(value, list):
+        return {"seq": [typed(v) for v in value]}
+    if isinstance(value, float) and math.isnan(value):
+        return ("float", "nan")
+    return (type(value).__name__, value)
+
+
+def libyaml(text: str, monkeypatch: pytest.MonkeyPatch) -> list[Any] | str:
+    """The documents libyaml reads (procjudge's own loader, fast path off), or the error."""
+    with monkeypatch.context() as patch:
+        patch.setenv("PROCJUDGE_YAML", "libyaml")
+        try:
+            return [d for d in _parse("x.yaml", text) if d is not None]
+        except LoadError as exc:
+            return f"error: {exc.reason}"
+
+
+def check_same(text: str, monkeypatch: pytest.MonkeyPatch) -> bool:
+    """Assert the fast reader, where it accepts the text, agrees with libyaml; whether it did."""
+    fast = fastyaml.parse(text)
+    if fast is None:
+        return False
+    slow = libyaml(text, monkeypatch)
+    assert not isinstance(slow, str), f"the fast path accepted a text libyaml refuses ({slow}):\n{text[:300]}"
+    assert typed([d for d in fast if d is not None]) == typed(slow), text[:300]
+    return True
+
+
+REPO_YAML = sorted(p for pattern in ("*.yaml", "*.yml") for p in ROOT.rglob(pattern)
+                   if ".venv" not in p.parts and "node_modules" not in p.parts and ".git" not in p.parts)
+
+
+def test_every_yaml_file_in_the_repository_reads_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    accepted = [p for p in REPO_YAML if check_same(p.read_text(encoding="utf-8"), monkeypatch)]
+    # The fast path is not a no-op: most files take it (streams of several documents and files
+    # with flow collections do not).
+    assert len(REPO_YAML) > 100 and len(accepted) >= 0.5 * len(REPO_YAML), (len(accepted), len(REPO_YAML))
+
+
+def _json_runs() -> list[Path]:
+    paths = sorted(SAMPLES.rglob("*.json"))
+    realdata = ROOT / "tests" / "fixtures" / "realdata"
+    paths += sorted(realdata.rglob("*.json"))[:40]
+    return paths
+
+
+@pytest.mark.parametrize("dumper", ["block", "flow"])
+def test_json_runs_written_as_yaml_read_the_same(dumper: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    accepted = 0
+    for path in _json_runs():
+        try:
+            value = json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            continue
+        text = yaml.dump(value, Dumper=yaml.CSafeDumper, sort_keys=False, allow_unicode=True,
+                         default_flow_style=dumper == "flow", width=100_000)
+        accepted += check_same(text, monkeypatch)
+    assert accepted > 0 if dumper == "block" else accepted == 0  # flow collections are libyaml's
+
+
+# Scalars YAML 1.1 and 1.2 read differently, and their neighbours that they read alike.
+ODD = [
+    "yes", "Yes", "YES", "no", "No", "NO", "on", "On", "ON", "off", "Off", "OFF", "y", "n", "Y", "N",
+    "true", "True", "TRUE", "false", "tRUE", "null", "Null", "NULL", "~", "nULL",
+    "1e5", "1E5", "1.5e3", "1.5e+3", "1.e5", "-1e-5", "12E3", "012", "-012", "0o17", "0O17", "0x1F", "0b101",
+    "1_000", "1_000.5", "1:30", "-1:30", "1:30.5", "190:20:30", ".5", "-.5", "+.5", "1.", "+1", "-0", "+0.5", "00.5",
+    ".inf", "-.inf", "+.inf", ".Inf", ".NaN", ".nan", "0", "12", "-12.25", "24.0", "9223372036854775808",
+    "123456789012345678901234567890", "0.1000000000000000055511151231257827",
+    "2026-03-27", "2026-03-27T14:10:00Z", "2026-03-27 14:10:00", "2026-03-27t14:10:00.5+02:00", "14:10",
+    "=", "<<", "-", "?", "a:b", "x * y", "!=", "3 != 4", "'yes'", '"012"', "'1:30'", "a # yes", "#", "",
+    "--format", "+", "1ab7", "9f2c", "run-000001", "_1", "1__0", "0.", "-", "1-2", "v1.2.3", "1.2.3",
+]
+
+
+def _documents(scalar: str) -> list[str]:
+    return [f"a: {scalar}\n", f"- {scalar}\n", f"{scalar}: x\n", f"a: [{scalar}, 1]\n", f"a: {{b: {scalar}}}\n",
+            f"a:\n  {scalar}\n", f"a: [\n  {scalar}\n]\n", f'{{"a":{scalar}}}\n', f"a: x {scalar}\n",
+            f"- - {scalar}\n", f"a: {scalar} # note\n", f"---\na: {scalar}\n", f"a: {{b:{scalar}}}\n",
+            f"a: [x,{scalar},y]\n", f"{{'a':{scalar}}}\n"]
+
+
+@pytest.mark.parametrize("scalar", ODD)
+def test_odd_scalars_read_the_same_or_are_refused(scalar: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    for text in _documents(scalar):
+        check_same(text, monkeypatch)
+
+
+@pytest.mark.parametrize("text", [
+    "a: yes\n", "a: 1e5\n", "a: 012\n", "a: 0o17\n", "a: 1_000\n", "a: 1:30\n", "<<: {b: 1}\n", "a: =\n",
+    "a: &x 1\nb: *x\n", "a: !!str 1\n", "a: !foo 1\n", "a: 1\n---\nb: 2\n", "%YAML 1.1\n---\na: 1\n", "a: 1\n...\n",
+    "a:\t1\n", "a: 1\r\nb: 2\r\n", "a: 1\u2028b: 2\n", "a: 1\nb: 'x'\x85\n", "a: '1:30'\n", "a: 'on'\n",
+    "a: 1\na: 2\n", "a: [1, 2\n", "a: " + "9" * 5000 + "\n", "- " * 5000 + "x\n",
+])
+def test_what_the_fast_path_leaves_to_libyaml(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert fastyaml.parse(text) is None
+    assert check_same(text, monkeypatch) is False
+
+
+def test_deep_nesting_is_left_to_libyaml_without_crashing(tmp_path: Path) -> None:
+    """yaml-rs recurses once per level: a line long enough to nest past its stack is refused before
+    parsing (libyaml's own depth limit then gives the error)."""
+    text = "a: 1\n" + "".join(" " * k + "- \n" for k in range(0, 9000, 2)) + "x: " + "y" * 20_000 + "\n"
+    assert fastyaml.parse(text) is None
+    path = tmp_path / "deep.yaml"
+    path.write_text(text)
+    with pytest.raises(LoadError):
+        load_run(path)
+
+
+def test_turned_off_by_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert fastyaml.parse("a: 1\n") == [{"a": 1}]
+    monkeypatch.setenv("PROCJUDGE_YAML", "libyaml")
+    assert not fastyaml.enabled() and fastyaml.parse("a: 1\n") is None
+
+
+SCALAR_PARTS = st.text(alphabet="0123456789eE+-._:xXoObByesnotrufalNOYS~<=!&*'\" #[]{},", min_size=0, max_size=8)
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(st.lists(SCALAR_PARTS, min_size=1, max_size=4), st.integers(0, 14))
+def test_fuzzed_scalars_read_the_same_or_are_refused(parts: list[str], shape: int) -> None:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        for scalar in parts:
+            check_same(_documents(scalar)[shape], monkeypatch)
+
+
+def test_fuzz_harness_runs_read_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fuzz harness's sample documents, written out as YAML by PyYAML (which quotes what it must)."""
+    from test_fuzz import SAMPLE_DOCS
+
+    accepted = sum(check_same(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True), monkeypatch)
+                   for doc in SAMPLE_DOCS)
+    assert accepted > 0
+
+
+def test_a_run_scores_the_same_on_either_reader(monkeypatch: pytest.MonkeyPatch) -> None:
+    from procjudge.judge import judge
+
+    for path in sorted(SAMPLES.glob("*.yaml")):
+        fast = judge(load_run(path))
+        monkeypatch.setenv("PROCJUDGE_YAML", "libyaml")
+        slow = judge(load_run(path))
+        monkeypatch.delenv("PROCJUDGE_YAML")
+        assert fast == slow, path
+
+
+QUOTED_PIECES = st.sampled_from(["a", " ", "\\n", "\\t", "\\x41", "\\u00e9", "\\/", '\\"', "\\\\", "\\N", "\\_",
+                                 "\\L", "\\0", "\\e", "''", "'", '"', "#", ": ", "- ", "\n", "\n  ", "\n\n  ", "é"])
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.lists(QUOTED_PIECES, max_size=8), st.sampled_from(["'", '"', ""]), st.sampled_from(["", "- "]),
+       st.sampled_from(["", "b: 1\n", "  c: 2\n", "- x\n"]))
+def test_fuzzed_quoted_and_multiline_scalars(pieces: list[str], quote: str, lead: str, tail: str) -> None:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        check_same(f"{lead}a: {quote}{''.join(pieces)}{quote}\n{tail}", monkeypatch)
+
+
+BLOCK_LINES = st.sampled_from(["a", "b c", "", "x: 1", "- y", "#c", "'q'", '"d"', " lead", " ", "  "])
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.sampled_from(["c: ", "- ", "c:\n  d: ", "- c: "]), st.sampled_from(["|", ">", "|-", ">-", "|+", ">+", "|2", ">1"]),
+       st.lists(st.tuples(st.integers(0, 6), BLOCK_LINES), max_size=5), st.sampled_from(["", "e: 2\n", "- f\n", "\n"]))
+def test_fuzzed_block_scalars(head: str, indicator: str, lines: list[tuple[int, str]], tail: str) -> None:
+    """Block scalars: yaml-rs reads an empty one, or one with lines of only spaces, differently;
+    the fast path must refuse exactly those."""
+    text = head + indicator + "\n" + "".join(" " * indent + line + "\n" for indent, line in lines) + tail
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        check_same(text, monkeypatch)
