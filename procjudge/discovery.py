@@ -64,7 +64,9 @@ class Discovery:
                              if os.path.isfile(p) and p.endswith(RUN_SUFFIXES) and self._kept(p, p))
             else:
                 found.add(target)  # named explicitly: always read (a missing file is reported when read)
-        return sorted(p for p in found if os.path.realpath(p) not in self.skip)
+        if self.skip:  # realpath costs a system call per path component: only when something is skipped
+            found = {p for p in found if os.path.realpath(p) not in self.skip}
+        return sorted(found)
 
     def _kept(self, path: str, relative: str) -> bool:
         relative = relative.replace(os.sep, "/")

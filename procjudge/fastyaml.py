@@ -20,6 +20,10 @@ used only for text in which no such difference can occur, and libyaml reads ever
 ``tests/test_fastyaml.py`` holds the conformance test: every sample, fixture and case file, every
 fuzz case and a grammar of odd scalars, parsed both ways, must give identical values (types
 included) wherever the fast path accepts the text. ``PROCJUDGE_YAML=libyaml`` turns it off.
+
+yaml-rs takes about 5 ms to import, more than libyaml needs for a few small files, so it is
+imported only once a process has read ``MIN_TEXTS`` YAML texts or one of ``MIN_CHARS``: ``score``
+of one run starts as fast as without it, and ``batch`` switches after its first files.
 """
 
 from __future__ import annotations
@@ -30,13 +34,28 @@ from typing import Any
 
 import msgspec
 
-yaml_rs: Any
-try:  # an optional extra: pip install 'procjudge[fast]'
-    import yaml_rs
-except ImportError:  # pragma: no cover - depends on the environment
-    yaml_rs = None
+MIN_TEXTS = 8  # importing yaml-rs costs about 5 ms: worth it from the eighth text a process reads,
+MIN_CHARS = 200_000  # or for one this large (libyaml takes about 0.2 ms a kilobyte)
+_reader: list[Any] = []  # yaml-rs's module once imported, or None when it is not installed
+_texts_seen = 0
 
-NAME = "yaml-rs" if yaml_rs is not None else None
+
+def _yaml_rs() -> Any:
+    """yaml-rs, imported on first use (an optional extra: pip install 'procjudge[fast]')."""
+    if not _reader:
+        module: Any
+        try:
+            import yaml_rs as module
+        except ImportError:
+            module = None
+        _reader.append(module)
+    return _reader[0]
+
+
+def available() -> bool:
+    """Whether yaml-rs is installed."""
+    return _yaml_rs() is not None
+
 MAX_LINE = 2000  # yaml-rs recurses per level: lines this long bound nesting at about 4,000 levels
 MAX_UNSPLIT = 8_000  # a text this short cannot nest that deep, whatever its lines
 _REFUSED_CHARS = ("\t", "\r", "\x85", "\u2028", "\u2029", "\ufeff")
@@ -59,7 +78,7 @@ _TOKENS: dict[str, bool] = {}
 
 def enabled() -> bool:
     """Whether the fast reader is installed and not turned off with ``PROCJUDGE_YAML=libyaml``."""
-    return yaml_rs is not None and os.environ.get("PROCJUDGE_YAML", "").lower() != "libyaml"
+    return os.environ.get("PROCJUDGE_YAML", "").lower() != "libyaml" and available()
 
 
 def _risky_token(token: str) -> bool:
@@ -127,10 +146,14 @@ def accepts(text: str) -> bool:
 def parse(text: str) -> list[Any] | None:
     """The documents of a YAML text (one), read by yaml-rs, or None when the text must be read by
     libyaml: the fast reader is off, or the text or its value is one where the two could differ."""
+    global _texts_seen
+    _texts_seen += 1
+    if _texts_seen < MIN_TEXTS and len(text) < MIN_CHARS and not _reader:
+        return None  # a command reading a few small files is faster without importing yaml-rs
     if not enabled() or not text.strip() or not accepts(text):
         return None
     try:
-        value = yaml_rs.loads(text, parse_datetime=False)
+        value = _yaml_rs().loads(text, parse_datetime=False)
         encoded = msgspec.json.encode(value)
     except Exception:  # noqa: BLE001 - any error is libyaml's to report, in procjudge's words
         return None

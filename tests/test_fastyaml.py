@@ -25,7 +25,28 @@ from procjudge.loading import LoadError, _parse, load_run
 
 from conftest import ROOT, SAMPLES
 
-pytestmark = pytest.mark.skipif(fastyaml.NAME is None, reason="yaml-rs is part of the test extra")
+
+@pytest.fixture(autouse=True)
+def _past_the_import_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests call the fast path directly: past the first texts that a process reads without it."""
+    monkeypatch.setattr(fastyaml, "_texts_seen", fastyaml.MIN_TEXTS)
+
+
+def test_yaml_rs_is_installed_with_the_test_extra() -> None:
+    assert fastyaml.available()
+
+
+def test_a_few_small_texts_are_read_without_importing_yaml_rs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """yaml-rs costs about 5 ms to import: ``score`` of one run does not pay it; ``batch`` does from
+    its eighth file, or at once for a large file."""
+    monkeypatch.setattr(fastyaml, "_reader", [])
+    monkeypatch.setattr(fastyaml, "_texts_seen", 0)
+    results = [fastyaml.parse("a: 1\n") for _ in range(fastyaml.MIN_TEXTS)]
+    assert results[:-1] == [None] * (fastyaml.MIN_TEXTS - 1) and results[-1] == [{"a": 1}]
+    monkeypatch.setattr(fastyaml, "_reader", [])
+    monkeypatch.setattr(fastyaml, "_texts_seen", 0)
+    large = "a:\n" + "".join(f"- {k}\n" for k in range(fastyaml.MIN_CHARS // 4))
+    assert fastyaml.parse(large) is not None
 
 
 def typed(value: Any) -> Any:

@@ -53,10 +53,7 @@ _STOP = frozenset(
 
 def vocabulary(texts: Iterable[str]) -> set[str]:
     """Content words of some texts: split on case and punctuation, lowercased, stop words out."""
-    words: set[str] = set()
-    for text in texts:
-        words |= _words_of(text or "")
-    return words
+    return set().union(*[_words_of(text or "") for text in texts])
 
 
 @functools.lru_cache(maxsize=8192)
@@ -167,9 +164,9 @@ def scope_creep(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         changes = it.changes
         if changes is None:
             continue
-        failure_words = vocabulary(failure_texts(previous) + sorted(it.stack_files_before))
+        failure_words = vocabulary((*previous.failures, *it.stack_files_before))
         if changes.summary and failure_words:
-            unrelated = [s for s in changes.summary if not vocabulary([s]) & failure_words]
+            unrelated = [s for s in changes.summary if failure_words.isdisjoint(_words_of(s or ""))]
             share = len(unrelated) / len(changes.summary)
             if share > rule.max_unrelated_fraction:
                 failing = sorted(previous.failing_after or ())
