@@ -10,7 +10,7 @@ from typing import Any
 
 from ..facts import IterationFacts, RunFacts
 from ..policy import Policy
-from .base import Detector, Hit, detector, plural
+from .base import Detector, Hit, detector
 
 
 def _checks(policy: Policy) -> list[tuple[str, str, Callable[[IterationFacts], bool]]]:
@@ -56,17 +56,28 @@ def _checks(policy: Policy) -> list[tuple[str, str, Callable[[IterationFacts], b
 
 
 _CHECKS: dict[int, tuple[Policy, list[tuple[str, str, Callable[[IterationFacts], bool]]]]] = {}
-_LAST: list[tuple[Any, Any, dict[str, tuple[IterationFacts, ...]]]] = [(None, None, {})]  # facts, policy, holding
+_LAST: list[tuple[Any, Any, dict[str, Hit]]] = [(None, None, {})]  # facts, policy, the hits
 
 
-def holding(facts: RunFacts, policy: Policy) -> dict[str, tuple[IterationFacts, ...]]:
-    """The iterations where each signal holds: computed once per run and policy for all ten
-    signal detectors (the judge asks them one after another about the same facts)."""
+def hits(facts: RunFacts, policy: Policy) -> dict[str, Hit]:
+    """Each signal's hit (for the signals that hold somewhere): computed once per run and policy
+    for all ten signal detectors (the judge asks them one after another about the same facts)."""
     last_facts, last_policy, result = _LAST[0]  # one tuple: read and replaced whole, so threads may share it
     if last_facts is facts and last_policy is policy:
         return result
     its = facts.iterations
-    result = {name: tuple(it for it in its if holds(it)) for name, _, holds in _checks(policy)}
+    points_of = policy.signals.points
+    result = {}
+    for name, condition, holds in _checks(policy):
+        numbers = tuple([it.number for it in its if holds(it)])
+        if not numbers:
+            continue
+        points = getattr(points_of, name)
+        count = len(numbers)
+        result[name] = Hit(points=points * count, iterations=numbers,
+                           evidence=f"{condition} in {count} iteration{'' if count == 1 else 's'}"
+                           + (f" ({points:+g} each)" if points else " (shown, not scored)"),
+                           basis="telemetry fields")
     _LAST[0] = (facts, policy, result)
     return result
 
@@ -94,15 +105,8 @@ def _signal(name: str) -> Detector:
     listing the iterations where it holds; its points are per iteration, from ``signals.points``."""
 
     def check(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
-        hits = holding(facts, policy)[name]
-        if not hits:
-            return
-        condition = next(c for n, c, _ in _checks(policy) if n == name)
-        points = getattr(policy.signals.points, name)
-        yield Hit(points=points * len(hits), iterations=tuple(it.number for it in hits),
-                  evidence=f"{condition} in {plural(len(hits), 'iteration')}"
-                  + (f" ({points:+g} each)" if points else " (shown, not scored)"),
-                  basis="telemetry fields")
+        hit = hits(facts, policy).get(name)
+        return (hit,) if hit is not None else ()
 
     check.__doc__ = DOCS[name][1] + " Per iteration; points from ``signals.points``."
     return detector(name, "signal")(check)
