@@ -112,9 +112,13 @@ class Result(msgspec.Struct, frozen=True, kw_only=True):
         return self.file or self.path
 
     @classmethod
-    def of(cls, path: str, verdict: Verdict, lines: dict[int, int] | None = None) -> Result:
-        return cls(path=path, row=Row.of(verdict, path), verdict_msgpack=msgspec.msgpack.encode(verdict),
-                   warnings=verdict.warnings[:WARNINGS_PER_RUN], lines=lines)
+    def of(cls, path: str, verdict: Verdict, lines: dict[int, int] | None = None, with_verdict: bool = True,
+           file: str | None = None) -> Result:
+        """The result of a scored run; without ``with_verdict`` only the row travels (the lighter
+        result the csv, junit, markdown and table reports need)."""
+        return cls(path=path, row=Row.of(verdict, path),
+                   verdict_msgpack=msgspec.msgpack.encode(verdict) if with_verdict else None,
+                   warnings=verdict.warnings[:WARNINGS_PER_RUN], lines=lines, file=file)
 
     def verdict(self) -> Verdict | None:
         """The whole verdict, decoded (None for a file that was not scored)."""
@@ -140,7 +144,7 @@ Task = str | tuple[str, int, bytes] | tuple[str, int, str]  # a run file; a JSON
 VERDICT = msgspec.msgpack.Decoder(Verdict)
 
 
-def score_line(path: str, line: int, data: bytes, policy: Policy = DEFAULT) -> Result:
+def score_line(path: str, line: int, data: bytes, policy: Policy = DEFAULT, want_verdict: bool = True) -> Result:
     """Score one record of a JSON-lines file; any failure becomes ``Result.error`` at its line."""
     from .records import record_path, score_record
 
@@ -151,10 +155,10 @@ def score_line(path: str, line: int, data: bytes, policy: Policy = DEFAULT) -> R
         return Result(path=path, error=str(exc), error_line=line, file=path)
     except Exception as exc:  # noqa: BLE001 - one broken record must never stop a batch
         return Result(path=path, error=f"{name}: internal error: {type(exc).__name__}: {exc}", error_line=line, file=path)
-    return msgspec.structs.replace(Result.of(name, verdict, {row.iteration: line for row in verdict.iterations}), file=path)
+    return Result.of(name, verdict, {row.iteration: line for row in verdict.iterations}, want_verdict, file=path)
 
 
-def score_path(path: str, policy: Policy = DEFAULT, want_lines: bool = False) -> Result:
+def score_path(path: str, policy: Policy = DEFAULT, want_lines: bool = False, want_verdict: bool = True) -> Result:
     """Score one file; any failure becomes ``Result.error`` (never an exception)."""
     from .judge import judge
     from .loading import load_run
@@ -174,7 +178,7 @@ def score_path(path: str, policy: Policy = DEFAULT, want_lines: bool = False) ->
         for position, (entry, line) in enumerate(zip(run.iterations, run.lines)):
             if line is not None:
                 lines.setdefault(iteration_number(entry, position), line)
-    return Result.of(path, verdict, lines)
+    return Result.of(path, verdict, lines, want_verdict)
 
 
 # --------------------------------------------------------------------------- parallel scoring
@@ -182,18 +186,19 @@ def score_path(path: str, policy: Policy = DEFAULT, want_lines: bool = False) ->
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(policy: Policy, want_lines: bool) -> None:
-    _WORKER.update(policy=policy, want_lines=want_lines)
+def _init_worker(policy: Policy, want_lines: bool, want_verdict: bool = True) -> None:
+    _WORKER.update(policy=policy, want_lines=want_lines, want_verdict=want_verdict)
 
 
-def score_task(task: Task, policy: Policy = DEFAULT, want_lines: bool = False) -> Result:
-    """Score a run file, or a record of a JSON-lines file (or pass on an error found reading one)."""
+def score_task(task: Task, policy: Policy = DEFAULT, want_lines: bool = False, want_verdict: bool = True) -> Result:
+    """Score a run file, or a record of a JSON-lines file (or pass on an error found reading one);
+    ``want_verdict`` False sends the row without the encoded verdict."""
     if isinstance(task, str):
-        return score_path(task, policy, want_lines)
+        return score_path(task, policy, want_lines, want_verdict)
     path, line, data = task
     if isinstance(data, str):
         return Result(path=path, error=data, error_line=line, file=path)
-    return score_line(path, line, data, policy)
+    return score_line(path, line, data, policy, want_verdict)
 
 
 def tasks(paths: list[str]) -> Iterator[Task]:
@@ -209,7 +214,7 @@ def tasks(paths: list[str]) -> Iterator[Task]:
 
 
 def _work(task: Task) -> Result:
-    return score_task(task, _WORKER["policy"], _WORKER["want_lines"])
+    return score_task(task, _WORKER["policy"], _WORKER["want_lines"], _WORKER["want_verdict"])
 
 
 def _work_chunk(chunk: list[Task]) -> bytes:
@@ -233,17 +238,17 @@ def _die_with_parent(parent: int) -> None:
         os._exit(0)
 
 
-def _ignore_interrupts(policy: Policy, want_lines: bool, parent: int | None = None) -> None:
+def _ignore_interrupts(policy: Policy, want_lines: bool, want_verdict: bool = True, parent: int | None = None) -> None:
     """Worker start: the parent alone answers Ctrl-C and SIGTERM (no traceback from every worker)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if parent is not None:
         _die_with_parent(parent)
-    _init_worker(policy, want_lines)
+    _init_worker(policy, want_lines, want_verdict)
 
 
 def score_paths(
-    paths: list[str], policy: Policy = DEFAULT, jobs: int = 1, want_lines: bool = False
+    paths: list[str], policy: Policy = DEFAULT, jobs: int = 1, want_lines: bool = False, want_verdict: bool = True
 ) -> Iterator[Result]:
     """Score every path, yielding results in input order; ``jobs`` worker processes.
 
@@ -256,7 +261,7 @@ def score_paths(
     many = any(is_records(p) for p in paths)
     if jobs <= 1 or (len(paths) < 2 and not many):
         for task in tasks(paths):
-            yield score_task(task, policy, want_lines)
+            yield score_task(task, policy, want_lines, want_verdict)
         return
     import collections
     import multiprocessing
@@ -281,7 +286,7 @@ def score_paths(
 
     def pool() -> ProcessPoolExecutor:
         return ProcessPoolExecutor(jobs, mp_context=context, initializer=_ignore_interrupts,
-                                   initargs=(policy, want_lines, os.getpid()))
+                                   initargs=(policy, want_lines, want_verdict, os.getpid()))
 
     executor = pool()
 

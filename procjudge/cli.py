@@ -523,6 +523,7 @@ def batch(
     chosen = jobs if jobs is not None else (config.jobs or 0)
     workers = chosen or os.cpu_count() or 1
     want_lines = any(r.needs_lines for _, r, _ in reporters)
+    want_verdict = any(getattr(r, "needs_verdict", True) for _, r, _ in reporters)  # else the lighter result
     if engine not in ("local", "dask"):
         _err(f"procjudge: --engine {engine!r}: expected local or dask")
         raise typer.Exit(2)
@@ -537,9 +538,10 @@ def batch(
         except ImportError:
             _err("procjudge: --engine dask needs Dask: pip install 'procjudge[dask]'")
             raise typer.Exit(2) from None
-        results: Iterable[Result] = stream(paths, active, scheduler, workers, want_lines=want_lines)
+        results: Iterable[Result] = stream(paths, active, scheduler, workers, want_lines=want_lines,
+                                           want_verdict=want_verdict)
     else:
-        results = score_paths(paths, active, jobs=workers, want_lines=want_lines)
+        results = score_paths(paths, active, jobs=workers, want_lines=want_lines, want_verdict=want_verdict)
     _report(reporters, collector.feed(_progress(results, len(paths))), collector)
     from .batch import warning_lines
 

@@ -114,9 +114,10 @@ def _tasks(partition: Partition) -> Iterator[Task]:
                 yield partition.path, number, record
 
 
-def score_partition(partition: Partition, policy: Policy = DEFAULT, want_lines: bool = False) -> bytes:
+def score_partition(partition: Partition, policy: Policy = DEFAULT, want_lines: bool = False,
+                    want_verdict: bool = True) -> bytes:
     """Score one partition: its results as MessagePack (``list[Result]``), in order."""
-    return msgspec.msgpack.encode([score_task(task, policy, want_lines) for task in _tasks(partition)])
+    return msgspec.msgpack.encode([score_task(task, policy, want_lines, want_verdict) for task in _tasks(partition)])
 
 
 def _frame(partition: Partition, policy: Policy, table: str) -> Any:
@@ -172,7 +173,7 @@ def score_paths(targets: list[str], policy: Policy = DEFAULT, table: str = "runs
 
 
 def stream(paths: list[str], policy: Policy, scheduler: str | None, workers: int,
-           block: int = BLOCK_BYTES, want_lines: bool = False) -> Iterator[Result]:
+           block: int = BLOCK_BYTES, want_lines: bool = False, want_verdict: bool = True) -> Iterator[Result]:
     """``batch --engine dask``: the partitions scored on a cluster (``scheduler``'s, or a local
     one of ``workers`` processes), results yielded in input order, a bounded window in flight."""
     import collections
@@ -196,7 +197,7 @@ def stream(paths: list[str], policy: Policy, scheduler: str | None, workers: int
                 part = next(parts, None)
                 if part is None:
                     break
-                window.append(client.submit(score_partition, part, remote_policy, want_lines, pure=False))
+                window.append(client.submit(score_partition, part, remote_policy, want_lines, want_verdict, pure=False))
             if not window:
                 return
             future = window.popleft()

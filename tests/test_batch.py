@@ -243,3 +243,19 @@ def test_the_streaming_agent_tally_gives_the_summary_pandas_gives(figures: list)
         for field, column in (("mean_process_score", "process"), ("mean_final_score", "final"),
                               ("mean_iterations_used", "iterations")):
             assert getattr(summary, field) == pytest.approx(rows[column].mean(), abs=1e-4)
+
+
+def test_reports_that_read_rows_get_the_lighter_result() -> None:
+    """csv, junit, markdown and table read only the row: the workers skip encoding the verdict,
+    and the rows are the same as with it, in one process and across workers."""
+    from procjudge.render import formats
+
+    paths = sorted(str(p) for p in SAMPLES.glob("*.yaml"))
+    for jobs in (1, 2):
+        full = list(score_paths(paths, jobs=jobs))
+        light = list(score_paths(paths, jobs=jobs, want_verdict=False))
+        assert [r.row for r in light] == [r.row for r in full] and any(r.row for r in light)
+        assert all(r.verdict_msgpack is None for r in light)
+        assert all(r.verdict_msgpack is not None for r in full if r.error is None)
+    needs = {name: getattr(formats.renderer("batch", name)(), "needs_verdict", True) for name in formats.names("batch")}
+    assert {name for name, need in needs.items() if not need} == {"csv", "junit", "markdown", "table"}

@@ -248,9 +248,11 @@ class Reporter:
     """A report with a lifecycle: ``start`` once, ``each`` for every result as it streams in,
     ``finish`` with the collector once every result is in. Each returns text to write (the table
     report's ``finish`` returns a rich renderable). ``needs_lines`` asks the workers for the line of
-    each iteration (annotations point at it)."""
+    each iteration (annotations point at it); ``needs_verdict`` for the whole verdict beside the
+    row (a report that reads only rows lets the workers skip encoding it)."""
 
     needs_lines = False
+    needs_verdict = True
 
     def __init__(self, quiet: bool = False) -> None:
         self.quiet = quiet
@@ -268,6 +270,8 @@ class Reporter:
 class _Deferred(Reporter):
     """A format whose text needs every result first (markdown, junit, table): it runs its
     generator over the rows the collector keeps at the end."""
+
+    needs_verdict = False
 
     def __init__(self, report: Any, quiet: bool = False) -> None:
         super().__init__(quiet)
@@ -300,6 +304,8 @@ class JsonReporter(Reporter):
 
 
 class CsvReporter(Reporter):
+    needs_verdict = False
+
     def start(self) -> str:
         return ",".join(CSV_FIELDS) + "\n"
 
@@ -320,6 +326,8 @@ class CsvReporter(Reporter):
 
 class JunitReporter(Reporter):
     """Its totals come first in the file, so the test cases are kept (one line each) until the end."""
+
+    needs_verdict = False
 
     def __init__(self, quiet: bool = False) -> None:
         super().__init__(quiet)
