@@ -23,7 +23,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_batch import measure, run_document
+from bench_batch import FLOOR, measure, run_document, write_corpus
+
+TARGETS = {"json": 0.10, "yaml": 0.35}  # batch --jobs 1 against the libyaml parse floor (issue 17)
 
 
 def corpus(folder: Path, runs: int) -> Path:
@@ -58,6 +60,59 @@ def floors(path: Path, sample: int = 10000) -> tuple[float, float]:
             msgspec.json.decode(line)
         best_json = min(best_json, (time.perf_counter() - start) / len(lines))
     return best_yaml, best_json
+
+
+def yaml_files(folder: Path, runs: int) -> list[tuple[str, float, int, float]]:
+    """The same kind of runs as one YAML file each: ``batch --jobs 1`` with the fast YAML reader
+    and with ``PROCJUDGE_YAML=libyaml``, against parsing the same files with libyaml alone."""
+    import os
+
+    root = folder / f"yaml-{runs}"
+    if len(list(root.glob("shard*/*.yaml"))) != runs:
+        root.mkdir(exist_ok=True)
+        write_corpus(root, runs)
+    command = [sys.executable, "-m", "procjudge", "batch", str(root), "--jobs", "1", "-f", "csv",
+               "-o", str(folder / "out.csv"), "--exit-zero"]
+    measure([sys.executable, "-c", FLOOR, str(root)])  # warm the page cache
+    floor = min(measure([sys.executable, "-c", FLOOR, str(root)])[0] for _ in range(2))
+    fast = min(measure(command)[0] for _ in range(2))
+    os.environ["PROCJUDGE_YAML"] = "libyaml"
+    try:
+        slow = min(measure(command)[0] for _ in range(2))
+    finally:
+        del os.environ["PROCJUDGE_YAML"]
+    return [("`batch --jobs 1` (fast YAML reader)", fast, runs, floor),
+            ("`batch --jobs 1`, `PROCJUDGE_YAML=libyaml`", slow, runs, floor)]
+
+
+def breakdown(path: Path, sample: int = 3000) -> list[tuple[str, float]]:
+    """Where a JSON-lines run's time goes, in process (microseconds, best of three): the decode
+    alone, loading (decode and validation), judging, and the row and CSV line of the report."""
+    import msgspec
+
+    from procjudge import judge
+    from procjudge.batch import Result
+    from procjudge.records import load_record
+    from procjudge.render.batch import CsvReporter
+
+    with path.open("rb") as handle:
+        lines = [line for _, line in zip(range(sample), handle)]
+    runs = [load_record(line) for line in lines]
+    verdicts = [judge(run) for run in runs]
+    reporter = CsvReporter()
+    steps = [("decode", lambda k: msgspec.json.decode(lines[k])), ("load", lambda k: load_record(lines[k])),
+             ("judge", lambda k: judge(runs[k])),
+             ("report", lambda k: reporter.each(Result.of("x", verdicts[k], with_verdict=False), None))]
+    out = []
+    for name, step in steps:
+        best = float("inf")
+        for _ in range(3):
+            start = time.perf_counter()
+            for k in range(len(lines)):
+                step(k)
+            best = min(best, (time.perf_counter() - start) / len(lines))
+        out.append((name, best * 1e6))
+    return out
 
 
 def iterations_growth() -> list[tuple[int, float]]:
@@ -109,15 +164,22 @@ def main() -> None:
             rows.append((size, name, wall, peak))
             print(f"{size:>9,} runs  {name:<24} {wall:8.1f} s  {size / wall:8,.0f} runs/s  peak {peak / 2**20:6.0f} MiB  "
                   f"({wall / size / yaml_floor:.2f}x the libyaml floor)", flush=True)
+    yaml_rows = yaml_files(folder, min(sizes[0], 10_000))
+    for name, wall, size, floor in yaml_rows:
+        print(f"{size:>9,} YAML files  {name:<44} {wall:8.1f} s  ({wall / floor:.2f}x the libyaml floor of {floor:.1f} s)",
+              flush=True)
+    parts = breakdown(path if len(sizes) == 1 else corpus(folder, sizes[0]))
+    print("per run, in process: " + ", ".join(f"{name} {us:.0f} us" for name, us in parts), flush=True)
     growth = iterations_growth()
     for count, seconds in growth:
         print(f"{count:>5} iterations: judge {seconds * 1000:.1f} ms ({seconds / count * 1e6:.0f} us an iteration)")
     if options.write:
-        write_page(Path(options.write), rows, growth, yaml_floor or 0.0, json_floor or 0.0)
+        write_page(Path(options.write), rows, growth, yaml_floor or 0.0, json_floor or 0.0, yaml_rows, parts)
 
 
 def write_page(target: Path, rows: list[tuple[int, str, float, int]], growth: list[tuple[int, float]],
-               yaml_floor: float, json_floor: float) -> None:
+               yaml_floor: float, json_floor: float, yaml_rows: list[tuple[str, float, int, float]],
+               parts: list[tuple[str, float]]) -> None:
     import os
     import platform
 
@@ -138,7 +200,26 @@ def write_page(target: Path, rows: list[tuple[int, str, float, int]], growth: li
     for size, name, wall, peak in rows:
         lines.append(f"| {size:,} | `batch {name}` | {wall:.1f} | {size / wall:,.0f} | {peak / 2**20:,.0f} MiB | "
                      f"{wall / size / yaml_floor:.2f} |")
-    lines += ["", "## Iterations per run", "",
+    largest = max(r[0] for r in rows)
+    jsonl = next(wall / size / yaml_floor for size, name, wall, _ in rows if size == largest and name == "--jobs 1")
+    yaml_ratio = yaml_rows[0][1] / yaml_rows[0][3]
+    lines += ["", "## Run files (YAML)", "",
+              (f"The same kind of runs, {yaml_rows[0][2]:,} of them, one YAML file each (written by PyYAML), scored by "
+               "`batch --jobs 1 -f csv`, best of two; the floor is parsing the same files with libyaml alone "
+               f"(`yaml.load`, `CSafeLoader`) in one process: {yaml_rows[0][3]:.1f} s."), "",
+              "| command | seconds | x libyaml floor |", "|---|---:|---:|"]
+    for name, wall, _, floor in yaml_rows:
+        lines.append(f"| {name} | {wall:.1f} | {wall / floor:.2f} |")
+    lines += ["", "## Against the targets", "",
+              "`batch --jobs 1` against the libyaml parse floor of the same runs:", "",
+              "| input | target | measured |", "|---|---:|---:|",
+              f"| JSON lines ({largest:,} runs) | {TARGETS['json']:.2f} | {jsonl:.2f} |",
+              f"| YAML files ({yaml_rows[0][2]:,} runs) | {TARGETS['yaml']:.2f} | {yaml_ratio:.2f} |", "",
+              ("Where one JSON-lines run's time goes, in process (microseconds; best of three over 3,000 runs): "
+               + ", ".join(f"{name} {us:.0f}" for name, us in parts) + ". Judging (37 detectors over facts derived "
+               "for each submission) is most of it: at the JSON target a run would have "
+               f"{TARGETS['json'] * yaml_floor * 1e6:.0f} us in all."), ""]
+    lines += ["## Iterations per run", "",
               ("`judge` of one loaded run (a marathon run of N iterations with test counts, changes and actions), in "
               "process, best of three:"), "", "| iterations | milliseconds | microseconds an iteration |", "|---:|---:|---:|"]
     for count, seconds in growth:
