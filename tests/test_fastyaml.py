@@ -38,15 +38,14 @@ def test_yaml_rs_is_installed_with_the_test_extra() -> None:
 
 def test_a_few_small_texts_are_read_without_importing_yaml_rs(monkeypatch: pytest.MonkeyPatch) -> None:
     """yaml-rs costs about 5 ms to import: ``score`` of one run does not pay it; ``batch`` does from
-    its eighth file, or at once for a large file."""
+    its eighth file. A text over MAX_CHARS is libyaml's (the checks would cost more)."""
     monkeypatch.setattr(fastyaml, "_reader", [])
     monkeypatch.setattr(fastyaml, "_texts_seen", 0)
     results = [fastyaml.parse("a: 1\n") for _ in range(fastyaml.MIN_TEXTS)]
     assert results[:-1] == [None] * (fastyaml.MIN_TEXTS - 1) and results[-1] == [{"a": 1}]
-    monkeypatch.setattr(fastyaml, "_reader", [])
-    monkeypatch.setattr(fastyaml, "_texts_seen", 0)
-    large = "a:\n" + "".join(f"- {k}\n" for k in range(fastyaml.MIN_CHARS // 4))
-    assert fastyaml.parse(large) is not None
+    large = "a:\n" + "".join(f"- {k}\n" for k in range(fastyaml.MAX_CHARS // 4))
+    assert len(large) > fastyaml.MAX_CHARS and fastyaml.parse(large) is None
+    assert fastyaml.parse(large[:fastyaml.MAX_CHARS // 2].rsplit("\n", 1)[0] + "\n") is not None
 
 
 def typed(value: Any) -> Any:
