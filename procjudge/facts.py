@@ -169,6 +169,11 @@ def parse_time(value: str | None) -> float | None:
     """Seconds since the epoch for an ISO 8601 timestamp, or None when absent or unreadable."""
     if not value:
         return None
+    return _parse_time(value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_time(value: str) -> float | None:
     try:
         return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
     except ValueError:
@@ -558,11 +563,12 @@ def _activity(entry: Entry) -> dict[str, Any]:
     file_edits = actions.file_edits if actions else None
     if log is not None and file_edits is None:
         file_edits = sum(1 for a in log if a.tool == "edit_file")
-    started = parse_time(telemetry.timestamp_start)
     submitted = parse_time(telemetry.timestamp_submit)
     duration = telemetry.duration_seconds
-    if duration is None and started is not None and submitted is not None and submitted >= started:
-        duration = submitted - started
+    if duration is None and submitted is not None:
+        started = parse_time(telemetry.timestamp_start)
+        if started is not None and submitted >= started:
+            duration = submitted - started
     seconds_before_edit = analysis.time_before_first_edit_seconds if analysis else None
     if seconds_before_edit is None and log:
         seconds_before_edit = next((a.at_seconds for a in log if a.tool == "edit_file" and a.at_seconds is not None), None)

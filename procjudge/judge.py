@@ -155,18 +155,20 @@ def run_detectors(facts: RunFacts, policy: Policy) -> tuple[list[Item], list[Not
     items: list[Item] = []
     not_checked: list[NotChecked] = []
     for det in ALL:
-        reason = det.needs(facts) if det.needs is not None else None
+        needs = det.needs
+        reason = needs(facts) if needs is not None else None
         if reason is not None:
             not_checked.append(NotChecked(detector=det.id, reason=reason))
             continue
         try:
-            hits = list(det(facts, policy))
+            hits = list(det.func(facts, policy))
         except Exception as exc:  # noqa: BLE001 - one detector's bug must not lose the others' verdict
             not_checked.append(NotChecked(detector=det.id, reason=f"internal error: {type(exc).__name__}: {exc}"[:300]))
             continue
+        kind = det.kind
         for hit in hits:
             items.append(Item(
-                id=hit.name or det.id, kind=det.kind, points=float(hit.points), iterations=list(hit.iterations),
+                id=hit.name or det.id, kind=kind, points=float(hit.points), iterations=list(hit.iterations),
                 evidence=hit.evidence, basis=hit.basis, strength=hit.strength or strength_of(hit.basis),
                 detail=hit.detail,
             ))

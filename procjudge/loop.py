@@ -25,6 +25,7 @@ without ever going green is exhausted, a separate outcome.
 
 from __future__ import annotations
 
+import functools
 from typing import Literal
 
 from .facts import IterationFacts, RunFacts
@@ -152,6 +153,7 @@ def attempts(facts: RunFacts, policy: Policy) -> Attempts:
                     outcome=outcome)
 
 
+@functools.lru_cache(maxsize=1024)
 def bucket_of(count: int, bounds: tuple[int, ...]) -> str:
     """The bucket label of an attempt count: bounds (1, 2, 3, 4, 7) give 1, 2, 3, 4-6, 7+."""
     label = str(bounds[0])
