@@ -60,7 +60,6 @@ def available() -> bool:
 
 MAX_LINE = 2000  # yaml-rs recurses per level: lines this long bound nesting at about 4,000 levels
 MAX_UNSPLIT = 8_000  # a text this short cannot nest that deep, whatever its lines
-_REFUSED_CHARS = ("\t", "\r", "\x85", "\u2028", "\u2029", "\ufeff")
 _MARKER = re.compile(r"^---", re.MULTILINE)
 # A node property (tag, anchor, alias), a bare = or a flow collection other than [] and {}: where
 # one begins a node, the text is left to libyaml (YAML 1.2 also reads flow forms 1.1 refuses).
@@ -119,8 +118,9 @@ def _block_scalars_have_content(text: str) -> bool:
 def accepts(text: str) -> bool:
     """Whether the text is free of everything the fast path leaves to libyaml (checked before
     parsing; ``parse`` checks the value after)."""
-    if any(char in text for char in _REFUSED_CHARS):
-        return False
+    if ("\t" in text or "\r" in text or "\x85" in text or "\u2028" in text or "\u2029" in text
+            or "\ufeff" in text):
+        return False  # tabs, carriage returns and Unicode line breaks: YAML 1.1 and 1.2 differ on them
     if "%" in text or "..." in text or ("---" in text and _MARKER.search(text, 3)):
         return False  # a directive, a document end, or a second document (one leading --- is fine)
     if len(text) > MAX_UNSPLIT and max(map(len, text.split("\n"))) > MAX_LINE:

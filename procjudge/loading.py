@@ -271,9 +271,14 @@ def read_regular(path: str, limit: int) -> bytes:
         raise ValueError(problem)
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+        status = os.fstat(handle.fileno())
+        if not stat.S_ISREG(status.st_mode):
             raise ValueError("is not a regular file (only regular files are read)")
-        data = handle.read(limit + 1)
+        # Asking for the file's size (not the limit) spares a buffer of the limit's size per file;
+        # a file that grew since is read on, up to the limit.
+        data = handle.read(min(limit, status.st_size) + 1)
+        if len(data) > status.st_size and len(data) <= limit:
+            data += handle.read(limit + 1 - len(data))
     if len(data) > limit:
         raise OverflowError(len(data))
     return data
