@@ -191,7 +191,9 @@ def write_page(target: Path, rows: list[tuple[int, str, float, int]], growth: li
         (f"Measured on {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}. The runs are "
         "synthetic standard runs (2 to 4 iterations with telemetry and feedback, about 5 KB each), one per line of a "
         "JSON-lines file; each command writes a CSV report to a file. Peak memory is the largest sum of resident memory "
-        "over the command and every process it started (workers, Dask's scheduler and nannies), sampled every 20 ms."), "",
+        "over the command and every process it started (workers, Dask's scheduler and nannies), sampled every 20 ms. "
+        "Each row is one run of the command on a shared virtual machine: the same command an hour apart has differed "
+        "by up to a quarter at 10,000 runs, and the million-run rows are the steadiest."), "",
         (f"Parse floors per run, measured in the same run on 10,000 of the runs: libyaml (`yaml.load`, `CSafeLoader`, "
         f"the run as YAML) {yaml_floor * 1e6:.0f} us; msgspec (`msgspec.json.decode` of the line) {json_floor * 1e6:.0f} us."),
         "", "| runs | command | seconds | runs per second | peak memory | x libyaml floor |",
