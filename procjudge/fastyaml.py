@@ -7,8 +7,9 @@ used only for text in which no such difference can occur, and libyaml reads ever
 
 * before parsing, the text is refused when it has what the fast path does not decide: a tab, a
   carriage return or a Unicode line break, more than one document, a directive, a tag, an anchor,
-  an alias, a ``=`` (PyYAML's value key) or a flow collection other than ``[]`` and ``{}`` at the
-  start of a node (YAML 1.2 accepts flow forms that 1.1 refuses, such as ``{b:}``), a
+  an alias, a ``=`` (PyYAML's value key) or a flow collection at the start of a node, except
+  ``[]``, ``{}`` and a one-line list of plain words (YAML 1.2 accepts flow forms that 1.1 refuses,
+  such as ``{b:}`` and ``[?, 1]``), a
   line long enough to nest deeper than yaml-rs can safely recurse, or a plain word that could be a
   number written in a form one reader takes as a number and the other does not, or differently
   (``1e5``, ``012``, ``0o17``, ``1_000``, ``.5``, ``+1``, ``1:30``);
@@ -64,6 +65,9 @@ _MARKER = re.compile(r"^---", re.MULTILINE)
 # A node property (tag, anchor, alias), a bare = or a flow collection other than [] and {}: where
 # one begins a node, the text is left to libyaml (YAML 1.2 also reads flow forms 1.1 refuses).
 _PROPERTY = re.compile(r"[!&*=][^\s,\[\]{}]?|\[(?!\])|\{(?!\})")
+# A one-line flow sequence of plain words ([src/a.py, src/b.py], [1, 2]): both readers agree on it
+# (its words go through the same checks as every other word).
+_SIMPLE_LIST = re.compile(r"\[[ ]*[^\s\[\]{}?:#&*!|>'\"\\%@`,-][^\n\[\]{}?:#&*!|>'\"\\%@`]*(?<![ ,])[ ]*\](?=[ ]*(?:\n|$))")
 _SAFE_NUMBER = re.compile(r"[-+]?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?")  # the same value in YAML 1.1 and 1.2
 # Wider than every integer and float of YAML 1.1 (PyYAML) and 1.2 (yaml-rs) together.
 _ANY_NUMBER = re.compile(r"[-+]?(?:0[xXoObB][0-9a-fA-F_]*|[0-9_.]*[0-9][0-9_.]*(?:[eE][-+]?[0-9]+)?"
@@ -130,7 +134,8 @@ def accepts(text: str) -> bool:
     if ("|" in text or ">" in text) and not _block_scalars_have_content(text):
         return False
     if ("!" in text or "&" in text or "*" in text or "=" in text or "[" in text or "{" in text) and any(
-            _starts_node(text, match.start()) for match in _PROPERTY.finditer(text)):
+            _starts_node(text, match.start()) and not _SIMPLE_LIST.match(text, match.start())
+            for match in _PROPERTY.finditer(text)):
         return False
     tokens = _TOKENS
     for token in set(text.split()):

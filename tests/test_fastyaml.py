@@ -222,3 +222,23 @@ def test_fuzzed_block_scalars(head: str, indicator: str, lines: list[tuple[int, 
     text = head + indicator + "\n" + "".join(" " * indent + line + "\n" for indent, line in lines) + tail
     with pytest.MonkeyPatch.context() as monkeypatch:
         check_same(text, monkeypatch)
+
+
+FLOW_WORDS = st.sampled_from(["a", "b c", "", " ", "1", "-1", "0.5", "1e5", "yes", "null", "~", "a-b", "-a", "a/b.py",
+                              "x_y", "1_0", "(a)", "$x", "+", "-", "--x", "a~", "é"])
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.lists(FLOW_WORDS, max_size=5), st.sampled_from([", ", ",", " , "]), st.booleans(),
+       st.sampled_from(["a: ", "- ", "a:\n  - ", "- a: "]), st.sampled_from(["", "\nb: 1", "\n- x", " # c"]))
+def test_fuzzed_one_line_flow_sequences(words: list[str], sep: str, trailing: bool, head: str, tail: str) -> None:
+    """A one-line flow sequence of plain words takes the fast path; the rest of flow is libyaml's."""
+    text = head + "[" + sep.join(words) + ("," if trailing else "") + "]" + tail + "\n"
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        check_same(text, monkeypatch)
+
+
+def test_a_simple_flow_sequence_takes_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert fastyaml.parse("files: [src/a.py, src/b.py]\nn: [1, 2]\n") == [{"files": ["src/a.py", "src/b.py"], "n": [1, 2]}]
+    for text in ("a: [?, 1]\n", "a: [x: 1]\n", "a: [b, [c]]\n", "a: [\n  b]\n", "a: {b: 1}\n", "a: [b] c\n"):
+        assert fastyaml.parse(text) is None, text
