@@ -242,3 +242,11 @@ def test_a_simple_flow_sequence_takes_the_fast_path(monkeypatch: pytest.MonkeyPa
     assert fastyaml.parse("files: [src/a.py, src/b.py]\nn: [1, 2]\n") == [{"files": ["src/a.py", "src/b.py"], "n": [1, 2]}]
     for text in ("a: [?, 1]\n", "a: [x: 1]\n", "a: [b, [c]]\n", "a: [\n  b]\n", "a: {b: 1}\n", "a: [b] c\n"):
         assert fastyaml.parse(text) is None, text
+
+
+def test_without_yaml_rs_libyaml_reads_everything(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The quick start installs no extras: without yaml-rs the fast path is off and runs load as before."""
+    monkeypatch.setattr(fastyaml, "_reader", [None])
+    assert not fastyaml.available() and fastyaml.parse("a: 1\n") is None
+    for path in sorted(SAMPLES.glob("*.yaml"))[:3]:
+        assert load_run(path).iterations
