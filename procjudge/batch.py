@@ -335,9 +335,11 @@ def _rescore(task: Task, executor: Any, pool: Callable[[], Any]) -> tuple[Result
         return RESULTS.decode(executor.submit(_work_chunk, [task]).result())[0], executor
     except BrokenProcessPool:
         _stop(executor)
-        name = task if isinstance(task, str) else f"{task[0]}:{task[1]}"
-        return Result(path=task if isinstance(task, str) else task[0], file=None if isinstance(task, str) else task[0],
-                      error_line=None if isinstance(task, str) else task[1],
+        if isinstance(task, str):
+            path, line, file, name = task, None, None, task
+        else:
+            path, line, file, name = task[0], task[1], task[0], f"{task[0]}:{task[1]}"
+        return Result(path=path, file=file, error_line=line,
                       error=f"{name}: the worker scoring this file died twice (killed, or out of memory); not scored"), pool()
 
 

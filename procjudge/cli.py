@@ -64,6 +64,13 @@ ScoreFormat = Enum("ScoreFormat", {name: name for name in output_formats.names("
 # Where every importer writes: one option, the same for each `import` command.
 IMPORT_OUT_OPTION = typer.Option(..., "--out", "-o", metavar="DIR",
                                  help="Folder to write the run files into (one sub-folder per agent).")
+
+
+def _reports_option(default: str) -> Any:
+    """The SWE-bench ``--reports DIR`` option of the importers that read them; ``default`` says
+    where the reports come from without it."""
+    return typer.Option(None, "--reports", metavar="DIR",
+                        help=f"SWE-bench evaluation reports: DIR/<instance>/report.json or DIR/<instance>.json (default: {default}).")
 POLICY_OPTION = typer.Option(
     None, "--policy", metavar="POLICY.yaml",
     help="YAML file overriding any part of the scoring policy (see `procjudge policy show`).",
@@ -523,7 +530,7 @@ def batch(
     chosen = jobs if jobs is not None else (config.jobs or 0)
     workers = chosen or os.cpu_count() or 1
     want_lines = any(r.needs_lines for _, r, _ in reporters)
-    want_verdict = any(getattr(r, "needs_verdict", True) for _, r, _ in reporters)  # else the lighter result
+    want_verdict = any(r.needs_verdict for _, r, _ in reporters)  # else the lighter result
     if engine not in ("local", "dask"):
         _err(f"procjudge: --engine {engine!r}: expected local or dask")
         raise typer.Exit(2)
@@ -760,9 +767,7 @@ def import_inspect(
 def import_swe_agent(
     files: list[Path] = typer.Argument(..., metavar="TRAJ...", help="mini-swe-agent or SWE-agent trajectories (.traj.json, .traj)."),
     out: Path = IMPORT_OUT_OPTION,
-    reports: Path | None = typer.Option(None, "--reports", metavar="DIR",
-                                        help="SWE-bench evaluation reports: DIR/<instance>/report.json or DIR/<instance>.json "
-                                             "(default: logs/<instance>/report.json beside the trajectories' folder)."),
+    reports: Path | None = _reports_option("logs/<instance>/report.json beside the trajectories' folder"),
     agent: str | None = typer.Option(None, "--agent", help="Agent name (default: the model in the trajectory's configuration, else its folder)."),
 ) -> None:
     """Import shell-agent trajectories as one run file per task.
@@ -786,9 +791,7 @@ def import_swe_agent(
 def import_openhands(
     files: list[Path] = typer.Argument(..., metavar="OUTPUT.jsonl...", help="OpenHands evaluation output: one instance per line."),
     out: Path = IMPORT_OUT_OPTION,
-    reports: Path | None = typer.Option(None, "--reports", metavar="DIR",
-                                        help="SWE-bench evaluation reports: DIR/<instance>/report.json or DIR/<instance>.json "
-                                             "(default: the line's own test_result.report)."),
+    reports: Path | None = _reports_option("the line's own test_result.report"),
     agent: str | None = typer.Option(None, "--agent", help="Agent name (default: the model in the line's metadata)."),
 ) -> None:
     """Import OpenHands evaluation output (output.jsonl) as one run file per instance.

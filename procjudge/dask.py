@@ -25,9 +25,10 @@ from typing import Any
 
 import msgspec
 
-from .batch import Result, Task, score_task
+from .batch import Result, Task, score_task, tasks
+from .loading import LoadError
 from .policy import DEFAULT, Policy
-from .records import is_records
+from .records import is_records, run_lines
 
 BLOCK_BYTES = 32 * 2**20  # a JSON-lines partition: about 6,000 runs of 5 KB
 FILES_PER_PARTITION = 500
@@ -94,10 +95,6 @@ def _ranges(path: str, block: int) -> list[Partition]:
 
 
 def _tasks(partition: Partition) -> Iterator[Task]:
-    from .batch import tasks
-    from .loading import LoadError
-    from .records import run_lines
-
     if partition.files:
         yield from partition.files
         return
@@ -126,7 +123,7 @@ def _frame(partition: Partition, policy: Policy, table: str) -> Any:
     from .render.parquet import item_rows, run_row
 
     rows: list[dict[str, Any]] = []
-    for result in msgspec.msgpack.decode(score_partition(partition, policy), type=list[Result]):
+    for result in (score_task(task, policy, want_verdict=table == "items") for task in _tasks(partition)):
         if result.row is None:
             if table == "errors":
                 rows.append({"path": result.path, "line": result.error_line, "message": result.error})

@@ -30,7 +30,8 @@ from .safe_io import is_report
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
 
-RUN_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz", ".jsonl.zst", ".ndjson.zst")
+RECORD_SUFFIXES = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz", ".jsonl.zst", ".ndjson.zst")  # many runs a file
+RUN_SUFFIXES = (".yaml", ".yml", ".json", *RECORD_SUFFIXES)
 SKIPPED_FOLDERS = frozenset({"node_modules", "__pycache__", "site-packages"})
 # Files with run suffixes that are never runs (the default exclude list; --exclude extends it).
 DEFAULT_EXCLUDE = (

@@ -39,26 +39,6 @@ import msgspec
 
 MIN_TEXTS = 8  # importing yaml-rs costs about 5 ms: worth it from the eighth text a process reads
 MAX_CHARS = 1_000_000  # past this the checks cost more than libyaml (a large run is mostly long scalars)
-_reader: list[Any] = []  # yaml-rs's module once imported, or None when it is not installed
-_texts_seen = 0
-
-
-def _yaml_rs() -> Any:
-    """yaml-rs, imported on first use (an optional extra: pip install 'procjudge[fast]')."""
-    if not _reader:
-        module: Any
-        try:
-            import yaml_rs as module
-        except ImportError:
-            module = None
-        _reader.append(module)
-    return _reader[0]
-
-
-def available() -> bool:
-    """Whether yaml-rs is installed."""
-    return _yaml_rs() is not None
-
 MAX_LINE = 2000  # yaml-rs recurses per level: lines this long bound nesting at about 4,000 levels
 MAX_UNSPLIT = 8_000  # a text this short cannot nest that deep, whatever its lines
 _MARKER = re.compile(r"^---", re.MULTILINE)
@@ -79,6 +59,25 @@ _READ_OTHERWISE = re.compile(rb'"(?:[yY]es|YES|[nN]o|NO|[oO]n|ON|[oO]ff|OFF|=|<<
 _BLOCK = re.compile(r"[|>][-+0-9]{0,3}[ ]*(?:#[^\n]*)?\n")
 _FLOW_SPLIT = re.compile(r"[\[\]{},]|(?<=[\"']):")
 _TOKENS: dict[str, bool] = {}
+_reader: list[Any] = []  # yaml-rs's module once imported, or None when it is not installed
+_texts_seen = 0
+
+
+def _yaml_rs() -> Any:
+    """yaml-rs, imported on first use (an optional extra: pip install 'procjudge[fast]')."""
+    if not _reader:
+        module: Any
+        try:
+            import yaml_rs as module
+        except ImportError:
+            module = None
+        _reader.append(module)
+    return _reader[0]
+
+
+def available() -> bool:
+    """Whether yaml-rs is installed."""
+    return _yaml_rs() is not None
 
 
 def enabled() -> bool:
@@ -109,8 +108,8 @@ def _block_scalars_have_content(text: str) -> bool:
     for match in _BLOCK.finditer(text):
         if not _starts_node(text, match.start()):
             continue
-        line_start = text.rfind("\n", 0, match.start()) + 1
-        header_indent = len(text[line_start:match.start()]) - len(text[line_start:match.start()].lstrip(" "))
+        header = text[text.rfind("\n", 0, match.start()) + 1:match.start()]
+        header_indent = len(header) - len(header.lstrip(" "))
         end = text.find("\n", match.end())
         following = text[match.end():end if end >= 0 else len(text)]
         content = following.lstrip(" ")

@@ -21,11 +21,12 @@ from typing import IO, Any
 
 import msgspec
 
-from .loading import LoadError
+from .discovery import RECORD_SUFFIXES as SUFFIXES
+from .loading import LoadError, load_run, regular_file_problem
+from .model import Run
 from .policy import DEFAULT, Policy
 from .verdict import Verdict
 
-SUFFIXES = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz", ".jsonl.zst", ".ndjson.zst")
 MAX_RECORD_BYTES = 64 * 1024 * 1024
 RUN_KEYS = (b'"iterations"', b'"iteration_telemetry"', b'"score"', b'"test_results"')
 
@@ -87,8 +88,6 @@ def not_runs(path: str, line: int) -> LoadError:
 
 def read_records(path: str) -> Iterator[tuple[int, bytes | LoadError]]:
     """(line number, the line's bytes or the error at that line) for every non-blank line."""
-    from .loading import regular_file_problem
-
     problem = regular_file_problem(path)
     if problem is not None:
         yield 1, LoadError(path, problem)
@@ -134,10 +133,8 @@ def record_path(path: str, line: int) -> str:
     return f"{path}:{line}"
 
 
-def load_record(data: bytes | dict[str, Any] | list[Any], source: str = "<record>", line: int | None = None) -> Any:
+def load_record(data: bytes | dict[str, Any] | list[Any], source: str = "<record>", line: int | None = None) -> Run:
     """One record as a validated Run; LoadError at ``source`` (and ``line``) when it is not one."""
-    from .loading import load_run
-
     name = record_path(source, line) if line is not None else source
     if not isinstance(data, (bytes, bytearray)):
         data = msgspec.json.encode(data)

@@ -257,5 +257,5 @@ def test_reports_that_read_rows_get_the_lighter_result() -> None:
         assert [r.row for r in light] == [r.row for r in full] and any(r.row for r in light)
         assert all(r.verdict_msgpack is None for r in light)
         assert all(r.verdict_msgpack is not None for r in full if r.error is None)
-    needs = {name: getattr(formats.renderer("batch", name)(), "needs_verdict", True) for name in formats.names("batch")}
+    needs = {name: formats.renderer("batch", name)().needs_verdict for name in formats.names("batch")}
     assert {name for name, need in needs.items() if not need} == {"csv", "junit", "markdown", "table"}

@@ -68,11 +68,6 @@ def _words_of(text: str) -> frozenset[str]:
     return frozenset(words)
 
 
-def failure_texts(it: IterationFacts | None) -> list[str]:
-    """Names, messages and categories of the tests failing after a submission."""
-    return list(it.failures) if it is not None else []
-
-
 def _path_matches(path: str, stack_files: Iterable[str]) -> bool:
     path = path.replace("\\", "/").lstrip("./")
     for other in stack_files:

@@ -240,7 +240,7 @@ def written_files(command: str) -> list[tuple[str, str]]:
             # restoring files from the index or a commit rewrites them; a branch switch names no file
             operands = [w for w in words[2:] if not w.startswith("-")]
             if "--" in words:
-                operands = [w for w in words[words.index("--") + 1:]]
+                operands = words[words.index("--") + 1:]
             found += [(w, "restore") for w in operands if "/" in w or os.path.splitext(w)[1]]
         elif head in ("patch",) or words[:2] == ["git", "apply"]:
             found.append(("", "patch"))

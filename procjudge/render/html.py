@@ -249,9 +249,10 @@ def run_view(verdict: Verdict, anchor: str = "r0", read_run: bool = True) -> Run
     views = []
     entries: dict[int, Any] = {}
     if run is not None:
+        from ..facts import iteration_number
+
         for position, entry in enumerate(run.iterations):
-            number = entry.iteration_telemetry.iteration_number
-            entries[number if number is not None else position] = entry
+            entries[iteration_number(entry, position)] = entry
     previous_names: tuple[set[str], set[str]] | None = None
     for row in verdict.iterations:
         view = IterationView(number=row.iteration, score=row.score, delta=row.delta, passed=row.passed, total=row.total,
@@ -367,6 +368,7 @@ class HtmlReporter:
     section, every run is a row of the table."""
 
     needs_lines = False
+    needs_verdict = True  # the detailed runs
 
     def __init__(self, quiet: bool = False) -> None:
         self.quiet = quiet

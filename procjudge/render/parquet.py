@@ -75,6 +75,7 @@ class ParquetReporter:
     """Writes its own files (``writes_files``): the CLI hands it the ``-o`` target."""
 
     needs_lines = False
+    needs_verdict = True  # the items table
     writes_files = True
 
     def __init__(self, quiet: bool = False) -> None:
