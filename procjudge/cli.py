@@ -84,6 +84,14 @@ def _err(message: str) -> None:
     sys.stderr.write(literal(message.replace("\r", "\\r").replace("\n", "\\n"), 4000) + "\n")
 
 
+def _no_runs(targets: Iterable[str | Path]) -> str:
+    """What a command that found nothing to read says: every suffix discovery reads."""
+    from .discovery import RUN_SUFFIXES
+
+    plain = ", ".join(s for s in RUN_SUFFIXES if not s.endswith((".gz", ".zst")))
+    return f"procjudge: no run files ({plain}; the last two also .gz or .zst) found in {' '.join(map(str, targets))}"
+
+
 @contextlib.contextmanager
 def _writing(target: Path, newline: str | None = None) -> Iterator[TextIO]:
     """A report file written atomically; an unwritable target is a one-line error (exit 2)."""
@@ -511,8 +519,7 @@ def batch(
             _err(f"procjudge: {problem}")
             raise typer.Exit(2)
     if not paths:
-        _err(f"procjudge: no run files (.yaml, .yml, .json) found in {' '.join(targets)} "
-             "(hidden, git-ignored and excluded files are skipped; --list-files shows what is read)")
+        _err(f"{_no_runs(targets)} (hidden, git-ignored and excluded files are skipped; --list-files shows what is read)")
         raise typer.Exit(2)
     for name, target in outputs:
         if name == "parquet" and target is None:
@@ -658,7 +665,7 @@ def compare(
         rows_b, errors_b, found_b = _side_rows(b, active, workers)
         errors = errors_a + errors_b
         if not found_a or not found_b:
-            _err(f"procjudge: no run files found in {a if not found_a else b}")
+            _err(_no_runs([a if not found_a else b]))
             raise typer.Exit(2)
         result = compare_folders(rows_a, rows_b, seed=seed, label_a=_label(a, rows_a), label_b=_label(b, rows_b))
     chosen = _format(format, "compare")
@@ -927,7 +934,7 @@ def _rows(targets: list[str], active: Policy, jobs: int) -> tuple[list[Row], lis
 
     paths = _discover(targets)
     if not paths:
-        _err(f"procjudge: no run files (.yaml, .yml, .json) found in {' '.join(targets)}")
+        _err(_no_runs(targets))
         raise typer.Exit(2)
     rows: list[Row] = []
     errors: list[str] = []

@@ -137,7 +137,12 @@ def test_unreadable_file_wins_over_gate(corpus: Path) -> None:
 
 
 def test_usage_errors(tmp_path: Path) -> None:
-    assert invoke(str(tmp_path), "--format", "json").exit_code == 2  # nothing found
+    nothing = invoke(str(tmp_path), "--format", "json")
+    assert nothing.exit_code == 2
+    # names every suffix discovery reads, JSON lines included
+    assert all(suffix in nothing.output for suffix in (".yaml", ".yml", ".json,", ".jsonl", ".ndjson", ".gz", ".zst"))
+    compared = runner.invoke(app, ["compare", str(tmp_path), str(SAMPLES)])
+    assert compared.exit_code == 2 and ".jsonl" in compared.output and str(tmp_path) in compared.output
     result = invoke(str(SAMPLES), "--fail-on", "shotgun")
     assert result.exit_code == 2 and "shotgun_debugging" in result.output
     assert invoke(str(SAMPLES), "--format", "xml").exit_code == 2
