@@ -70,30 +70,52 @@ def classify_pattern(trajectory: list[float], policy: Policy, judged: Sequence[b
 
 
 def classify_tier(trajectory: list[float], wasted: int, policy: Policy, judged: Sequence[bool] | None = None,
-                  cheating: str | None = None) -> tuple[str, str]:
+                  cheating: str | None = None, held_back: str | None = None) -> tuple[str, str]:
     """The tier, by the first rule that holds:
 
-    get_it_right_first_time  first score >= 85, at most 2 submissions, no regression, no cheating;
+    get_it_right_first_time  first score >= 85, at most 2 submissions, no regression, no cheating,
+                             and (``tier.first_time_held_back: must_pass``) no failing held-back
+                             suite on the final submission (``held_back`` says how it fails);
     regression_spiral        two steps or more, final below first, at least half the steps regress;
     persistent_thrashing     (cheating) definite evidence of cheating: no better than this tier;
-    exploratory_converging   (one submission) below 85: there is no iteration to judge;
+    exploratory_converging   (one submission) below 85, or right by the first rule but for its
+                             held-back suite: there is no iteration to judge;
     systematic_refinement    no regression, no wasted step, mean gain >= 5 a step;
     exploratory_converging   no regression and the final score is acceptable (>= 70), or the run
                              still trends upward with most steps gaining;
     thrashing_recovering     regressions happened but the final score is acceptable (>= 70);
     persistent_thrashing     otherwise: no convergence, iterations wasted, score stagnant.
+
+    A run kept from the first tier only by its held-back suite says so in its rule.
     """
     t = policy.tier
-    p = policy.pattern
     deltas = [b - a for a, b in itertools.pairwise(trajectory)]
     judged = list(judged) if judged is not None else [True] * len(deltas)
     regressions = sum(1 for d, counted in zip(deltas, judged) if d < 0 and counted)
-    first, final = trajectory[0], trajectory[-1]
-    if first >= t.first_time_score and len(trajectory) <= t.first_time_max_iterations and not regressions and not cheating:
+    first = trajectory[0]
+    first_time = (first >= t.first_time_score and len(trajectory) <= t.first_time_max_iterations
+                  and not regressions and not cheating)
+    wrong = held_back if t.first_time_held_back == "must_pass" else None
+    if first_time and not wrong:
         return "get_it_right_first_time", (
             f"first score {_fmt(first)} >= {_fmt(t.first_time_score)} in "
             f"{len(trajectory)} submission{'s' if len(trajectory) > 1 else ''}, no regression"
         )
+    if first_time and not deltas:
+        return "exploratory_converging", (f"one submission scoring {_fmt(first)}, but {wrong}: not right the "
+                                          "first time, and there is no iteration to judge")
+    tier, rule = _after_first_time(trajectory, deltas, judged, regressions, wasted, policy, cheating)
+    if first_time:
+        rule += f" (not get_it_right_first_time: {wrong})"
+    return tier, rule
+
+
+def _after_first_time(trajectory: list[float], deltas: list[float], judged: list[bool], regressions: int, wasted: int,
+                      policy: Policy, cheating: str | None) -> tuple[str, str]:
+    """The tiers below the first, by the first rule that holds (``classify_tier``)."""
+    t = policy.tier
+    p = policy.pattern
+    first, final = trajectory[0], trajectory[-1]
     if len(deltas) >= 2 and final < first and regressions * 2 >= len(deltas):
         return "regression_spiral", f"{regressions} of {len(deltas)} steps regress and the final {_fmt(final)} is below the first {_fmt(first)}"
     if cheating:

@@ -146,6 +146,19 @@ def first_failing_test(facts: RunFacts) -> str | None:
     return failures[0] if failures else None
 
 
+def held_back_failing(facts: RunFacts, policy: Policy) -> str | None:
+    """How the final submission's held-back suite fails, when one ran with tests and fails by more
+    than ``hidden_suite_gap.min_failing_share``; None otherwise (or when none ran)."""
+    last = facts.iterations[-1]
+    hidden = last.hidden
+    if hidden is None or not hidden.total_or_sum:
+        return None
+    failing = hidden.total_or_sum - hidden.passed
+    if failing <= 0 or failing / hidden.total_or_sum < policy.hidden_suite_gap.min_failing_share:
+        return None
+    return f"the held-back suite passes {hidden.passed}/{hidden.total_or_sum} at iteration {last.number}"
+
+
 def iterations_text(numbers: list[int]) -> str:
     return ", ".join(str(n) for n in numbers) or "-"
 
@@ -198,7 +211,7 @@ def judge(run: Run, policy: Policy = DEFAULT) -> Verdict:
     build_failed = [it.build_failed for it in facts.iterations]
     pattern, pattern_rule = classify_pattern(trajectory, policy, judged, build_failed)
     cheating = f"{cheats[0].id} at iteration {iterations_text(cheats[0].iterations)}" if cheats else None
-    tier, tier_rule = classify_tier(trajectory, wasted, policy, judged, cheating)
+    tier, tier_rule = classify_tier(trajectory, wasted, policy, judged, cheating, held_back_failing(facts, policy))
     computed = aggregate(facts, wasted)
     best, best_iteration, final_minus_best = loop.best_so_far(facts)
     warnings = list(run.warnings) + list(run.info.notes or ()) + list(facts.warnings)

@@ -305,6 +305,9 @@ class PatternPolicy(Section, frozen=True):
 class TierPolicy(Section, frozen=True):
     first_time_score: Positive = 85.0
     first_time_max_iterations: Annotated[int, msgspec.Meta(ge=1)] = 2
+    # must_pass: a final submission whose held-back suite ran and fails (beyond
+    # hidden_suite_gap.min_failing_share) was not right the first time; ignore: the visible score decides
+    first_time_held_back: Literal["must_pass", "ignore"] = "must_pass"
     acceptable_final: Positive = 70.0
 
 

@@ -288,3 +288,50 @@ def test_a_step_to_another_suite_is_not_judged_as_a_regression_or_a_stall() -> N
     judging = msgspec.structs.replace(DEFAULT, trajectory=msgspec.structs.replace(DEFAULT.trajectory, judge_suite_changes=True))
     assert points(verdict_of({"iterations": [step("a", 65, 69), step("b", 0, 1), step("a", 69, 69)]}, judging),
                   "monotonic_improvement") == -3
+
+
+def _held_back_run(visible: list[int], held_back: list[tuple[int, int] | None]) -> dict:
+    """Runs whose visible suite scores ``visible`` (passes of 10), each submission with a held-back
+    suite of (passed, total), or none."""
+    iterations = []
+    for k, (passed, hidden) in enumerate(zip(visible, held_back)):
+        results: dict = {"post_iteration": {"passed": passed, "failed": 10 - passed, "total": 10}}
+        if hidden is not None:
+            results["hidden"] = {"passed": hidden[0], "total": hidden[1]}
+        iterations.append({"iteration_telemetry": {"iteration_number": k, "test_results": results}})
+    return {"run": {"format": "standard"}, "iterations": iterations}
+
+
+@pytest.mark.parametrize(("visible", "held_back", "tier", "rule_says"), [
+    # one green submission that the held-back suite shows wrong: not right the first time
+    ([10], [(0, 1)], "exploratory_converging", "held-back suite passes 0/1 at iteration 0"),
+    ([10], [(5, 5)], "get_it_right_first_time", "first score 100 >= 85"),
+    ([10], [None], "get_it_right_first_time", "first score 100 >= 85"),
+    ([10], [(0, 0)], "get_it_right_first_time", "first score 100 >= 85"),  # a suite of no tests never ran
+    # two submissions: the final one's held-back suite decides, and the rule says why
+    ([9, 10], [(1, 2), (1, 2)], "systematic_refinement", "(not get_it_right_first_time: the held-back suite passes 1/2 at iteration 1)"),
+    ([9, 10], [(1, 2), (2, 2)], "get_it_right_first_time", "first score 90 >= 85 in 2 submissions"),
+    # below the first tier anyway: no note
+    ([5, 10], [(1, 2), (1, 2)], "systematic_refinement", "mean gain 50 a step"),
+])
+def test_the_first_tier_needs_the_held_back_suite_to_pass(visible: list[int], held_back: list, tier: str,
+                                                          rule_says: str) -> None:
+    verdict = verdict_of(_held_back_run(visible, held_back))
+    assert verdict.tier == tier, verdict.tier_rule
+    assert rule_says in verdict.tier_rule
+    assert ("not get_it_right_first_time" in verdict.tier_rule) == (tier != "get_it_right_first_time"
+                                                                   and len(visible) > 1 and visible[0] >= 9)
+
+
+def test_the_held_back_suite_can_be_left_out_of_the_first_tier(tmp_path) -> None:
+    from procjudge import load_policy
+
+    policy = tmp_path / "p.yaml"
+    policy.write_text("tier: {first_time_held_back: ignore}\n")
+    verdict = verdict_of(_held_back_run([10], [(0, 1)]), load_policy(policy))
+    assert verdict.tier == "get_it_right_first_time", verdict.tier_rule
+    # the held-back failure is still shown, as a signal
+    assert points(verdict, "hidden_suite_gap") == -1
+    policy.write_text("tier: {first_time_held_back: sometimes}\n")
+    with pytest.raises(Exception, match="first_time_held_back"):
+        load_policy(policy)
