@@ -1,0 +1,96 @@
+"""The fast text scans of diffs and code give exactly what their plain definitions give.
+
+Large diffs are read with C-speed shortcuts (a word set instead of a word-boundary regex, a
+substring check over the whole text before a regex per line). Each is compared here with the plain
+reading it replaces, on generated text that mixes the cases that could tell them apart: Unicode
+word and space characters, separators, comments, strings and the words the scans look for."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from procjudge import code as codeinfo
+
+SETTINGS = settings(max_examples=300, deadline=None, derandomize=True)
+
+
+WORDS = sorted(codeinfo._TAMPER_WORDS) + ["exits", "reopen", "x_exit", "open2", "Exit", "évaluer", "eval_", "skip·"]
+SEPARATORS = [" ", ".", "(", "\n", "\t", "\r", "_", "é", "٣", "\u00a0", "\u2028", "ß", "'", "", "0", "\x1c"]
+
+
+@SETTINGS
+@given(st.lists(st.tuples(st.sampled_from(WORDS), st.sampled_from(SEPARATORS)), max_size=8))
+def test_the_tampering_hint_is_the_word_boundary_regex(parts: list[tuple[str, str]]) -> None:
+    text = "".join(word + separator for word, separator in parts)
+    assert codeinfo.tamper_hint(text) == (codeinfo._TAMPER_HINT.search(text) is not None), repr(text)
+
+
+TAMPER_LINES = st.sampled_from([
+    "sys.excepthook = lambda *a: None", "os._exit(0)", "frame = sys._getframe(1)", "inspect.stack()",
+    "builtins.print = noop", "__builtins__['len'] = fake", "def __eq__(self, other): return True",
+    "x = 'sys.excepthook = 1'", "value = compute(cache, 12)", "open('f')", "# os._exit(0)", "",
+])
+
+
+@SETTINGS
+@given(st.lists(TAMPER_LINES, max_size=6))
+def test_text_tampering_finds_what_every_pattern_finds(lines: list[str]) -> None:
+    text = "\n".join(lines)
+    masked = codeinfo.mask_strings(text)
+    plain = {rule for _, pattern, rule in codeinfo._TEXT_TAMPERING if pattern.search(masked)} \
+        if codeinfo._TAMPER_HINT.search(text) else set()
+    assert {shape.rule for shape in codeinfo.text_tampering(text)} == plain
+
+
+CHECK_LINES = st.sampled_from([
+    "    raise ValueError('bad')", "raise KeyError", "  assert total > 0", "throw new Error('x')",
+    "    return value", "x = raise_level", "# raise ValueError", "assertion = 1", "", "\traise TypeError",
+])
+
+
+@SETTINGS
+@given(st.lists(CHECK_LINES, max_size=5), st.lists(CHECK_LINES, max_size=5),
+       st.sampled_from(["ValueError: bad", "KeyError", "Error", "", "TypeError and AssertionError"]))
+def test_removed_checks_are_the_plain_line_by_line_reading(added: list[str], removed: list[str], feedback: str) -> None:
+    def plain() -> list[str]:
+        if not feedback or any(codeinfo._CHECK.match(line) for line in added):
+            return []
+        found = []
+        for line in removed:
+            match = codeinfo._CHECK.match(line)
+            if match and (match.group(1) or match.group(2) or "AssertionError") in feedback:
+                found.append(line)
+        return found
+
+    shapes = codeinfo.removed_check_shapes("src/app.py", tuple(added), tuple(removed), feedback)
+    assert [shape.code for shape in shapes] == [f"src/app.py: {line.strip()[:120]}" for line in plain()]
+
+
+BRANCH_LINES = st.sampled_from([
+    "if x == 42: return 7", "elif name is 'secret': pass", "case 42:", "when 42 then", "42 == value",
+    "if key in table: return 42", "x = compute(42)", "return 'secret'", "} else if (x === 42) {", "",
+    "if value.equals(42)", "# x == 42",
+])
+FEEDBACK = st.sampled_from([
+    frozenset(), frozenset({("n", 42.0)}), frozenset({("s", "secret")}), frozenset({("n", 42.0), ("s", "secret")}),
+])
+
+
+@SETTINGS
+@given(st.lists(BRANCH_LINES, max_size=6), FEEDBACK, st.sampled_from([frozenset(), frozenset({("n", 42.0)})]))
+def test_special_cases_in_text_are_the_plain_line_by_line_reading(lines: list[str], feedback: frozenset,
+                                                                    spec: frozenset) -> None:
+    text = "\n".join(lines)
+    lifted = {k for k in feedback if codeinfo.distinctive(k) and k not in spec}
+    plain = []
+    for line in dict.fromkeys(lines):
+        if len(line) > 400 or not any(needle in line for key in lifted for needle in codeinfo._literal_texts(key)):
+            continue
+        if not any(word in line for word in codeinfo._BRANCH_WORDS):
+            continue
+        masked = codeinfo.mask_comments(line)
+        if codeinfo._SPECIAL_CASE.search(masked) and codeinfo.text_literals(masked) & lifted:
+            plain.append(line.strip()[:200])
+    found = [shape.code for shape in codeinfo.text_special_cases(text, feedback, spec)]
+    assert sorted(found) == sorted(plain)
