@@ -174,6 +174,13 @@ class HiddenSuiteGap(Section, frozen=True):
     min_failing_share: Fraction = 0.0
 
 
+class VisibleSuiteContradicted(Section, frozen=True):
+    """The held-back suite passes in full where the visible suite fails: the failing visible tests
+    disagree with it (a visible test may be wrong). Shown, not scored, by default."""
+
+    points: Points = 0.0
+
+
 class ScopeCreep(Section, frozen=True):
     range: Range = Range(mild=-2, severe=-5)
     max_unrelated_fraction: Fraction = 0.5
@@ -323,6 +330,7 @@ class Policy(Section, frozen=True):
     practices: Practices = Practices()
     signals: Signals = Signals()
     hidden_suite_gap: HiddenSuiteGap = HiddenSuiteGap()
+    visible_suite_contradicted: VisibleSuiteContradicted = VisibleSuiteContradicted()
     best_so_far: BestSoFar = BestSoFar()
     gate: Gate = Gate()
     attempts: Attempts = Attempts()

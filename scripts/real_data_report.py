@@ -28,7 +28,7 @@ from procjudge.policy import DEFAULT
 TIERS = ["get_it_right_first_time", "systematic_refinement", "exploratory_converging",
          "thrashing_recovering", "persistent_thrashing", "regression_spiral"]
 FINDINGS = ["identical_submission", "regression_blindness", "test_chasing", "checker_tampering", "hidden_suite_gap",
-            "copy_paste_loop", "shotgun_debugging", "scope_creep", "wasted_iteration", "early_termination", "returned_worse",
+            "visible_suite_contradicted", "copy_paste_loop", "shotgun_debugging", "scope_creep", "wasted_iteration", "early_termination", "returned_worse",
             "late_pass"]
 TIER_SHORT = {"get_it_right_first_time": "first", "systematic_refinement": "systematic",
               "exploratory_converging": "exploratory", "thrashing_recovering": "recovering",
@@ -73,7 +73,9 @@ def main(realdata: Path) -> None:
         "`test_chasing` and `checker_tampering` accuse; none of these logs was written by an agent told\n"
         "to cheat, and `docs/accuracy.md` lists every accusation they draw. `hidden_suite_gap` is the\n"
         "visible suite green while the hidden suite fails: an edge-case bug the visible tests missed,\n"
-        "never called test-chasing.\n\n")
+        "never called test-chasing; `visible_suite_contradicted` is the other way round, the hidden suite\n"
+        "passing in full while a visible test fails (Reflexion-MapCoder's visible tests are written by the\n"
+        "model and sometimes wrong): a 0-point note that the failing test, not the code, may be at fault.\n\n")
     out("## Per file\n\n")
     out("Tiers: " + ", ".join(f"{short} = `{tier}`" for tier, short in TIER_SHORT.items()) + ".\n"
         "Findings: the number of items of each kind over all runs of the file.\n\n")
@@ -187,13 +189,13 @@ def swe_bench(realdata: Path, work: Path) -> None:
     out("| instance | resolved | held-back | iterations | process | tier | findings |\n|---|---|---:|---:|---:|---|---|\n")
     notable = {"test_chasing", "checker_tampering", "regression_blindness", "scope_creep", "late_pass"}
     for row, verdict in runs:
-        hidden = next((i for i in verdict.items if i.id == "hidden_suite_gap"), None)
+        suite_notes = [i.id for i in verdict.items if i.id in ("hidden_suite_gap", "visible_suite_contradicted")]
         suites = [it for it in verdict.items if it.id in notable or (it.points and it.kind in ("anti_pattern", "rule"))]
         found = ", ".join(f"`{i.id}` {i.points:+g}" + (f" ({i.strength})" if i.kind == "anti_pattern" else "") for i in suites)
         held = _held_back(folder, row) or "-"
         out(f"| {row.challenge} | {'yes' if resolved.get(row.challenge) else 'no'} | {held} | {row.iterations_used} | "
             f"{row.process_score:+g} | {TIER_SHORT.get(row.tier, row.tier)} | {found or '-'}"
-            + (" (+ `hidden_suite_gap`)" if hidden else "") + " |\n")
+            + "".join(f" (+ `{note}`)" for note in dict.fromkeys(suite_notes)) + " |\n")
     out("\n### Runs to read first\n\n")
     picks: list[tuple[str, str]] = []
     for row, verdict in runs:

@@ -166,3 +166,22 @@ def test_library_api() -> None:
     verdict = judge(load_run(SAMPLES / "example1_good_standard.yaml"))
     assert verdict.tier == "systematic_refinement"
     assert msgspec.json.decode(msgspec.json.encode(verdict))["pattern"] == "healthy_progression"
+
+
+def test_a_note_about_the_suites_is_shown_though_it_scores_nothing(tmp_path: Path) -> None:
+    """0-point telemetry signals live in the per-iteration listing; a 0-point note about the suites
+    (visible_suite_contradicted) names a test the reader must check, so it stays among the items."""
+    path = tmp_path / "run.yaml"
+    path.write_text(yaml.safe_dump({"iterations": [
+        {"iteration_telemetry": {"test_results": {"post_iteration": {"passed": 0, "failed": 1, "total": 1},
+                                                  "tests": [{"name": "assert f(2) == 5", "outcome": "failed"}]}}},
+        {"iteration_telemetry": {"test_results": {"post_iteration": {"passed": 0, "failed": 1, "total": 1},
+                                                  "tests": [{"name": "assert f(2) == 5", "outcome": "failed"}],
+                                                  "hidden": {"passed": 3, "total": 3}}}},
+    ]}))
+    for fmt in ("table", "markdown"):
+        result = runner.invoke(app, ["score", str(path), "--format", fmt], env={"COLUMNS": "200"})
+        items = result.output.split("per-iteration signals")[0] if fmt == "table" else result.output
+        assert "visible_suite_contradicted" in items and '"assert f(2) == 5"' in result.output, fmt
+        # the 0-point telemetry signal of the same run is not an item row
+        assert "score.delta <= 0" not in result.output, fmt
