@@ -148,3 +148,19 @@ def test_html_is_not_imported_by_other_formats() -> None:
                           cwd=ROOT, capture_output=True, text=True, check=False)
     assert done.returncode == 0 and "procjudge.cli" in done.stderr
     assert "jinja2" not in done.stderr and "procjudge.render.html" not in done.stderr
+
+
+def test_every_text_of_a_chart_lies_inside_its_drawing(tmp_path: Path) -> None:
+    """A chart's labels are drawn within its SVG's height, including the line an empty chart shows
+    (a batch where no run has an anti-pattern)."""
+    clean = tmp_path / "runs"
+    clean.mkdir()
+    (clean / "good.yaml").write_text((ROOT / "sample_telemetry" / "example1_good_standard.yaml").read_text())
+    for args in (["batch", str(clean)], ["batch", str(ROOT / "sample_telemetry")],
+                 ["score", str(ROOT / "sample_telemetry" / "example2_bad_standard.yaml")]):
+        html = html_of(args, tmp_path)
+        for svg in re.findall(r"<svg\b.*?</svg>", html, re.DOTALL):
+            height = float(re.search(r'height="([\d.]+)"', svg).group(1))
+            for y in re.findall(r'<text[^>]*\by="([\d.]+)"', svg):
+                assert float(y) <= height, (y, height, svg[:200])
+    assert "no anti-pattern found" in html_of(["batch", str(clean)], tmp_path)
