@@ -1184,21 +1184,26 @@ def explain(
     if as_json:
         write(msgspec.json.format(msgspec.json.encode({"rule": entry, "example": shown}), indent=2).decode() + "\n")
         return
+    import shutil
     import textwrap
 
     from .render.text import literal
 
+    width = max(40, min(96, shutil.get_terminal_size((96, 24)).columns))  # the terminal's, else 96 (a pipe)
+
     def field(label: str, text: str) -> list[str]:
-        return textwrap.wrap(text, width=96, initial_indent=f"{label:<9}", subsequent_indent=" " * 9) or [label]
+        return textwrap.wrap(text, width=width, initial_indent=f"{label:<9}", subsequent_indent=" " * 9) or [label]
 
     accuses = "; accuses: definite evidence scores the run at the floor" if entry.accuses else ""
-    lines = [f"{entry.id}  ({entry.kind}{accuses})", "", *field("points", entry.points), *field("rule", entry.rule),
+    lines = [*textwrap.wrap(f"{entry.id}  ({entry.kind}{accuses})", width=width, subsequent_indent="  "), "",
+             *field("points", entry.points), *field("rule", entry.rule),
              *field("reads", entry.reads), *field("source", entry.source)]
     if shown is not None:
-        lines += ["", f"example  {shown.name}", *("  | " + line for line in shown.run.rstrip().splitlines()[:40])]
+        # the example run is YAML, shown as written (not wrapped)
+        lines += ["", *field("example", shown.name), *("  | " + line for line in shown.run.rstrip().splitlines()[:40])]
         for points, iterations, strength, basis, evidence in shown.findings:
             lines += textwrap.wrap(f"-> {points:+g} at iteration {', '.join(map(str, iterations)) or '-'} "
-                                   f"[{strength}; {basis}]: {literal(evidence, 600)}", width=96,
+                                   f"[{strength}; {basis}]: {literal(evidence, 600)}", width=width,
                                    initial_indent="  ", subsequent_indent="     ")
     write("\n".join(lines) + "\n")
 

@@ -60,3 +60,14 @@ def test_an_unknown_rule_gets_suggestions() -> None:
     result = runner.invoke(app, ["explain", "shotgun"])
     assert result.exit_code == 2 and "did you mean shotgun_debugging or shotgun_edits?" in result.stderr
     assert runner.invoke(app, ["explain"]).exit_code == 2
+
+
+@pytest.mark.parametrize("columns", [60, 80, 120])
+def test_explain_fits_the_terminal_except_the_example_run_shown_as_written(columns: int) -> None:
+    for det in ALL:
+        result = runner.invoke(app, ["explain", det.id], env={"COLUMNS": str(columns)})
+        assert result.exit_code == 0
+        prose = [line for line in result.output.splitlines() if not line.startswith("  | ")]
+        # words longer than the line (a long test name) are never split: allow those lines alone
+        too_long = [line for line in prose if len(line) > min(columns, 96) and " " in line.strip()[:min(columns, 96)]]
+        assert not too_long, (det.id, columns, too_long[:2])
