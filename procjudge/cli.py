@@ -1093,16 +1093,25 @@ def drift(
     if format is DriftFormat.json:
         write(dumps(result))
     else:
+        import shutil
+        import textwrap
+
         from .render.text import one_line
 
+        # the terminal's width (120 in a pipe or a file): test names and alerts are cut or wrapped to it
+        columns = max(72, shutil.get_terminal_size((120, 24)).columns)
         head = f"{'source':<20} {'window':<10} {'runs':>5} {'attempts':>8} {'pass':>5}  first failing test"
         lines = [head]
         for entry in result["series"]:
             first = entry["first_failing_test"]
-            top = f"{one_line(first['top'], 40)} {first['top_share']:.0%}" if first["top"] else "-"
+            name, room = one_line(first["top"] or ""), min(40, columns - 60)
+            name = name if len(name) <= room else name[: room - 1] + "…"
+            top = f"{name} {first['top_share']:.0%}" if first["top"] else "-"
             lines.append(f"{one_line(entry['source'], 20):<20} {entry['window']:<10} {entry['runs']:>5} "
                          f"{entry['mean_attempts']:>8.2f} {entry['pass_rate']:>5.0%}  {top}")
-        lines += [f"ALERT {one_line(a['message'], 300)}" for a in result["alerts"]] or ["no alert"]
+        lines += [line for a in result["alerts"]
+                  for line in textwrap.wrap(f"ALERT {one_line(a['message'], 300)}", width=columns,
+                                            subsequent_indent="      ")] or ["no alert"]
         if result["runs_without_time"]:
             lines.append(f"{result['runs_without_time']} runs have no time (run.started_at or timestamp_start) and are left out")
         text_out = "\n".join(lines) + "\n"
@@ -1166,8 +1175,14 @@ def explain(
         if as_json:
             write(msgspec.json.format(msgspec.json.encode(entries), indent=2).decode() + "\n")
             return
-        width = max(len(e.id) for e in entries)
-        write("".join(f"{e.id:<{width}}  {e.kind:<12}  {e.points}\n" for e in entries))
+        import shutil
+        import textwrap
+
+        name_width = max(len(e.id) for e in entries)
+        indent = " " * (name_width + 16)
+        columns = max(len(indent) + 20, min(120, shutil.get_terminal_size((120, 24)).columns))
+        write("".join("\n".join(textwrap.wrap(f"{e.id:<{name_width}}  {e.kind:<12}  {e.points}", width=columns,
+                                              subsequent_indent=indent)) + "\n" for e in entries))
         return
     try:
         entry = rule(rule_id, active)

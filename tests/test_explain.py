@@ -71,3 +71,11 @@ def test_explain_fits_the_terminal_except_the_example_run_shown_as_written(colum
         # words longer than the line (a long test name) are never split: allow those lines alone
         too_long = [line for line in prose if len(line) > min(columns, 96) and " " in line.strip()[:min(columns, 96)]]
         assert not too_long, (det.id, columns, too_long[:2])
+
+
+def test_the_rule_list_fits_80_columns_and_keeps_one_rule_a_line_start() -> None:
+    result = runner.invoke(app, ["explain", "--list"], env={"COLUMNS": "80"})
+    lines = result.output.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    starts = [line.split()[0] for line in lines if not line.startswith(" ")]
+    assert starts == [det.id for det in ALL]

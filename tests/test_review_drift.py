@@ -115,3 +115,13 @@ def test_batch_reports_the_loop_figures() -> None:
     assert loop["gate"]["replayed_runs"] == 1 and loop["gate"]["share_returned_round_1"] == 1
     assert loop["gate"]["rejection_rate_per_round"] == {"2": 1.0, "3": 1.0}
     assert loop["attempt_buckets"] == {"3": 1, "4-6": 1}
+
+
+@pytest.mark.parametrize("columns", [72, 80, 100])
+def test_drift_fits_the_terminal_and_names_tests_in_full_in_its_alerts(columns: int) -> None:
+    result = runner.invoke(app, ["drift", str(SAMPLES)], env={"COLUMNS": str(columns)})
+    assert result.exit_code == 1, result.output  # an alert
+    lines = result.output.splitlines()
+    assert max(len(line) for line in lines) <= columns
+    # a cut test name ends in an ellipsis in the table; the alert that names it keeps it whole
+    assert "test_policy_number_format" in " ".join(line.strip() for line in lines if not line.startswith("broker"))
