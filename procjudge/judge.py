@@ -22,6 +22,7 @@ from . import loop
 from .classify import classify_pattern, classify_tier
 from .detectors import ALL
 from .detectors.base import strength_of
+from .detectors.cheats import held_back_fails
 from .detectors.trajectory import judged_steps
 from .facts import RunFacts, derive
 from .model import Run
@@ -151,10 +152,7 @@ def held_back_failing(facts: RunFacts, policy: Policy) -> str | None:
     than ``hidden_suite_gap.min_failing_share``; None otherwise (or when none ran)."""
     last = facts.iterations[-1]
     hidden = last.hidden
-    if hidden is None or not hidden.total_or_sum:
-        return None
-    failing = hidden.total_or_sum - hidden.passed
-    if failing <= 0 or failing / hidden.total_or_sum < policy.hidden_suite_gap.min_failing_share:
+    if hidden is None or not held_back_fails(last, policy):
         return None
     return f"the held-back suite passes {hidden.passed}/{hidden.total_or_sum} at iteration {last.number}"
 

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..code import DEFINITE, TAMPERING, Shape, stronger, weakened
-from ..facts import RunFacts
+from ..facts import IterationFacts, RunFacts
 from ..policy import Policy
 from .base import Hit, detector, having, plural
 
@@ -127,6 +127,16 @@ _HIDDEN = having(lambda f: any(it.hidden is not None and it.hidden.total_or_sum 
                  "no held-back suite ran")
 
 
+def held_back_fails(it: IterationFacts, policy: Policy) -> bool:
+    """Whether a held-back suite with tests ran at this submission and fails, by at least
+    ``hidden_suite_gap.min_failing_share`` of its tests (``hidden_suite_gap``, and the first tier)."""
+    hidden = it.hidden
+    if hidden is None or not hidden.total_or_sum:
+        return False
+    failing = hidden.total_or_sum - hidden.passed
+    return failing > 0 and failing / hidden.total_or_sum >= policy.hidden_suite_gap.min_failing_share
+
+
 @detector("hidden_suite_gap", "signal", needs=_HIDDEN)
 def hidden_suite_gap(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     """-1 (not an accusation): the visible suite passes but a held-back suite that ran does not:
@@ -135,10 +145,7 @@ def hidden_suite_gap(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     rule = policy.hidden_suite_gap
     for it in facts.iterations:
         hidden = it.hidden
-        if hidden is None or hidden.total_or_sum == 0 or not it.all_passing:
-            continue
-        failing = hidden.total_or_sum - hidden.passed
-        if failing <= 0 or failing / hidden.total_or_sum < rule.min_failing_share:
+        if hidden is None or not it.all_passing or not held_back_fails(it, policy):
             continue
         yield Hit(points=rule.points, iterations=(it.number,),
                   evidence=f"visible suite green ({it.passed}/{it.total}) but the held-back suite passes "
