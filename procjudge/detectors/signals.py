@@ -6,11 +6,14 @@ scores the same behaviour."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..facts import IterationFacts, RunFacts
 from ..policy import Policy
 from .base import Detector, Hit, detector
+
+if TYPE_CHECKING:
+    from ..verdict import Item
 
 
 def _checks(policy: Policy) -> list[tuple[str, str, Callable[[IterationFacts], bool]]]:
@@ -97,6 +100,13 @@ DOCS = {
     "unproductive": ("-", "The score did not rise (score.delta <= 0)."),
 }
 POSITIVE = tuple(name for name, (sign, _) in DOCS.items() if sign == "+")
+
+
+def shown_per_iteration(item: Item) -> bool:
+    """Whether a report lists an item per iteration rather than among the items: a telemetry
+    signal at 0 points (a 0-point note about the suites, such as ``visible_suite_contradicted``,
+    stays among the items)."""
+    return item.kind == "signal" and not item.points and item.id in DOCS
 NEGATIVE = tuple(name for name, (sign, _) in DOCS.items() if sign == "-")
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..detectors.signals import DOCS as SIGNAL_DOCS
+from ..detectors.signals import shown_per_iteration
 from ..verdict import Verdict
 from .text import aggregate_line, iterations, loop_line, not_checked, num, one_line, signed, sparkline
 
@@ -31,8 +31,8 @@ def score(verdict: Verdict) -> str:
         "|---|---|---:|---|---|---|---|",
     ]
     for item in verdict.items:
-        if item.kind == "signal" and not item.points and item.id in SIGNAL_DOCS:
-            continue  # listed under "signals per iteration"; a note about the suites stays in the table
+        if shown_per_iteration(item):
+            continue  # listed under "signals per iteration"
         lines.append(
             f"| {item.id} | {item.kind} | {signed(item.points)} | {iterations(item.iterations)} | "
             f"{cell(item.evidence)} | {cell(item.basis)} | {item.strength} |"

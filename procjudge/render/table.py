@@ -9,8 +9,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from ..detectors.signals import DOCS as SIGNAL_DOCS
-from ..detectors.signals import NEGATIVE, POSITIVE
+from ..detectors.signals import NEGATIVE, POSITIVE, shown_per_iteration
 from ..verdict import Verdict
 from .text import aggregate_line, iterations, literal, loop_line, not_checked, num, signed, sparkline
 
@@ -45,8 +44,8 @@ def items_table(verdict: Verdict) -> Table:
     table.add_column("iter", no_wrap=True)
     table.add_column("evidence", overflow="fold", ratio=1)
     for item in verdict.items:
-        if item.kind == "signal" and not item.points and item.id in SIGNAL_DOCS:
-            continue  # a 0-point telemetry signal is in the per-iteration table; a note about the suites stays here
+        if shown_per_iteration(item):
+            continue  # in the per-iteration table
         name = Text(item.id, style=KIND_STYLE.get(item.kind, ""))
         name.append("\n" + item.kind.replace("_", "-"), style="dim")  # the kind in words, not only in colour
         evidence = Text(literal(item.evidence))
