@@ -92,6 +92,15 @@ def _no_runs(targets: Iterable[str | Path]) -> str:
     return f"procjudge: no run files ({plain}; the last two also .gz or .zst) found in {' '.join(map(str, targets))}"
 
 
+def _columns(pipe: int, narrowest: int, widest: int | None = None) -> int:
+    """The width to wrap text to: the terminal's (``COLUMNS``, else the terminal itself) within
+    ``narrowest``..``widest``, and ``pipe`` when the output is not a terminal."""
+    import shutil
+
+    width = max(narrowest, shutil.get_terminal_size((pipe, 24)).columns)
+    return min(width, widest) if widest is not None else width
+
+
 @contextlib.contextmanager
 def _writing(target: Path, newline: str | None = None) -> Iterator[TextIO]:
     """A report file written atomically; an unwritable target is a one-line error (exit 2)."""
@@ -1093,13 +1102,11 @@ def drift(
     if format is DriftFormat.json:
         write(dumps(result))
     else:
-        import shutil
         import textwrap
 
         from .render.text import one_line
 
-        # the terminal's width (120 in a pipe or a file): test names and alerts are cut or wrapped to it
-        columns = max(72, shutil.get_terminal_size((120, 24)).columns)
+        columns = _columns(120, 72)  # test names are cut and alerts wrapped to it
         head = f"{'source':<20} {'window':<10} {'runs':>5} {'attempts':>8} {'pass':>5}  first failing test"
         lines = [head]
         for entry in result["series"]:
@@ -1175,12 +1182,11 @@ def explain(
         if as_json:
             write(msgspec.json.format(msgspec.json.encode(entries), indent=2).decode() + "\n")
             return
-        import shutil
         import textwrap
 
         name_width = max(len(e.id) for e in entries)
         indent = " " * (name_width + 16)
-        columns = max(len(indent) + 20, min(120, shutil.get_terminal_size((120, 24)).columns))
+        columns = _columns(120, len(indent) + 20, 120)
         write("".join("\n".join(textwrap.wrap(f"{e.id:<{name_width}}  {e.kind:<12}  {e.points}", width=columns,
                                               subsequent_indent=indent)) + "\n" for e in entries))
         return
@@ -1199,12 +1205,11 @@ def explain(
     if as_json:
         write(msgspec.json.format(msgspec.json.encode({"rule": entry, "example": shown}), indent=2).decode() + "\n")
         return
-    import shutil
     import textwrap
 
     from .render.text import literal
 
-    width = max(40, min(96, shutil.get_terminal_size((96, 24)).columns))  # the terminal's, else 96 (a pipe)
+    width = _columns(96, 40, 96)
 
     def field(label: str, text: str) -> list[str]:
         return textwrap.wrap(text, width=width, initial_indent=f"{label:<9}", subsequent_indent=" " * 9) or [label]
