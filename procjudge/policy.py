@@ -176,7 +176,8 @@ class HiddenSuiteGap(Section, frozen=True):
 
 class VisibleSuiteContradicted(Section, frozen=True):
     """The held-back suite passes in full where the visible suite fails: the failing visible tests
-    disagree with it (a visible test may be wrong). Shown, not scored, by default."""
+    disagree with it (a visible test may be wrong, or check a case the held-back suite does not).
+    Shown, not scored, by default."""
 
     points: Points = 0.0
 

@@ -75,7 +75,8 @@ def main(realdata: Path) -> None:
         "visible suite green while the hidden suite fails: an edge-case bug the visible tests missed,\n"
         "never called test-chasing; `visible_suite_contradicted` is the other way round, the hidden suite\n"
         "passing in full while a visible test fails (Reflexion-MapCoder's visible tests are written by the\n"
-        "model and sometimes wrong): a 0-point note that the failing test, not the code, may be at fault.\n\n")
+        "model and sometimes wrong): a 0-point note that the failing test, or a held-back suite that does\n"
+        "not check its case, may be at fault rather than the code.\n\n")
     out("## Per file\n\n")
     out("Tiers: " + ", ".join(f"{short} = `{tier}`" for tier, short in TIER_SHORT.items()) + ".\n"
         "Findings: the number of items of each kind over all runs of the file.\n\n")

@@ -157,8 +157,8 @@ def hidden_suite_gap(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
 def visible_suite_contradicted(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     """0 (shown, not scored): the held-back suite passes in full where the visible suite fails, so
     the failing visible tests disagree with it: a visible test may be wrong (as model-written tests
-    sometimes are), or its failure may come from the environment. Read it before blaming the
-    iterations that failed that test."""
+    sometimes are), check a case the held-back suite does not, or fail for the environment. Read it
+    before blaming the iterations that failed that test."""
     rule = policy.visible_suite_contradicted
     for it in facts.iterations:
         hidden = it.hidden
