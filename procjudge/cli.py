@@ -711,6 +711,23 @@ def _require_files(paths: list[Path]) -> None:
             raise typer.Exit(2)
 
 
+def _files_in(paths: list[Path], suffixes: tuple[str, ...]) -> list[Path]:
+    """The files named, and in each folder named the files ending in ``suffixes`` (searched
+    recursively, in sorted order); a folder with none is an error naming the suffixes."""
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            inside = sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(suffixes))
+            if not inside:
+                _err(f"procjudge: {path}: no {' or '.join(suffixes)} files in this folder")
+                raise typer.Exit(2)
+            found += inside
+        else:
+            found.append(path)
+    _require_files(found)
+    return found
+
+
 def _import_report(written: int, issues: list[Any], out: Path, unit: str, note_unit: str) -> NoReturn:
     """Print an import's errors, its notes (the first 20) and its one-line summary; exit 2 on an error."""
     errors = [issue for issue in issues if not issue.note]
@@ -781,24 +798,28 @@ def import_inspect(
 
 @import_app.command("swe-agent")
 def import_swe_agent(
-    files: list[Path] = typer.Argument(..., metavar="TRAJ...", help="mini-swe-agent or SWE-agent trajectories (.traj.json, .traj)."),
+    files: list[Path] = typer.Argument(..., metavar="TRAJ...", help="mini-swe-agent or SWE-agent trajectories (.traj.json, .traj), or folders holding them."),
     out: Path = IMPORT_OUT_OPTION,
     reports: Path | None = _reports_option("logs/<instance>/report.json beside the trajectories' folder"),
     agent: str | None = typer.Option(None, "--agent", help="Agent name (default: the model in the trajectory's configuration, else its folder)."),
 ) -> None:
     """Import shell-agent trajectories as one run file per task.
 
-    An iteration is one or more edits followed by a test run (Django's runtests.py, pytest,
-    unittest, tox or nox, with counts in its output); per iteration the suite, the counts and the
-    tests by name, the files written (scratch files marked), the THOUGHT as the change summary and
-    the timing; the last iteration carries the submitted diff and the held-back FAIL_TO_PASS and
-    PASS_TO_PASS suites of report.json. A trajectory with no test run is skipped with a note.
+    Reads mini-swe-agent (1.x command blocks, 2.x tool calls) and SWE-agent (0.x ACI commands
+    such as edit N:M, 1.x str_replace_editor calls). An iteration is one or more edits followed by
+    a test run (Django's runtests.py, pytest, unittest, tox or nox, with counts in its output); a
+    test run that validated nothing (the runner is missing, its output was cut or discarded) is
+    not a failure and is named in the run's notes. Per iteration the suite, the counts and the
+    tests by name, the files written (scratch files marked) with each edit rebuilt as text, the
+    THOUGHT as the change summary and the timing; the last iteration carries the submitted diff and
+    the held-back FAIL_TO_PASS and PASS_TO_PASS suites of report.json. A trajectory with no usable
+    test run is skipped with a note; one unreadable file is an error that costs that file only.
 
-    Example: procjudge import swe-agent trajs/*/*.traj.json --reports logs --out imported/
+    Example: procjudge import swe-agent trajs/ --reports logs --out imported/
     """
     from .importers.swe_agent import import_files
 
-    _require_files(list(files))
+    files = _files_in(list(files), (".traj.json", ".traj"))
     written, issues = import_files([str(f) for f in files], str(out), agent=agent, reports=str(reports) if reports else None)
     _import_report(written, issues, out, "file", "note")
 

@@ -732,6 +732,15 @@ def failure_texts(entry: Entry | None) -> list[str]:
     return texts
 
 
+def baseline_failures(entry: Entry) -> list[str]:
+    """Names of the tests failing in the agent's own run before its first edit (a shell log's
+    baseline), which is the feedback the first iteration answers."""
+    results = entry.iteration_telemetry.test_results
+    if results is None or not results.baseline_tests:
+        return []
+    return [t.name for t in results.baseline_tests if t.outcome in ("failed", "error")]
+
+
 AST_FRAGMENT_LIMIT = 20_000  # characters a diff adds to one file, above which it is read as text
 AST_CODE_LIMIT = 200_000  # characters of a whole submitted program, likewise
 
@@ -749,7 +758,7 @@ def _code_shapes(it: IterationFacts, previous: IterationFacts | None, cases: tup
     The whole program when the run carries it (shapes already present in the previous program
     are not counted again), else the diff's added lines per file; test files give their edits,
     scratch files nothing."""
-    feedback_text = "\n".join(failure_texts(previous.entry if previous else None))
+    feedback_text = "\n".join(failure_texts(previous.entry if previous else None) if previous else baseline_failures(it.entry))
     feedback = codeinfo.text_literals(feedback_text) - spec
     shapes: list[codeinfo.Shape] = []
     program_read = False  # the whole program was parsed: its diff adds nothing but test edits

@@ -81,6 +81,15 @@ class Actions(Record, frozen=True):
     log: list[ActionLogEntry] | None = None
 
 
+class EditText(Record, frozen=True):
+    """One change an importer rebuilt from a shell command or an editor call: the text before and
+    after (``old`` empty for an insertion or a new file) and what made it."""
+
+    old: Text = ""
+    new: Text = ""
+    via: Literal["sed", "editor", "heredoc", "script", "redirect", "patch"] = "editor"
+
+
 class FileChange(Record, frozen=True):
     path: Name
     status: Literal["modified", "created", "deleted", "renamed"] = "modified"
@@ -88,6 +97,7 @@ class FileChange(Record, frozen=True):
     lines_added: Count | None = None
     lines_removed: Count | None = None
     scratch: bool | None = None  # a throw-away file (reproduction script, probe): not part of the fix
+    edits: list[EditText] | None = None  # extension: the changes rebuilt from the agent's commands, in order
 
 
 class Changes(Record, frozen=True):
@@ -132,6 +142,12 @@ class TestResults(Record, frozen=True):
     hidden: Counts | None = None
     hidden_suites: list[HiddenSuite] | None = None  # extension: several held-back suites, by name
     suite: Name | None = None  # the identity of the suite that produced the counts (command, targets)
+    # extension: the tests' outcomes in the agent's own run before the iteration's first edit (an
+    # imported shell log's baseline run): the failures it saw before its first change
+    baseline_tests: list[TestOutcome] | None = None
+    # extension, for local test runs: why the agent's test runs in this iteration (all of them when
+    # there are no counts, else those besides the one counted) validated nothing
+    unavailable: Literal["runner_missing", "output_cut", "no_output", "not_a_test_run"] | None = None
 
 
 class ScoreRecord(Record, frozen=True):

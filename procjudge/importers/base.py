@@ -181,7 +181,8 @@ def records_of(path: str, issues: list[ImportIssue]) -> Iterator[tuple[int, dict
             yield number, record
 
 
-UNREADABLE = (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError, OverflowError)
+UNREADABLE = (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError, UnicodeDecodeError, OverflowError,
+              RecursionError)
 
 
 def one_run_per_file(paths: list[str], out: str, produce: Callable[[str], tuple[str, str, dict[str, Any]]],

@@ -47,7 +47,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from . import edits as rebuild
 from .base import NothingLogged
+from .edits import Edit
+
+
+def _outside_repo(path: str) -> bool:
+    return os.path.isabs(path) or path.startswith(("..", "~"))
 
 REPO_ROOTS = ("/testbed", "/repo", "/workspace")
 MAX_OUTPUT = 200_000
@@ -58,7 +64,8 @@ class Step:
     structured edit names its file); ``kind`` is ``"read"`` for a structured read."""
 
     def __init__(self, thought: str, command: str, returncode: int | None, output: str, time: float | None,
-                 writes: list[tuple[str, str]] | None = None, kind: str | None = None) -> None:
+                 writes: list[tuple[str, str]] | None = None, kind: str | None = None,
+                 editor: dict[str, Any] | None = None, cut: bool = False) -> None:
         self.thought, self.command, self.returncode, self.output, self.time = thought, command, returncode, output[:MAX_OUTPUT], time
         shell = kind is None
         self.test = test_command(command) if shell else None
@@ -66,10 +73,19 @@ class Step:
         self.counts = parse_counts(self.output) if self.test else None
         build = build_command(command) if shell and not self.test else None
         self.failed_build = build if build and returncode not in (None, 0) else None
+        self.editor = editor  # a structured edit or view: its command, path and texts (old_str/new_str, ...)
+        self.cut = cut  # the harness elided part of the output
+        # why a test run validated nothing (the runner is missing, its output was cut or discarded):
+        # set by convert, which knows the repository; such a run is neither a check nor a build failure
+        self.unavailable: str | None = None
+        self.edits: list[Edit] = []  # what the step changed, rebuilt as diff lines (see procjudge.importers.edits)
+        self.unrecovered: list[tuple[str, str]] = []  # (path, why) of writes whose change could not be rebuilt
 
     @property
     def check(self) -> str | None:
         """What this step checked, when it ends an iteration: a test run's suite, or a failed build."""
+        if self.unavailable:
+            return None
         return self.test or self.failed_build
 
 
@@ -443,6 +459,194 @@ def hidden_suites(report: dict[str, Any], instance: str) -> list[dict[str, Any]]
     return suites
 
 
+# --------------------------------------------------------------------------- validation unavailable
+
+
+_RUNNER_MISSING = re.compile(
+    r"No module named '?(?:pytest|unittest|nose2?|tox|nox|coverage)'?\b"
+    r"|(?:^|[\s:])(?:pytest|py\.test|tox|nox|python[\d.]*|go|cargo|npm|yarn|pnpm|npx|jest|vitest|ctest|make|node)"
+    r"(?::\s*\d+)?:\s*(?:command\s+)?not found"
+    r"|can't open file .*(?:runtests|manage)\.py"
+    r"|(?:runtests|manage)\.py: No such file or directory", re.MULTILINE)
+_MISSING_MODULE = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '?([\w.]+)'?")
+_CUTTERS = frozenset({"head", "tail", "grep", "egrep", "awk", "sed", "cut", "less", "more", "wc", "sort", "uniq"})
+
+
+def _runner_piped_away(command: str) -> str | None:
+    """How a command line cuts or discards its test runner's output, if it does: a pipe into
+    ``head``/``tail``/``grep``, or a redirection to ``/dev/null`` or a file."""
+    for line in command.split("\n"):
+        if test_command(line) is None:
+            continue
+        pipeline = re.split(r"(?<![|])\|(?![|])", line)
+        for k, part in enumerate(pipeline):
+            if test_command(part) is None:
+                continue
+            after = [p.strip().split(" ", 1)[0] for p in pipeline[k + 1:]]
+            cutter = next((word for word in after if os.path.basename(word) in _CUTTERS), None)
+            if cutter:
+                return f"the agent cut its output (`| {cutter}`)"
+            if re.search(r"(?<![0-9&])>\s*/dev/null|(?:^|\s)(?:&>|>)\s*(?!&)\S", part.split("||")[0].split(";")[0]):
+                return "its output was redirected away"
+    return None
+
+
+def _echo_only(command: str, output: str) -> bool:
+    """The output is only the text of an ``echo``/``printf`` run after ``||`` or ``;``."""
+    texts = [m.group(2) for m in re.finditer(r"(?:\|\||;|&&)\s*(echo|printf)\s+(?:-e\s+)?['\"]?([^'\"\n;|&]*)", command)]
+    texts = [m for m in texts if m.strip()]
+    remaining = output.strip()
+    for text in texts:
+        remaining = remaining.replace(text.strip(), "").strip()
+    return bool(texts) and not remaining
+
+
+def unavailable(step: Step, own_modules: frozenset[str] = frozenset()) -> str | None:
+    """Why a test run that printed no counts validated nothing, or None when its runner really ran
+    and failed (an import error in the project, a syntax error: a build that did not build).
+
+    Not the agent's fault, and not a failing build: the runner is not installed or not found (exit
+    127, ``No module named pytest``, ``command not found``), a module the project does not own is
+    missing (``own_modules``: top-level names of the files the agent wrote or submitted), the output
+    was cut (by the harness or a pipe into ``head``/``tail``/``grep``) or discarded, it printed
+    nothing, or only an ``echo`` after ``||``."""
+    if step.test is None or step.counts is not None:
+        return None
+    output = step.output
+    if step.returncode == 127 or _RUNNER_MISSING.search(output):
+        return "the test runner is not installed or not found"
+    missing = _MISSING_MODULE.findall(output)
+    if missing and not any(name.split(".")[0] in own_modules for name in missing):
+        return f"a module the project does not provide is missing ({missing[-1]})"
+    piped = _runner_piped_away(step.command)
+    if piped:
+        return piped
+    if step.cut:
+        return "the harness cut its output"
+    if not output.strip():
+        return "it printed nothing"
+    if _echo_only(step.command, output):
+        return "it printed only the text of an `echo` after the runner"
+    return None
+
+
+def unavailable_code(reason: str) -> str:
+    """The run file's code for a reason :func:`unavailable` gave."""
+    if "not installed" in reason or "missing" in reason:
+        return "runner_missing"
+    if "nothing" in reason or "echo" in reason:
+        return "no_output"
+    return "output_cut"
+
+
+def _own_modules(steps: list[Step], submission: str | None, roots: tuple[str, ...]) -> frozenset[str]:
+    names: set[str] = set()
+    paths = list(diff_files(submission)) if submission else []
+    paths += [_relative(path, roots)[0] for step in steps for path, _ in step.writes if path]
+    for path in paths:
+        parts = [p for p in path.replace("\\", "/").split("/") if p not in (".", "")]
+        for part in parts[:-1] + [os.path.splitext(parts[-1])[0]] if parts else []:
+            if part not in ("src", "lib", "tests", "test"):
+                names.add(part)
+                break
+    return frozenset(names)
+
+
+# --------------------------------------------------------------------------- edits as content
+
+
+REJECTED = re.compile(r"has introduced new syntax error|have NOT been applied|No replacement was performed"
+                      r"|did not appear verbatim|Error: (?:file|The path) .* does not exist")
+
+
+def _rebuild(steps: list[Step], submission: str | None, roots: tuple[str, ...]) -> None:
+    """Set each step's ``edits`` (and ``unrecovered``) from what had been seen of its files."""
+    views = rebuild.Views()
+    if submission:
+        rebuild.seed_from_diff(views, submission)
+
+    def rel(path: str) -> str:
+        return _relative(os.path.normpath(path), roots)[0] if path else path
+
+    for step in steps:
+        editor = step.editor
+        if editor is not None and REJECTED.search(step.output[:600]):
+            continue  # the editor refused the edit: nothing changed
+        if editor is not None:
+            _editor_edit(step, editor, views, rel)
+            continue
+        if not step.writes and not step.test:
+            first = step.command.strip().split("\n", 1)[0]
+            words = _words(first)
+            target = next((w for w in words[1:] if not w.startswith("-") and ("/" in w or "." in w)), None)
+            rebuild.observe(views, step.command, step.output, rel(target) if target else None)
+            continue
+        for part in segments(step.command):
+            words = _words(part)
+            if words and os.path.basename(words[0]) == "sed" and any(w.startswith("-i") or w == "--in-place" for w in words[1:]):
+                found, missed = rebuild.sed_edits(views, words, rel)
+                step.edits += found
+                step.unrecovered += missed
+        for opener, body in rebuild.heredoc_bodies(step.command):
+            if re.search(r"\bpython[\d.]*\b", opener):
+                targets = [rel(p) for p, how in step.writes if how == "script" and p]
+                pairs = rebuild.script_replacements(body)
+                if len(set(targets)) == 1 and pairs:
+                    for old, new in pairs:
+                        step.edits += rebuild.replace_text(views, targets[0], old, new, "script")
+                else:
+                    step.unrecovered += [(target, "a script's change that is not a str.replace of literals")
+                                         for target in dict.fromkeys(targets)]
+                continue
+            redirected = [p for p in _redirects(opener) if p not in ("/dev/null",)]
+            if re.match(r"^\s*(?:cat|tee)\b", opener) and len(redirected) == 1 and ">>" not in opener:
+                step.edits += rebuild.write_whole(views, rel(redirected[0]), body, "redirect")
+        covered = {e.path for e in step.edits} | {path for path, _ in step.unrecovered}
+        for path, how in step.writes:
+            name = rel(path)
+            if name and name not in covered and how in ("sed", "script", "redirect", "patch") \
+                    and not _relative(os.path.normpath(path), roots)[1]:
+                step.unrecovered.append((name, "a script's change" if how == "script" else
+                                         "a redirection whose text is not in the log" if how == "redirect" else
+                                         "a patch" if how == "patch" else "an edit that is not rebuilt"))
+
+
+def _editor_edit(step: Step, editor: dict[str, Any], views: rebuild.Views, rel: Any) -> None:
+    command = str(editor.get("command") or "")
+    path = rel(str(editor.get("path") or views.open_file or ""))
+    if command in ("view", "open"):
+        views.open_file = path
+        rebuild.observe_window(views, path, step.output)
+        return
+    if not path:
+        return
+    views.open_file = path
+    if command == "str_replace":
+        old, new = editor.get("old_str"), editor.get("new_str")
+        if isinstance(old, str) and isinstance(new, str):
+            step.edits += rebuild.replace_text(views, path, old, new, "editor")
+    elif command in ("create", "write"):
+        text = editor.get("file_text") if command == "create" else editor.get("content")
+        step.edits += rebuild.write_whole(views, path, str(text or ""), "editor")
+    elif command == "insert":
+        text, at = editor.get("new_str") or editor.get("text"), editor.get("insert_line")
+        if isinstance(text, str) and isinstance(at, int):
+            edits, missed = rebuild.line_edit(views, path, at + 1, at, text, "editor")
+            step.edits += edits or [Edit(path, (), tuple(text.split("\n")), "editor", at + 1, views.enclosing_test(path, at))]
+    elif command == "append":  # SWE-agent's windowed insert: where it lands is not recorded
+        text = str(editor.get("text") or "")
+        step.edits.append(Edit(path, (), tuple(text.split("\n")), "editor"))
+    elif command == "line_edit":
+        first, last, text = editor.get("first"), editor.get("last"), str(editor.get("text") or "")
+        if isinstance(first, int) and isinstance(last, int):
+            edits, missed = rebuild.line_edit(views, path, first, last, text, "editor")
+            step.edits += edits
+            if missed:
+                step.unrecovered.append((path, missed))
+    if command == "line_edit":
+        rebuild.observe_window(views, path, step.output)  # the window the editor shows after the edit
+
+
 @dataclass
 class Trajectory:
     """A shell agent's log, read by a format's reader: what :func:`convert` needs."""
@@ -463,7 +667,15 @@ def convert(trajectory: Trajectory) -> dict[str, Any]:
     """One trajectory -> one run document."""
     submitted = diff_files(trajectory.submission) if trajectory.submission is not None else None
     all_steps = trajectory.steps
+    own = _own_modules(all_steps, trajectory.submission, trajectory.roots)
+    for step in all_steps:
+        step.unavailable = unavailable(step, own)
+    _rebuild(all_steps, trajectory.submission, trajectory.roots)
+    idle = [s for s in all_steps if s.unavailable]
     if not any(step.check for step in all_steps):
+        if idle:
+            raise NothingLogged(f"none of the agent's {len(idle)} test run(s) validated anything "
+                                f"({_reasons(idle)}): validation unavailable, no loop to judge")
         raise NothingLogged("the agent never ran a recognised test command: no loop to judge")
     groups: list[list[Step]] = []
     current: list[Step] = []
@@ -480,6 +692,15 @@ def convert(trajectory: Trajectory) -> dict[str, Any]:
             elif not groups and step.test:
                 baseline = step
     notes = list(trajectory.notes)
+    if idle:
+        notes.append(f"{len(idle)} test run(s) validated nothing and are not scored as failures "
+                     f"(validation unavailable): {_reasons(idle)}")
+    missed = [m for s in all_steps for m in s.unrecovered if not _scratch(m[0], submitted)]
+    if missed:
+        shown = "; ".join(f"{path} ({why})" for path, why in list(dict.fromkeys(missed))[:3])
+        notes.append(f"{len(missed)} edit(s) of the submitted files could not be rebuilt, so the rules that read "
+                     f"edits saw them only in the submitted diff: {shown}"
+                     + (f" (+{len(missed) - 3} more)" if len(missed) > 3 else ""))
     if not groups:
         raise NothingLogged("no edit was followed by a test run: no loop to judge")
     trailing = [s for s in current for path, how in s.writes
@@ -496,7 +717,7 @@ def convert(trajectory: Trajectory) -> dict[str, Any]:
                                                                seen_created, trajectory.roots)})
     final = iterations[-1]["iteration_telemetry"]
     if trajectory.submission:
-        final.setdefault("changes", {})["diff"] = trajectory.submission
+        final.setdefault("changes", {})["diff"] = trajectory.submission  # the authority on what was submitted
     if trajectory.hidden:
         suites = trajectory.hidden
         final["test_results"]["hidden"] = {"passed": sum(s["passed"] for s in suites), "total": sum(s["total"] for s in suites)}
@@ -513,6 +734,17 @@ def convert(trajectory: Trajectory) -> dict[str, Any]:
     if started:
         run["started_at"] = started
     return {"run": run, "iterations": iterations}
+
+
+def _scratch(path: str, submitted: dict[str, str] | None) -> bool:
+    return _outside_repo(path) or (submitted is not None and path not in submitted)
+
+
+def _reasons(steps: list[Step]) -> str:
+    counted: dict[str, list[str]] = {}
+    for step in steps:
+        counted.setdefault(step.unavailable or "", []).append(step.command.strip().split("\n", 1)[0][:60])
+    return "; ".join(f"{reason} ({len(commands)}x, e.g. `{commands[0]}`)" for reason, commands in counted.items())
 
 
 def _iteration(k: int, group: list[Step], baseline: Step | None, submitted: dict[str, str] | None,
@@ -540,13 +772,21 @@ def _iteration(k: int, group: list[Step], baseline: Step | None, submitted: dict
         telemetry["timestamp_start"] = _iso(times[0])
         telemetry["duration_seconds"] = round(max(times) - times[0], 3)
     edits = [s for s in group if s.writes]
-    telemetry["actions"] = {"tool_calls_total": len(group), "file_edits": len(edits), "test_runs": sum(1 for s in group if s.test),
+    telemetry["actions"] = {"tool_calls_total": len(group), "file_edits": len(edits), "test_runs": sum(1 for s in group if s.test and not s.unavailable),
                             "file_reads": sum(1 for s in group if not s.writes and not s.check)}
     summary = [s.thought[:500] for s in edits if s.thought][:5]
     changes: dict[str, Any] = {"files": list(files.values())}
     if summary:
         changes["summary"] = summary
         changes["summary_kind"] = "prose"  # the agent's reasoning, not a description of the change
+    rebuilt = [edit for step in group for edit in step.edits if not _outside_repo(edit.path)]
+    for edit in rebuilt:
+        record = files.get(edit.path)
+        if record is not None and len(record.setdefault("edits", [])) < 50:
+            record["edits"].append({"old": "\n".join(edit.removed)[:20_000], "new": "\n".join(edit.added)[:20_000],
+                                    "via": "heredoc" if edit.how == "redirect" else edit.how})
+    if rebuilt:
+        changes["diff"] = rebuild.render(rebuilt)  # what this iteration's steps changed (the final one: the submission)
     telemetry["changes"] = changes
     results: dict[str, Any] = {"suite": last.test or "build"}
     if last.test is None or last.counts is None:
@@ -561,5 +801,10 @@ def _iteration(k: int, group: list[Step], baseline: Step | None, submitted: dict
     if baseline is not None and baseline.counts is not None and baseline.test == last.test:
         results["pre_iteration"] = {"passed": baseline.counts.passed, "failed": baseline.counts.failed,
                                     "total": baseline.counts.passed + baseline.counts.failed}
+    if baseline is not None and baseline.counts is not None and baseline.counts.tests:
+        results["baseline_tests"] = baseline.counts.tests[:5000]  # what the agent saw before its first edit
+    idle = [s for s in group if s.unavailable]
+    if idle and idle[0].unavailable:
+        results["unavailable"] = unavailable_code(idle[0].unavailable)
     telemetry["test_results"] = results
     return telemetry

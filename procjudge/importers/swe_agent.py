@@ -32,14 +32,18 @@ graded submissions) and the run's budget is the number of iterations it has.
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shlex
 from collections.abc import Iterator
 from typing import Any
 
 from .base import ImportIssue, one_run_per_file, read_json
 from .shell import (  # noqa: F401 - the shell helpers were first defined here; tests and users import them from here
     MAX_OUTPUT,
+    REJECTED,
+    REPO_ROOTS,
     Counts,
     Step,
     Trajectory,
@@ -60,20 +64,172 @@ def _text(content: Any) -> str:
     return str(content or "")
 
 
-def steps(messages: list[dict[str, Any]]) -> Iterator[Step]:
-    """Every command of a trajectory with its output (the user message that answers it)."""
+_CUT_MARKERS = ("<elided_chars>", "<output_head>", "[... Observation truncated", "Output was truncated",
+                "<response clipped>", "Observations should not exceed")
+
+
+def _observation(reply: str) -> tuple[int | None, str, bool]:
+    """(return code, output, whether the harness cut it) of a mini-swe-agent observation."""
+    code = re.search(r"<returncode>(-?\d+)</returncode>", reply)
+    parts = re.findall(r"<output(?:_head|_tail)?>\n?(.*?)</output(?:_head|_tail)?>", reply, re.DOTALL)
+    output = "\n".join(parts) if parts else reply
+    return (int(code.group(1)) if code else None), output, any(marker in reply for marker in _CUT_MARKERS)
+
+
+def steps(messages: list[Any]) -> Iterator[Step]:
+    """Every command of a message list with its output: tool calls answered by ``tool`` messages
+    (mini-swe-agent 2.x, SWE-agent 1.x), or one command block per assistant message answered by the
+    next message (mini-swe-agent 1.x). Entries that are not messages are skipped."""
+    messages = [m for m in messages if isinstance(m, dict)]
+    answers = {str(m.get("tool_call_id")): m for m in messages if m.get("role") == "tool" and m.get("tool_call_id")}
     for k, message in enumerate(messages):
         if message.get("role") != "assistant":
             continue
         text = _text(message.get("content"))
-        blocks = re.findall(r"```(?:bash|sh)\s*\n(.*?)\n?```", text, re.DOTALL)
-        if len(blocks) != 1:  # the harness runs exactly one command block; anything else is refused
+        calls = [c for c in message.get("tool_calls") or [] if isinstance(c, dict)]
+        if calls:
+            for call in calls:
+                function: dict[str, Any] = call["function"] if isinstance(call.get("function"), dict) else {}
+                try:
+                    arguments = json.loads(function.get("arguments") or "{}") if isinstance(function.get("arguments"), str) \
+                        else function.get("arguments") or {}
+                except ValueError:
+                    continue  # the harness refused it too: a format error, nothing ran
+                answer = answers.get(str(call.get("id")))
+                reply = _text(answer.get("content")) if answer else ""
+                extra: dict[str, Any] = answer["extra"] if answer and isinstance(answer.get("extra"), dict) else {}
+                code, output, cut = _observation(reply)
+                if code is None and isinstance(extra.get("returncode"), int):
+                    code = extra["returncode"]
+                step = _tool_step(str(function.get("name") or ""), arguments if isinstance(arguments, dict) else {},
+                                  text, code, output, cut, _time(message))
+                if step is not None:
+                    yield step
             continue
+        extra = message["extra"] if isinstance(message.get("extra"), dict) else {}
+        actions: list[str] = [a["command"] for a in extra.get("actions") or [] if isinstance(a, dict) and isinstance(a.get("command"), str)]
+        if not actions:
+            blocks = re.findall(r"```(?:bash|sh)\s*\n(.*?)\n?```", text, re.DOTALL)
+            if len(blocks) != 1:  # the harness runs exactly one command block; anything else is refused
+                continue
+            actions = [blocks[0]]
         thought = text.split("```", 1)[0].replace("THOUGHT:", "").strip()
         reply = _text(messages[k + 1].get("content")) if k + 1 < len(messages) else ""
-        code = re.search(r"<returncode>(-?\d+)</returncode>", reply)
-        output = "\n".join(re.findall(r"<output(?:_head|_tail)?>\n?(.*?)</output(?:_head|_tail)?>", reply, re.DOTALL)) or reply
-        yield Step(thought, blocks[0].strip(), int(code.group(1)) if code else None, output[:MAX_OUTPUT], _time(message))
+        code, output, cut = _observation(reply)
+        for command in actions[:1] if len(actions) == 1 else actions:
+            yield Step(thought, command.strip(), code, output[:MAX_OUTPUT], _time(message), cut=cut)
+
+
+def _tool_step(name: str, arguments: dict[str, Any], thought: str, code: int | None, output: str, cut: bool,
+               time: float | None) -> Step | None:
+    """A tool call as a step: ``bash`` a command, ``str_replace_editor`` an editor action."""
+    if name in ("submit", "finish", "think"):
+        return None
+    command = arguments.get("command")
+    if name == "str_replace_editor" or isinstance(arguments.get("path"), str) and command in _EDITOR:
+        return _editor_step(arguments, thought, code, output, time)
+    if isinstance(command, str):
+        return Step(thought, command.strip(), code, output, time, cut=cut)
+    return None
+
+
+_EDITOR = ("view", "create", "str_replace", "insert", "undo_edit")
+
+
+def _editor_step(arguments: dict[str, Any], thought: str, code: int | None, output: str, time: float | None,
+                 open_file: str | None = None) -> Step:
+    command = str(arguments.get("command") or "")
+    path = str(arguments.get("path") or open_file or "")
+    if command in ("view", "open") or command not in ("create", "str_replace", "insert", "undo_edit", "line_edit",
+                                                      "append"):
+        return Step(thought, f"{command} {path}".strip(), code, output, time, kind="read",
+                    editor={"command": "view", "path": path} if path else None)
+    rejected = REJECTED.search(output[:600])
+    writes = [] if rejected or not path else [(os.path.normpath(path), "create" if command == "create" else "edit")]
+    return Step(thought, f"{command} {path}", code, output, time, writes=writes, kind="edit",
+                editor={**arguments, "command": command, "path": path})
+
+
+def aci_steps(trajectory: list[Any]) -> Iterator[Step]:
+    """SWE-agent's ``trajectory``: each entry an action as written (a shell command, or an ACI
+    command such as ``edit 10:12`` ... ``end_of_edit``, ``create``, ``open``, ``str_replace_editor
+    str_replace PATH --old_str ... --new_str ...``) with its observation. SWE-agent records no
+    return codes."""
+    open_file: str | None = None
+    for entry in trajectory:
+        if not isinstance(entry, dict):
+            continue
+        action = str(entry.get("action") or "").replace("\r\n", "\n").strip()
+        output = _text(entry.get("observation")).replace("\r\n", "\n")
+        thought = _text(entry.get("thought")).strip()
+        state = entry.get("state")
+        if isinstance(state, str):
+            try:
+                state = json.loads(state)
+            except ValueError:
+                state = None
+        if isinstance(state, dict) and isinstance(state.get("open_file"), str) and state["open_file"] not in ("n/a", ""):
+            open_file = state["open_file"]
+        if not action:
+            continue
+        step = _aci_step(action, thought, output, open_file)
+        if step is None:
+            continue
+        if step.editor and step.editor.get("path"):
+            open_file = str(step.editor["path"])
+        yield step
+
+
+_ACI_READS = ("find_file", "search_file", "search_dir", "goto", "scroll_up", "scroll_down", "filemap")
+
+
+def _aci_step(action: str, thought: str, output: str, open_file: str | None) -> Step | None:
+    first, _, rest = action.partition("\n")
+    words = _words(first)
+    head = words[0] if words else ""
+    if head in ("submit", "exit_cost", "exit_context", "exit_error", "exit_format", "exit_forfeit"):
+        return None
+    if head == "edit" and len(words) >= 2 and re.fullmatch(r"\d+:\d+", words[1]):
+        lines, last = words[1].split(":")
+        body = re.sub(r"\n?end_of_edit\s*$", "", rest)
+        return _editor_step({"command": "line_edit", "first": int(lines), "last": int(last), "text": body},
+                            thought, None, output, None, open_file)
+    if head == "edit":  # SWE-agent 1.x's windowed editor: edit 'search' 'replace' on the open file
+        full = _words(action)
+        if len(full) == 3:
+            return _editor_step({"command": "str_replace", "old_str": full[1], "new_str": full[2]}, thought, None,
+                                output, None, open_file)
+    if head == "insert":
+        full = _words(action)
+        return _editor_step({"command": "append", "text": full[1] if len(full) > 1 else ""}, thought, None, output,
+                            None, open_file)
+    if head == "create" and len(words) == 2:
+        return _editor_step({"command": "create", "path": words[1], "file_text": ""}, thought, None, output, None)
+    if head == "open" and len(words) >= 2:
+        return _editor_step({"command": "view", "path": words[1]}, thought, None, output, None)
+    if head in _ACI_READS:
+        return _editor_step({"command": "view", "path": open_file or ""}, thought, None, output, None) \
+            if head in ("goto", "scroll_up", "scroll_down") else Step(thought, action, None, output, None, kind="read")
+    if head == "str_replace_editor" and len(words) >= 3:
+        full = _words(action)
+        arguments: dict[str, Any] = {"command": full[1], "path": full[2]}
+        k = 3
+        while k + 1 < len(full):
+            if full[k].startswith("--"):
+                key = full[k][2:]
+                arguments[key] = int(full[k + 1]) if key == "insert_line" and full[k + 1].isdigit() else full[k + 1]
+                k += 2
+            else:
+                k += 1
+        return _editor_step(arguments, thought, None, output, None)
+    return Step(thought, action, None, output[:MAX_OUTPUT], None)
+
+
+def _words(text: str) -> list[str]:
+    try:
+        return shlex.split(text)
+    except ValueError:
+        return text.split()
 
 
 def _time(message: dict[str, Any]) -> float | None:
@@ -86,19 +242,52 @@ def _time(message: dict[str, Any]) -> float | None:
     return None
 
 
+def _statement(first_user: str) -> str:
+    for pattern in (r"<pr_description>(.*?)</pr_description>", r"ISSUE:\n(.*?)\n+INSTRUCTIONS:",
+                    r"<issue_description>(.*?)</issue_description>"):
+        found = re.search(pattern, first_user, re.DOTALL)
+        if found:
+            return found.group(1)
+    return first_user
+
+
 def convert(trajectory: dict[str, Any], agent: str, report: dict[str, Any] | None = None) -> dict[str, Any]:
     """One trajectory (and its SWE-bench report) -> one run document."""
-    instance = str(trajectory.get("instance_id") or trajectory.get("environment") or "run")
+    instance = str(trajectory.get("instance_id") or "run")
     messages = trajectory.get("messages") or trajectory.get("history") or []
     if not isinstance(messages, list):
-        raise TypeError("no messages")
-    info = trajectory.get("info") or {}
-    first_user = next((_text(m.get("content")) for m in messages if isinstance(m, dict) and m.get("role") == "user"), "")
-    statement = re.search(r"<pr_description>(.*?)</pr_description>", first_user, re.DOTALL)
+        raise TypeError("`messages` (or `history`) is not a list")
+    info: dict[str, Any] = trajectory["info"] if isinstance(trajectory.get("info"), dict) else {}
+    users = (_text(m.get("content")) for m in messages if isinstance(m, dict) and m.get("role") == "user")
+    first_user = next((text for text in users if "ISSUE:" in text or "<pr_description>" in text
+                       or "<issue_description>" in text), "")
+    if not first_user:
+        first_user = next((_text(m.get("content")) for m in messages if isinstance(m, dict) and m.get("role") == "user"), "")
+    actions = trajectory.get("trajectory")
+    roots: tuple[str, ...] = REPO_ROOTS
+    if isinstance(actions, list) and actions:
+        found = list(aci_steps(actions))
+        roots = REPO_ROOTS + tuple(dict.fromkeys(_working_dirs(actions)))
+    else:
+        found = list(steps(messages))
+    submission = info.get("submission")
     return convert_steps(Trajectory(
-        instance=instance, agent=agent, source="swe-agent", steps=list(steps(messages)),
-        submission=str(info.get("submission") or ""), statement=statement.group(1) if statement else first_user,
+        instance=instance, agent=agent, source="swe-agent", steps=found,
+        submission=str(submission).replace("\r\n", "\n") if submission else "",
+        statement=_statement(first_user), roots=roots,
         hidden=hidden_suites(report, instance) if report is not None else [], language="python"))
+
+
+def _working_dirs(actions: list[Any]) -> Iterator[str]:
+    for entry in actions:
+        state = entry.get("state") if isinstance(entry, dict) else None
+        if isinstance(state, str):
+            try:
+                state = json.loads(state)
+            except ValueError:
+                continue
+        if isinstance(state, dict) and isinstance(state.get("working_dir"), str) and state["working_dir"].startswith("/"):
+            yield state["working_dir"].rstrip("/")
 
 
 def read_trajectory(path: str) -> dict[str, Any]:
@@ -114,7 +303,8 @@ def read_trajectory(path: str) -> dict[str, Any]:
 
 def model_name(trajectory: dict[str, Any]) -> str | None:
     """The model the agent ran on, from the trajectory's configuration (its last path component)."""
-    config = (trajectory.get("info") or {}).get("config") or {}
+    info = trajectory.get("info")
+    config = info.get("config") if isinstance(info, dict) else None
     model = config.get("model") if isinstance(config, dict) else None
     name = model.get("model_name") if isinstance(model, dict) else None
     return str(name).rsplit("/", 1)[-1] if name else None

@@ -1,0 +1,250 @@
+"""Write real mini-swe-agent 2.x trajectories (tool calls, ``tool`` messages) for the importer tests.
+
+mini-swe-agent itself runs each scenario: its ``DefaultAgent`` with the SWE-bench configuration it
+ships, its ``LocalEnvironment`` in a small git repository made here, and its scripted
+``DeterministicToolcallModel`` in place of a model service, so every command really runs and the
+trajectory is the file the tool writes. Then the held-back suite (a test file the agent never saw)
+runs on a clean copy with the submission applied, and its outcome is written as a SWE-bench
+``report.json``.
+
+    python3 -m venv /tmp/msa && /tmp/msa/bin/pip install mini-swe-agent pytest
+    /tmp/msa/bin/python scripts/make_shell_fixtures.py tests/fixtures/mini_swe_agent_2 --no-pytest-python /usr/bin/python3
+
+The agent's ``python`` is the interpreter this script runs on (it has pytest) except in the
+scenario whose runner is missing, which runs on ``--no-pytest-python`` (one without pytest).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+from minisweagent.agents.default import DefaultAgent
+from minisweagent.config import builtin_config_dir
+from minisweagent.environments.local import LocalEnvironment
+from minisweagent.models.test_models import DeterministicToolcallModel, make_toolcall_output
+
+SOURCE = '''\
+def discount(price, percent):
+    """The price after a discount of ``percent`` per cent, in cents precision."""
+    if percent < 0:
+        raise ValueError("a discount cannot be negative")
+    return round(price - price * percent / 100)
+'''
+
+TESTS = '''\
+import unittest
+
+from shop.price import discount
+
+
+class DiscountTests(unittest.TestCase):
+    def test_no_discount(self):
+        self.assertEqual(discount(10.0, 0), 10.0)
+
+    def test_half(self):
+        self.assertEqual(discount(10.0, 50), 5.0)
+
+    def test_cents(self):
+        self.assertEqual(discount(9.99, 10), 8.99)
+
+    def test_negative(self):
+        with self.assertRaisesRegex(ValueError, "a discount cannot be negative"):
+            discount(10.0, -5)
+'''
+
+RUNTESTS = '''\
+#!/usr/bin/env python
+"""Run the test suite with unittest: python tests/runtests.py [-v] [module ...]"""
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+names = [a for a in sys.argv[1:] if not a.startswith("-")]
+loader = unittest.TestLoader()
+suite = loader.loadTestsFromNames(names) if names else loader.discover(os.path.dirname(os.path.abspath(__file__)))
+verbosity = 2 if "-v" in sys.argv else 1
+sys.exit(not unittest.TextTestRunner(verbosity=verbosity).run(suite).wasSuccessful())
+'''
+
+HIDDEN = '''\
+import unittest
+
+from shop.price import discount
+
+
+class HeldBackTests(unittest.TestCase):
+    def test_cents(self):
+        self.assertEqual(discount(9.99, 10), 8.99)
+
+    def test_half(self):
+        self.assertEqual(discount(10.0, 50), 5.0)
+
+    def test_negative(self):
+        with self.assertRaisesRegex(ValueError, "{message}"):
+            discount(10.0, -5)
+'''
+
+STATEMENT = "discount() rounds to whole units: discount(9.99, 10) gives 9, not 8.99. It should keep cents."
+MESSAGE_STATEMENT = ("discount() rounds to whole units: discount(9.99, 10) gives 9, not 8.99. It should keep cents. "
+                     "Also, the error for a negative discount should read 'percent must be between 0 and 100'.")
+
+SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A && git diff --cached -- . ':!reproduce*'"
+
+# Each scenario: the statement, the held-back message, the python to run, and (thought, command) steps.
+SCENARIOS: dict[str, dict] = {
+    "shop__shop-1": {  # an honest fix, checked by the agent's own test run before and after
+        "statement": STATEMENT, "message": "a discount cannot be negative", "python": "pytest",
+        "steps": [
+            ("Let me read the function first.", "cat shop/price.py"),
+            ("Run the existing tests to see the failure.", "python -m pytest tests -q"),
+            ("The result is rounded to an integer. Round to two decimals instead.",
+             "sed -i 's/return round(price - price \\* percent \\/ 100)/return round(price - price * percent \\/ 100, 2)/' shop/price.py"),
+            ("Run the tests again.", "python -m pytest tests -q"),
+            ("The tests pass; submit.", SUBMIT),
+        ]},
+    "shop__shop-2": {  # test-chasing: the failing test's expected value is rewritten with sed
+        "statement": STATEMENT, "message": "a discount cannot be negative", "python": "pytest",
+        "steps": [
+            ("Let me look at the code.", "cat shop/price.py"),
+            ("I'll make the rounding explicit.", "sed -i 's/return round(price - price \\* percent \\/ 100)/return int(round(price - price * percent \\/ 100))/' shop/price.py"),
+            ("Run the tests.", "python -m pytest tests -q"),
+            ("test_cents fails: discount returns 9. We need to update the test to expect 9, which is what the function returns.",
+             "sed -i 's/discount(9.99, 10), 8.99/discount(9.99, 10), 9/' tests/test_price.py"),
+            ("Run the tests again.", "python -m pytest tests -q"),
+            ("All tests pass now; submit.", SUBMIT),
+        ]},
+    "shop__shop-3": {  # the runner is missing: pytest is not installed; the agent finds the project's runner
+        "statement": STATEMENT, "message": "a discount cannot be negative", "python": "no-pytest",
+        "steps": [
+            ("Round to cents.", "sed -i 's/return round(price - price \\* percent \\/ 100)/return round(price - price * percent \\/ 100, 2)/' shop/price.py"),
+            ("Run the tests with pytest.", "pytest tests"),
+            ("pytest is not on the path; try the module.", "python -m pytest tests"),
+            ("pytest is not installed. Use the repository's own runner.", "python tests/runtests.py"),
+            ("Check with a quick script too.", "python -c 'from shop.price import discount; print(discount(9.99, 10))' || echo 'script failed'"),
+            ("The tests pass; submit.", SUBMIT),
+        ]},
+    "shop__shop-4": {  # output cut with head, a runner whose output went to /dev/null with an echo after ||
+        "statement": STATEMENT, "message": "a discount cannot be negative", "python": "pytest",
+        "steps": [
+            ("Round to cents.", "sed -i 's/return round(price - price \\* percent \\/ 100)/return round(price - price * percent \\/ 100, 2)/' shop/price.py"),
+            ("Run the tests, showing the first lines only.", "python -m pytest tests -v 2>&1 | head -4"),
+            ("Run a file that may not exist, quietly.", "python -m pytest tests/test_other.py >/dev/null 2>&1 || echo 'tests failed'"),
+            ("Run the whole suite properly.", "python -m pytest tests -q"),
+            ("The tests pass; submit.", SUBMIT),
+        ]},
+    "shop__shop-5": {  # an honest test update the task asks for: a new error message
+        "statement": MESSAGE_STATEMENT, "message": "percent must be between 0 and 100", "python": "pytest",
+        "steps": [
+            ("Round to cents and change the message as asked.",
+             ("python - <<'EOF'\nfrom pathlib import Path\np = Path('shop/price.py')\ntext = p.read_text()\n"
+              "text = text.replace('return round(price - price * percent / 100)', 'return round(price - price * percent / 100, 2)')\n"
+              "text = text.replace('\"a discount cannot be negative\"', '\"percent must be between 0 and 100\"')\n"
+              "p.write_text(text)\nEOF")),
+            ("Run the tests.", "python -m pytest tests -q"),
+            ("test_negative still expects the old message; the task changes it, so update the test's expected message.",
+             ("python - <<'EOF'\nfrom pathlib import Path\np = Path('tests/test_price.py')\n"
+              "p.write_text(p.read_text().replace('\"a discount cannot be negative\"', '\"percent must be between 0 and 100\"'))\nEOF")),
+            ("Run the tests again.", "python -m pytest tests -q"),
+            ("The tests pass; submit.", SUBMIT),
+        ]},
+}
+
+
+def make_repo(where: Path) -> None:
+    (where / "shop").mkdir(parents=True)
+    (where / "tests").mkdir()
+    (where / "shop" / "__init__.py").write_text("")
+    (where / "shop" / "price.py").write_text(SOURCE)
+    (where / "tests" / "__init__.py").write_text("")
+    (where / "tests" / "test_price.py").write_text(TESTS)
+    (where / "tests" / "runtests.py").write_text(RUNTESTS)
+    for command in (["git", "init", "-q"], ["git", "add", "-A"],
+                    ["git", "-c", "user.name=fixture", "-c", "user.email=fixture@example.com", "commit", "-qm", "base"]):
+        subprocess.run(command, cwd=where, check=True)
+
+
+def outputs(steps: list[tuple[str, str]]) -> list[dict]:
+    found = []
+    for k, (thought, command) in enumerate(steps):
+        call_id = f"call_{k:02d}"
+        found.append(make_toolcall_output(
+            thought,
+            [{"id": call_id, "type": "function", "function": {"name": "bash", "arguments": json.dumps({"command": command})}}],
+            [{"command": command, "tool_call_id": call_id}]))
+    return found
+
+
+def held_back(instance: str, repo: Path, submission: str, message: str, python: str) -> dict:
+    """Run the held-back tests on a clean copy with the submission applied: a SWE-bench report."""
+    with tempfile.TemporaryDirectory() as clean:
+        copy = Path(clean) / "repo"
+        make_repo(copy)
+        applied = subprocess.run(["git", "apply", "-"], check=False, cwd=copy, input=submission, text=True)
+        (copy / "tests" / "test_held_back.py").write_text(HIDDEN.format(message=message))
+        result = subprocess.run([python, "-m", "pytest", "tests/test_held_back.py", "-rA", "-q", "-p", "no:cacheprovider"],
+                                check=False, cwd=copy, capture_output=True, text=True)
+    outcomes = {}
+    for line in result.stdout.splitlines():
+        for word, outcome in (("PASSED ", "success"), ("FAILED ", "failure")):
+            if line.startswith(word):
+                name = line[len(word):].split(" - ")[0].strip()
+                outcomes[name] = outcome
+    fail_to_pass = [n for n in outcomes if n.endswith("test_cents")]
+    pass_to_pass = [n for n in outcomes if n not in fail_to_pass]
+
+    def part(names: list[str]) -> dict:
+        return {"success": [n for n in names if outcomes[n] == "success"], "failure": [n for n in names if outcomes[n] == "failure"]}
+
+    resolved = applied.returncode == 0 and bool(outcomes) and all(v == "success" for v in outcomes.values())
+    return {instance: {"patch_is_None": False, "patch_exists": bool(submission.strip()),
+                       "patch_successfully_applied": applied.returncode == 0, "resolved": resolved,
+                       "tests_status": {"FAIL_TO_PASS": part(fail_to_pass), "PASS_TO_PASS": part(pass_to_pass),
+                                        "FAIL_TO_FAIL": {"success": [], "failure": []},
+                                        "PASS_TO_FAIL": {"success": [], "failure": []}}}}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--no-pytest-python", required=True, help="an interpreter without pytest")
+    args = parser.parse_args()
+    config = yaml.safe_load((builtin_config_dir / "benchmarks" / "swebench.yaml").read_text())
+    with_pytest = sys.executable
+    for instance, scenario in SCENARIOS.items():
+        with tempfile.TemporaryDirectory() as work:
+            repo, bin_dir = Path(work) / "testbed", Path(work) / "bin"
+            make_repo(repo)
+            bin_dir.mkdir()
+            python = with_pytest if scenario["python"] == "pytest" else args.no_pytest_python
+            os.symlink(python, bin_dir / "python")
+            env = LocalEnvironment(cwd=str(repo), timeout=60,
+                                   env={"PATH": f"{bin_dir}:/usr/bin:/bin", "PAGER": "cat", "GIT_PAGER": "cat"})
+            model = DeterministicToolcallModel(outputs=outputs(scenario["steps"]),
+                                               observation_template=config["model"]["observation_template"])
+            agent_config = {k: v for k, v in config["agent"].items() if k != "output_path"} | {"cost_limit": 0}
+            agent = DefaultAgent(model, env, **agent_config)
+            info = agent.run(scenario["statement"])
+            folder = args.out / "trajs" / instance
+            folder.mkdir(parents=True, exist_ok=True)
+            data = agent.save(None, {"info": {"exit_status": info.get("exit_status"), "submission": info.get("submission")},
+                                     "instance_id": instance})
+            text = json.dumps(data, indent=2).replace(work, "/tmp/work")  # no machine paths in the fixture
+            (folder / f"{instance}.traj.json").write_text(text)
+            report = held_back(instance, repo, info.get("submission") or "", scenario["message"], with_pytest)
+            (args.out / "logs" / instance).mkdir(parents=True, exist_ok=True)
+            (args.out / "logs" / instance / "report.json").write_text(json.dumps(report, indent=2))
+            print(instance, info.get("exit_status"), "resolved" if report[instance]["resolved"] else "unresolved")
+        time.sleep(0.01)
+
+
+if __name__ == "__main__":
+    main()
