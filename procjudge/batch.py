@@ -69,6 +69,9 @@ class Row(msgspec.Struct, frozen=True, kw_only=True):
     started_at: str
     first_failing_test: str
     gate_failures: tuple[str, ...] = ()
+    held_back_resolved: bool | None = None
+    held_back_passed: int | None = None
+    held_back_total: int | None = None
 
     @classmethod
     def of(cls, verdict: Verdict, path: str) -> Row:
@@ -84,6 +87,9 @@ class Row(msgspec.Struct, frozen=True, kw_only=True):
             gate_rounds=tuple(d.decision for d in gate.iterations) if gate.replayed else None,
             returned_round=gate.returned_round, source=run.source or "", started_at=run.started_at or "",
             first_failing_test=run.first_failing_test or "",
+            held_back_resolved=verdict.held_back.resolved if verdict.held_back else None,
+            held_back_passed=verdict.held_back.passed if verdict.held_back else None,
+            held_back_total=verdict.held_back.total if verdict.held_back else None,
         )
 
 

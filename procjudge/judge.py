@@ -31,6 +31,7 @@ from .verdict import (
     SCHEMA,
     ActionEfficiency,
     Aggregate,
+    HeldBack,
     Item,
     IterationRow,
     NotChecked,
@@ -246,4 +247,20 @@ def judge(run: Run, policy: Policy = DEFAULT) -> Verdict:
         composite_swing=_r(process * weight),
         tier=tier, tier_rule=tier_rule, pattern=pattern, pattern_rule=pattern_rule, process_rule=process_rule,
         items=items, not_checked=not_checked, phases=phase_summary(facts, items), aggregate=computed, iterations=iterations, warnings=warnings,
+        held_back=held_back(facts),
     )
+
+
+HELD_BACK_NAMES = 20  # failing held-back tests named in a verdict (the count says how many in all)
+
+
+def held_back(facts: RunFacts) -> HeldBack | None:
+    """The final submission's held-back outcome, or None when no held-back suite ran on it."""
+    final = facts.final
+    hidden = final.hidden
+    if hidden is None:
+        return None
+    total = hidden.total_or_sum
+    failing = list(final.hidden_failing)
+    return HeldBack(resolved=hidden.passed >= total if total > 0 else None, passed=hidden.passed, total=total,
+                    failing=failing[:HELD_BACK_NAMES], failing_count=max(len(failing), total - hidden.passed))

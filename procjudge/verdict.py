@@ -145,7 +145,19 @@ class IterationRow(Part, frozen=True):
     signals: list[str]
 
 
-class Verdict(Part, frozen=True):
+class HeldBack(Part, frozen=True):
+    """The held-back suite of the submission the run returned (the checks the agent never saw, such
+    as SWE-bench's FAIL_TO_PASS and PASS_TO_PASS): whether it resolves the task (every held-back
+    test passes; null when the suite ran no test), its counts, and the first failing tests by name."""
+
+    resolved: bool | None
+    passed: int
+    total: int
+    failing: list[str]
+    failing_count: int
+
+
+class Verdict(Part, frozen=True, omit_defaults=True):
     """The judgement of one run: what ``--format json`` prints."""
 
     schema: str
@@ -173,6 +185,7 @@ class Verdict(Part, frozen=True):
     aggregate: Aggregate
     iterations: list[IterationRow]
     warnings: list[str]
+    held_back: HeldBack | None = None  # only for runs with a held-back suite
 
     @property
     def anti_patterns(self) -> list[str]:

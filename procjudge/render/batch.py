@@ -29,7 +29,8 @@ Stream = Iterable[tuple[Result, list[str] | None]]
 
 
 CSV_FIELDS = ["id", "agent", "challenge", "format", "path", "iterations_used", "final_score", "process_score",
-              "raw_process_score", "tier", "pattern", "anti_patterns", "gate", "error"]
+              "raw_process_score", "tier", "pattern", "anti_patterns", "gate", "error", "held_back_resolved",
+              "held_back_passed", "held_back_total"]
 
 
 def spreadsheet_safe(value: Any) -> Any:
@@ -71,11 +72,14 @@ def markdown_report(results: Stream, collector: Collector, quiet: bool = False) 
     rows = sorted(collector.rows, key=lambda r: (not r.gate_failures, r.process_score, r.path))
     shown = rows[:MARKDOWN_RUN_ROWS]
     if shown:
-        lines += ["| run | agent | process | final | tier | anti-patterns | gate |", "|---|---|---:|---:|---|---|---|"]
+        held = any(row.held_back_total is not None for row in rows)
+        lines += [f"| run | agent | process | final | tier |{' held-back |' if held else ''} anti-patterns | gate |",
+                  f"|---|---|---:|---:|---|{'---:|' if held else ''}---|---|"]
         for row in shown:
             gate_text = cell("; ".join(row.gate_failures)) if row.gate_failures else "pass"
             lines.append(f"| {cell(row.id)} | {cell(row.agent or '-')} | {signed(row.process_score)} | "
-                         f"{num(row.final_score)} | {row.tier} | {', '.join(row.anti_patterns) or '-'} | {gate_text} |")
+                         f"{num(row.final_score)} | {row.tier} |{f' {held_cell(row)} |' if held else ''} "
+                         f"{', '.join(row.anti_patterns) or '-'} | {gate_text} |")
         if len(rows) > len(shown):
             lines.append(f"\n{len(rows) - len(shown)} more runs not shown (failing gates and lowest scores first).")
         lines.append("")
@@ -154,16 +158,27 @@ def _github_notice(collector: Collector) -> str:
 
 def _runs_wide(rows: list[Row]) -> Table:
     runs = Table(show_edge=False, pad_edge=False, header_style="bold", title="runs", title_justify="left", title_style="dim")
+    held = any(row.held_back_total is not None for row in rows)  # a column only where a held-back suite ran
     columns: tuple[tuple[str, Literal["left", "right"]], ...] = (
         ("run", "left"), ("agent", "left"), ("iters", "right"), ("final", "right"), ("process", "right"),
-        ("tier", "left"), ("anti-patterns", "left"), ("gate", "left"))
+        ("tier", "left"), *((("held", "right"),) if held else ()), ("anti-patterns", "left"), ("gate", "left"))
     for column, justify in columns:
-        runs.add_column(column, justify=justify, overflow="fold", no_wrap=column in ("tier", "process", "final", "gate"))
+        runs.add_column(column, justify=justify, overflow="fold", no_wrap=column in ("tier", "process", "final", "held", "gate"))
     for row in rows:
         gate = Text("FAIL", style="red") if row.gate_failures else Text("ok", style="green")
         runs.add_row(Text(literal(row.id)), Text(literal(row.agent or "-")), str(row.iterations_used),
-                     num(row.final_score), signed(row.process_score), row.tier, ", ".join(row.anti_patterns) or "-", gate)
+                     num(row.final_score), signed(row.process_score), row.tier, *((held_text(row),) if held else ()),
+                     ", ".join(row.anti_patterns) or "-", gate)
     return runs
+
+
+def held_cell(row: Row) -> str:
+    """The held-back outcome in a few characters: ``3/3`` resolved, ``2/3`` not; ``-`` when none ran."""
+    return "-" if row.held_back_total is None else f"{row.held_back_passed}/{row.held_back_total}"
+
+
+def held_text(row: Row) -> Text:
+    return Text(held_cell(row), style="green" if row.held_back_resolved else "red" if row.held_back_resolved is False else "")
 
 
 def _runs_narrow(rows: list[Row], width: int) -> Table:
@@ -171,11 +186,15 @@ def _runs_narrow(rows: list[Row], width: int) -> Table:
     second line under it, and the figures in narrow columns."""
     cells = [[signed(r.process_score) for r in rows] + ["process"], [num(r.final_score) for r in rows] + ["final"],
              [str(r.iterations_used) for r in rows] + ["it"], [r.tier for r in rows] + ["tier"], ["FAIL", "gate"]]
+    held = any(row.held_back_total is not None for row in rows)
+    if held:
+        cells.insert(4, [held_cell(r) for r in rows] + ["held"])
     room = spare(width, cells)
     runs = Table(show_edge=False, pad_edge=False, header_style="bold", title="runs", title_justify="left", title_style="dim")
     runs.add_column("run", no_wrap=True, overflow="ellipsis", max_width=room)
-    for column, justify in (("process", "right"), ("final", "right"), ("it", "right"), ("tier", "left"), ("gate", "left")):
-        runs.add_column(column, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+    for column, justify in (("process", "right"), ("final", "right"), ("it", "right"), ("tier", "left"),
+                            *((("held", "right"),) if held else ()), ("gate", "left")):
+        runs.add_column(column, justify=justify, no_wrap=True)
     several_agents = len({row.agent for row in rows}) > 1
     for row in rows:
         name = Text(left_ellipsis(literal(row.id), room))
@@ -184,7 +203,8 @@ def _runs_narrow(rows: list[Row], width: int) -> Table:
         for line in textwrap.wrap(extra, width=room, break_on_hyphens=False)[:4]:
             name.append("\n" + right_ellipsis(line, room), style="dim")
         gate = Text("FAIL", style="red") if row.gate_failures else Text("ok", style="green")
-        runs.add_row(name, signed(row.process_score), num(row.final_score), str(row.iterations_used), row.tier, gate)
+        runs.add_row(name, signed(row.process_score), num(row.final_score), str(row.iterations_used), row.tier,
+                     *((held_text(row),) if held else ()), gate)
     return runs
 
 
@@ -313,13 +333,16 @@ class CsvReporter(Reporter):
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
         if result.error is not None:
-            values: list[object] = [*[""] * 4, result.path, *[""] * 8, one_line(result.error)]
+            values: list[object] = [*[""] * 4, result.path, *[""] * 8, one_line(result.error), "", "", ""]
         else:
             row = result.row
             assert row is not None
             values = [row.id, row.agent, row.challenge, row.format, row.path, row.iterations_used,
                       row.final_score, row.process_score, row.raw_process_score, row.tier, row.pattern,
-                      " ".join(row.anti_patterns), "fail" if reasons else "pass", ""]
+                      " ".join(row.anti_patterns), "fail" if reasons else "pass", "",
+                      "" if row.held_back_resolved is None else str(row.held_back_resolved).lower(),
+                      "" if row.held_back_passed is None else row.held_back_passed,
+                      "" if row.held_back_total is None else row.held_back_total]
         writer.writerow([spreadsheet_safe(v) for v in values])
         return buffer.getvalue()
 

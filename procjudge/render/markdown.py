@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from ..detectors.signals import shown_per_iteration
 from ..verdict import Verdict
-from .text import aggregate_line, iterations, loop_line, not_checked, num, one_line, signed, sparkline
+from .text import (
+    aggregate_line,
+    held_back_line,
+    iterations,
+    loop_line,
+    not_checked,
+    num,
+    one_line,
+    signed,
+    sparkline,
+)
 
 
 def cell(value: object, limit: int = 300) -> str:
@@ -52,6 +62,7 @@ def score(verdict: Verdict) -> str:
         f"- signals per iteration: {cell('; '.join(signal_rows) or 'none')}",
         f"- pattern: {cell(verdict.pattern_rule)}",
         f"- tier: {cell(verdict.tier_rule)}",
+        *([f"- held-back: {cell(held_back_line(verdict.held_back))}"] if verdict.held_back is not None else []),
         f"- aggregate: {aggregate_line(verdict.aggregate)}",
         f"- loop: {cell(loop_line(verdict), 2000)}",
     ]

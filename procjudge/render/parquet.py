@@ -46,7 +46,8 @@ def _schemas() -> tuple[Any, Any]:
         ("pattern", pa.string()), ("anti_patterns", pa.list_(pa.string())), ("findings", pa.list_(pa.string())),
         ("warnings", pa.int32()), ("final_minus_best", pa.float64()), ("bucket", pa.string()), ("outcome", pa.string()),
         ("returned_round", pa.int32()), ("source", pa.string()), ("started_at", pa.string()),
-        ("first_failing_test", pa.string()),
+        ("first_failing_test", pa.string()), ("held_back_resolved", pa.bool_()), ("held_back_passed", pa.int32()),
+        ("held_back_total", pa.int32()),
     ])
     items = pa.schema([
         ("run", pa.string()), ("path", pa.string()), ("id", pa.string()), ("kind", pa.string()), ("points", pa.float64()),
@@ -62,7 +63,8 @@ def run_row(row: Any) -> dict[str, Any]:
             "anti_patterns": list(row.anti_patterns), "findings": list(row.items), "warnings": row.warnings,
             "final_minus_best": row.final_minus_best, "bucket": row.bucket, "outcome": row.outcome,
             "returned_round": row.returned_round, "source": row.source, "started_at": row.started_at,
-            "first_failing_test": row.first_failing_test}
+            "first_failing_test": row.first_failing_test, "held_back_resolved": row.held_back_resolved,
+            "held_back_passed": row.held_back_passed, "held_back_total": row.held_back_total}
 
 
 def item_rows(row: Any, verdict: Any) -> list[dict[str, Any]]:

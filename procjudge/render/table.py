@@ -11,7 +11,17 @@ from rich.text import Text
 
 from ..detectors.signals import NEGATIVE, POSITIVE, shown_per_iteration
 from ..verdict import Verdict
-from .text import aggregate_line, iterations, literal, loop_line, not_checked, num, signed, sparkline
+from .text import (
+    aggregate_line,
+    held_back_line,
+    iterations,
+    literal,
+    loop_line,
+    not_checked,
+    num,
+    signed,
+    sparkline,
+)
 
 KIND_STYLE = {"trajectory": "cyan", "anti_pattern": "red", "practice": "green", "rule": "yellow", "signal": "magenta"}
 
@@ -112,6 +122,10 @@ def totals(verdict: Verdict) -> Text:
     if verdict.process_score != verdict.raw_process_score or "cheating (" in verdict.process_rule:
         text.append("\nscore   ", style="dim")
         text.append(literal(verdict.process_rule), style="dim")
+    if verdict.held_back is not None:
+        text.append("\nheld-back ", style="dim")
+        text.append(literal(held_back_line(verdict.held_back)),
+                    style="green" if verdict.held_back.resolved else "red" if verdict.held_back.resolved is False else "")
     text.append("\naggregate ", style="dim")
     text.append(aggregate_line(verdict.aggregate))
     text.append("\nloop    ", style="dim")

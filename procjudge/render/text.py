@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..batch import LoopSummary
-    from ..verdict import Aggregate, NotChecked, Verdict
+    from ..verdict import Aggregate, HeldBack, NotChecked, Verdict
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
@@ -139,3 +139,14 @@ def not_checked(entries: list[NotChecked]) -> str:
     for entry in entries:
         by_reason.setdefault(entry.reason, []).append(entry.detector)
     return "; ".join(f"{', '.join(names)} ({reason})" for reason, names in by_reason.items())
+
+
+def held_back_line(held: HeldBack) -> str:
+    """The held-back outcome in one line: resolved or not, the counts, the first failing tests."""
+    state = "resolved" if held.resolved else "not resolved" if held.resolved is False else "no test ran"
+    line = f"{state}: {held.passed}/{held.total} held-back tests pass"
+    if held.failing:
+        shown = held.failing[:5]
+        rest = held.failing_count - len(shown)
+        line += f"; failing: {', '.join(shown)}" + (f" (+{rest} more)" if rest > 0 else "")
+    return line
