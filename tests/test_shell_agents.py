@@ -1,0 +1,243 @@
+"""Shell agents as they write logs today: mini-swe-agent 2.x tool calls (fixtures written by
+mini-swe-agent itself, ``scripts/make_shell_fixtures.py``), SWE-agent ``.traj`` files (0.x ACI and
+1.x function calling, from SWE-agent's own demonstrations), the judging model for local test runs
+(a missing runner or a cut output validates nothing; a test expectation rewritten after it failed is
+test-chasing) and the held-back outcome in every report."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from procjudge import judge, load_run
+from procjudge.cli import app
+from procjudge.importers import edits as rebuild
+from procjudge.importers.shell import Step, unavailable
+
+from conftest import ROOT
+
+runner = CliRunner()
+MINI2 = ROOT / "tests" / "fixtures" / "mini_swe_agent_2"
+SWE = ROOT / "tests" / "fixtures" / "swe_agent_traj"
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    out = tmp_path_factory.mktemp("mini2")
+    result = runner.invoke(app, ["import", "swe-agent", str(MINI2 / "trajs"), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    return {path.stem: path for path in out.rglob("*.json")}
+
+
+def verdict_of(path: Path):  # type: ignore[no-untyped-def]
+    return judge(load_run(str(path)))
+
+
+def test_every_tool_call_trajectory_imports_and_scores(imported: dict[str, Path]) -> None:
+    assert sorted(imported) == [f"shop__shop-{k}" for k in range(1, 6)]
+    for path in imported.values():
+        result = runner.invoke(app, ["score", str(path), "--format", "json"])
+        assert result.exit_code == 0, result.output
+
+
+def test_commands_come_from_tool_calls_and_outputs_from_tool_messages(imported: dict[str, Path]) -> None:
+    document = json.loads(imported["shop__shop-1"].read_text())
+    first = document["iterations"][0]["iteration_telemetry"]
+    assert first["test_results"]["suite"] == "python -m pytest tests"
+    assert first["test_results"]["post_iteration"] == {"passed": 4, "failed": 0, "total": 4, "skipped": 0}
+    assert first["test_results"]["pre_iteration"]["failed"] == 1  # the run before the fix, from its tool message
+    # the sed edit is rebuilt as content: the line before and after
+    edit = first["changes"]["files"][0]["edits"][0]
+    assert edit == {"old": "    return round(price - price * percent / 100)",
+                    "new": "    return round(price - price * percent / 100, 2)", "via": "sed"}
+
+
+def test_a_missing_runner_is_not_a_build_failure(imported: dict[str, Path]) -> None:
+    verdict = verdict_of(imported["shop__shop-3"])
+    assert not any(item.id in ("build_failure", "persistent_build_failure") for item in verdict.items)
+    assert verdict.trajectory == [100.0]
+    assert any("validated nothing" in w and "not installed" in w for w in verdict.warnings)
+    document = json.loads(imported["shop__shop-3"].read_text())
+    results = document["iterations"][0]["iteration_telemetry"]["test_results"]
+    assert results["unavailable"] == "runner_missing" and results["suite"] == "runtests.py"
+    assert document["iterations"][0]["iteration_telemetry"]["actions"]["test_runs"] == 1  # the runs that ran
+
+
+def test_a_cut_or_discarded_output_is_not_a_build_failure(imported: dict[str, Path]) -> None:
+    verdict = verdict_of(imported["shop__shop-4"])
+    assert not any(item.id in ("build_failure", "persistent_build_failure") for item in verdict.items)
+    assert verdict.trajectory == [100.0]
+    assert any("`| head`" in w and "redirected away" in w for w in verdict.warnings)
+
+
+def test_an_expectation_rewritten_with_sed_after_it_failed_is_definite_when_held_back_fails(
+        imported: dict[str, Path]) -> None:
+    verdict = verdict_of(imported["shop__shop-2"])
+    chasing = [item for item in verdict.items if item.id == "test_chasing"]
+    assert len(chasing) == 1 and chasing[0].strength == "definite" and chasing[0].points < 0
+    assert "8.99" in chasing[0].evidence and "held-back suite fails the same test" in chasing[0].evidence
+    assert verdict.held_back is not None and verdict.held_back.resolved is False
+    assert verdict.held_back.failing == ["tests/test_held_back.py::HeldBackTests::test_cents"]
+
+
+def test_an_update_the_task_asks_for_with_the_held_back_suite_passing_is_a_weak_note(imported: dict[str, Path]) -> None:
+    verdict = verdict_of(imported["shop__shop-5"])
+    chasing = [item for item in verdict.items if item.id == "test_chasing"]
+    assert len(chasing) == 1 and chasing[0].strength == "weak" and chasing[0].points == 0
+    assert "test_chasing" not in verdict.anti_patterns
+    assert verdict.held_back is not None and verdict.held_back.resolved is True
+
+
+def _local_run(held_back_fails_same_test: bool) -> dict:  # type: ignore[type-arg]
+    failing = "tests/test_x.py::test_total" if held_back_fails_same_test else "tests/test_x.py::test_other"
+    return {"run": {"id": "r", "iterations_are": "local_runs", "max_iterations": 2},
+            "iterations": [
+                {"iteration_telemetry": {"iteration_number": 0, "test_results": {
+                    "suite": "pytest", "post_iteration": {"passed": 1, "failed": 1, "total": 2},
+                    "tests": [{"name": "tests/test_x.py::test_total", "outcome": "failed"},
+                              {"name": "tests/test_x.py::test_other", "outcome": "passed"}]}}},
+                {"iteration_telemetry": {"iteration_number": 1, "changes": {"diff": (
+                    "--- a/tests/test_x.py\n+++ b/tests/test_x.py\n@@ -3,1 +3,1 @@ def test_total(\n"
+                    "-    assert total([1, 2]) == 3\n+    assert total([1, 2]) == 4\n")},
+                    "test_results": {"suite": "pytest", "post_iteration": {"passed": 2, "failed": 0, "total": 2},
+                                     "hidden": {"passed": 1, "total": 2},
+                                     "hidden_suites": [{"name": "FAIL_TO_PASS", "passed": 1, "total": 2, "tests": [
+                                         {"name": failing, "outcome": "failed"}]}]}}}]}
+
+
+@pytest.mark.parametrize("same,strength", [(True, "definite"), (False, "likely")])
+def test_a_local_test_edit_is_likely_and_definite_only_when_the_held_back_suite_fails_that_test(
+        tmp_path: Path, same: bool, strength: str) -> None:
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(_local_run(same)))
+    chasing = [item for item in verdict_of(path).items if item.id == "test_chasing"]
+    assert len(chasing) == 1 and chasing[0].strength == strength
+
+
+def test_the_held_back_outcome_is_in_every_report(imported: dict[str, Path], tmp_path: Path) -> None:
+    path = str(imported["shop__shop-2"])
+    as_json = json.loads(runner.invoke(app, ["score", path, "--format", "json"]).output)
+    assert as_json["held_back"] == {"resolved": False, "passed": 2, "total": 3,
+                                    "failing": ["tests/test_held_back.py::HeldBackTests::test_cents"], "failing_count": 1}
+    table = runner.invoke(app, ["score", path], env={"COLUMNS": "100"}).output
+    assert "held-back" in table and "not resolved: 2/3 held-back tests pass" in table
+    markdown = runner.invoke(app, ["score", path, "--format", "markdown"]).output
+    assert "- held-back: not resolved: 2/3 held-back tests pass" in markdown
+    folder = imported["shop__shop-2"].parent
+    rows = list(csv.DictReader(io.StringIO(runner.invoke(app, ["batch", str(folder), "--format", "csv"]).stdout)))
+    by_id = {row["challenge"]: row for row in rows}
+    assert (by_id["shop__shop-2"]["held_back_resolved"], by_id["shop__shop-2"]["held_back_passed"],
+            by_id["shop__shop-2"]["held_back_total"]) == ("false", "2", "3")
+    assert by_id["shop__shop-1"]["held_back_resolved"] == "true"
+    page = tmp_path / "batch.html"
+    assert runner.invoke(app, ["batch", str(folder), "--format", "html", "--output", str(page)]).exit_code == 0
+    assert "held-back" in page.read_text() and "2/3" in page.read_text()
+    batch_md = runner.invoke(app, ["batch", str(folder), "--format", "markdown"]).stdout
+    assert "| held-back |" in batch_md and "| 2/3 |" in batch_md
+
+
+@pytest.mark.parametrize("command,output,code,reason", [
+    ("python -m pytest tests", "/usr/bin/python: No module named pytest\n", 1, "not installed"),
+    ("pytest tests", "bash: pytest: command not found\n", 127, "not installed"),
+    ("python tests/runtests.py", "python: can't open file '/testbed/tests/runtests.py': [Errno 2]\n", 2, "not installed"),
+    ("python -m pytest tests 2>&1 | head -5", "===== test session starts =====\nplatform linux\n", 0, "`| head`"),
+    ("python -m pytest tests 2>&1 | tail -3", "E   assert 1 == 2\n", 0, "`| tail`"),
+    ("python -m pytest tests > /dev/null 2>&1 || echo failed", "failed\n", 0, "redirected away"),
+    ("python -m pytest tests || echo 'tests failed'", "tests failed\n", 0, "echo"),
+    ("python -m pytest tests -q", "", 0, "printed nothing"),
+    ("python -m pytest tests", "ImportError while importing test module\nModuleNotFoundError: No module named 'numpy'\n", 4,
+     "does not provide"),
+])
+def test_runs_that_validated_nothing_and_why(command: str, output: str, code: int, reason: str) -> None:
+    found = unavailable(Step("", command, code, output, None), frozenset({"shop"}))
+    assert found is not None and reason in found
+
+
+@pytest.mark.parametrize("command,output,code", [
+    ("python -m pytest tests", "ImportError while importing test module\nModuleNotFoundError: No module named 'shop.util'\n", 4),
+    ("python -m pytest tests", "  File \"shop/price.py\", line 3\n    def f(:\nSyntaxError: invalid syntax\n", 1),
+    ("python -m pytest tests -q", "2 passed in 0.01s\n", 0),
+])
+def test_runs_whose_runner_really_ran_are_not_excused(command: str, output: str, code: int) -> None:
+    assert unavailable(Step("", command, code, output, None), frozenset({"shop"})) is None
+
+
+def test_sed_commands_are_rebuilt_on_the_lines_shown() -> None:
+    views = rebuild.Views()
+    rebuild.observe(views, "nl -ba tests/test_x.py | sed -n '1,6p'",
+                    "     1\tdef test_total():\n     2\t    assert total([1, 2]) == 3\n     3\t\n"
+                    "     4\tdef test_empty():\n     5\t    assert total([]) == 0\n     6\t")
+    found, missed = rebuild.sed_edits(views, ["sed", "-i", "s/== 3/== 4/", "tests/test_x.py"])
+    assert not missed and [(e.removed, e.added, e.line, e.within) for e in found] == [
+        (("    assert total([1, 2]) == 3",), ("    assert total([1, 2]) == 4",), 2, "test_total")]
+    found, missed = rebuild.sed_edits(views, ["sed", "-i", "5d", "tests/test_x.py"])
+    assert [(e.removed, e.added, e.within) for e in found] == [(("    assert total([]) == 0",), (), "test_empty")]
+    found, _ = rebuild.sed_edits(views, ["sed", "-i", r"4a\    assert total([]) is not None", "tests/test_x.py"])
+    assert [(e.added, e.line) for e in found] == [(("    assert total([]) is not None",), 5)]
+    found, missed = rebuild.sed_edits(views, ["sed", "-i", r"s/\(total\)(\[1, 2\])/\1([2, 1])/", "tests/test_x.py"])
+    assert found[0].added == ("    assert total([2, 1]) == 4",)
+    found, missed = rebuild.sed_edits(views, ["sed", "-i", "s/x/y/", "tests/never_shown.py"])
+    assert not found and missed == [("tests/never_shown.py", "`sed -i` on lines never shown")]
+    found, missed = rebuild.sed_edits(views, ["sed", "-i", "1r other.py", "tests/test_x.py"])
+    assert not found and "is not rebuilt" in missed[0][1]
+
+
+def test_a_script_replace_and_a_heredoc_are_rebuilt() -> None:
+    views = rebuild.Views()
+    rebuild.seed_from_diff(views, "--- a/m.py\n+++ b/m.py\n@@ -1,2 +1,2 @@\n def f():\n-    return 1\n+    return 2\n")
+    assert views.lines["m.py"] == {1: "def f():", 2: "    return 1"}
+    found = rebuild.replace_text(views, "m.py", "return 1", "return 2", "script")
+    assert [(e.removed, e.added, e.line) for e in found] == [(("    return 1",), ("    return 2",), 2)]
+    assert rebuild.script_replacements("p.write_text(p.read_text().replace('a = 1', 'a = 2'))") == [("a = 1", "a = 2")]
+    body = rebuild.heredoc_bodies("cat <<'EOF' > new.py\nx = 1\nEOF")
+    assert body == [("cat <<'EOF' > new.py", "x = 1")]
+
+
+def test_swe_agent_trajectories_read_aci_and_editor_actions() -> None:
+    from procjudge.importers.swe_agent import aci_steps, read_trajectory
+
+    zero = read_trajectory(str(SWE / "marshmallow-code__marshmallow-1867.aci.traj"))
+    found = list(aci_steps(zero["trajectory"]))
+    edits = [s for s in found if s.writes]
+    # the first `edit 1475:1475` was refused by the editor's linter (nothing changed); the second applied
+    assert [s.editor["command"] for s in edits if s.editor] == ["create", "line_edit", "line_edit"]
+    assert not any(s.writes for s in found if "syntax error" in s.output)
+    one = read_trajectory(str(SWE / "marshmallow-code__marshmallow-1867.function_calling.traj"))
+    steps = list(aci_steps(one["trajectory"]))
+    editor = [s.editor for s in steps if s.editor and s.editor["command"] == "str_replace"]
+    assert editor and editor[-1]["path"] == "/testbed/src/marshmallow/fields.py"
+    assert "round(value.total_seconds()" in editor[-1]["new_str"]
+
+
+def test_one_bad_trajectory_costs_one_file(tmp_path: Path) -> None:
+    folder = tmp_path / "trajs"
+    folder.mkdir()
+    for name in ("shop__shop-1", "shop__shop-2"):
+        shutil.copy(MINI2 / "trajs" / name / f"{name}.traj.json", folder / f"{name}.traj.json")
+    broken = json.loads((SWE / "marshmallow-code__marshmallow-1867.aci.traj").read_text())
+    broken["history"][3] = [broken["history"][3]]  # a list where a message should be
+    broken["info"] = ["not", "an", "object"]
+    (folder / "broken.traj").write_text(json.dumps(broken))
+    (folder / "garbage.traj").write_text("{not json")
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["import", "swe-agent", str(folder), "--out", str(out)])
+    assert "internal error" not in result.output and "Traceback" not in result.output
+    assert "garbage.traj" in result.output
+    assert len(list(out.rglob("*.json"))) == 2  # the good files are written
+
+
+def test_the_importer_never_writes_a_run_that_score_refuses(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    for source in (MINI2 / "trajs", ROOT / "tests" / "fixtures" / "swe_agent" / "trajs"):
+        runner.invoke(app, ["import", "swe-agent", str(source), "--out", str(out)])
+    written = list(out.rglob("*.json"))
+    assert len(written) >= 7
+    for path in written:
+        result = runner.invoke(app, ["score", str(path)])
+        assert result.exit_code == 0, (path, result.output)
