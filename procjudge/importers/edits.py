@@ -193,15 +193,8 @@ def replace_text(views: Views, path: str, old: str, new: str, how: str) -> list[
     """An exact text replacement (an editor's old_str/new_str, a script's str.replace)."""
     known = views.lines.get(path)
     if known:
-        numbers = sorted(known)
-        # the longest run of consecutive known lines that holds the old text
-        runs: list[list[int]] = []
-        for number in numbers:
-            if runs and number == runs[-1][-1] + 1:
-                runs[-1].append(number)
-            else:
-                runs.append([number])
-        for run in runs:
+        # the first run of consecutive known lines that holds the old text
+        for run in consecutive(sorted(known)):
             text = "\n".join(known[n] for n in run)
             if old and old in text:
                 before = text.split("\n")
@@ -211,6 +204,17 @@ def replace_text(views: Views, path: str, old: str, new: str, how: str) -> list[
                 return edits
     old_lines, new_lines = old.split("\n"), new.split("\n")
     return [Edit(path, tuple(old_lines), tuple(new_lines), how, None, None)]
+
+
+def consecutive(numbers: list[int]) -> list[list[int]]:
+    """Sorted line numbers cut into runs of consecutive ones."""
+    runs: list[list[int]] = []
+    for number in numbers:
+        if runs and number == runs[-1][-1] + 1:
+            runs[-1].append(number)
+        else:
+            runs.append([number])
+    return runs
 
 
 def _apply(views: Views, path: str, start: int, before: list[str], after: list[str]) -> None:
@@ -506,12 +510,7 @@ def _substitute(views: Views, name: str, command: SedCommand, selected: list[int
 def _line_command(views: Views, name: str, command: SedCommand, selected: list[int]) -> list[Edit]:
     """``d``, ``i``, ``a`` or ``c`` on the selected lines (a run of consecutive lines at a time)."""
     known = views.lines[name]
-    runs: list[list[int]] = []
-    for number in selected:
-        if runs and number == runs[-1][-1] + 1:
-            runs[-1].append(number)
-        else:
-            runs.append([number])
+    runs = consecutive(selected)
     text = command.text.split("\n") if command.text else []
     edits = []
     for run in reversed(runs):
