@@ -136,6 +136,27 @@ def main(realdata: Path) -> None:
     swe_bench(realdata, work)
 
 
+def spearman(xs: list[float], ys: list[float]) -> float:
+    """Spearman's rank correlation (average ranks for ties); 0 when either side is constant."""
+    def ranks(values: list[float]) -> list[float]:
+        order = sorted(range(len(values)), key=values.__getitem__)
+        result = [0.0] * len(values)
+        k = 0
+        while k < len(order):
+            j = k
+            while j + 1 < len(order) and values[order[j + 1]] == values[order[k]]:
+                j += 1
+            for m in range(k, j + 1):
+                result[order[m]] = (k + j) / 2 + 1
+            k = j + 1
+        return result
+
+    a, b = ranks(xs), ranks(ys)
+    if len(set(a)) < 2 or len(set(b)) < 2:
+        return 0.0
+    return statistics.correlation(a, b)
+
+
 def swe_bench(realdata: Path, work: Path) -> None:
     """The SWE-bench section: per-run verdicts beside SWE-bench's resolved, and what to read first."""
     out = sys.stdout.write
@@ -162,7 +183,7 @@ def swe_bench(realdata: Path, work: Path) -> None:
     runs.sort(key=lambda pair: pair[0].challenge)
     out("\n## SWE-bench trajectories (mini-swe-agent)\n\n")
     out(f"The {len(trajectories)} mini-swe-agent trajectories of Gemini 3 Pro on SWE-bench Verified (MIT), imported with\n"
-        "`procjudge import swe-agent ../shared/realdata/mini-swe-agent/trajs/*/*.traj.json --out DIR` (each\n"
+        "`procjudge import swe-agent ../shared/realdata/mini-swe-agent/trajs --out DIR` (each\n"
         "`logs/<instance>/report.json` beside them gives the held-back `FAIL_TO_PASS` and `PASS_TO_PASS`\n"
         "suites) and scored with the default policy. An iteration is one or more edits followed by the\n"
         f"agent's own test run; {len(skipped)} trajectories have no such loop (the agent checked its fix with\n"
@@ -179,6 +200,9 @@ def swe_bench(realdata: Path, work: Path) -> None:
         out(f"| {'yes' if key else 'no'} | {len(rows)} | {statistics.mean(r.process_score for r in rows):+.2f} | "
             f"{statistics.median(r.process_score for r in rows):+g} | {statistics.mean(r.iterations_used for r in rows):.1f} | "
             + ", ".join(f"{TIER_SHORT[t]} {tiers[t]}" for t in TIERS if tiers[t]) + " |\n")
+    rho = spearman([r.process_score for r, _ in runs], [1.0 if resolved.get(r.challenge) else 0.0 for r, _ in runs])
+    out(f"\nSpearman rank correlation of the process score with `resolved` over the {len(runs)} runs: "
+        f"{rho:+.3f}.\n")
     out("\nThe process score judges how the agent iterated, not whether the patch was right, so the two\n"
         "groups overlap: a resolved run can thrash on the way and an unresolved one can iterate cleanly\n"
         "on a visible suite that misses the bug (`hidden_suite_gap`). The held-back suite enters the\n"
