@@ -32,6 +32,8 @@ from typing import Any
 import msgspec
 
 DEFINITE, LIKELY, WEAK = "definite", "likely", "weak"
+# the shapes that are edits of a test file rather than code aimed at the tests
+TEST_EDITS = frozenset({"skipped_test", "changed_expectation", "weakened_assertion", "deleted_assertion"})
 STRENGTH_ORDER = {DEFINITE: 3, LIKELY: 2, WEAK: 1}
 
 # Sub-rules and what each means: the catalogue `docs/rules.md` and the README read these.

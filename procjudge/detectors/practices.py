@@ -5,7 +5,8 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable
 
-from ..facts import IterationFacts, RunFacts, fmt_num
+from ..code import TEST_EDITS
+from ..facts import IterationFacts, RunFacts, baseline_failures, fmt_num, is_test_path
 from ..policy import Policy
 from .base import Hit, all_of, detector, feedback_steps, having, plural
 
@@ -109,25 +110,57 @@ def _edit_run_cycles(it: IterationFacts) -> int:
 @detector("test_driven_iteration", "practice", needs=_RUNS)
 def test_driven_iteration(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     """+2 to +4: tests run after each change, not only at submission. An iteration qualifies with
-    3 or more local test runs (or, in the action log, 2 or more edit-then-run cycles); fires when
-    at least half of the iterations qualify, full marks when all do."""
+    3 or more local test runs (or, in the action log, 2 or more edit-then-run cycles); in the
+    agent's own runs (``iterations_are: local_runs``) also when a test that failed in its run
+    before the change passes after it, the change touching code and rewriting no test's
+    expectation (red, then green: a reproduction test written first counts). Fires when at least
+    half of the iterations qualify, full marks when all do."""
     rule = policy.practices.test_driven_iteration
     qualifying, uses_log = [], False
+    red_green: dict[int, list[str]] = {}
+    local = facts.run.info.iterations_are == "local_runs"
+    previous: IterationFacts | None = None
     for it in facts.iterations:
         cycles = _edit_run_cycles(it)
+        turned = _red_to_green(it, previous) if local else []
+        previous = it
         if cycles >= 2:
             uses_log = True
             qualifying.append(it)
         elif it.test_runs is not None and it.test_runs >= rule.min_runs_per_iteration:
             qualifying.append(it)
+        elif turned:
+            red_green[it.number] = turned
+            qualifying.append(it)
     share = len(qualifying) / len(facts.iterations)
     if not qualifying or share < rule.min_fraction_of_iterations:
         return
-    shown = ", ".join(f"iter {it.number}: {it.test_runs} runs" for it in qualifying)
+    shown = ", ".join(f"iter {it.number}: " + (f"{red_green[it.number][0]} failed in the agent's run before the "
+                                               "change and passes after it" if it.number in red_green
+                                               else f"{it.test_runs} runs")
+                      for it in qualifying)
     yield Hit(points=rule.range.between(share, rule.min_fraction_of_iterations, 1.0),
               iterations=tuple(it.number for it in qualifying),
               evidence=f"{len(qualifying)} of {plural(len(facts.iterations), 'iteration')} validated each change locally ({shown})",
               basis="action log" if uses_log else "telemetry fields")
+
+
+def _red_to_green(it: IterationFacts, previous: IterationFacts | None) -> list[str]:
+    """Tests that failed in the agent's own run before an iteration's change (the baseline run for
+    the first) and pass after it, where the change touched code beyond the tests and rewrote no
+    test's expectation: the red-green loop of test-driven work, by name."""
+    if not any(not is_test_path(path) for path in it.fix_paths) or any(shape.rule in TEST_EDITS for shape in it.shapes):
+        return []
+    results = it.entry.iteration_telemetry.test_results
+    if previous is not None:
+        failing, same_suite = previous.failing_after or frozenset(), previous.suite == it.suite
+    else:
+        failing = frozenset(baseline_failures(it.entry))
+        same_suite = results is not None and results.pre_iteration is not None  # the baseline ran this suite
+    if it.passing_after is not None:
+        return sorted(failing & it.passing_after)
+    # no passing names (a quiet run): every test passes, in the same suite, so the failing ones now pass
+    return sorted(failing) if same_suite and it.failed == 0 and it.total else []
 
 
 @detector("progressive_refinement", "practice")
