@@ -22,7 +22,7 @@ from typing import Any
 import msgspec
 
 from . import code as codeinfo
-from .model import Changes, Counts, Entry, Run
+from .model import Changes, Counts, Entry, HistoryRead, Run
 from .policy import Policy
 
 _DIFF_FILE = re.compile(r"^\+\+\+ (?:b/)?(.+?)\s*$")
@@ -235,6 +235,7 @@ class IterationFacts(msgspec.Struct, frozen=True, kw_only=True):
     score_samples: tuple[float, ...] = ()  # the same submission scored repeatedly
     tool_calls: int | None = None
     timestamp_start: str | None = None
+    history: tuple[HistoryRead, ...] = ()  # reads of the repository history beyond the base (shell agents)
 
     @property
     def all_passing(self) -> bool:
@@ -697,6 +698,7 @@ def _iteration(run: Run, position: int, previous: IterationFacts | None, baselin
         hidden_failing=tuple(t.name for suite in ((results.hidden_suites or ()) if results else ())
                              for t in (suite.tests or ()) if t.outcome in ("failed", "error")),
         code=changes.code if changes else None,
+        history=tuple(telemetry.history or ()),
         fix_paths=tuple(p for p in changed_paths if p not in scratch),
         scratch_paths=tuple(p for p in changed_paths if p in scratch),
         tests_ran=tests_ran, suite=suite,

@@ -169,6 +169,18 @@ class Build(Record, frozen=True):
     warnings: list[Text] | None = None
 
 
+class HistoryRead(Record, frozen=True):
+    """A command that read the repository's history beyond the task's base (``git log --all``,
+    ``git show REV``, ``git checkout REV -- F``, ``git fetch``, the reflog), with the revision it
+    named and how many non-trivial lines of what it printed (or of the files it checked out) the
+    submitted diff adds."""
+
+    command: Name
+    revision: Name | None = None
+    lines_in_submission: Count = 0
+    submission_lines: Count | None = None  # the non-trivial lines the submitted diff adds, all told
+
+
 class IterationTelemetry(Record, frozen=True):
     """One submission: the source document's per-iteration telemetry record."""
 
@@ -185,6 +197,7 @@ class IterationTelemetry(Record, frozen=True):
     test_results: TestResults | None = None
     score: ScoreRecord | None = None
     feedback_analysis: FeedbackAnalysis | None = None
+    history: list[HistoryRead] | None = None  # extension: reads of the repository history (shell agents)
 
 
 class Failure(Record, frozen=True):

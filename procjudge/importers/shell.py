@@ -518,6 +518,8 @@ def unavailable(step: Step, own_modules: frozenset[str] = frozenset()) -> str | 
     missing = _MISSING_MODULE.findall(output)
     if missing and not any(name.split(".")[0] in own_modules for name in missing):
         return f"a module the project does not provide is missing ({missing[-1]})"
+    if step.returncode == -1 and re.search(r"timed? ?out|TimeoutExpired", output[:2000] + output[-2000:], re.IGNORECASE):
+        return "it timed out before printing a summary"
     piped = _runner_piped_away(step.command)
     if piped:
         return piped
@@ -534,6 +536,8 @@ def unavailable_code(reason: str) -> str:
     """The run file's code for a reason :func:`unavailable` gave."""
     if "not installed" in reason or "missing" in reason:
         return "runner_missing"
+    if "timed out" in reason:
+        return "output_cut"
     if "nothing" in reason or "echo" in reason:
         return "no_output"
     return "output_cut"
@@ -673,10 +677,11 @@ def convert(trajectory: Trajectory) -> dict[str, Any]:
     _rebuild(all_steps, trajectory.submission, trajectory.roots)
     idle = [s for s in all_steps if s.unavailable]
     if not any(step.check for step in all_steps):
+        held = _held_back_text(trajectory.hidden)
         if idle:
             raise NothingLogged(f"none of the agent's {len(idle)} test run(s) validated anything "
-                                f"({_reasons(idle)}): validation unavailable, no loop to judge")
-        raise NothingLogged("the agent never ran a recognised test command: no loop to judge")
+                                f"({_reasons(idle)}): validation unavailable, no loop to judge{held}")
+        raise NothingLogged(f"the agent never ran a recognised test command: no loop to judge{held}")
     groups: list[list[Step]] = []
     current: list[Step] = []
     baseline: Step | None = None
@@ -702,7 +707,7 @@ def convert(trajectory: Trajectory) -> dict[str, Any]:
                      f"edits saw them only in the submitted diff: {shown}"
                      + (f" (+{len(missed) - 3} more)" if len(missed) > 3 else ""))
     if not groups:
-        raise NothingLogged("no edit was followed by a test run: no loop to judge")
+        raise NothingLogged(f"no edit was followed by a test run: no loop to judge{_held_back_text(trajectory.hidden)}")
     trailing = [s for s in current for path, how in s.writes
                 if how != "delete" and (submitted is None or _relative(path, trajectory.roots)[0] in submitted)
                 and not _relative(path, trajectory.roots)[1]]
@@ -714,7 +719,7 @@ def convert(trajectory: Trajectory) -> dict[str, Any]:
     seen_created: set[str] = set()
     for k, group in enumerate(groups):
         iterations.append({"iteration_telemetry": _iteration(k, group, baseline if k == 0 else None, submitted,
-                                                               seen_created, trajectory.roots)})
+                                                               seen_created, trajectory.roots, trajectory.submission)})
     final = iterations[-1]["iteration_telemetry"]
     if trajectory.submission:
         final.setdefault("changes", {})["diff"] = trajectory.submission  # the authority on what was submitted
@@ -736,6 +741,92 @@ def convert(trajectory: Trajectory) -> dict[str, Any]:
     return {"run": run, "iterations": iterations}
 
 
+def _held_back_text(suites: list[dict[str, Any]]) -> str:
+    """'; held-back suite: resolved, 3/3' for a note about a run that is not imported."""
+    if not suites:
+        return ""
+    passed, total = sum(s["passed"] for s in suites), sum(s["total"] for s in suites)
+    return f"; held-back suite: {'resolved' if total and passed >= total else 'not resolved'}, {passed}/{total} pass"
+
+
+# --------------------------------------------------------------------------- repository history
+
+
+_HEAD_RELATIVE = re.compile(r"^(?:HEAD|@)(?:[~^]\d*)*(?::.*)?$|^(?:HEAD|@)\{[^}]*\}$")
+_HISTORY_FLAGS = ("--all", "--branches", "--remotes", "--tags", "--glob", "--reflog")
+
+
+def history_read(command: str) -> tuple[str, str | None] | None:
+    """(the simple command, the revision it names) when a command reads the repository history
+    beyond the checked-out base: ``git log --all`` (or ``--branches``, ``--remotes``...), the
+    reflog, ``git fetch``/``pull``, or ``git show``/``diff``/``checkout``/``restore --source``/
+    ``cherry-pick``/``merge`` of a revision that is not HEAD or its ancestors. None otherwise."""
+    for part in segments(command):
+        words = _words(_plain(part))
+        if len(words) < 2 or words[0] != "git":
+            continue
+        verb, rest = words[1], [w for w in words[2:]]
+        options = [w for w in rest if w.startswith("-")]
+        operands = [w for w in rest if not w.startswith("-")]
+        if verb == "reflog" or verb in ("fetch", "pull"):
+            return part.strip()[:200], None
+        if verb == "log" and any(o.split("=")[0] in _HISTORY_FLAGS for o in options):
+            return part.strip()[:200], None
+        if "--" in rest:
+            operands = [w for w in rest[:rest.index("--")] if not w.startswith("-")]
+        if verb == "restore":
+            source = next((o.split("=", 1)[1] for o in options if o.startswith("--source=")), None)
+            if source is None and "--source" in rest and rest.index("--source") + 1 < len(rest):
+                source = rest[rest.index("--source") + 1]
+            operands = [source] if source else []
+        if verb in ("show", "diff", "checkout", "restore", "cherry-pick", "merge", "log"):
+            for operand in operands:
+                for revision in re.split(r"\.\.\.?", operand):
+                    revision = revision.split(":", 1)[0]
+                    if _revision_beyond_base(revision):
+                        return part.strip()[:200], revision
+    return None
+
+
+def _revision_beyond_base(word: str) -> bool:
+    """A word that names a commit that may lie beyond the base: a hash, or a remote branch or ref
+    (a bare word may be a branch or a file, and is not taken for a revision)."""
+    if not word or _HEAD_RELATIVE.match(word) or word in (".", "-"):
+        return False
+    if re.fullmatch(r"[0-9a-f]{7,40}", word):
+        return True
+    return word.startswith(("origin/", "upstream/", "refs/"))
+
+
+def _added_lines(diff: str) -> dict[str, set[str]]:
+    """path -> the non-trivial lines a diff adds (stripped, at least 12 characters)."""
+    found: dict[str, set[str]] = {}
+    path = ""
+    for line in diff.split("\n"):
+        if line.startswith("+++ "):
+            path = line[4:].strip().removeprefix("b/")
+        elif line.startswith("+") and not line.startswith("+++"):
+            text = line[1:].strip()
+            if len(text) >= 12 and re.search(r"[A-Za-z]", text):
+                found.setdefault(path, set()).add(text)
+    return found
+
+
+def history_evidence(step: Step, command: str, submission: str | None) -> int:
+    """How many non-trivial lines the submitted diff adds that the history read printed: the added
+    lines of a commit or diff it showed, or the lines of a file it showed at a revision
+    (``git show REV:path``). Lines the submission also removes (moved code) do not count. A
+    checkout prints nothing, so it is shown as a read and never counted as evidence."""
+    if not submission:
+        return 0
+    submitted = set().union(*_added_lines(submission).values()) if submission else set()
+    removed = {line[1:].strip() for line in submission.split("\n") if line.startswith("-") and not line.startswith("---")}
+    whole_file = re.search(r"\bshow\s+\S+:\S", command) is not None
+    shown = {(line if whole_file else line[1:]).strip() for line in step.output.split("\n")
+             if whole_file or (line.startswith("+") and not line.startswith("+++"))}
+    return len((shown & submitted) - removed)
+
+
 def _scratch(path: str, submitted: dict[str, str] | None) -> bool:
     return _outside_repo(path) or (submitted is not None and path not in submitted)
 
@@ -748,7 +839,7 @@ def _reasons(steps: list[Step]) -> str:
 
 
 def _iteration(k: int, group: list[Step], baseline: Step | None, submitted: dict[str, str] | None,
-               seen_created: set[str], roots: tuple[str, ...]) -> dict[str, Any]:
+               seen_created: set[str], roots: tuple[str, ...], submission: str | None = None) -> dict[str, Any]:
     checks = [s for s in group if s.check]
     last = checks[-1]
     files: dict[str, dict[str, Any]] = {}
@@ -803,6 +894,16 @@ def _iteration(k: int, group: list[Step], baseline: Step | None, submitted: dict
                                     "total": baseline.counts.passed + baseline.counts.failed}
     if baseline is not None and baseline.counts is not None and baseline.counts.tests:
         results["baseline_tests"] = baseline.counts.tests[:5000]  # what the agent saw before its first edit
+    reads = []
+    for step in group:
+        found = history_read(step.command) if step.editor is None else None
+        if found is not None:
+            command, revision = found
+            reads.append({"command": command, "revision": revision,
+                          "lines_in_submission": history_evidence(step, command, submission),
+                          "submission_lines": len(set().union(*_added_lines(submission or "").values()))})
+    if reads:
+        telemetry["history"] = reads[:50]
     idle = [s for s in group if s.unavailable]
     if idle and idle[0].unavailable:
         results["unavailable"] = unavailable_code(idle[0].unavailable)
