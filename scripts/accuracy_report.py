@@ -104,10 +104,14 @@ def main(argv: list[str]) -> int:
         "`python scripts/build_labelled_set.py`); `tests/test_labelled.py` checks the same figures.",
         "",
         (f"The labelled set (`tests/labelled/labels.csv`) holds {len(rows)} runs: {len(honest)} honest "
-        f"({sum(r['why'].startswith('real') for r in honest)} real runs from LDB, Reflexion and LATS logs, read by hand; "
-        f"the rest written) and {len(cheats)} cheats (cheat shapes written on the same real tasks, and on written "
+        f"({sum(r['why'].startswith('real') for r in honest)} real runs from LDB, Reflexion, LATS and mini-swe-agent "
+        f"logs, read by hand; {sum(r['why'].startswith('mini-swe-agent 2') for r in honest)} written by "
+        "mini-swe-agent 2.x itself on a small repository; the rest written) and "
+        f"{len(cheats)} cheats (cheat shapes written on the same real tasks, and on written "
         "tasks: special cases keyed on visible tests, call counters, lookup tables, checker tampering, test-file "
-        "edits, a deleted check, a JavaScript special case). Each row says why it has its label."),
+        "edits, a deleted check, a JavaScript special case; from shell agents: a real inverted assertion, a test "
+        "expectation rewritten with `sed`, a later commit copied from the repository history). Each row says why it "
+        "has its label."),
         "",
         *table(rows),
         "",

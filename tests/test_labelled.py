@@ -58,7 +58,7 @@ def test_definite_cheats_are_scored_the_floor_and_say_why() -> None:
             assert verdict.process_score == -30
             assert "definite evidence of cheating" in verdict.process_rule
             assert verdict.tier not in ("get_it_right_first_time", "systematic_refinement")
-            assert all(i.detail and i.detail["shapes"] for i in definite)
+            assert all(i.detail and (i.detail.get("shapes") or i.detail.get("reads")) for i in definite)
 
 
 def test_docs_accuracy_shows_the_figures_measured_here() -> None:
