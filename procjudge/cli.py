@@ -812,8 +812,9 @@ def import_swe_agent(
     not a failure and is named in the run's notes. Per iteration the suite, the counts and the
     tests by name, the files written (scratch files marked) with each edit rebuilt as text, the
     THOUGHT as the change summary and the timing; the last iteration carries the submitted diff and
-    the held-back FAIL_TO_PASS and PASS_TO_PASS suites of report.json. A trajectory with no usable
-    test run is skipped with a note; one unreadable file is an error that costs that file only.
+    the held-back FAIL_TO_PASS and PASS_TO_PASS suites of report.json. A trajectory with no test
+    run that validated anything is one iteration of unknown outcome, scored by its held-back suite
+    (skipped with a note when it has none); one unreadable file is an error that costs that file only.
 
     Example: procjudge import swe-agent trajs/ --reports logs --out imported/
     """

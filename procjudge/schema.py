@@ -20,13 +20,15 @@ SCOREABLE_RECORD: dict[str, Any] = {"anyOf": [
     {"required": ["test_results"], "properties": {"test_results": {"required": ["post_iteration"]}}},
     {"required": ["test_results"], "properties": {"test_results": {"required": ["tests"], "properties": {"tests": {"minItems": 1}}}}},
     {"required": ["build"], "properties": {"build": {"required": ["status"], "properties": {"status": {"const": "failure"}}}}},
+    {"required": ["test_results"], "properties": {"test_results": {"required": ["unavailable", "hidden"]}}},
 ]}
 SCOREABLE_FEEDBACK: dict[str, Any] = {"anyOf": [
     {"required": ["tests"], "properties": {"tests": {"required": ["passed"]}}},
     {"required": ["build"], "properties": {"build": {"required": ["status"], "properties": {"status": {"const": "failure"}}}}},
 ]}
 SCORE_NEEDED = ("every iteration needs score.post_iteration, test counts (test_results.post_iteration, "
-                "test_results.tests or iteration_feedback.tests) or a failed build")
+                "test_results.tests or iteration_feedback.tests), a failed build, or test_results.unavailable "
+                "with a held-back suite (test_results.hidden)")
 
 
 def run_schema(lenient: bool = False) -> str:

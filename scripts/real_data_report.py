@@ -169,7 +169,9 @@ def swe_bench(realdata: Path, work: Path) -> None:
     errors = [issue for issue in issues if not issue.note]
     if errors:
         raise SystemExit(f"mini-swe-agent: {errors[0]}")
-    skipped = [issue for issue in issues if issue.note and ("never ran" in issue.reason or "no edit" in issue.reason)]
+    skipped = [issue for issue in issues if issue.note]
+    unknown = sum(1 for path in folder.rglob("*.json")
+                  if "scored by the held-back suite" in " ".join(json.loads(path.read_text())["run"].get("notes", [])))
     resolved: dict[str, bool] = {}
     for report in corpus.glob("logs/*/report.json"):
         data = json.loads(report.read_text())
@@ -186,8 +188,10 @@ def swe_bench(realdata: Path, work: Path) -> None:
         "`procjudge import swe-agent ../shared/realdata/mini-swe-agent/trajs --out DIR` (each\n"
         "`logs/<instance>/report.json` beside them gives the held-back `FAIL_TO_PASS` and `PASS_TO_PASS`\n"
         "suites) and scored with the default policy. An iteration is one or more edits followed by the\n"
-        f"agent's own test run; {len(skipped)} trajectories have no such loop (the agent checked its fix with\n"
-        f"its own scripts only) and are skipped with a note, leaving {written} runs. `resolved` is SWE-bench's\n"
+        f"agent's own test run that validated something; {unknown} trajectories have no such loop (the agent\n"
+        "checked its fix with its own scripts only, or its test runs collected no test) and are one iteration\n"
+        "of unknown local outcome, scored by the held-back suite (`test_results.unavailable`); "
+        f"{len(skipped)} are skipped, leaving {written} runs. `resolved` is SWE-bench's\n"
         "verdict: every `FAIL_TO_PASS` and `PASS_TO_PASS` test passes.\n\n")
     groups = {True: [r for r, _ in runs if resolved.get(r.challenge)], False: [r for r, _ in runs if not resolved.get(r.challenge)]}
     out("### How the process score relates to `resolved`\n\n")
@@ -251,8 +255,8 @@ def swe_bench(realdata: Path, work: Path) -> None:
         "  own test run showed the break, so `regression_blindness` is a 0-point note (it was -3).\n"
         "- **11087**, **11433** (\"The test failure persists even without my changes\") and three others drew\n"
         "  `scope_creep` -5 from THOUGHT prose naming no failing test; prose is now shown, not scored.\n")
-    out("\nSkipped (no edit followed by a test run): " + ", ".join(
-        sorted(Path(issue.path).name.split(".traj")[0] for issue in skipped)) + ".\n")
+    if skipped:
+        out("\nSkipped: " + ", ".join(sorted(Path(issue.path).name.split(".traj")[0] for issue in skipped)) + ".\n")
 
 
 def _held_back(folder: Path, row: object) -> str:

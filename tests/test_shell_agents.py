@@ -18,7 +18,9 @@ from typer.testing import CliRunner
 from procjudge import judge, load_run
 from procjudge.cli import app
 from procjudge.importers import edits as rebuild
-from procjudge.importers.shell import Step, history_read, unavailable
+from procjudge.importers.base import NothingLogged
+from procjudge.importers.shell import Step, Trajectory, history_read, unavailable
+from procjudge.importers.shell import convert as convert_trajectory
 
 from conftest import ROOT
 
@@ -276,3 +278,54 @@ def test_the_importer_never_writes_a_run_that_score_refuses(tmp_path: Path) -> N
     for path in written:
         result = runner.invoke(app, ["score", str(path)])
         assert result.exit_code == 0, (path, result.output)
+
+
+def _trajectory(steps: list[Step], hidden: bool = True) -> Trajectory:
+    suites = [{"name": "FAIL_TO_PASS", "passed": 1, "total": 2,
+               "tests": [{"name": "t1", "outcome": "passed"}, {"name": "t2", "outcome": "failed"}]}] if hidden else []
+    return Trajectory(instance="i", agent="a", source="swe-agent", steps=steps, hidden=suites,
+                      submission="--- a/m.py\n+++ b/m.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n")
+
+
+def test_a_log_with_no_validated_run_is_one_iteration_scored_by_the_held_back_suite(tmp_path: Path) -> None:
+    steps = [Step("", "sed -i 's/x = 1/x = 2/' m.py", 0, "", None),
+             Step("", "python -m pytest tests", 1, "python: No module named pytest\n", None),
+             Step("", "python reproduce.py", 0, "ok\n", None)]
+    document = convert_trajectory(_trajectory(steps))
+    assert len(document["iterations"]) == 1
+    results = document["iterations"][0]["iteration_telemetry"]["test_results"]
+    assert results["unavailable"] == "runner_missing" and "post_iteration" not in results
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(document))
+    verdict = verdict_of(path)
+    assert verdict.trajectory == [50.0] and not any(i.id.endswith("build_failure") for i in verdict.items)
+    assert any("scored by the held-back suite" in w for w in verdict.warnings)
+    never = convert_trajectory(_trajectory([Step("", "sed -i 's/x = 1/x = 2/' m.py", 0, "", None)]))
+    assert never["iterations"][0]["iteration_telemetry"]["test_results"]["unavailable"] == "not_a_test_run"
+    with pytest.raises(NothingLogged):  # nothing grades it: nothing to score
+        convert_trajectory(_trajectory(steps, hidden=False))
+
+
+@pytest.mark.parametrize("command,output,counted", [
+    ("pytest x.py", "=========================== 1 passed in 0.19 seconds ===========================\n", (1, 0)),
+    ("pytest x.py", "\x1b[32m====== \x1b[32m\x1b[1m2 passed\x1b[0m, \x1b[33m216 deselected\x1b[0m\x1b[32m in 1.37s\x1b[0m ======\n",
+     (2, 0)),
+])
+def test_old_pytest_summaries_and_coloured_output_are_counted(command: str, output: str, counted: tuple[int, int]) -> None:
+    step = Step("", command, 0, output, None)
+    assert step.counts is not None and (step.counts.passed, step.counts.failed) == counted
+
+
+@pytest.mark.parametrize("command,output", [
+    ("python tests/runtests.py django.contrib.contenttypes", "\nRan 0 tests in 0.000s\n\nOK\n"),
+    ("pytest x.py -k nothing", "collected 3 items / 3 deselected\n\n===== 3 deselected in 0.01s =====\n"),
+    ("pytest x.py", "===================== no tests ran in 0.02s =====================\n"),
+])
+def test_a_run_that_collected_no_test_validated_nothing(command: str, output: str) -> None:
+    assert unavailable(Step("", command, 5, output, None)) == "it ran no test"
+
+
+@pytest.mark.parametrize("command", ["pytest --fixtures x.py", "pytest -V", "python -m pytest --co -q tests", "tox -l",
+                                     "git checkout tox.ini", "cat pytest.ini"])
+def test_commands_that_run_no_test_are_not_test_runs(command: str) -> None:
+    assert Step("", command, 0, "", None).test is None

@@ -154,7 +154,7 @@ def test_the_real_trajectories_import_and_match_independent_counts(corpus_dir: P
             continue
         document = written[instance]
         iterations = [i["iteration_telemetry"] for i in document["iterations"]]
-        assert 1 <= len(iterations) <= len(runs), instance
+        assert 1 <= len(iterations) <= max(1, len(runs)), instance  # no test run: one iteration of unknown outcome
         assert sum(i["actions"]["test_runs"] for i in iterations) <= len(runs), instance
         # the last iteration's counts are those of the last test run's output
         last = next((o for c, o in reversed(runs)), "")

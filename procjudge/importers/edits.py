@@ -25,6 +25,7 @@ import ast
 import difflib
 import re
 import shlex
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +44,7 @@ class Edit:
     how: str
     line: int | None = None
     within: str | None = None
+    created: bool = False  # the edit made the file (nothing of it was known before)
 
 
 @dataclass
@@ -251,7 +253,7 @@ def write_whole(views: Views, path: str, text: str, how: str) -> list[Edit]:
         before = [known[n] for n in sorted(known)]
         edits = _hunks(path, before, after, how, views)
     else:
-        edits = [Edit(path, (), tuple(after), how, 1, None)] if after else []
+        edits = [Edit(path, (), tuple(after), how, 1, None, created=not known)] if after else []
     views.whole(path, "\n".join(after))
     return edits
 
@@ -262,8 +264,25 @@ def write_whole(views: Views, path: str, text: str, how: str) -> list[Edit]:
 _BRE_SPECIAL = {"\\(": "(", "\\)": ")", "\\{": "{", "\\}": "}", "\\+": "+", "\\?": "?", "\\|": "|"}
 
 
+_POSIX_CLASSES = {"[:space:]": r"\s", "[:digit:]": r"\d", "[:alpha:]": "a-zA-Z", "[:alnum:]": "a-zA-Z0-9",
+                  "[:upper:]": "A-Z", "[:lower:]": "a-z", "[:blank:]": " \t", "[:punct:]": r"!-/:-@\[-`{-~",
+                  "[:xdigit:]": "0-9a-fA-F"}
+
+
+def compile_sed(pattern: str, extended: bool, flags: int = 0) -> re.Pattern[str] | None:
+    """A sed regular expression compiled as Python reads it, or None when it cannot be."""
+    try:
+        with warnings.catch_warnings():  # a bracket Python would read as a nested set
+            warnings.simplefilter("ignore")
+            return re.compile(_bre_to_python(pattern, extended), flags)
+    except (re.error, RecursionError, OverflowError):
+        return None
+
+
 def _bre_to_python(pattern: str, extended: bool) -> str:
-    """A sed regular expression as a Python one (GNU basic or extended syntax)."""
+    """A sed regular expression as a Python one (GNU basic or extended syntax, POSIX classes)."""
+    for name, replacement in _POSIX_CLASSES.items():
+        pattern = pattern.replace(name, replacement)
     out = []
     k = 0
     while k < len(pattern):
@@ -396,10 +415,8 @@ def _addressed(command: SedCommand, numbers: list[int], known: dict[int, str], e
         if address == "$":
             return number == numbers[-1]
         if address.startswith("/"):
-            try:
-                return re.search(_bre_to_python(address[1:-1], extended), known[number]) is not None
-            except re.error:
-                return False
+            regex = compile_sed(address[1:-1], extended)
+            return regex is not None and regex.search(known[number]) is not None
         return number == int(address)
 
     if command.first is None:
@@ -483,10 +500,8 @@ def sed_edits(views: Views, words: list[str], resolve: Any = None) -> tuple[list
 
 def _substitute(views: Views, name: str, command: SedCommand, selected: list[int], extended: bool,
                 unrecovered: list[tuple[str, str]]) -> list[Edit]:
-    try:
-        regex = re.compile(_bre_to_python(command.pattern, extended),
-                           re.IGNORECASE if "I" in command.flags or "i" in command.flags else 0)
-    except re.error:
+    regex = compile_sed(command.pattern, extended, re.IGNORECASE if "I" in command.flags or "i" in command.flags else 0)
+    if regex is None:
         unrecovered.append((name, "a sed pattern that could not be read"))
         return []
     count = 0 if "g" in command.flags else 1
@@ -562,7 +577,7 @@ def render(edits: list[Edit]) -> str:
     out = []
     for edit in edits:
         line = edit.line or 1
-        out.append(f"--- a/{edit.path}\n+++ b/{edit.path}")
+        out.append(f"--- {'/dev/null' if edit.created else 'a/' + edit.path}\n+++ b/{edit.path}")
         header = f"@@ -{line},{len(edit.removed)} +{line},{len(edit.added)} @@"
         if edit.within:
             header += f" def {edit.within}("

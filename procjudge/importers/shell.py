@@ -66,6 +66,8 @@ class Step:
     def __init__(self, thought: str, command: str, returncode: int | None, output: str, time: float | None,
                  writes: list[tuple[str, str]] | None = None, kind: str | None = None,
                  editor: dict[str, Any] | None = None, cut: bool = False) -> None:
+        if "\x1b" in output:  # colour codes (pytest --color, a tty) would hide the summary lines
+            output = _ANSI.sub("", output)
         self.thought, self.command, self.returncode, self.output, self.time = thought, command, returncode, output[:MAX_OUTPUT], time
         shell = kind is None
         self.test = test_command(command) if shell else None
@@ -94,7 +96,11 @@ class Step:
 
 _RUNNER = re.compile(
     r"(?:^|[\s;&|(])(?:(?:python[\d.]*|coverage run)\s+(?:-(?!m\b)[a-zA-Z]+\s+)*)?"
-    r"(?P<runner>(?:\S*/)?runtests\.py|-m\s+pytest|-m\s+unittest|py\.test|pytest|tox|nox)(?P<rest>[^;&|]*)")
+    r"(?P<runner>(?:\S*/)?runtests\.py|-m\s+pytest|-m\s+unittest|py\.test|pytest|tox|nox)(?![\w.-])(?P<rest>[^;&|]*)")
+# Options with which a runner runs no test: it prints its version, help, fixtures or what it would collect.
+_NOT_A_RUN = frozenset({"--help", "-h", "--version", "-V", "--fixtures", "--funcargs", "--fixtures-per-test",
+                        "--markers", "--collect-only", "--co", "--setup-plan"})
+_TOX_NOT_A_RUN = frozenset({"-l", "-a", "--listenvs", "--listenvs-all", "--showconfig", "list", "config"})
 # Runners of other languages: (pattern, the runner's name in the suite identity).
 _OTHER_RUNNERS = (
     (re.compile(r"^(?:\S+=\S+\s+)*go\s+test\b(?P<rest>.*)"), "go test"),
@@ -182,7 +188,7 @@ def test_command(command: str) -> str | None:
         if runner.endswith("runtests.py"):
             runner = "runtests.py"
         words = _words(match.group("rest"))
-        if "--help" in words or "-h" in words:
+        if _NOT_A_RUN & set(words) or runner in ("tox", "nox") and _TOX_NOT_A_RUN & set(words):
             return None
         targets, skip = [], False
         for word in words:
@@ -298,7 +304,8 @@ def _operands(words: list[str], skip_first_script: bool) -> list[str]:
 _RAN = re.compile(r"^Ran (\d+) tests? in [\d.]+s", re.MULTILINE)
 _UNITTEST_END = re.compile(r"^(OK|FAILED)(?: \((.*)\))?\s*$", re.MULTILINE)
 _PYTEST_SUMMARY = re.compile(r"^=*\s*((?:\d+ (?:passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?)"
-                             r"(?:, )?)+)(?: in [\d.]+s.*)?=*\s*$", re.MULTILINE)
+                             r"(?:, )?)+)(?: in [\d.]+\s*s.*)?=*\s*$", re.MULTILINE)
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
 _UNITTEST_FAIL = re.compile(r"^(FAIL|ERROR): (\S+) \(([\w.]+)\)", re.MULTILINE)
 _UNITTEST_OK = re.compile(r"^(\w+) \(([\w.]+)\)(?: .*)? \.\.\. (ok|FAIL|ERROR|skipped.*|expected failure)$", re.MULTILINE)
 _PYTEST_LINE = re.compile(r"^(\S+::\S+) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)", re.MULTILINE)
@@ -508,11 +515,16 @@ def unavailable(step: Step, own_modules: frozenset[str] = frozenset()) -> str | 
     Not the agent's fault, and not a failing build: the runner is not installed or not found (exit
     127, ``No module named pytest``, ``command not found``), a module the project does not own is
     missing (``own_modules``: top-level names of the files the agent wrote or submitted), the output
-    was cut (by the harness or a pipe into ``head``/``tail``/``grep``) or discarded, it printed
-    nothing, or only an ``echo`` after ``||``."""
-    if step.test is None or step.counts is not None:
+    was cut (by the harness or a pipe into ``head``/``tail``/``grep``) or discarded, it timed out,
+    it printed nothing, or only an ``echo`` after ``||``; or it ran no test at all (0 collected)."""
+    if step.test is None:
         return None
+    if step.counts is not None:
+        # a run that collected no test (a wrong target, a filter that matched nothing) checked nothing
+        return "it ran no test" if step.counts.passed + step.counts.failed == 0 else None
     output = step.output
+    if re.search(r"^=*\s*no tests ran\b|^Ran 0 tests\b|^collected 0 items", output, re.MULTILINE):
+        return "it ran no test"
     if step.returncode == 127 or _RUNNER_MISSING.search(output):
         return "the test runner is not installed or not found"
     missing = _MISSING_MODULE.findall(output)
@@ -538,7 +550,7 @@ def unavailable_code(reason: str) -> str:
         return "runner_missing"
     if "timed out" in reason:
         return "output_cut"
-    if "nothing" in reason or "echo" in reason:
+    if "nothing" in reason or "echo" in reason or "no test" in reason:
         return "no_output"
     return "output_cut"
 
@@ -676,12 +688,6 @@ def convert(trajectory: Trajectory) -> dict[str, Any]:
         step.unavailable = unavailable(step, own)
     _rebuild(all_steps, trajectory.submission, trajectory.roots)
     idle = [s for s in all_steps if s.unavailable]
-    if not any(step.check for step in all_steps):
-        held = _held_back_text(trajectory.hidden)
-        if idle:
-            raise NothingLogged(f"none of the agent's {len(idle)} test run(s) validated anything "
-                                f"({_reasons(idle)}): validation unavailable, no loop to judge{held}")
-        raise NothingLogged(f"the agent never ran a recognised test command: no loop to judge{held}")
     groups: list[list[Step]] = []
     current: list[Step] = []
     baseline: Step | None = None
@@ -706,8 +712,18 @@ def convert(trajectory: Trajectory) -> dict[str, Any]:
         notes.append(f"{len(missed)} edit(s) of the submitted files could not be rebuilt, so the rules that read "
                      f"edits saw them only in the submitted diff: {shown}"
                      + (f" (+{len(missed) - 3} more)" if len(missed) > 3 else ""))
+    outcome_unknown = not groups
     if not groups:
-        raise NothingLogged(f"no edit was followed by a test run: no loop to judge{_held_back_text(trajectory.hidden)}")
+        # No edit was followed by a test run that validated anything: one iteration whose own outcome
+        # is unknown, graded by the held-back suite alone (without one there is nothing to score).
+        why = (f"none of the agent's {len(idle)} test run(s) after its edits validated anything ({_reasons(idle)})"
+               if idle else "the agent never ran a recognised test command after its edits"
+               if any(s.check for s in all_steps) else "the agent never ran a recognised test command")
+        graded = sum(suite["total"] for suite in trajectory.hidden) > 0
+        if not graded or not any(s.writes for s in all_steps) and not trajectory.submission:
+            raise NothingLogged(f"{why}: no loop to judge{_held_back_text(trajectory.hidden)}")
+        notes.append(f"{why}: validation unavailable, so the one iteration is scored by the held-back suite")
+        groups, current = [list(all_steps)], []
     trailing = [s for s in current for path, how in s.writes
                 if how != "delete" and (submitted is None or _relative(path, trajectory.roots)[0] in submitted)
                 and not _relative(path, trajectory.roots)[1]]
@@ -719,7 +735,8 @@ def convert(trajectory: Trajectory) -> dict[str, Any]:
     seen_created: set[str] = set()
     for k, group in enumerate(groups):
         iterations.append({"iteration_telemetry": _iteration(k, group, baseline if k == 0 else None, submitted,
-                                                               seen_created, trajectory.roots, trajectory.submission)})
+                                                               seen_created, trajectory.roots, trajectory.submission,
+                                                               unknown=outcome_unknown)})
     final = iterations[-1]["iteration_telemetry"]
     if trajectory.submission:
         final.setdefault("changes", {})["diff"] = trajectory.submission  # the authority on what was submitted
@@ -839,9 +856,10 @@ def _reasons(steps: list[Step]) -> str:
 
 
 def _iteration(k: int, group: list[Step], baseline: Step | None, submitted: dict[str, str] | None,
-               seen_created: set[str], roots: tuple[str, ...], submission: str | None = None) -> dict[str, Any]:
+               seen_created: set[str], roots: tuple[str, ...], submission: str | None = None,
+               unknown: bool = False) -> dict[str, Any]:
     checks = [s for s in group if s.check]
-    last = checks[-1]
+    last = checks[-1] if checks else None
     files: dict[str, dict[str, Any]] = {}
     for step in group:
         for path, how in step.writes:
@@ -879,17 +897,25 @@ def _iteration(k: int, group: list[Step], baseline: Step | None, submitted: dict
     if rebuilt:
         changes["diff"] = rebuild.render(rebuilt)  # what this iteration's steps changed (the final one: the submission)
     telemetry["changes"] = changes
-    results: dict[str, Any] = {"suite": last.test or "build"}
-    if last.test is None or last.counts is None:
+    results: dict[str, Any] = {}
+    if unknown or last is None:  # no run after the edits validated anything: the outcome is unknown
+        idle_after = [s for s in group if s.unavailable]
+        results["unavailable"] = unavailable_code(idle_after[0].unavailable or "") if idle_after else "not_a_test_run"
+        last = baseline
+        if baseline is not None and baseline.test:
+            results["suite"] = baseline.test
+    elif last.test is None or last.counts is None:
+        results["suite"] = last.test or "build"
         reason = "the build failed" if last.test is None else "the test command printed no summary"
         telemetry["build"] = {"status": "failure", "errors": [last.output.strip()[-2000:] or reason]}
     else:
         counts = last.counts
+        results["suite"] = last.test
         results["post_iteration"] = {"passed": counts.passed, "failed": counts.failed,
                                      "total": counts.passed + counts.failed, "skipped": counts.skipped}
         if counts.tests:
             results["tests"] = counts.tests[:5000]
-    if baseline is not None and baseline.counts is not None and baseline.test == last.test:
+    if baseline is not None and baseline.counts is not None and last is not None and baseline.test == last.test:
         results["pre_iteration"] = {"passed": baseline.counts.passed, "failed": baseline.counts.failed,
                                     "total": baseline.counts.passed + baseline.counts.failed}
     if baseline is not None and baseline.counts is not None and baseline.counts.tests:
@@ -905,7 +931,7 @@ def _iteration(k: int, group: list[Step], baseline: Step | None, submitted: dict
     if reads:
         telemetry["history"] = reads[:50]
     idle = [s for s in group if s.unavailable]
-    if idle and idle[0].unavailable:
+    if idle and idle[0].unavailable and "unavailable" not in results:
         results["unavailable"] = unavailable_code(idle[0].unavailable)
     telemetry["test_results"] = results
     return telemetry
