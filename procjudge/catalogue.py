@@ -31,7 +31,7 @@ TEXTS: dict[str, Text] = {
         rule='+2 for every step whose score did not fall, -5 for every step that fell',
         source='Monotonic Improvement Bonus'),
     'rapid_convergence': Text(
-        rule='final / iterations used > (final / baseline) x 1.2, baseline 1, 3, 6 for sprint, standard, marathon (so: fewer than 2.5 submissions in standard, 5 in marathon; never in sprint), and converged: final 90+ and not 2+ below the run\'s own best; +2.5 for each submission of the budget left unused ("Using 4 of 8: strong convergence bonus"), so that [70, 95] outranks [70, 85, 92, 95] as "Early Termination Scoring" states',
+        rule='final / iterations used > (final / baseline) x 1.2, baseline 1, 3, 6 for sprint, standard, marathon (so: fewer than 2.5 submissions in standard, 5 in marathon; never in sprint), and converged: final 90+ and not 2+ below the run\'s own best; +2.5 for each submission of the budget left unused ("Using 4 of 8: strong convergence bonus"), so that [70, 95] outranks [70, 85, 92, 95] as "Early Termination Scoring" states; not paid when the final submission\'s held-back suite ran and fails (`rapid_convergence.held_back`)',
         source='Rapid Convergence Bonus; Partial Iteration Budget Use'),
     'wasted_iteration': Text(
         rule='a step whose score moved by less than 2 points (absolute delta, as the formula says)',

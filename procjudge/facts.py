@@ -768,6 +768,17 @@ def failure_texts(entry: Entry | None) -> list[str]:
     return texts
 
 
+def held_back_fails(it: IterationFacts, policy: Policy) -> bool:
+    """Whether a held-back suite with tests ran at this submission and fails, by at least
+    ``hidden_suite_gap.min_failing_share`` of its tests (``hidden_suite_gap``, the first tier and
+    ``rapid_convergence`` read it)."""
+    hidden = it.hidden
+    if hidden is None or not hidden.total_or_sum:
+        return False
+    failing = hidden.total_or_sum - hidden.passed
+    return failing > 0 and failing / hidden.total_or_sum >= policy.hidden_suite_gap.min_failing_share
+
+
 def baseline_failures(entry: Entry) -> list[str]:
     """Names of the tests failing in the agent's own run before its first edit (a shell log's
     baseline), which is the feedback the first iteration answers."""

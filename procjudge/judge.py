@@ -22,9 +22,8 @@ from . import loop
 from .classify import classify_pattern, classify_tier
 from .detectors import ALL
 from .detectors.base import strength_of
-from .detectors.cheats import held_back_fails
 from .detectors.trajectory import judged_steps
-from .facts import RunFacts, derive
+from .facts import RunFacts, derive, held_back_fails
 from .model import Run
 from .policy import DEFAULT, Policy
 from .verdict import (

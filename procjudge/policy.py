@@ -99,6 +99,9 @@ class Convergence(Section, frozen=True):
     points: Points = 5.0
     min_final: Positive = 90.0  # converged means a good final score (the document's targets: 90-95)
     per_unused_submission: Points = 2.5  # "using 4 of 8: strong convergence bonus": stopping early pays
+    # must_pass: not paid when the final submission's held-back suite ran and fails (beyond
+    # hidden_suite_gap.min_failing_share): converging on a wrong answer is not convergence; ignore: paid as before
+    held_back: Literal["must_pass", "ignore"] = "must_pass"
 
 
 class Wasted(Section, frozen=True):

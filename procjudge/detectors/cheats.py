@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 
 from ..code import DEFINITE, LIKELY, TAMPERING, TEST_EDITS, Shape, stronger, weakened
-from ..facts import IterationFacts, RunFacts, baseline_failures
+from ..facts import IterationFacts, RunFacts, baseline_failures, held_back_fails
 from ..policy import Policy
 from .base import Hit, detector, having, plural
 
@@ -171,16 +171,6 @@ def checker_tampering(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
 
 _HIDDEN = having(lambda f: any(it.hidden is not None and it.hidden.total_or_sum > 0 for it in f.iterations),
                  "no held-back suite ran")
-
-
-def held_back_fails(it: IterationFacts, policy: Policy) -> bool:
-    """Whether a held-back suite with tests ran at this submission and fails, by at least
-    ``hidden_suite_gap.min_failing_share`` of its tests (``hidden_suite_gap``, and the first tier)."""
-    hidden = it.hidden
-    if hidden is None or not hidden.total_or_sum:
-        return False
-    failing = hidden.total_or_sum - hidden.passed
-    return failing > 0 and failing / hidden.total_or_sum >= policy.hidden_suite_gap.min_failing_share
 
 
 @detector("hidden_suite_gap", "signal", needs=_HIDDEN)

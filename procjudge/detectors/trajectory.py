@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable
 
-from ..facts import IterationFacts, RunFacts, fmt_num
+from ..facts import IterationFacts, RunFacts, fmt_num, held_back_fails
 from ..policy import Policy
 from .base import Hit, detector, feedback_steps, having, plural
 
@@ -59,7 +59,9 @@ def rapid_convergence(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     90 (the document's targets) and not below its own best by 2 or more. Plus 2.5 for every
     submission of the budget left unused ("using 4 of 8: strong convergence bonus"), so that an
     agent reaching 95 after one feedback round and stopping outranks one reaching 95 in three, as
-    the document states."""
+    the document states. Not paid when the final submission's held-back suite ran and fails
+    (``rapid_convergence.held_back: must_pass``): converging on an answer the checks the agent
+    never saw reject is not convergence."""
     rule = policy.trajectory.rapid_convergence
     final = facts.final.score
     best = max(facts.trajectory)
@@ -71,6 +73,8 @@ def rapid_convergence(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         return
     if best - final >= policy.trajectory.wasted_iteration.min_delta:
         return
+    if rule.held_back == "must_pass" and held_back_fails(facts.final, policy):
+        return  # it converged on an answer the held-back suite rejects
     unused = max(0, facts.budget - used) if not facts.excluded else 0
     points = rule.points + rule.per_unused_submission * unused
     extra = (f"; +{fmt_num(rule.per_unused_submission)} x {plural(unused, 'unused submission')}" if unused and rule.per_unused_submission else "")

@@ -881,8 +881,12 @@ def _iteration(k: int, group: list[Step], baseline: Step | None, submitted: dict
         telemetry["timestamp_start"] = _iso(times[0])
         telemetry["duration_seconds"] = round(max(times) - times[0], 3)
     edits = [s for s in group if s.writes]
-    telemetry["actions"] = {"tool_calls_total": len(group), "file_edits": len(edits), "test_runs": sum(1 for s in group if s.test and not s.unavailable),
+    validated = sum(1 for s in group if s.test and not s.unavailable)
+    attempted = any(s.unavailable for s in group)
+    telemetry["actions"] = {"tool_calls_total": len(group), "file_edits": len(edits),
                             "file_reads": sum(1 for s in group if not s.writes and not s.check)}
+    if validated or not attempted:  # test runs that could not run make the count unknown, not 0
+        telemetry["actions"]["test_runs"] = validated
     summary = [s.thought[:500] for s in edits if s.thought][:5]
     changes: dict[str, Any] = {"files": list(files.values())}
     if summary:
