@@ -329,3 +329,12 @@ def test_a_run_that_collected_no_test_validated_nothing(command: str, output: st
                                      "git checkout tox.ini", "cat pytest.ini"])
 def test_commands_that_run_no_test_are_not_test_runs(command: str) -> None:
     assert Step("", command, 0, "", None).test is None
+
+
+@pytest.mark.parametrize("command,failed", [
+    ("make", True), ("cargo build", True),
+    ("cd reproduction && make html && grep foo _build/html/index.html", False),  # grep's exit code, not make's
+    ("make 2>&1 | tail -5", False),  # tail's exit code
+])
+def test_a_build_fails_only_by_its_own_exit_code(command: str, failed: bool) -> None:
+    assert (Step("", command, 2, "error", None).failed_build is not None) == failed

@@ -74,7 +74,8 @@ class Step:
         self.writes = writes if writes is not None else written_files(command) if shell else []
         self.counts = parse_counts(self.output) if self.test else None
         build = build_command(command) if shell and not self.test else None
-        self.failed_build = build if build and returncode not in (None, 0) else None
+        # the exit code is the last command's: a build is failed by it only when the build ran last
+        self.failed_build = build if build and returncode not in (None, 0) and build_ran_last(command) else None
         self.editor = editor  # a structured edit or view: its command, path and texts (old_str/new_str, ...)
         self.cut = cut  # the harness elided part of the output
         # why a test run validated nothing (the runner is missing, its output was cut or discarded):
@@ -212,6 +213,13 @@ def build_command(command: str) -> str | None:
         if _BUILD.match(plain) and "--help" not in plain and "-n" not in plain.split()[1:2]:
             found = plain[:200]
     return found
+
+
+def build_ran_last(command: str) -> bool:
+    """Whether a command line's exit code is its build's: the build is its last simple command
+    (``make && grep x out.html`` exits with grep's code; ``make 2>&1 | tail`` with tail's)."""
+    parts = [part for part in segments(command) if not re.match(r"^(?:echo|printf|true|:)\b", _plain(part))]
+    return bool(parts) and build_command(parts[-1]) is not None and "|" not in command.split("\n")[-1].split("||")[0]
 
 
 _VALUED = frozenset({"-e", "-k", "-m", "-p", "-c", "-n", "-o", "-W", "--settings", "--parallel", "--tb", "--deselect",
