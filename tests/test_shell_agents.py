@@ -338,3 +338,22 @@ def test_commands_that_run_no_test_are_not_test_runs(command: str) -> None:
 ])
 def test_a_build_fails_only_by_its_own_exit_code(command: str, failed: bool) -> None:
     assert (Step("", command, 2, "error", None).failed_build is not None) == failed
+
+
+def test_reports_are_found_beside_flat_swe_agent_runs_or_in_a_results_list(tmp_path: Path) -> None:
+    from procjudge.importers.swe_agent import agent_from_path, find_report
+
+    run = tmp_path / "gpt4__SWE-bench_Lite__default__t-0.00__p-0.95__c-2.00__install-1"
+    (run / "logs" / "x__y-1").mkdir(parents=True)
+    (run / "logs" / "x__y-1" / "report.json").write_text(json.dumps({"x__y-1": {"resolved": True}}))
+    trajectory = run / "x__y-1.traj"
+    assert find_report(None, "x__y-1", str(trajectory)) == {"x__y-1": {"resolved": True}}
+    assert agent_from_path(str(trajectory), "x__y-1") == "gpt4"
+    assert agent_from_path(str(tmp_path / "sonnet" / "trajs" / "x__y-1" / "x__y-1.traj.json"), "x__y-1") == "sonnet"
+    listing = tmp_path / "results.json"
+    listing.write_text(json.dumps({"resolved": ["a__b-1"], "unresolved": ["a__b-2"], "no_logs": []}))
+    assert find_report(str(listing), "a__b-1", str(trajectory)) == {"resolved": True}
+    assert find_report(str(listing), "a__b-2", str(trajectory)) == {"resolved": False}
+    assert find_report(str(listing), "a__b-3", str(trajectory)) is None
+    from procjudge.importers.shell import hidden_suites
+    assert hidden_suites({"resolved": False}, "a__b-2") == [{"name": "resolved", "passed": 0, "total": 1}]

@@ -301,6 +301,24 @@ def read_trajectory(path: str) -> dict[str, Any]:
     return document
 
 
+_GENERIC_FOLDERS = frozenset({"trajs", "trajectories", "traj", "logs", "results", "evaluation", "output", "outputs", "runs"})
+
+
+def agent_from_path(path: str, instance: str) -> str:
+    """The agent's name from where its trajectory lies: the nearest folder that is neither the
+    instance's own nor a generic one (``trajs``); SWE-agent's run folders (``gpt4__SWE-bench_Lite
+    __default__t-0.00...``) give their model, the part before the first ``__``."""
+    folder = os.path.dirname(os.path.abspath(path))
+    for _ in range(4):
+        name = os.path.basename(folder)
+        if not name:
+            break
+        if name != instance and name.lower() not in _GENERIC_FOLDERS:
+            return name.split("__", 1)[0] or name
+        folder = os.path.dirname(folder)
+    return "agent"
+
+
 def model_name(trajectory: dict[str, Any]) -> str | None:
     """The model the agent ran on, from the trajectory's configuration (its last path component)."""
     info = trajectory.get("info")
@@ -311,13 +329,19 @@ def model_name(trajectory: dict[str, Any]) -> str | None:
 
 
 def find_report(reports: str | None, instance: str, path: str) -> dict[str, Any] | None:
-    """The SWE-bench report of an instance: REPORTS/<id>/report.json, REPORTS/<id>.json, or a
-    report.json beside the trajectory's folder (logs/<id>/report.json next to trajs/<id>/)."""
+    """The SWE-bench report of an instance: REPORTS/<id>/report.json or REPORTS/<id>.json, a
+    REPORTS file that lists the resolved instances (SWE-bench's ``results.json``: ``{"resolved":
+    [ids], ...}``), or a report.json found beside the trajectories (logs/<id>/report.json in the
+    trajectory's folder or up to two folders above it: logs/ next to trajs/<id>/ or trajs/)."""
     candidates = []
+    if reports and os.path.isfile(reports):
+        return _listed(reports, instance)
     if reports:
         candidates += [os.path.join(reports, instance, "report.json"), os.path.join(reports, f"{instance}.json")]
-    folder = os.path.dirname(os.path.dirname(os.path.abspath(path)))
-    candidates.append(os.path.join(os.path.dirname(folder), "logs", instance, "report.json"))
+    folder = os.path.dirname(os.path.abspath(path))
+    for _ in range(3):
+        candidates.append(os.path.join(folder, "logs", instance, "report.json"))
+        folder = os.path.dirname(folder)
     for candidate in candidates:
         if os.path.isfile(candidate):
             loaded = read_json(candidate, 64 * 1024 * 1024)
@@ -327,13 +351,36 @@ def find_report(reports: str | None, instance: str, path: str) -> dict[str, Any]
     return None
 
 
+_LISTS: dict[str, dict[str, Any]] = {}
+
+
+def _listed(path: str, instance: str) -> dict[str, Any] | None:
+    """An instance's verdict from a results file that lists instances by outcome: resolved when in
+    ``resolved`` (or ``resolved_ids``), unresolved when listed elsewhere, unknown when absent."""
+    if path not in _LISTS:
+        loaded = read_json(path, 256 * 1024 * 1024)
+        if not isinstance(loaded, dict):
+            raise TypeError(f"{path}: a results file is a JSON object of instance lists")
+        _LISTS.clear()
+        _LISTS[path] = loaded
+    listing = _LISTS[path]
+    resolved = listing.get("resolved", listing.get("resolved_ids"))
+    if not isinstance(resolved, list):
+        raise TypeError(f"{path}: no 'resolved' list of instance ids")
+    if instance in resolved:
+        return {"resolved": True}
+    if any(isinstance(ids, list) and instance in ids for key, ids in listing.items() if key not in ("resolved", "resolved_ids")):
+        return {"resolved": False}
+    return None
+
+
 def import_files(paths: list[str], out: str, agent: str | None = None,
                  reports: str | None = None) -> tuple[int, list[ImportIssue]]:
     """Import trajectories; return (runs written, issues: errors and notes)."""
     def produce(path: str) -> tuple[str, str, dict[str, Any]]:
         trajectory = read_trajectory(path)
-        name = agent or model_name(trajectory) or os.path.basename(os.path.dirname(os.path.abspath(path))) or "agent"
         instance = str(trajectory.get("instance_id") or os.path.basename(path).split(".traj")[0])
+        name = agent or model_name(trajectory) or agent_from_path(path, instance)
         trajectory.setdefault("instance_id", instance)
         return name, instance, convert(trajectory, name, find_report(reports, instance, path))
 
