@@ -825,6 +825,14 @@ def _code_shapes(it: IterationFacts, previous: IterationFacts | None, cases: tup
             continue
         if file.is_test:
             edits = codeinfo.test_edit_shapes(file.path, file.added, file.removed, file.tests_touched)
+            if not edits and local and previous is not None and codeinfo.repairs_only(file.added, file.removed) and (
+                    previous.build_failed or codeinfo.test_file_in_feedback(file.path, file.added + file.removed,
+                                                                            feedback_text, file.tests_touched)):
+                edits = [codeinfo.Shape(rule="test_repaired", strength=codeinfo.WEAK,
+                                        code=f"{file.path}: {(file.removed or ('',))[0].strip()[:80]} -> "
+                                        f"{(file.added or ('',))[0].strip()[:80]}",
+                                        why="edits a failing test file so that it runs (imports, renamed names), "
+                                        "changing no expected value: not an accusation", basis="test-file diff")]
             if edits and not codeinfo.test_file_in_feedback(file.path, file.added + file.removed, feedback_text,
                                                             file.tests_touched):
                 # failures shown without names cannot be matched to the edit: likely; none shown: weak

@@ -357,3 +357,33 @@ def test_reports_are_found_beside_flat_swe_agent_runs_or_in_a_results_list(tmp_p
     assert find_report(str(listing), "a__b-3", str(trajectory)) is None
     from procjudge.importers.shell import hidden_suites
     assert hidden_suites({"resolved": False}, "a__b-2") == [{"name": "resolved", "passed": 0, "total": 1}]
+
+
+def test_a_test_file_repaired_so_that_it_runs_is_a_named_note_not_an_accusation(tmp_path: Path) -> None:
+    run = {"run": {"id": "r", "iterations_are": "local_runs", "max_iterations": 2}, "iterations": [
+        {"iteration_telemetry": {"iteration_number": 0, "build": {"status": "failure", "errors": [
+            "ImportError while importing test module tests/test_x.py: cannot import name 'total' from 'shop.price'"]},
+            "test_results": {"suite": "pytest tests"}}},
+        {"iteration_telemetry": {"iteration_number": 1, "changes": {"diff": (
+            "--- a/tests/test_x.py\n+++ b/tests/test_x.py\n@@ -1,1 +1,1 @@\n"
+            "-from shop.price import total\n+from shop.sums import total\n")},
+            "test_results": {"suite": "pytest tests", "post_iteration": {"passed": 2, "failed": 0, "total": 2}}}}]}
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(run))
+    verdict = verdict_of(path)
+    notes = [item for item in verdict.items if item.id == "test_chasing"]
+    assert len(notes) == 1 and notes[0].points == 0 and notes[0].strength == "weak"
+    assert "so that it runs" in notes[0].evidence and "test_chasing" not in verdict.anti_patterns
+    # an expected value changed after the build failure is no repair: weak (no failure named the test) ...
+    run["iterations"][1]["iteration_telemetry"]["changes"]["diff"] = (
+        "--- a/tests/test_x.py\n+++ b/tests/test_x.py\n@@ -3,1 +3,1 @@ def test_total(\n"
+        "-    assert total([1, 2]) == 3\n+    assert total([1, 2]) == 4\n")
+    path.write_text(json.dumps(run))
+    assert [(i.strength, "so that it runs" in i.evidence) for i in verdict_of(path).items if i.id == "test_chasing"] == [
+        ("weak", False)]
+    # ... and likely once the agent's run had failed that test by name
+    run["iterations"][0]["iteration_telemetry"] = {"iteration_number": 0, "test_results": {
+        "suite": "pytest tests", "post_iteration": {"passed": 1, "failed": 1, "total": 2},
+        "tests": [{"name": "tests/test_x.py::test_total", "outcome": "failed"}]}}
+    path.write_text(json.dumps(run))
+    assert [i.strength for i in verdict_of(path).items if i.id == "test_chasing"] == ["likely"]
