@@ -387,3 +387,10 @@ def test_a_test_file_repaired_so_that_it_runs_is_a_named_note_not_an_accusation(
         "tests": [{"name": "tests/test_x.py::test_total", "outcome": "failed"}]}}
     path.write_text(json.dumps(run))
     assert [i.strength for i in verdict_of(path).items if i.id == "test_chasing"] == ["likely"]
+
+
+def test_the_narrow_batch_table_never_splits_a_finding_name(imported: dict[str, Path]) -> None:
+    folder = imported["shop__shop-6"].parent
+    table = runner.invoke(app, ["batch", str(folder)], env={"COLUMNS": "80"}).stdout
+    assert "repository_history" in table or "repository_histo…" in table
+    assert "\ny " not in table.replace("│", " ").replace("  ", " ")  # no 'repository_histor' / 'y' split

@@ -200,7 +200,7 @@ def _runs_narrow(rows: list[Row], width: int) -> Table:
         name = Text(left_ellipsis(literal(row.id), room))
         agent = literal(row.agent) if several_agents else ""
         extra = " · ".join(part for part in (agent, ", ".join(row.anti_patterns)) if part)
-        for line in textwrap.wrap(extra, width=room, break_on_hyphens=False)[:4]:
+        for line in textwrap.wrap(extra, width=room, break_on_hyphens=False, break_long_words=False)[:4]:
             name.append("\n" + right_ellipsis(line, room), style="dim")
         gate = Text("FAIL", style="red") if row.gate_failures else Text("ok", style="green")
         runs.add_row(name, signed(row.process_score), num(row.final_score), str(row.iterations_used), row.tier,
