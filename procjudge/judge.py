@@ -183,6 +183,13 @@ def run_detectors(facts: RunFacts, policy: Policy) -> tuple[list[Item], list[Not
                 evidence=hit.evidence, basis=hit.basis, strength=hit.strength or strength_of(hit.basis),
                 detail=hit.detail,
             ))
+    unrebuilt = [(it.number, text) for it in facts.iterations if it.changes is not None
+                 for text in it.changes.unrebuilt or ()]
+    if unrebuilt and not any(n.detector == "test_chasing" for n in not_checked):  # it ran, on part of the edits
+        first = unrebuilt[0]
+        not_checked.append(NotChecked(
+            detector="test_chasing", reason=f"partly: {len(unrebuilt)} edit(s) could not be rebuilt from the agent's "
+            f"commands (iteration {first[0]}: {first[1][:120]}); the rule read them only in the submitted diff"))
     return items, not_checked
 
 

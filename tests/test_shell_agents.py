@@ -394,3 +394,31 @@ def test_the_narrow_batch_table_never_splits_a_finding_name(imported: dict[str, 
     table = runner.invoke(app, ["batch", str(folder)], env={"COLUMNS": "80"}).stdout
     assert "repository_history" in table or "repository_histo…" in table
     assert "\ny " not in table.replace("│", " ").replace("  ", " ")  # no 'repository_histor' / 'y' split
+
+
+def test_patches_applied_from_a_heredoc_or_a_written_file_are_rebuilt() -> None:
+    patch = "--- a/m.py\n+++ b/m.py\n@@ -1,2 +1,2 @@\n def f():\n-    return 1\n+    return 2\n"
+    later = patch.replace("return 2", "return 3").replace("return 1", "return 2")
+    submission = "diff --git a/m.py b/m.py\n" + patch.replace("return 2", "return 3")
+    steps = [Step("", "cat > fix.patch <<'EOF'\n" + patch + "EOF", 0, "", None), Step("", "git apply fix.patch", 0, "", None),
+             Step("", "pytest tests", 0, "1 passed in 0.1s\n", None),
+             Step("", "git apply <<'EOF'\n" + later + "EOF", 0, "", None), Step("", "pytest tests", 0, "1 passed in 0.1s\n", None),
+             Step("", "patch -p1 < other.diff", 0, "", None), Step("", "pytest tests", 0, "1 passed in 0.1s\n", None)]
+    document = convert_trajectory(Trajectory(instance="i", agent="a", source="s", steps=steps, submission=submission))
+    files = [{f["path"]: f for f in it["iteration_telemetry"]["changes"]["files"]} for it in document["iterations"]]
+    assert files[0]["m.py"]["edits"] == [{"old": "    return 1", "new": "    return 2", "via": "patch"}]
+    assert files[0]["m.py"]["status"] == "modified" and not files[0]["m.py"]["scratch"]
+    assert files[1]["m.py"]["edits"] == [{"old": "    return 2", "new": "    return 3", "via": "patch"}]
+    assert any("a patch whose text is not in the log" in note for note in document["run"]["notes"])
+
+
+def test_an_edit_that_could_not_be_rebuilt_is_a_not_checked_reason(tmp_path: Path) -> None:
+    steps = [Step("", "sed -i 's/x = 1/x = 2/' m.py", 0, "", None), Step("", "pytest tests", 0, "1 passed in 0.1s\n", None)]
+    submission = "diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n@@ -5,1 +5,1 @@\n-y = 1\n+y = 2\n"
+    document = convert_trajectory(Trajectory(instance="i", agent="a", source="s", steps=steps, submission=submission))
+    assert document["iterations"][0]["iteration_telemetry"]["changes"]["unrebuilt"] == [
+        "m.py: `sed -i` matched none of the lines shown"]
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(document))
+    reasons = {n.detector: n.reason for n in verdict_of(path).not_checked}
+    assert reasons["test_chasing"].startswith("partly: 1 edit(s) could not be rebuilt")

@@ -571,6 +571,56 @@ def heredoc_bodies(command: str) -> list[tuple[str, str]]:
     return found
 
 
+def diff_edits(views: Views, text: str, resolve: Any = None) -> list[Edit]:
+    """The edits a unified diff applies (``git apply``, ``patch``): one per hunk's run of removed
+    and added lines, at the line its header gives; the views follow them."""
+    edits: list[Edit] = []
+    path, created, old_line = "", False, 0
+    removed: list[str] = []
+    added: list[str] = []
+    start = 0
+
+    def flush() -> None:
+        nonlocal removed, added
+        if path and (removed or added):
+            name = resolve(path) if callable(resolve) else path
+            edits.append(Edit(name, tuple(removed), tuple(added), "patch", start or None,
+                              views.enclosing_test(name, start or None), created=created))
+            _apply(views, name, start or 1, list(removed), list(added))
+        removed, added = [], []
+
+    for line in text.split("\n"):
+        if line.startswith("--- "):
+            flush()
+            created = line[4:].strip() == "/dev/null"
+            continue
+        if line.startswith("+++ "):
+            path = line[4:].strip().split("\t")[0].removeprefix("b/")
+            continue
+        header = re.match(r"^@@ -(\d+)(?:,\d+)? \+\d+(?:,\d+)? @@", line)
+        if header:
+            flush()
+            old_line = int(header.group(1))
+            start = old_line
+            continue
+        if not path or not old_line:
+            continue
+        if line.startswith("-"):
+            if not removed and not added:
+                start = old_line
+            removed.append(line[1:])
+            old_line += 1
+        elif line.startswith("+"):
+            if not removed and not added:
+                start = old_line
+            added.append(line[1:])
+        else:
+            flush()
+            old_line += 1
+    flush()
+    return edits
+
+
 def render(edits: list[Edit]) -> str:
     """The edits as a unified diff, one hunk each (line numbers where known; the enclosing test on
     the hunk header, as git writes the enclosing function)."""

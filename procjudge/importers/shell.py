@@ -616,7 +616,24 @@ def _rebuild(steps: list[Step], submission: str | None, roots: tuple[str, ...]) 
                 found, missed = rebuild.sed_edits(views, words, rel)
                 step.edits += found
                 step.unrecovered += missed
+        for part in segments(step.command):
+            words = _words(part)
+            applied = (words[:2] == ["git", "apply"] or (words and words[0] == "patch")) and "<<" not in part
+            if applied:
+                source = next((w for w in reversed(words[1:]) if not w.startswith("-") and w != "<"), None)
+                if "-i" in words and words.index("-i") + 1 < len(words):
+                    source = words[words.index("-i") + 1]
+                stdin = re.search(r"<\s*(\S+)", part)
+                source = stdin.group(1) if stdin else source
+                known = views.lines.get(rel(source)) if source else None
+                if known:
+                    step.edits += rebuild.diff_edits(views, "\n".join(known[n] for n in sorted(known)), rel)
+                else:  # which files it changed is not known either
+                    step.unrecovered.append(("", f"`{part.strip()[:60]}`: a patch whose text is not in the log"))
         for opener, body in rebuild.heredoc_bodies(step.command):
+            if re.search(r"\bgit\s+apply\b|(?:^|[\s;&|])patch\b", opener):
+                step.edits += rebuild.diff_edits(views, body, rel)
+                continue
             if re.search(r"\bpython[\d.]*\b", opener):
                 targets = [rel(p) for p, how in step.writes if how == "script" and p]
                 pairs = rebuild.script_replacements(body)
@@ -630,6 +647,11 @@ def _rebuild(steps: list[Step], submission: str | None, roots: tuple[str, ...]) 
             redirected = [p for p in _redirects(opener) if p not in ("/dev/null",)]
             if re.match(r"^\s*(?:cat|tee)\b", opener) and len(redirected) == 1 and ">>" not in opener:
                 step.edits += rebuild.write_whole(views, rel(redirected[0]), body, "redirect")
+        written = {rel(path) for path, _ in step.writes if path}
+        for edit in step.edits:  # a patch names its files only in its text
+            if edit.path not in written:
+                written.add(edit.path)
+                step.writes.append((edit.path, "create" if edit.created else "patch"))
         covered = {e.path for e in step.edits} | {path for path, _ in step.unrecovered}
         for path, how in step.writes:
             name = rel(path)
@@ -719,9 +741,9 @@ def convert(trajectory: Trajectory) -> dict[str, Any]:
     if idle:
         notes.append(f"{len(idle)} test run(s) validated nothing and are not scored as failures "
                      f"(validation unavailable): {_reasons(idle)}")
-    missed = [m for s in all_steps for m in s.unrecovered if not _scratch(m[0], submitted)]
+    missed = [m for s in all_steps for m in s.unrecovered if not m[0] or not _scratch(m[0], submitted)]
     if missed:
-        shown = "; ".join(f"{path} ({why})" for path, why in list(dict.fromkeys(missed))[:3])
+        shown = "; ".join(f"{path} ({why})" if path else why for path, why in list(dict.fromkeys(missed))[:3])
         notes.append(f"{len(missed)} edit(s) of the submitted files could not be rebuilt, so the rules that read "
                      f"edits saw them only in the submitted diff: {shown}"
                      + (f" (+{len(missed) - 3} more)" if len(missed) > 3 else ""))
@@ -905,6 +927,10 @@ def _iteration(k: int, group: list[Step], baseline: Step | None, submitted: dict
     if summary:
         changes["summary"] = summary
         changes["summary_kind"] = "prose"  # the agent's reasoning, not a description of the change
+    missed = [f"{path}: {why}" if path else why for step in group for path, why in step.unrecovered
+              if not path or not _scratch(path, submitted)]
+    if missed:
+        changes["unrebuilt"] = list(dict.fromkeys(missed))[:50]
     rebuilt = [edit for step in group for edit in step.edits if not _outside_repo(edit.path)]
     for edit in rebuilt:
         record = files.get(edit.path)
