@@ -422,3 +422,12 @@ def test_an_edit_that_could_not_be_rebuilt_is_a_not_checked_reason(tmp_path: Pat
     path.write_text(json.dumps(document))
     reasons = {n.detector: n.reason for n in verdict_of(path).not_checked}
     assert reasons["test_chasing"].startswith("partly: 1 edit(s) could not be rebuilt")
+
+
+def test_sed_basic_expressions_anchor_only_at_their_ends() -> None:
+    from procjudge.importers.edits import compile_sed
+
+    regex = compile_sed(r"r'\^\[\\w.@+-\]+$'", extended=False)
+    assert regex is not None and regex.search(r"    regex = r'^[\w.@+-]+$'")
+    assert compile_sed("^foo$", extended=False).pattern == "^foo$"  # type: ignore[union-attr]
+    assert compile_sed("a$b^c", extended=False).pattern == r"a\$b\^c"  # type: ignore[union-attr]

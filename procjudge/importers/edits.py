@@ -299,6 +299,10 @@ def _bre_to_python(pattern: str, extended: bool) -> str:
             continue
         if not extended and char in "(){}+?|":
             out.append(re.escape(char))
+        elif not extended and char == "$" and k != len(pattern) - 1 and not pattern.startswith("\\)", k + 1):
+            out.append(r"\$")  # in a basic expression $ anchors only at the end
+        elif not extended and char == "^" and k != 0 and not pattern.endswith("\\(", 0, k):
+            out.append(r"\^")  # and ^ only at the start
         else:
             out.append(char)
         k += 1
