@@ -49,11 +49,9 @@ class Edit:
 
 @dataclass
 class Views:
-    """What has been seen of each file: line number -> text (numbers known), or a list of lines
-    whose numbers are not (``loose``)."""
+    """What has been seen of each file: line number -> text."""
 
     lines: dict[str, dict[int, str]] = field(default_factory=dict)
-    loose: dict[str, list[str]] = field(default_factory=dict)
     open_file: str | None = None  # SWE-agent's open file, the target of ``edit N:M``
 
     def see(self, path: str, numbered: dict[int, str]) -> None:
@@ -66,7 +64,6 @@ class Views:
     def whole(self, path: str, text: str) -> None:
         """The file's whole text is known (it was printed whole, or written whole)."""
         self.lines[path] = {k + 1: line for k, line in enumerate(text.split("\n")[:MAX_VIEW_LINES])}
-        self.loose.pop(path, None)
 
     def enclosing_test(self, path: str, line: int | None) -> str | None:
         known = self.lines.get(path) or {}

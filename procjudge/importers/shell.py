@@ -569,6 +569,8 @@ def unavailable_code(reason: str) -> str:
 
 
 def _own_modules(steps: list[Step], submission: str | None, roots: tuple[str, ...]) -> frozenset[str]:
+    """The project's top-level module names: the first folder (or file stem) of every path the
+    agent wrote or submitted, past ``src``/``lib``/``tests``."""
     names: set[str] = set()
     paths = list(diff_files(submission)) if submission else []
     paths += [_relative(path, roots)[0] for step in steps for path, _ in step.writes if path]
