@@ -800,9 +800,11 @@ def import_inspect(
 def import_swe_agent(
     files: list[Path] = typer.Argument(..., metavar="TRAJ...", help="mini-swe-agent or SWE-agent trajectories (.traj.json, .traj), or folders holding them."),
     out: Path = IMPORT_OUT_OPTION,
-    reports: Path | None = _reports_option("logs/<instance>/report.json beside the trajectories, or a results.json "
-                                           "listing the resolved instances"),
-    agent: str | None = typer.Option(None, "--agent", help="Agent name (default: the model in the trajectory's configuration, else its folder)."),
+    reports: Path | None = typer.Option(
+        None, "--reports", metavar="DIR|FILE",
+        help="SWE-bench evaluation reports: DIR/<instance>/report.json or DIR/<instance>.json, or a results.json "
+             "that lists the resolved instances (default: logs/<instance>/report.json beside the trajectories)."),
+    agent: str | None = typer.Option(None, "--agent", help="Agent name (default: the model in the trajectory's configuration, else its run folder)."),
 ) -> None:
     """Import shell-agent trajectories as one run file per task.
 
