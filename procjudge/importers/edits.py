@@ -120,7 +120,7 @@ def observe(views: Views, command: str, output: str, relative: str | None = None
     if not output or len(output) > 2_000_000 or "\n" in command.strip() or ">" in command or ";" in command \
             or "&&" in command:
         return
-    stages = [_words(part) for part in re.split(r"(?<!\|)\|(?!\|)", command)]
+    stages = [words_of(part) for part in re.split(r"(?<!\|)\|(?!\|)", command)]
     if not stages or not stages[0]:
         return
     words = stages[0]
@@ -167,7 +167,8 @@ def observe_window(views: Views, path: str, output: str) -> None:
     views.see(path, numbered)
 
 
-def _words(text: str) -> list[str]:
+def words_of(text: str) -> list[str]:
+    """A command's words as the shell splits them (plain whitespace when its quotes do not close)."""
     try:
         return shlex.split(text)
     except ValueError:

@@ -49,7 +49,7 @@ from typing import Any
 
 from . import edits as rebuild
 from .base import NothingLogged
-from .edits import Edit
+from .edits import Edit, words_of
 
 
 def _outside_repo(path: str) -> bool:
@@ -153,12 +153,6 @@ def segments(command: str) -> list[str]:
     return [part.strip() for part in parts if part.strip()]
 
 
-def _words(text: str) -> list[str]:
-    try:
-        return shlex.split(text)
-    except ValueError:
-        return text.split()
-
 
 def _plain(part: str) -> str:
     """A simple command without a leading ``cd DIR &&`` already split off, ``timeout N`` or ``env``."""
@@ -174,7 +168,7 @@ def test_command(command: str) -> str | None:
         for pattern, name in _OTHER_RUNNERS:
             other = pattern.match(plain)
             if other:
-                words = _words(other.group("rest"))
+                words = words_of(other.group("rest"))
                 if "--help" in words or "-h" in words:
                     return None
                 runner = name or other.group("name")
@@ -188,7 +182,7 @@ def test_command(command: str) -> str | None:
         runner = match.group("runner")
         if runner.endswith("runtests.py"):
             runner = "runtests.py"
-        words = _words(match.group("rest"))
+        words = words_of(match.group("rest"))
         if _NOT_A_RUN & set(words) or runner in ("tox", "nox") and _TOX_NOT_A_RUN & set(words):
             return None
         targets, skip = [], False
@@ -608,18 +602,18 @@ def _rebuild(steps: list[Step], submission: str | None, roots: tuple[str, ...]) 
             continue
         if not step.writes and not step.test:
             first = step.command.strip().split("\n", 1)[0]
-            words = _words(first)
+            words = words_of(first)
             target = next((w for w in words[1:] if not w.startswith("-") and ("/" in w or "." in w)), None)
             rebuild.observe(views, step.command, step.output, rel(target) if target else None)
             continue
         for part in segments(step.command):
-            words = _words(part)
+            words = words_of(part)
             if words and os.path.basename(words[0]) == "sed" and any(w.startswith("-i") or w == "--in-place" for w in words[1:]):
                 found, missed = rebuild.sed_edits(views, words, rel)
                 step.edits += found
                 step.unrecovered += missed
         for part in segments(step.command):
-            words = _words(part)
+            words = words_of(part)
             applied = (words[:2] == ["git", "apply"] or (words and words[0] == "patch")) and "<<" not in part
             if applied:
                 source = next((w for w in reversed(words[1:]) if not w.startswith("-") and w != "<"), None)
@@ -816,7 +810,7 @@ def history_read(command: str) -> tuple[str, str | None] | None:
     reflog, ``git fetch``/``pull``, or ``git show``/``diff``/``checkout``/``restore --source``/
     ``cherry-pick``/``merge`` of a revision that is not HEAD or its ancestors. None otherwise."""
     for part in segments(command):
-        words = _words(_plain(part))
+        words = words_of(_plain(part))
         if len(words) < 2 or words[0] != "git":
             continue
         verb, rest = words[1], [w for w in words[2:]]

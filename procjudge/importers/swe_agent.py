@@ -35,11 +35,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import shlex
 from collections.abc import Iterator
 from typing import Any
 
 from .base import ImportIssue, one_run_per_file, read_json
+from .edits import words_of
 from .shell import (  # noqa: F401 - the shell helpers were first defined here; tests and users import them from here
     MAX_OUTPUT,
     REJECTED,
@@ -186,7 +186,7 @@ _ACI_READS = ("find_file", "search_file", "search_dir", "goto", "scroll_up", "sc
 
 def _aci_step(action: str, thought: str, output: str, open_file: str | None) -> Step | None:
     first, _, rest = action.partition("\n")
-    words = _words(first)
+    words = words_of(first)
     head = words[0] if words else ""
     if head in ("submit", "exit_cost", "exit_context", "exit_error", "exit_format", "exit_forfeit"):
         return None
@@ -196,12 +196,12 @@ def _aci_step(action: str, thought: str, output: str, open_file: str | None) -> 
         return _editor_step({"command": "line_edit", "first": int(lines), "last": int(last), "text": body},
                             thought, None, output, None, open_file)
     if head == "edit":  # SWE-agent 1.x's windowed editor: edit 'search' 'replace' on the open file
-        full = _words(action)
+        full = words_of(action)
         if len(full) == 3:
             return _editor_step({"command": "str_replace", "old_str": full[1], "new_str": full[2]}, thought, None,
                                 output, None, open_file)
     if head == "insert":
-        full = _words(action)
+        full = words_of(action)
         return _editor_step({"command": "append", "text": full[1] if len(full) > 1 else ""}, thought, None, output,
                             None, open_file)
     if head == "create" and len(words) == 2:
@@ -212,7 +212,7 @@ def _aci_step(action: str, thought: str, output: str, open_file: str | None) -> 
         return _editor_step({"command": "view", "path": open_file or ""}, thought, None, output, None) \
             if head in ("goto", "scroll_up", "scroll_down") else Step(thought, action, None, output, None, kind="read")
     if head == "str_replace_editor" and len(words) >= 3:
-        full = _words(action)
+        full = words_of(action)
         arguments: dict[str, Any] = {"command": full[1], "path": full[2]}
         k = 3
         while k + 1 < len(full):
@@ -225,12 +225,6 @@ def _aci_step(action: str, thought: str, output: str, open_file: str | None) -> 
         return _editor_step(arguments, thought, None, output, None)
     return Step(thought, action, None, output[:MAX_OUTPUT], None)
 
-
-def _words(text: str) -> list[str]:
-    try:
-        return shlex.split(text)
-    except ValueError:
-        return text.split()
 
 
 def _time(message: dict[str, Any]) -> float | None:
