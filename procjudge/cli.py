@@ -1047,7 +1047,7 @@ def review_estimate(
     import csv as csv_module
     import json
 
-    from .loading import read_regular
+    from .locate import read_regular
     from .render.json import dumps
     from .review import estimate, read_label
 

@@ -61,7 +61,7 @@ def _toml(path: str) -> dict[str, Any]:
         import tomllib
     else:  # pragma: no cover - Python 3.10
         import tomli as tomllib
-    from .loading import read_regular
+    from .locate import read_regular
 
     try:
         data = read_regular(path, 1_000_000)

@@ -22,7 +22,9 @@ from typing import Any
 import msgspec
 
 from . import code as codeinfo
+from . import outcome
 from .model import Changes, Counts, Entry, HistoryRead, Run
+from .outcome import SCORE_NEEDED, held_back_only, test_counts
 from .policy import Policy
 
 _DIFF_FILE = re.compile(r"^\+\+\+ (?:b/)?(.+?)\s*$")
@@ -305,29 +307,6 @@ class FactsError(ValueError):
         self.position = position
 
 
-def _build_failed(entry: Entry) -> bool:
-    telemetry_build = entry.iteration_telemetry.build
-    if telemetry_build is not None:
-        return telemetry_build.status == "failure"
-    feedback = entry.iteration_feedback
-    return bool(feedback and feedback.build and feedback.build.status == "failure")
-
-
-def _post_counts(entry: Entry) -> Counts | None:
-    results = entry.iteration_telemetry.test_results
-    if results is not None and results.post_iteration is not None:
-        return results.post_iteration
-    feedback = entry.iteration_feedback
-    if feedback is not None and feedback.tests is not None and feedback.tests.passed is not None:
-        tests = feedback.tests
-        return Counts(passed=tests.passed or 0, failed=tests.failed, total=tests.total, skipped=tests.skipped)
-    if results is not None and results.tests:
-        passed = sum(1 for t in results.tests if t.outcome == "passed")
-        failed = sum(1 for t in results.tests if t.outcome in ("failed", "error"))
-        return Counts(passed=passed, failed=failed, total=passed + failed)
-    return None
-
-
 def _names(entry: Entry) -> tuple[frozenset[str] | None, frozenset[str] | None, frozenset[str]]:
     """(failing names, passing names, stack-trace files of the failing tests) after a submission."""
     results = entry.iteration_telemetry.test_results
@@ -515,41 +494,6 @@ def _task_evidence(run: Run) -> tuple[tuple[codeinfo.Case, ...], frozenset[str]]
     return tuple(dict.fromkeys(cases)), spec
 
 
-def _counts(entry: Entry) -> tuple[int | None, int | None, int | None]:
-    """(passed, failed, total) after a submission, from the first record that has them."""
-    counts = _post_counts(entry)
-    if counts is None:
-        return None, None, None
-    total = counts.total_or_sum
-    failed = counts.failed if counts.failed is not None else total - counts.passed
-    return counts.passed, failed, total
-
-
-SCORE_NEEDED = ("needs score.post_iteration or test counts (test_results.post_iteration, "
-                "iteration_feedback.tests) to be scored, or, where no local run validated anything "
-                "(test_results.unavailable), a held-back suite (test_results.hidden)")
-
-
-def scoreable(entry: Entry) -> bool:
-    """Whether a record can be placed on the trajectory: it has a score, test counts, or a
-    failed build (which scores 0). ``load_run`` refuses a run with a record that cannot."""
-    telemetry = entry.iteration_telemetry
-    if telemetry.score is not None and telemetry.score.post_iteration is not None:
-        return True
-    _, _, total = _counts(entry)
-    return bool(total) or _build_failed(entry) or _held_back_only(entry) is not None
-
-
-def _held_back_only(entry: Entry) -> float | None:
-    """The held-back pass rate of a record whose own outcome is unknown (``test_results.unavailable``
-    and no counts: no local test run validated anything), which is then its score; else None."""
-    results = entry.iteration_telemetry.test_results
-    if results is None or results.unavailable is None or results.hidden is None:
-        return None
-    total = results.hidden.total_or_sum
-    return round(100.0 * results.hidden.passed / total, 2) if total else None
-
-
 def _score(entry: Entry, position: int, build_failed: bool, zero_by_build: bool,
            passed: int | None, total: int | None) -> tuple[float, str]:
     """An iteration's score and where it came from: 0 for a failed build (as the policy scopes
@@ -563,7 +507,7 @@ def _score(entry: Entry, position: int, build_failed: bool, zero_by_build: bool,
         return round(100.0 * (passed or 0) / total, 2), "100 x passed / total"
     if build_failed:
         return 0.0, "build failure"
-    held_back = _held_back_only(entry)
+    held_back = held_back_only(entry)
     if held_back is not None:
         return held_back, "held-back suite (no local run validated anything)"
     raise FactsError(position, SCORE_NEEDED)
@@ -677,8 +621,8 @@ def _iteration(run: Run, position: int, previous: IterationFacts | None, baselin
     ``names`` and ``names_before`` are ``_names`` of this submission and of the baseline."""
     entry = run.iterations[position]
     telemetry = entry.iteration_telemetry
-    build_failed = _build_failed(entry)
-    passed, failed, total = _counts(entry)
+    build_failed = outcome.build_failed(entry)
+    passed, failed, total = test_counts(entry)
     timed_out = bool(telemetry.timed_out)
     tests_not_run = 0
     if timed_out and total is not None:

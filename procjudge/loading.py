@@ -14,10 +14,8 @@ would exceed ``MAX_EXPANDED_NODES``.
 from __future__ import annotations
 
 import difflib
-import math
 import os
 import re
-import stat
 from collections.abc import Iterable
 from typing import Any
 
@@ -25,7 +23,16 @@ import msgspec
 import yaml
 
 from . import fastyaml
+from .locate import (
+    annotation_at,
+    describe_expected,
+    format_path,
+    read_regular,
+    resolve,
+    walk,
+)
 from .model import Entry, IterationTelemetry, Run, RunFile
+from .outcome import SCORE_NEEDED, scoreable
 
 MAX_FILE_BYTES = 256 * 1024 * 1024
 MAX_EXPANDED_NODES = 2_000_000
@@ -227,8 +234,6 @@ def load_run(path: str | os.PathLike[str], data: bytes | None = None, *, with_li
 def _check_scoreable(path: str, text: str, runfile: RunFile, origins: Origins, unknown: list[tuple[str, str]]) -> None:
     """Refuse a run with a record that has neither a score nor test counts, at that record's line,
     naming any unknown key in it (a typo such as ``scroe:`` is the usual cause)."""
-    from .facts import SCORE_NEEDED, scoreable
-
     for k, entry in enumerate(runfile.iterations):
         if scoreable(entry):
             continue
@@ -244,44 +249,6 @@ def _check_scoreable(path: str, text: str, runfile: RunFile, origins: Origins, u
 
 def _too_large(path: str, size: int) -> LoadError:
     return LoadError(path, f"file is {size / 1e6:.1f} MB; run files are limited to {MAX_FILE_BYTES // 2**20} MiB")
-
-
-def regular_file_problem(path: str) -> str | None:
-    """Why a path is not a regular file that can be read without blocking (a FIFO, a device, a
-    socket, a folder), or None. Checked with stat, before anything is opened."""
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        return "no such file"
-    except OSError as exc:
-        return f"cannot read: {exc.strerror or exc}"
-    if stat.S_ISREG(mode):
-        return None
-    if stat.S_ISDIR(mode):
-        return "is a directory, expected a run file"
-    kind = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
-    return f"is {kind}, not a regular file (only regular files are read)"
-
-
-def read_regular(path: str, limit: int) -> bytes:
-    """The bytes of a regular file of at most ``limit`` bytes; OSError or ValueError otherwise.
-    The file is opened without blocking (a FIFO swapped in after the check still cannot hang)."""
-    problem = regular_file_problem(path)
-    if problem is not None:
-        raise ValueError(problem)
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    with os.fdopen(fd, "rb") as handle:
-        status = os.fstat(handle.fileno())
-        if not stat.S_ISREG(status.st_mode):
-            raise ValueError("is not a regular file (only regular files are read)")
-        # Asking for the file's size (not the limit) spares a buffer of the limit's size per file;
-        # a file that grew since is read on, up to the limit.
-        data = handle.read(min(limit, status.st_size) + 1)
-        if len(data) > status.st_size and len(data) <= limit:
-            data += handle.read(limit + 1 - len(data))
-    if len(data) > limit:
-        raise OverflowError(len(data))
-    return data
 
 
 def _read_bytes(path: str) -> bytes:
@@ -600,22 +567,6 @@ def _split_path(path: str) -> list[Any]:
     return parts
 
 
-def format_path(parts: Iterable[Any]) -> str:
-    out = ""
-    for part in parts:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
-def _resolve(value: Any, parts: list[Any]) -> Any:
-    for part in parts:
-        try:
-            value = value[part]
-        except (KeyError, IndexError, TypeError):
-            return None
-    return value
-
-
 def _source_parts(parts: list[Any], origins: Origins) -> tuple[int, list[Any]]:
     """Map a canonical field path to (document index, path inside that document)."""
     if len(parts) >= 2 and parts[0] == "iterations" and isinstance(parts[1], int) and parts[1] < len(origins):
@@ -625,73 +576,6 @@ def _source_parts(parts: list[Any], origins: Origins) -> tuple[int, list[Any]]:
             rest = rest[1:]
         return origin.prefix[0], list(origin.prefix[1:]) + rest
     return origins.key_documents.get(str(parts[0]) if parts else "", 0), parts
-
-
-def _describe_expected(message: str, value: Any) -> str:
-    """msgspec's message, rephrased for people, with the offending value shown."""
-    message = message.replace("`", "")
-    message = re.sub(r"^Expected ", "expected ", message)
-    for name, words in (("float", "a number"), ("int", "an integer"), ("str", "a string"), ("bool", "true or false"),
-                        ("array", "a list"), ("object", "a mapping")):
-        message = re.sub(rf"\b{name} \| null\b", words, message)
-        message = re.sub(rf"^expected {name}\b", f"expected {words}", message)
-    message = re.sub(r", got (str|int|float|bool|array|object|null)$",
-                     lambda m: ", got " + {"str": "a string", "int": "an integer", "float": "a number", "bool": "a boolean",
-                                           "array": "a list", "object": "a mapping", "null": "nothing"}[m.group(1)], message)
-    if message.startswith("Object missing required field"):
-        return "required field is missing"
-    if message.startswith("field="):
-        return message.split(": ", 1)[1]
-    if isinstance(value, float) and not math.isfinite(value):
-        return f"{message}; got {value} (NaN and infinity are not accepted)"
-    if isinstance(value, str) and len(value) > 60:
-        return f"{message}; got a string of {len(value):,} characters"
-    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
-        return f"{message}; got an integer of {value.bit_length():,} bits"
-    if value is not None and not isinstance(value, (dict, list)):
-        shown = repr(value)
-        shown = shown if len(shown) <= 60 else shown[:57] + "..."
-        return f"{message} ({shown})" if ", got " in message else f"{message}; got {shown}"
-    return message
-
-
-def _unwrap(annotation: Any) -> Any:
-    """The type under ``Annotated[...]`` and ``X | None``."""
-    import types
-    import typing
-
-    while True:
-        origin = typing.get_origin(annotation)
-        if origin is typing.Annotated:
-            annotation = typing.get_args(annotation)[0]
-        elif origin in (typing.Union, types.UnionType):
-            others = [a for a in typing.get_args(annotation) if a is not type(None)]
-            if len(others) != 1:
-                return annotation
-            annotation = others[0]
-        else:
-            return annotation
-
-
-def annotation_at(parts: list[Any], root: Any = RunFile) -> Any:
-    """The declared type of the field at ``parts`` (struct fields and list items), or None."""
-    import typing
-
-    current = root
-    for part in parts:
-        current = _unwrap(current)
-        if isinstance(part, int):
-            if typing.get_origin(current) in (list, tuple):
-                current = typing.get_args(current)[0]
-                continue
-            return None
-        if not (isinstance(current, type) and issubclass(current, msgspec.Struct)):
-            return None
-        hints = typing.get_type_hints(current, include_extras=True)
-        if part not in hints:
-            return None
-        current = hints[part]
-    return _unwrap(current)
 
 
 TIME_EXAMPLE = "2026-03-27T14:00:00Z"
@@ -725,11 +609,11 @@ def _locate_validation_error(path: str, text: str, canonical: dict[str, Any], or
     parts = _split_path(where)
     missing = re.match(r"Object missing required field `([^`]+)`", message)
     field_hint = re.match(r"field=([A-Za-z_]+):", message)
-    value = _resolve(canonical, parts)
+    value = resolve(canonical, parts)
     if field_hint:
         parts.append(field_hint.group(1))
-        value = _resolve(canonical, parts)
-    reason = _describe_expected(message, value)
+        value = resolve(canonical, parts)
+    reason = describe_expected(message, value)
     if not missing:
         reason = _likely_fix(parts, value, reason)
     field_parts = parts + [missing.group(1)] if missing else parts
@@ -753,7 +637,7 @@ def _fill_lines(text: str, origins: Origins) -> None:
         return
     for origin in origins:
         if origin.prefix[0] < len(nodes):
-            line, _ = _walk(nodes[origin.prefix[0]], list(origin.prefix[1:]))
+            line, _ = walk(nodes[origin.prefix[0]], list(origin.prefix[1:]))
             origin.line = line
 
 
@@ -762,23 +646,7 @@ def _node_position(text: str, document: int, parts: list[Any]) -> tuple[int | No
     nodes = _compose(text)
     if nodes is None or document >= len(nodes):
         return None, None
-    return _walk(nodes[document], parts)
-
-
-def _walk(node: Any, parts: list[Any]) -> tuple[int, int]:
-    for part in parts:
-        found = None
-        if isinstance(node, yaml.MappingNode) and isinstance(part, str):
-            for key, value in node.value:
-                if isinstance(key, yaml.ScalarNode) and key.value == part:
-                    found = value
-                    break
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
-            found = node.value[part]
-        if found is None:
-            break
-        node = found
-    return node.start_mark.line + 1, node.start_mark.column + 1
+    return walk(nodes[document], parts)
 
 
 # --------------------------------------------------------------------------- unknown keys

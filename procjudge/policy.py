@@ -428,7 +428,7 @@ def load_policy(path: str | os.PathLike[str] | None, config: dict[str, Any] | No
 def _read_policy_file(path: str) -> tuple[dict[str, Any] | None, bytes]:
     import yaml
 
-    from .loading import read_regular
+    from .locate import read_regular
 
     try:
         data = read_regular(path, MAX_POLICY_BYTES)
@@ -469,9 +469,9 @@ def _convert(merged: dict[str, Any], source: str, data: bytes, override: dict[st
             parts.append(unknown.group(1))
             message = _unknown_policy_key(parts)
         elif not named:
-            from .loading import _describe_expected, _resolve
+            from .locate import describe_expected, resolve
 
-            message = _describe_expected(message, _resolve(override, [int(p) if p.isdigit() else p for p in parts]))
+            message = describe_expected(message, resolve(override, [int(p) if p.isdigit() else p for p in parts]))
         where = _policy_position(data, parts) if data else ""
         raise PolicyError(f"{source}{where}: {'.'.join(parts) or '(top level)'}: {message.replace('`', '')}") from None
 
@@ -501,7 +501,7 @@ def _unknown_policy_key(parts: list[str]) -> str:
     """'unknown key; did you mean X?' with the keys the section does take."""
     import difflib
 
-    from .loading import annotation_at
+    from .locate import annotation_at
 
     section = annotation_at(parts[:-1], Policy)
     keys = [f.name for f in msgspec.structs.fields(section)] if isinstance(section, type) and issubclass(
@@ -515,7 +515,7 @@ def _policy_position(data: bytes, parts: list[str]) -> str:
     """':line:column' of a key path in the policy file, or '' when it cannot be found."""
     import yaml
 
-    from .loading import _walk
+    from .locate import walk
 
     try:
         node = yaml.compose(data.decode("utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
@@ -523,7 +523,7 @@ def _policy_position(data: bytes, parts: list[str]) -> str:
         return ""
     if node is None or not parts:
         return ""
-    line, column = _walk(node, list(parts))
+    line, column = walk(node, list(parts))
     return f":{line}:{column}"
 
 

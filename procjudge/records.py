@@ -22,7 +22,8 @@ from typing import IO, Any
 import msgspec
 
 from .discovery import RECORD_SUFFIXES as SUFFIXES
-from .loading import LoadError, load_run, regular_file_problem
+from .loading import LoadError, load_run
+from .locate import regular_file_problem
 from .model import Run
 from .policy import DEFAULT, Policy
 from .verdict import Verdict

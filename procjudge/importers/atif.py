@@ -127,7 +127,7 @@ def verdict(path: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     reward: Any = None
     reward_path = os.path.join(trial, "verifier", "reward.txt")
     if os.path.isfile(reward_path):
-        from ..loading import read_regular
+        from ..locate import read_regular
 
         text = read_regular(reward_path, 4096).decode("utf-8", "replace").strip()
         try:

@@ -148,7 +148,7 @@ def read_records(path: str) -> Iterator[tuple[int, Any]]:
     """(line number, parsed object or ImportIssue) for every non-blank line of a JSON-lines file,
     streamed; a line over ``MAX_LINE_BYTES`` is skipped (read in pieces, never held whole) and
     reported."""
-    from ..loading import regular_file_problem
+    from ..locate import regular_file_problem
 
     problem = regular_file_problem(path)
     if problem is not None:
@@ -225,7 +225,7 @@ def epoch_seconds(stamp: Any) -> float | None:
 
 def read_json(path: str, limit: int = 256 * 1024 * 1024) -> Any:
     """One JSON document of at most ``limit`` bytes; ValueError or OSError saying why not."""
-    from ..loading import read_regular
+    from ..locate import read_regular
 
     data = read_regular(path, limit)
     try:
@@ -236,7 +236,7 @@ def read_json(path: str, limit: int = 256 * 1024 * 1024) -> Any:
 
 def head(path: str, size: int = HEAD_BYTES) -> bytes:
     """The first ``size`` bytes of a regular file (b"" for anything else)."""
-    from ..loading import regular_file_problem
+    from ..locate import regular_file_problem
 
     if regular_file_problem(path) is not None:
         return b""

@@ -91,7 +91,7 @@ def read_log(path: str) -> tuple[dict[str, Any], Iterator[dict[str, Any]]]:
                 handle.close()
 
         return header, samples()
-    from ..loading import read_regular
+    from ..locate import read_regular
 
     document = json.loads(read_regular(path, MAX_MEMBER).decode("utf-8"))
     if not isinstance(document, dict) or "eval" not in document:
