@@ -91,9 +91,9 @@ def breakdown(path: Path, sample: int = 3000) -> list[tuple[str, float]]:
     import msgspec
 
     from procjudge import judge
-    from procjudge.batch import Result
     from procjudge.records import load_record
     from procjudge.render.batch import CsvReporter
+    from procjudge.results import Result
 
     with path.open("rb") as handle:
         lines = [line for _, line in zip(range(sample), handle)]

@@ -25,12 +25,12 @@ import typer
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
 
-    from .batch import Collector, Result, Row
-    from .compare import Comparison
     from .config import Config
     from .model import Run
     from .policy import Policy
     from .render.batch import Reporter
+    from .results import Comparison, Result, Row
+    from .tally import Collector
 
 app = typer.Typer(
     name="procjudge",
@@ -395,8 +395,9 @@ def _report(reporters: list[tuple[str, Reporter, str | None]], stream: Iterable[
         for result, reasons in stream:
             for name, reporter, handle in sinks:
                 put(name, handle, reporter.each(result, reasons))
+        report = collector.finish()
         for name, reporter, handle in sinks:
-            put(name, handle, reporter.finish(collector))
+            put(name, handle, reporter.finish(report))
 
 
 def _plural(count: int, word: str) -> str:
@@ -496,8 +497,10 @@ def batch(
 
     Example: procjudge batch runs/ --format junit --output procjudge.xml --fail-under -10
     """
-    from .batch import Collector, Gates, check_output_path, score_paths
+    from .batch import score_paths
     from .discovery import discover
+    from .safe_io import check_target
+    from .tally import Collector, Gates
 
     config = _config()
     gates_on: tuple[str, ...] = ()
@@ -523,7 +526,7 @@ def batch(
         raise typer.Exit(0)
     active = _load_policy(policy)
     for _, target in outputs:
-        problem = check_output_path(target, paths) if target is not None else None
+        problem = check_target(target, paths) if target is not None else None
         if problem:
             _err(f"procjudge: {problem}")
             raise typer.Exit(2)
@@ -566,7 +569,7 @@ def batch(
     else:
         results = score_paths(paths, active, jobs=workers, want_lines=want_lines, want_verdict=want_verdict)
     _report(reporters, collector.feed(_progress(results, len(paths))), collector)
-    from .batch import warning_lines
+    from .render.text import warning_lines
 
     if not quiet:
         for line in warning_lines(collector.warnings, collector.warning_count):
@@ -587,7 +590,9 @@ CompareFormat = Enum("CompareFormat", {name: name for name in output_formats.nam
 
 def _side_rows(target: str, active: Policy, jobs: int) -> tuple[list[Row], list[str], int]:
     """Score one folder; return its rows and its unreadable files."""
-    from .batch import WARNINGS_SHOWN, score_paths, warning_lines
+    from .batch import score_paths
+    from .render.text import warning_lines
+    from .tally import WARNINGS_SHOWN
 
     paths = _discover([target])
     rows: list[Row] = []
@@ -658,8 +663,8 @@ def compare(
             raise typer.Exit(2)
     errors: list[str] = []
     if not kinds[0]:
-        from .batch import warning_lines
         from .judge import judge
+        from .render.text import warning_lines
 
         verdicts = []
         for target in (a, b):
@@ -998,9 +1003,8 @@ def review_sample(
 
     Example: procjudge review sample runs/ --per-stratum 40 --seed 7 --out queue
     """
-    import csv as csv_module
-
     from .render.json import dumps
+    from .render.review import queue_csv, queue_note
     from .review import draw
     from .safe_io import check_target
 
@@ -1018,17 +1022,8 @@ def review_sample(
     with _writing(Path(stem + ".json")) as handle:
         handle.write(dumps(queue))
     with _writing(Path(stem + ".csv"), newline="") as handle:
-        writer = csv_module.writer(handle, lineterminator="\n")
-        writer.writerow(["path", "stratum", "bucket", "attempts", "findings", "process_score", "weight", "label"])
-        from .render.batch import spreadsheet_safe
-
-        for item in queue["queue"]:
-            writer.writerow([spreadsheet_safe(v) for v in (item["path"], item["stratum"], item["bucket"], item["attempts"],
-                                                           " ".join(item["findings"]), item["process_score"], item["weight"], "")])
-    strata = ", ".join(f"{name} {info['sampled']}/{info['population']}" for name, info in queue["strata"].items())
-    sys.stdout.write(f"{len(queue['queue'])} of {len(rows)} runs in {stem}.csv and {stem}.json (sampled/population: {strata})\n"
-                     "fill in the label column (defect or ok) and run: procjudge review estimate "
-                     f"{stem}.json {stem}.csv\n")
+        handle.write(queue_csv(queue))
+    sys.stdout.write(queue_note(queue, stem))
     raise typer.Exit(2 if errors else 0)
 
 
@@ -1045,21 +1040,21 @@ def review_estimate(
     Example: procjudge review estimate queue.json queue.csv
     """
     import csv as csv_module
-    import json
 
     from .locate import read_regular
-    from .render.json import dumps
-    from .review import estimate, read_label
+    from .review import estimate, read_label, read_queue
 
     try:
-        queue = json.loads(read_regular(str(queue_file), 256 * 2**20))
+        data = read_regular(str(queue_file), 256 * 2**20)
         text = read_regular(str(labels_file), 256 * 2**20).decode("utf-8-sig")
     except (OSError, ValueError, OverflowError) as exc:
         _err(f"procjudge: cannot read the queue or the labels: {exc}")
         raise typer.Exit(2) from None
-    if not isinstance(queue, dict) or queue.get("schema") != "procjudge.review/1":
-        _err(f"procjudge: {queue_file}: not a review queue written by `procjudge review sample`")
-        raise typer.Exit(2)
+    try:
+        queue = read_queue(data)
+    except ValueError as exc:
+        _err(f"procjudge: {queue_file}: not a review queue written by `procjudge review sample`{exc}")
+        raise typer.Exit(2) from None
     labels, problems = [], []
     reader = csv_module.DictReader(text.splitlines())
     if not reader.fieldnames or "path" not in reader.fieldnames or "label" not in reader.fieldnames:
@@ -1075,21 +1070,10 @@ def review_estimate(
         labels.append((row["path"].lstrip("'"), value))
     for problem in problems:
         _err(f"procjudge: {problem}")
-    result = estimate(queue, labels)
-    if format == "json":
-        write(dumps(result))
-    else:
-        lines = [f"{'stratum':<24} {'share':>7} {'reviewed':>8} {'defects':>8} {'rate':>6}  95% interval"]
-        for name, s in result["strata"].items():
-            rate = f"{s['rate']:.0%}" if s["rate"] is not None else "-"
-            ci = f"{s['ci95'][0]:.0%}-{s['ci95'][1]:.0%}" if s["ci95"] else "-"
-            lines.append(f"{name[:24]:<24} {s['share']:>7.1%} {s['reviewed']:>8} {s['defects']:>8} {rate:>6}  {ci}")
-        if result["weighted_rate"] is not None:
-            low, high = result["weighted_ci95"]
-            lines.append(f"overall, weighted by share: {result['weighted_rate']:.1%} ({low:.1%}-{high:.1%})")
-            lines.append(f"unweighted mean of stratum rates (do not report): {result['unweighted_mean_of_strata']:.1%}")
-        text_out = "\n".join(lines) + "\n"
-        write(text_out if format == "table" else "```\n" + text_out + "```\n")
+    if format not in ("table", "json", "markdown"):
+        _err(f"procjudge: --format: expected table, json or markdown, got {format!r}")
+        raise typer.Exit(2)
+    write(output_formats.renderer("estimate", format)(estimate(queue, labels)))
     raise typer.Exit(2 if problems else 0)
 
 
@@ -1117,38 +1101,14 @@ def drift(
     Example: procjudge drift runs/ --window day --threshold 0.5
     """
     from .drift import drift as compute
-    from .render.json import dumps
 
     if window not in ("day", "week"):
         _err(f"procjudge: --window: expected day or week, got {window!r}")
         raise typer.Exit(2)
     rows, errors = _rows(targets, _load_policy(policy), jobs)
     result = compute(rows, window, threshold, collapse)
-    if format is DriftFormat.json:
-        write(dumps(result))
-    else:
-        import textwrap
-
-        from .render.text import one_line
-
-        columns = _columns(120, 72)  # test names are cut and alerts wrapped to it
-        head = f"{'source':<20} {'window':<10} {'runs':>5} {'attempts':>8} {'pass':>5}  first failing test"
-        lines = [head]
-        for entry in result["series"]:
-            first = entry["first_failing_test"]
-            name, room = one_line(first["top"] or ""), min(40, columns - 60)
-            name = name if len(name) <= room else name[: room - 1] + "…"
-            top = f"{name} {first['top_share']:.0%}" if first["top"] else "-"
-            lines.append(f"{one_line(entry['source'], 20):<20} {entry['window']:<10} {entry['runs']:>5} "
-                         f"{entry['mean_attempts']:>8.2f} {entry['pass_rate']:>5.0%}  {top}")
-        lines += [line for a in result["alerts"]
-                  for line in textwrap.wrap(f"ALERT {one_line(a['message'], 300)}", width=columns,
-                                            subsequent_indent="      ")] or ["no alert"]
-        if result["runs_without_time"]:
-            lines.append(f"{result['runs_without_time']} runs have no time (run.started_at or timestamp_start) and are left out")
-        text_out = "\n".join(lines) + "\n"
-        write(text_out if format is DriftFormat.table else "```\n" + text_out + "```\n")
-    raise typer.Exit(2 if errors else (1 if result["alerts"] else 0))
+    write(output_formats.renderer("drift", format.value)(result, width=_columns(120, 72)))
+    raise typer.Exit(2 if errors else (1 if result.alerts else 0))
 
 
 @policy_app.command("show")

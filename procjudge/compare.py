@@ -9,118 +9,26 @@ difference (B - A) with a seeded 95% bootstrap interval.
 from __future__ import annotations
 
 import os
-from typing import Literal
 
-import msgspec
-
-from .batch import Row, agent_summary, figures_of
+from .results import (
+    COMPARE_SCHEMA as SCHEMA,
+)
+from .results import (
+    Comparison,
+    FoldersComparison,
+    ItemDifference,
+    Pair,
+    Paired,
+    PairedRun,
+    Row,
+    RunsComparison,
+    Side,
+    Unmatched,
+    UnmatchedRun,
+    Winner,
+)
+from .tally import agent_summary, figures_of
 from .verdict import Verdict
-
-SCHEMA = "procjudge.compare/1"
-Winner = Literal["a", "b", "tie"]
-
-
-class Part(msgspec.Struct, frozen=True, kw_only=True):
-    """Base of a comparison's parts."""
-
-
-class ItemDifference(Part, frozen=True):
-    """One finding id: A's points, B's points (None where the run has no such item), B - A."""
-
-    id: str
-    kind: str
-    a: float | None
-    b: float | None
-    difference: float
-
-
-class RunsComparison(Part, frozen=True):
-    """Two runs side by side (``compare FILE FILE``)."""
-
-    schema: str
-    mode: Literal["runs"]
-    a: Verdict
-    b: Verdict
-    rows: list[ItemDifference]
-    winner: Winner
-    deciding: list[str]
-    difference: float
-    errors: list[str] = []
-
-
-class Side(Part, frozen=True):
-    """One agent's folder: its label, the agents in it, its score summary and best-so-far loss."""
-
-    label: str
-    agents: list[str]
-    runs: int
-    mean_process_score: float | None = None
-    median_process_score: float | None = None
-    mean_final_score: float | None = None
-    mean_iterations_used: float | None = None
-    tiers: dict[str, int] = {}
-    anti_pattern_share: dict[str, float] = {}
-    share_below_best: float | None = None
-    points_lost_below_best: float = 0.0
-
-
-class PairedRun(Part, frozen=True):
-    id: str
-    path: str
-    process_score: float
-    final_score: float
-    tier: str
-    anti_patterns: list[str]
-
-
-class Pair(Part, frozen=True):
-    """The two agents' runs of one challenge."""
-
-    challenge: str
-    a: PairedRun
-    b: PairedRun
-    difference: float
-    winner: Winner
-
-
-class Paired(Part, frozen=True):
-    """Paired wins, losses and ties, and the mean paired difference B - A with its interval."""
-
-    pairs: int
-    b_wins: int
-    b_losses: int
-    ties: int
-    mean_difference: float | None
-    ci95: list[float] | None
-    seed: int
-    resamples: int
-
-
-class UnmatchedRun(Part, frozen=True):
-    path: str
-    key: str
-
-
-class Unmatched(Part, frozen=True):
-    a: list[UnmatchedRun]
-    b: list[UnmatchedRun]
-
-
-class FoldersComparison(Part, frozen=True):
-    """Two agents' folders of runs, paired by challenge (``compare DIR DIR``)."""
-
-    schema: str
-    mode: Literal["folders"]
-    a: Side
-    b: Side
-    rows: list[Pair]
-    winner: Winner
-    paired: Paired
-    unmatched: Unmatched
-    errors: list[str] = []
-
-
-Comparison = RunsComparison | FoldersComparison
 
 
 def winner_of(a: float, b: float) -> Winner:

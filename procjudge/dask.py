@@ -25,10 +25,11 @@ from typing import Any
 
 import msgspec
 
-from .batch import Result, Task, score_task, tasks
+from .batch import Task, score_task, tasks
 from .loading import LoadError
 from .policy import DEFAULT, Policy
 from .records import is_records, run_lines
+from .results import Result
 
 BLOCK_BYTES = 32 * 2**20  # a JSON-lines partition: about 6,000 runs of 5 KB
 FILES_PER_PARTITION = 500

@@ -13,10 +13,8 @@ reaching ``collapse``, 0.6 by default, from below it: 71% on one constraint in t
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from .batch import Row
+from .results import DriftAlert, DriftResult, DriftWindow, FirstFailing, Row
 
 SCHEMA = "procjudge.drift/1"
 NO_SOURCE = "(none)"
@@ -42,7 +40,7 @@ FINDINGS_TRACKED = ("late_pass", "returned_worse", "test_chasing", "checker_tamp
                     "shotgun_debugging", "scope_creep", "copy_paste_loop", "identical_submission")
 
 
-def drift(rows: list[Row], window: str = "day", threshold: float = 0.5, collapse: float = 0.6) -> dict[str, Any]:
+def drift(rows: list[Row], window: str = "day", threshold: float = 0.5, collapse: float = 0.6) -> DriftResult:
     """Per source and window, the figures and the alerts (see the module docstring)."""
     groups: dict[tuple[str, str], list[Row]] = {}
     untimed = 0
@@ -52,9 +50,9 @@ def drift(rows: list[Row], window: str = "day", threshold: float = 0.5, collapse
             untimed += 1
             continue
         groups.setdefault((row.source or NO_SOURCE, key), []).append(row)
-    series: list[dict[str, Any]] = []
-    alerts: list[dict[str, Any]] = []
-    previous: dict[str, dict[str, Any]] = {}
+    series: list[DriftWindow] = []
+    alerts: list[DriftAlert] = []
+    previous: dict[str, DriftWindow] = {}
     for (source, key) in sorted(groups):
         members = groups[(source, key)]
         n = len(members)
@@ -64,31 +62,41 @@ def drift(rows: list[Row], window: str = "day", threshold: float = 0.5, collapse
                 firsts[row.first_failing_test] = firsts.get(row.first_failing_test, 0) + 1
         failing_runs = sum(firsts.values())
         top = max(firsts.items(), key=lambda kv: (kv[1], kv[0])) if firsts else None
-        entry: dict[str, Any] = {
-            "source": source, "window": key, "runs": n,
-            "mean_attempts": round(sum(r.iterations_used for r in members) / n, 4),
-            "pass_rate": round(sum(1 for r in members if r.outcome == "passed") / n, 4),
-            "finding_share": {f: round(sum(1 for r in members if f in (r.items or ())) / n, 4)
-                              for f in FINDINGS_TRACKED if any(f in (r.items or ()) for r in members)},
-            "first_failing_test": {"top": top[0] if top else None,
-                                   "top_share": round(top[1] / failing_runs, 4) if top else None,
-                                   "distinct": len(firsts)},
-        }
+        entry = DriftWindow(
+            source=source, window=key, runs=n,
+            mean_attempts=round(sum(r.iterations_used for r in members) / n, 4),
+            pass_rate=round(sum(1 for r in members if r.outcome == "passed") / n, 4),
+            finding_share={f: round(sum(1 for r in members if f in (r.items or ())) / n, 4)
+                           for f in FINDINGS_TRACKED if any(f in (r.items or ()) for r in members)},
+            first_failing_test=FirstFailing(top=top[0] if top else None,
+                                            top_share=round(top[1] / failing_runs, 4) if top else None,
+                                            distinct=len(firsts)),
+        )
         before = previous.get(source)
         if before is not None:
-            rise = entry["mean_attempts"] - before["mean_attempts"]
-            if rise > threshold:
-                alerts.append({"source": source, "window": key, "kind": "attempts",
-                               "message": f"{source}: mean attempts {before['mean_attempts']:.2f} -> {entry['mean_attempts']:.2f} "
-                                          f"from {before['window']} to {key} (+{rise:.2f} > {threshold:g}); pass rate "
-                                          f"{before['pass_rate']:.0%} -> {entry['pass_rate']:.0%}"})
-            was = before["first_failing_test"]["top_share"]
-            now = entry["first_failing_test"]["top_share"]
-            if now is not None and now >= collapse and (was is None or was < collapse) and failing_runs >= 3:
-                alerts.append({"source": source, "window": key, "kind": "first_failing_test",
-                               "message": f"{source}: {now:.0%} of first failures in {key} are "
-                                          f"{entry['first_failing_test']['top']} (was {was or 0:.0%} on its top test)"})
+            alerts += _alerts(before, entry, threshold, collapse, failing_runs)
         previous[source] = entry
         series.append(entry)
-    return {"schema": SCHEMA, "window": window, "threshold": threshold, "collapse": collapse,
-            "runs": len(rows), "runs_without_time": untimed, "series": series, "alerts": alerts}
+    return DriftResult(schema=SCHEMA, window=window, threshold=threshold, collapse=collapse,
+                       runs=len(rows), runs_without_time=untimed, series=series, alerts=alerts)
+
+
+def _alerts(before: DriftWindow, entry: DriftWindow, threshold: float, collapse: float,
+            failing_runs: int) -> list[DriftAlert]:
+    """The alerts from one window of a source to the next: attempts rising by more than
+    ``threshold``, and the first failing tests collapsing onto one (``collapse``)."""
+    source, key = entry.source, entry.window
+    alerts = []
+    rise = entry.mean_attempts - before.mean_attempts
+    if rise > threshold:
+        alerts.append(DriftAlert(source=source, window=key, kind="attempts",
+                                 message=f"{source}: mean attempts {before.mean_attempts:.2f} -> {entry.mean_attempts:.2f} "
+                                         f"from {before.window} to {key} (+{rise:.2f} > {threshold:g}); pass rate "
+                                         f"{before.pass_rate:.0%} -> {entry.pass_rate:.0%}"))
+    was = before.first_failing_test.top_share
+    now = entry.first_failing_test.top_share
+    if now is not None and now >= collapse and (was is None or was < collapse) and failing_runs >= 3:
+        alerts.append(DriftAlert(source=source, window=key, kind="first_failing_test",
+                                 message=f"{source}: {now:.0%} of first failures in {key} are "
+                                         f"{entry.first_failing_test.top} (was {was or 0:.0%} on its top test)"))
+    return alerts

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .compare import Comparison, RunsComparison
+from .results import Comparison, RunsComparison
 
 
 class PlotError(Exception):

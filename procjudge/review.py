@@ -13,10 +13,8 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from .batch import Row
+from .results import QueueEntry, ReviewEstimate, ReviewQueue, Row, StratumDraw, StratumEstimate
 
 SCHEMA = "procjudge.review/1"
 Z95 = 1.959964
@@ -29,7 +27,7 @@ def stratum_of(row: Row, by: str) -> str:
     return str(row.bucket or "?")
 
 
-def draw(rows: list[Row], per_stratum: int, seed: int, by: str = "bucket") -> dict[str, Any]:
+def draw(rows: list[Row], per_stratum: int, seed: int, by: str = "bucket") -> ReviewQueue:
     """A review queue: up to ``per_stratum`` runs drawn from each stratum with a seeded generator
     (in path order first, so the draw does not depend on the order files were found), each with
     its sampling weight (runs in its stratum / runs drawn from it)."""
@@ -43,13 +41,13 @@ def draw(rows: list[Row], per_stratum: int, seed: int, by: str = "bucket") -> di
         members = strata[name]
         chosen = generator.sample(members, min(per_stratum, len(members)))
         weight = len(members) / len(chosen) if chosen else 0.0
-        summary[name] = {"population": len(members), "sampled": len(chosen)}
+        summary[name] = StratumDraw(population=len(members), sampled=len(chosen))
         for row in sorted(chosen, key=lambda r: r.path):
-            queue.append({"path": row.path, "stratum": name, "bucket": row.bucket,
-                          "attempts": row.iterations_used, "findings": list(row.anti_patterns or []),
-                          "process_score": row.process_score, "weight": round(weight, 6)})
-    return {"schema": SCHEMA, "by": by, "seed": seed, "per_stratum": per_stratum, "runs": len(rows),
-            "strata": summary, "queue": queue}
+            queue.append(QueueEntry(path=row.path, stratum=name, bucket=row.bucket,
+                                    attempts=row.iterations_used, findings=list(row.anti_patterns or []),
+                                    process_score=row.process_score, weight=round(weight, 6)))
+    return ReviewQueue(schema=SCHEMA, by=by, seed=seed, per_stratum=per_stratum, runs=len(rows),
+                       strata=summary, queue=queue)
 
 
 DEFECT = {"defect", "defective", "bad", "1", "true", "yes", "fail", "not a fix", "wrong"}
@@ -76,41 +74,58 @@ def wilson(defects: int, n: int) -> tuple[float, float] | None:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def estimate(queue: dict[str, Any], labels: Iterable[tuple[str, bool]]) -> dict[str, Any]:
+def estimate(queue: ReviewQueue, labels: Iterable[tuple[str, bool]]) -> ReviewEstimate:
     """Per stratum: reviewed runs, defects, the rate and its Wilson interval. Overall: the rate
     reweighted by each stratum's share of the runs, sum(share x rate), with a normal interval from
     sum(share^2 x rate (1 - rate) / n) with the finite-population correction; and, for contrast,
     the unweighted mean of the stratum rates."""
     labelled = dict(labels)
-    total = sum(s["population"] for s in queue["strata"].values())
-    strata = {}
+    total = sum(s.population for s in queue.strata.values())
+    strata: dict[str, StratumEstimate] = {}
     weighted = variance = 0.0
     covered = 0.0
-    for name, info in queue["strata"].items():
-        paths = [q["path"] for q in queue["queue"] if q["stratum"] == name and q["path"] in labelled]
+    for name, info in queue.strata.items():
+        paths = [q.path for q in queue.queue if q.stratum == name and q.path in labelled]
         n = len(paths)
         defects = sum(1 for p in paths if labelled[p])
-        share = info["population"] / total if total else 0.0
+        share = info.population / total if total else 0.0
         rate = defects / n if n else None
         interval = wilson(defects, n)
-        strata[name] = {"population": info["population"], "share": round(share, 6), "reviewed": n, "defects": defects,
-                        "rate": round(rate, 6) if rate is not None else None,
-                        "ci95": [round(x, 6) for x in interval] if interval else None}
+        strata[name] = StratumEstimate(population=info.population, share=round(share, 6), reviewed=n, defects=defects,
+                                       rate=round(rate, 6) if rate is not None else None,
+                                       ci95=[round(x, 6) for x in interval] if interval else None)
         if rate is not None:
             weighted += share * rate
             covered += share
-            fpc = (info["population"] - n) / (info["population"] - 1) if info["population"] > 1 else 0.0
+            fpc = (info.population - n) / (info.population - 1) if info.population > 1 else 0.0
             variance += share ** 2 * rate * (1 - rate) / n * fpc
-    rates = [s["rate"] for s in strata.values() if s["rate"] is not None]
+    rates = [s.rate for s in strata.values() if s.rate is not None]
     overall = weighted / covered if covered else None
     half = Z95 * math.sqrt(variance) / covered if covered else None
-    return {
-        "schema": SCHEMA, "by": queue.get("by"), "labels_used": sum(s["reviewed"] for s in strata.values()),
-        "strata": strata,
-        "weighted_rate": round(overall, 6) if overall is not None else None,
-        "weighted_ci95": ([round(max(0.0, overall - half), 6), round(min(1.0, overall + half), 6)]
-                          if overall is not None and half is not None else None),
-        "strata_covered_share": round(covered, 6),
-        "unweighted_mean_of_strata": round(sum(rates) / len(rates), 6) if rates else None,
-        "note": "the weighted rate is the estimate; the unweighted mean of stratum rates over-counts the rare strata",
-    }
+    return ReviewEstimate(
+        schema=SCHEMA, by=queue.by, labels_used=sum(s.reviewed for s in strata.values()),
+        strata=strata,
+        weighted_rate=round(overall, 6) if overall is not None else None,
+        weighted_ci95=([round(max(0.0, overall - half), 6), round(min(1.0, overall + half), 6)]
+                       if overall is not None and half is not None else None),
+        strata_covered_share=round(covered, 6),
+        unweighted_mean_of_strata=round(sum(rates) / len(rates), 6) if rates else None,
+        note="the weighted rate is the estimate; the unweighted mean of stratum rates over-counts the rare strata",
+    )
+
+
+def read_queue(data: bytes) -> ReviewQueue:
+    """A queue ``review sample`` wrote, read back; ValueError (saying what is wrong, or empty when
+    it is another kind of file) for anything else."""
+    import msgspec
+
+    try:
+        value = msgspec.json.decode(data.removeprefix(b"\xef\xbb\xbf"))
+    except msgspec.DecodeError:
+        raise ValueError("") from None
+    if not isinstance(value, dict) or value.get("schema") != SCHEMA:
+        raise ValueError("")
+    try:
+        return msgspec.convert(value, ReviewQueue)
+    except msgspec.ValidationError as exc:
+        raise ValueError(f" ({exc})") from None

@@ -61,7 +61,7 @@ def points(verdict, item_id: str) -> float:
 
 def make_row(**fields: object) -> object:
     """A batch row with neutral defaults, for tests of what reads rows (summaries, review, drift)."""
-    from procjudge.batch import Row
+    from procjudge.results import Row
 
     defaults: dict[str, object] = {
         "id": fields.get("path", "run"), "agent": "", "challenge": "", "format": "standard", "path": "run.yaml",

@@ -14,9 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from procjudge.batch import agent_summary, figures_of, score_paths
+from procjudge.batch import score_paths
 from procjudge.cli import app
 from procjudge.render.batch import spreadsheet_safe
+from procjudge.tally import agent_summary, figures_of
 
 from conftest import SAMPLES, make_row
 

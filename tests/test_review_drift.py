@@ -39,23 +39,26 @@ def test_the_reweighted_estimate_recovers_a_known_rate_and_the_plain_mean_does_n
     rows, truth = population(20_000, seed=1)
     true_rate = sum(truth.values()) / len(truth)
     queue = draw(rows, per_stratum=200, seed=3)
-    assert all(s["sampled"] == 200 for s in queue["strata"].values())
-    result = estimate(queue, [(q["path"], truth[q["path"]]) for q in queue["queue"]])
-    low, high = result["weighted_ci95"]
+    assert all(s.sampled == 200 for s in queue.strata.values())
+    result = estimate(queue, [(q.path, truth[q.path]) for q in queue.queue])
+    assert result.weighted_ci95 is not None and result.weighted_rate is not None
+    low, high = result.weighted_ci95
     assert low <= true_rate <= high
-    assert abs(result["weighted_rate"] - true_rate) < 0.03
-    assert result["unweighted_mean_of_strata"] > 2 * true_rate  # the rare, awful strata dominate the plain mean
-    for name, stratum in result["strata"].items():
-        assert stratum["ci95"][0] <= RATES[name] <= stratum["ci95"][1] or abs(stratum["rate"] - RATES[name]) < 0.1
+    assert abs(result.weighted_rate - true_rate) < 0.03
+    assert result.unweighted_mean_of_strata is not None
+    assert result.unweighted_mean_of_strata > 2 * true_rate  # the rare, awful strata dominate the plain mean
+    for name, stratum in result.strata.items():
+        assert stratum.ci95 is not None and stratum.rate is not None
+        assert stratum.ci95[0] <= RATES[name] <= stratum.ci95[1] or abs(stratum.rate - RATES[name]) < 0.1
 
 
 def test_the_draw_is_reproducible_and_weights_invert_the_sampling() -> None:
     rows, _ = population(2_000, seed=2)
     first, second = draw(rows, 40, seed=9), draw(list(reversed(rows)), 40, seed=9)
-    assert first["queue"] == second["queue"]
-    weights = {q["stratum"]: q["weight"] for q in first["queue"]}
-    for name, info in first["strata"].items():
-        assert weights[name] == pytest.approx(info["population"] / info["sampled"])
+    assert first.queue == second.queue
+    weights = {q.stratum: q.weight for q in first.queue}
+    for name, info in first.strata.items():
+        assert weights[name] == pytest.approx(info.population / info.sampled)
 
 
 def test_wilson_interval_bounds() -> None:
@@ -103,7 +106,7 @@ def test_drift_without_a_change_is_quiet_and_counts_runs_without_time() -> None:
                      outcome="passed", items=[], first_failing_test=["a", "b", "c"][k % 3]) for k in range(20)]
     rows.append(make_row(path="x", source="s", started_at="", iterations_used=9, outcome="passed", items=[]))
     result = drift(rows)
-    assert result["alerts"] == [] and result["runs_without_time"] == 1 and len(result["series"]) == 4
+    assert result.alerts == [] and result.runs_without_time == 1 and len(result.series) == 4
     assert window_of("2026-03-27T23:30:00-05:00", "day") == "2026-03-28"  # windows are UTC
 
 

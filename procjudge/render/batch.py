@@ -1,8 +1,8 @@
 """Reports over many runs, each a ``Reporter`` with one lifecycle: ``start``, ``each`` run as the
-results stream in (through a ``Collector``, which keeps only compact rows), ``finish``. The CLI
+results stream in, ``finish`` with the finished batch (``results.BatchReport``). The CLI
 writes as it goes, so a 100,000-run JSON report never sits in memory, and one scoring pass can
 feed several reports at once (``procjudge batch -o json=out.json -o junit=out.xml``). Markdown
-and the table need every run first: they render the collector's rows at the end."""
+and the table need every run first: they render the finished batch's rows at the end."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import io
 import os
 import re
 import textwrap
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any, Literal
 
 import msgspec
@@ -19,41 +19,35 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from ..batch import AgentSummary, Collector, Result, Row, annotated
+from ..results import AgentSummary, BatchReport, Result, Row, annotated
 from .fit import Fitted, left_ellipsis, right_ellipsis, spare
 from .json import dumps
 from .markdown import cell
-from .text import counts, iterations, literal, loop_summary, num, one_line, plural, shares, signed
-
-Stream = Iterable[tuple[Result, list[str] | None]]
-
+from .text import (
+    counts,
+    iterations,
+    literal,
+    loop_summary,
+    num,
+    one_line,
+    plural,
+    shares,
+    signed,
+    spreadsheet_safe,
+)
 
 CSV_FIELDS = ["id", "agent", "challenge", "format", "path", "iterations_used", "final_score", "process_score",
               "raw_process_score", "tier", "pattern", "anti_patterns", "gate", "error", "held_back_resolved",
               "held_back_passed", "held_back_total"]
 
 
-def spreadsheet_safe(value: Any) -> Any:
-    """Text on one line (CR and LF would split a row in some readers), control characters
-    escaped, and a leading quote where a spreadsheet would run it as a formula (=, +, -, @);
-    numbers stay numbers."""
-    if not isinstance(value, str):
-        return value
-    value = one_line(value, 10_000)
-    if value.lstrip()[:1] in ("=", "+", "-", "@"):
-        return "'" + value
-    return value
-
-
 MARKDOWN_RUN_ROWS = 50
 
 
-def markdown_report(results: Stream, collector: Collector, quiet: bool = False) -> Iterator[str]:
+def markdown_report(report: BatchReport, quiet: bool = False) -> Iterator[str]:
     """For a pull-request comment or $GITHUB_STEP_SUMMARY: verdict, per-agent table, the runs that
     failed a gate or scored lowest (at most 50 rows), and every unreadable file."""
-    for _ in results:
-        pass
-    summary = collector.summary()
+    summary = report.summary
     gate = summary.gate
     status = "❌ gate failed" if not gate.passed else "✅ gate passed"
     if summary.errors:  # exit 2: the verdict is incomplete, whatever the gate says of the rest
@@ -69,7 +63,7 @@ def markdown_report(results: Stream, collector: Collector, quiet: bool = False) 
             lines.append(f"| {cell(agent.agent)} | {agent.runs} | {signed(agent.mean_process_score)} | "
                          f"{signed(agent.median_process_score)} | {num(round(agent.mean_final_score, 1))} | {tiers} | {patterns} |")
         lines.append("")
-    rows = sorted(collector.rows, key=lambda r: (not r.gate_failures, r.process_score, r.path))
+    rows = sorted(report.rows, key=lambda r: (not r.gate_failures, r.process_score, r.path))
     shown = rows[:MARKDOWN_RUN_ROWS]
     if shown:
         held = any(row.held_back_total is not None for row in rows)
@@ -85,12 +79,12 @@ def markdown_report(results: Stream, collector: Collector, quiet: bool = False) 
         lines.append("")
     if summary.runs_scored:
         lines += [f"Loop: {cell(loop_summary(summary.loop), 2000)}", ""]
-    if collector.errors:
+    if report.errors:
         lines.append("**Unreadable files**")
         lines.append("")
-        lines += [f"- `{cell(e.message, 500)}`" for e in collector.errors[:100]]
-        if len(collector.errors) > 100:
-            lines.append(f"- ... and {len(collector.errors) - 100} more")
+        lines += [f"- `{cell(e.message, 500)}`" for e in report.errors[:100]]
+        if len(report.errors) > 100:
+            lines.append(f"- ... and {len(report.errors) - 100} more")
     yield "\n".join(lines).rstrip() + "\n"
 
 
@@ -119,11 +113,11 @@ def _junit_case(result: Result, reasons: list[str] | None) -> str:
             f'file="{xml_text(row.path)}">\n{body}    </testcase>')
 
 
-def junit_document(cases: list[str], collector: Collector) -> str:
+def junit_document(cases: list[str], report: BatchReport) -> str:
     total = len(cases)
     head = ('<?xml version="1.0" encoding="UTF-8"?>\n'
-            f'<testsuites name="procjudge" tests="{total}" failures="{len(collector.failed)}" errors="{len(collector.errors)}">\n'
-            f'  <testsuite name="procjudge" tests="{total}" failures="{len(collector.failed)}" errors="{len(collector.errors)}">\n')
+            f'<testsuites name="procjudge" tests="{total}" failures="{len(report.failed)}" errors="{len(report.errors)}">\n'
+            f'  <testsuite name="procjudge" tests="{total}" failures="{len(report.failed)}" errors="{len(report.errors)}">\n')
     return head + "".join(case + "\n" for case in cases) + "  </testsuite>\n</testsuites>\n"
 
 
@@ -150,8 +144,8 @@ def _github_lines(result: Result, reasons: list[str] | None) -> Iterator[str]:
                f"{_gh_data(literal((result.row.id if result.row else result.path) + ': ' + '; '.join(reasons)))}\n")
 
 
-def _github_notice(collector: Collector) -> str:
-    summary = collector.summary()
+def _github_notice(report: BatchReport) -> str:
+    summary = report.summary
     return (f"::notice title=procjudge::{plural(summary.runs_scored, 'run')} scored, {summary.gate.failed_runs} failed the gate, "
             f"{summary.errors} unreadable\n")
 
@@ -231,13 +225,11 @@ def _agents_narrow(agents: list[AgentSummary], width: int) -> Text:
     return text
 
 
-def table_report(results: Stream, collector: Collector, quiet: bool = False) -> Group:
+def table_report(report: BatchReport, quiet: bool = False) -> Group:
     """A rich renderable: runs, per-agent summary, gate and errors; laid out for the width it is
     printed at (below 100 columns the narrow layout of ``render.fit``)."""
-    for _ in results:
-        pass
-    summary = collector.summary()
-    rows = collector.rows
+    summary = report.summary
+    rows = report.rows
     runs = Fitted(lambda: _runs_wide(rows), lambda width: _runs_narrow(rows, width))
     agents = Fitted(lambda: _agents_wide(summary.agents), lambda width: _agents_narrow(summary.agents, width))
     footer = Text()
@@ -251,7 +243,7 @@ def table_report(results: Stream, collector: Collector, quiet: bool = False) -> 
     if summary.runs_scored:
         footer.append("\nloop ", style="dim")
         footer.append(loop_summary(summary.loop))
-    for error in collector.errors:
+    for error in report.errors:
         footer.append("\nerror ", style="red")
         footer.append(literal(error.message))
     if quiet:
@@ -266,7 +258,7 @@ def table_report(results: Stream, collector: Collector, quiet: bool = False) -> 
 
 class Reporter:
     """A report with a lifecycle: ``start`` once, ``each`` for every result as it streams in,
-    ``finish`` with the collector once every result is in. Each returns text to write (the table
+    ``finish`` with the finished batch (``BatchReport``) once every result is in. Each returns text to write (the table
     report's ``finish`` returns a rich renderable). ``needs_lines`` asks the workers for the line of
     each iteration (annotations point at it); ``needs_verdict`` for the whole verdict beside the
     row (a report that reads only rows lets the workers skip encoding it)."""
@@ -283,13 +275,13 @@ class Reporter:
     def each(self, result: Result, reasons: list[str] | None) -> str:
         return ""
 
-    def finish(self, collector: Collector) -> Any:
+    def finish(self, report: BatchReport) -> Any:
         return ""
 
 
 class _Deferred(Reporter):
     """A format whose text needs every result first (markdown, junit, table): it runs its
-    generator over the rows the collector keeps at the end."""
+    generator over the finished batch's rows at the end."""
 
     needs_verdict = False
 
@@ -297,8 +289,8 @@ class _Deferred(Reporter):
         super().__init__(quiet)
         self.report = report
 
-    def finish(self, collector: Collector) -> Any:
-        out = self.report(iter(()), collector, self.quiet)
+    def finish(self, report: BatchReport) -> Any:
+        out = self.report(report, self.quiet)
         return out if not isinstance(out, Iterator) else "".join(out)
 
 
@@ -318,9 +310,9 @@ class JsonReporter(Reporter):
         self.first = False
         return text
 
-    def finish(self, collector: Collector) -> str:
-        errors = [{"path": e.path, "message": e.message} for e in collector.errors]
-        return "\n],\n\"errors\": " + dumps(errors).rstrip() + ",\n\"summary\": " + dumps(collector.summary()).rstrip() + "\n}\n"
+    def finish(self, report: BatchReport) -> str:
+        errors = [{"path": e.path, "message": e.message} for e in report.errors]
+        return "\n],\n\"errors\": " + dumps(errors).rstrip() + ",\n\"summary\": " + dumps(report.summary).rstrip() + "\n}\n"
 
 
 class CsvReporter(Reporter):
@@ -360,8 +352,8 @@ class JunitReporter(Reporter):
         self.cases.append(_junit_case(result, reasons))
         return ""
 
-    def finish(self, collector: Collector) -> str:
-        return junit_document(self.cases, collector)
+    def finish(self, report: BatchReport) -> str:
+        return junit_document(self.cases, report)
 
 
 class GithubReporter(Reporter):
@@ -370,8 +362,8 @@ class GithubReporter(Reporter):
     def each(self, result: Result, reasons: list[str] | None) -> str:
         return "".join(_github_lines(result, reasons))
 
-    def finish(self, collector: Collector) -> str:
-        return _github_notice(collector)
+    def finish(self, report: BatchReport) -> str:
+        return _github_notice(report)
 
 
 def _uri(path: str) -> str:
@@ -448,14 +440,14 @@ class SarifReporter(Reporter):
         self.first = False
         return text
 
-    def finish(self, collector: Collector) -> str:
+    def finish(self, report: BatchReport) -> str:
         notifications = [{
             "level": "error", "message": {"text": one_line(error.message, 2000)},
             "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(error.path)},
                                                 **({"region": {"startLine": error.line}} if error.line else {})}}],
-        } for error in collector.errors]
-        invocation = {"executionSuccessful": not collector.errors, "toolExecutionNotifications": notifications,
-                      "exitCode": collector.exit_code}
+        } for error in report.errors]
+        invocation = {"executionSuccessful": not report.errors, "toolExecutionNotifications": notifications,
+                      "exitCode": report.exit_code}
         return "\n],\n\"invocations\": [" + msgspec.json.encode(invocation).decode() + "]\n}]\n}\n"
 
 
@@ -509,7 +501,7 @@ class GitlabReporter(Reporter):
                 lines.get(item.iterations[-1]) if item.iterations else None))
         return "".join(out)
 
-    def finish(self, collector: Collector) -> str:
+    def finish(self, report: BatchReport) -> str:
         return "\n]\n"
 
 

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from rich.table import Table
     from rich.text import Text
 
-    from ..compare import Comparison, Pair, Side
+    from ..results import Comparison, Pair, Side
 
 A_MARK, B_MARK, BOTH_MARK = "A", "B", "*"
 

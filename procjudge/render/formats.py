@@ -30,13 +30,16 @@ class Format(msgspec.Struct, frozen=True, kw_only=True):
 FORMATS: tuple[Format, ...] = (
     Format(name="table", help="a breakdown for the terminal", renderers={
         "score": "procjudge.render.table:score", "batch": "procjudge.render.batch:REPORTERS.table",
-        "compare": "procjudge.render.compare:table"}),
+        "compare": "procjudge.render.compare:table", "drift": "procjudge.render.drift:table",
+        "estimate": "procjudge.render.review:table"}),
     Format(name="json", help="machine-readable (schema procjudge.score/1, .batch/1, .compare/1)", renderers={
         "score": "procjudge.render.json:score", "batch": "procjudge.render.batch:REPORTERS.json",
-        "compare": "procjudge.render.json:dumps"}),
+        "compare": "procjudge.render.json:dumps", "drift": "procjudge.render.json:dumps",
+        "estimate": "procjudge.render.json:dumps"}),
     Format(name="markdown", help="a pull-request comment or CI step summary", renderers={
         "score": "procjudge.render.markdown:score", "batch": "procjudge.render.batch:REPORTERS.markdown",
-        "compare": "procjudge.render.compare:markdown"}),
+        "compare": "procjudge.render.compare:markdown", "drift": "procjudge.render.drift:markdown",
+        "estimate": "procjudge.render.review:markdown"}),
     Format(name="html", help="one self-contained page to open and share (charts, findings, diffs)", renderers={
         "score": "procjudge.render.html:score", "batch": "procjudge.render.html:HtmlReporter",
         "compare": "procjudge.render.html:compare"}),

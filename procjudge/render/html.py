@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..results import BatchReport
 from ..verdict import Item, Verdict
 
 DETAIL_CAP = int(os.environ.get("PROCJUDGE_HTML_DETAIL", "200"))  # runs of a batch shown with their detail
@@ -388,8 +389,8 @@ class HtmlReporter:
                 self.detailed.append(run_view(verdict, anchor=f"run-{len(self.rows) - 1}"))
         return ""
 
-    def finish(self, collector: Any) -> str:
-        summary = collector.summary()
+    def finish(self, report: BatchReport) -> str:
+        summary = report.summary
         rows = self.rows
         detailed = {view.anchor for view in self.detailed}
         table = [{"k": k, "anchor": f"run-{k}" if f"run-{k}" in detailed else None, "row": row} for k, row in enumerate(rows)]
@@ -401,7 +402,7 @@ class HtmlReporter:
                     agent_names=agents, tier_names=tiers, finding_names=findings,
                     histogram=histogram(scores, "process score, all runs"), shares=_shares(rows),
                     runs=self.detailed, cap=DETAIL_CAP, left_out=max(0, len(rows) - len(self.detailed)),
-                    errors=collector.errors[:200], error_count=len(collector.errors))
+                    errors=report.errors[:200], error_count=len(report.errors))
 
 
 # --------------------------------------------------------------------------- a comparison

@@ -7,7 +7,8 @@ from typing import Any
 import msgspec
 
 
-def dumps(value: Any) -> str:
+def dumps(value: Any, **options: Any) -> str:
+    """``value`` as indented JSON; ``options`` (a text report's width) do not apply."""
     return msgspec.json.format(msgspec.json.encode(value), indent=2).decode("utf-8") + "\n"
 
 

@@ -126,7 +126,7 @@ class ParquetReporter:
         self._flush()
         return ""
 
-    def finish(self, collector: Any) -> str:
+    def finish(self, report: Any) -> str:
         from ..safe_io import mode_for
 
         self._flush(force=True)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..batch import LoopSummary
+    from ..results import LoopSummary
     from ..verdict import Aggregate, HeldBack, NotChecked, Verdict
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
@@ -150,3 +150,31 @@ def held_back_line(held: HeldBack) -> str:
         rest = held.failing_count - len(shown)
         line += f"; failing: {', '.join(shown)}" + (f" (+{rest} more)" if rest > 0 else "")
     return line
+
+
+def warning_lines(shown: list[tuple[str, str]], total: int) -> list[str]:
+    """The warnings for stderr grouped per file (a file's first warning names it, the rest are
+    indented under it), one line each, with a count of those left out."""
+    lines: list[str] = []
+    previous = None
+    for path, warning in shown:
+        if path != previous:
+            lines.append(f"procjudge: warning: {one_line(path, 500)}: {one_line(warning, 500)}")
+            previous = path
+        else:
+            lines.append(f"  {one_line(warning, 500)}")
+    if total > len(shown):
+        lines.append(f"procjudge: {total - len(shown):,} more warnings not shown (every one is in --format json)")
+    return lines
+
+
+def spreadsheet_safe(value: Any) -> Any:
+    """Text on one line (CR and LF would split a row in some readers), control characters
+    escaped, and a leading quote where a spreadsheet would run it as a formula (=, +, -, @);
+    numbers stay numbers."""
+    if not isinstance(value, str):
+        return value
+    value = one_line(value, 10_000)
+    if value.lstrip()[:1] in ("=", "+", "-", "@"):
+        return "'" + value
+    return value

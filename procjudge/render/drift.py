@@ -1,0 +1,31 @@
+"""``procjudge drift`` as text: one line per source and window, then the alerts, wrapped to the
+width given (test names are cut in the table; the alert that names one keeps it whole)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from ..results import DriftResult
+from .text import one_line
+
+
+def table(result: DriftResult, width: int = 120) -> str:
+    head = f"{'source':<20} {'window':<10} {'runs':>5} {'attempts':>8} {'pass':>5}  first failing test"
+    lines = [head]
+    for entry in result.series:
+        first = entry.first_failing_test
+        name, room = one_line(first.top or ""), min(40, width - 60)
+        name = name if len(name) <= room else name[: room - 1] + "…"
+        top = f"{name} {first.top_share:.0%}" if first.top and first.top_share is not None else "-"
+        lines.append(f"{one_line(entry.source, 20):<20} {entry.window:<10} {entry.runs:>5} "
+                     f"{entry.mean_attempts:>8.2f} {entry.pass_rate:>5.0%}  {top}")
+    lines += [line for a in result.alerts
+              for line in textwrap.wrap(f"ALERT {one_line(a.message, 300)}", width=width,
+                                        subsequent_indent="      ")] or ["no alert"]
+    if result.runs_without_time:
+        lines.append(f"{result.runs_without_time} runs have no time (run.started_at or timestamp_start) and are left out")
+    return "\n".join(lines) + "\n"
+
+
+def markdown(result: DriftResult, width: int = 120) -> str:
+    return "```\n" + table(result, width) + "```\n"
