@@ -205,6 +205,7 @@ class ScopeCreep(Section, frozen=True):
     # marked ``summary_kind: prose``; an agent's reasoning, such as an imported THOUGHT, seldom
     # names the test it works on and is shown, not scored), "all", or "none".
     score_summaries: Literal["descriptions", "all", "none"] = "descriptions"
+    description_max_chars: Annotated[int, msgspec.Meta(ge=1)] = 160  # longer (or multi-line) summaries are prose
 
 
 class RegressionBlindness(Section, frozen=True):
@@ -214,6 +215,7 @@ class RegressionBlindness(Section, frozen=True):
 class CopyPaste(Section, frozen=True):
     similarity: Fraction = 0.85
     points: Points = -5.0
+    min_same_failing_share: Fraction = 0.5  # "the same tests keep failing": this share of either's failures in common
 
 
 class AntiPatterns(Section, frozen=True):
@@ -230,6 +232,7 @@ class Diagnostic(Section, frozen=True):
     range: Range = Range(mild=2, severe=5)
     min_seconds_before_edit: Positive = 30.0
     min_marks_share: Fraction = 0.5  # the mean share of the four marks at the mild end (all four: severe)
+    min_referenced_share: Fraction = 0.5  # the failures the analysis must reference for that mark
 
 
 class Targeted(Section, frozen=True):
@@ -241,6 +244,7 @@ class Targeted(Section, frozen=True):
 class TestDriven(Section, frozen=True):
     range: Range = Range(mild=2, severe=4)
     min_runs_per_iteration: Annotated[int, msgspec.Meta(ge=1)] = 3
+    min_edit_run_cycles: Annotated[int, msgspec.Meta(ge=1)] = 2  # edit-then-run cycles in the action log, instead
     min_fraction_of_iterations: Fraction = 0.5
 
 

@@ -433,3 +433,28 @@ class ReviewEstimate(ReviewPart, frozen=True):
     strata_covered_share: float
     unweighted_mean_of_strata: float | None
     note: str
+
+
+# --------------------------------------------------------------------------- the rule catalogue
+
+
+class Rule(msgspec.Struct, frozen=True, kw_only=True):
+    """One catalogue entry (``procjudge explain``, the SARIF rule list, docs/rules.md): a rule's
+    declaration with its texts filled from the policy in force."""
+
+    id: str
+    kind: str
+    points: str
+    rule: str
+    reads: str
+    source: str
+    summary: str
+    accuses: bool = False
+
+
+class Example(msgspec.Struct, frozen=True, kw_only=True):
+    """A rule's example: a named case, its run as written, and what procjudge finds in it."""
+
+    name: str
+    run: str
+    findings: list[tuple[float, list[int], str, str, str]]  # points, iterations, strength, basis, evidence

@@ -61,7 +61,8 @@ def test_every_detector_has_cases_that_fire_and_cases_that_do_not() -> None:
 def test_every_detector_is_documented_in_code_and_the_rules_page() -> None:
     rules = (ROOT / "docs" / "rules.md").read_text()
     for det in ALL:
-        assert len(det.doc) > 40, f"{det.id} needs a docstring that states its rule"
+        assert len(det.summary) > 20 and det.rule and det.points and det.reads and det.source, (
+            f"{det.id} needs its declaration's texts: summary, points, rule, reads, source")
         assert f"| `{det.id}` |" in rules, f"{det.id} has no row in docs/rules.md's rules table"
     from procjudge.detectors.signals import NEGATIVE, POSITIVE
 

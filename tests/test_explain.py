@@ -79,3 +79,69 @@ def test_the_rule_list_fits_80_columns_and_keeps_one_rule_a_line_start() -> None
     assert max(len(line) for line in lines) <= 80
     starts = [line.split()[0] for line in lines if not line.startswith(" ")]
     assert starts == [det.id for det in ALL]
+
+
+def _perturbed(value: object) -> object:
+    """Every number of a policy moved (fractions stay fractions, signs stay), to tell a number a
+    rule's text reads from the policy from one it copies."""
+    if isinstance(value, dict):
+        return {k: _perturbed(v) for k, v in value.items()}
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return value
+    if isinstance(value, int):
+        return value + 10 if value >= 0 else value * 3 - 1
+    if 0 < value < 1:
+        return round(value * 0.9 + 0.03, 4)
+    if value in (0.0, 1.0):
+        return value + 0.5
+    return round(value * 1.5 + (0.5 if value > 0 else -0.5), 4)
+
+
+def _numbers(value: object) -> set[float]:
+    import msgspec
+
+    if isinstance(value, msgspec.Struct):
+        return set().union(*(_numbers(getattr(value, f.name)) for f in msgspec.structs.fields(value)))
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return {abs(float(value))}
+    return set()
+
+
+def test_no_rule_text_copies_a_number_of_its_own_policy_section() -> None:
+    """Under a policy with every number moved, a number of a rule's own section that still shows
+    in its texts is a copy of the default, and would contradict the policy in force."""
+    import re
+
+    import msgspec
+
+    from procjudge.policy import DEFAULT, Policy
+
+    custom = msgspec.convert(_perturbed(msgspec.to_builtins(DEFAULT)), Policy)
+    number = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?![\w-])")
+    quoted = {"late_pass": {"4"}}  # "56% of those at 4-6 attempts": the rulebook's own figures
+    for det, before, after in zip(ALL, catalogue(DEFAULT), catalogue(custom)):
+        if det.section is None:
+            continue
+        section: object = DEFAULT
+        for part in det.section.split("."):
+            section = getattr(section, part)
+        own = _numbers(section) - {0.0}
+        for field in ("summary", "points", "rule"):
+            kept = set(number.findall(getattr(before, field))) & set(number.findall(getattr(after, field)))
+            stale = {n for n in kept if abs(float(n)) in own} - quoted.get(det.id, set())
+            assert not stale, f"{det.id}.{field} copies {sorted(stale)} from the default policy"
+
+
+def test_explain_under_a_custom_policy_prints_the_custom_numbers(tmp_path: Path) -> None:
+    policy = tmp_path / "p.yaml"
+    policy.write_text("trajectory:\n  wasted_iteration: {min_delta: 7, points: -4}\n"
+                      "anti_patterns:\n  shotgun_debugging: {range: {mild: -1, severe: -9}, max_files_per_test_fixed: 6}\n"
+                      "signals: {reads_before_writing_seconds: 45}\n")
+    wasted = runner.invoke(app, ["explain", "wasted_iteration", "--policy", str(policy)], env={"COLUMNS": "200"}).stdout
+    assert "points   -4 each" in wasted and "less than 7 points" in wasted and "less than 2 points" not in wasted
+    shotgun = runner.invoke(app, ["explain", "shotgun_debugging", "--policy", str(policy), "--json"]).stdout
+    entry = json.loads(shotgun)["rule"]
+    assert entry["points"] == "-1 to -9" and entry["summary"].startswith("-1 to -9:")
+    assert "above 6:1 (s from 6:1 to 12:1)" in entry["rule"]
+    signal = json.loads(runner.invoke(app, ["explain", "reads_before_writing", "--policy", str(policy), "--json"]).stdout)
+    assert "> 45" in signal["rule"]["rule"] and "More than 45 s" in signal["rule"]["summary"]

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..facts import Diff, IterationFacts, RunFacts, fmt_num, is_test_path
 from ..policy import Policy, severity
-from .base import Hit, all_of, detector, feedback_steps, having, plural
+from .base import Hit, all_of, detector, feedback_steps, having, plural, share
 
 
 def _changes(facts: RunFacts) -> bool:
@@ -86,14 +86,22 @@ def _failing_before(it: IterationFacts) -> bool:
 # --------------------------------------------------------------------------- shotgun debugging
 
 
-@detector("shotgun_debugging", "anti_pattern", needs=_SHOTGUN_NEEDS)
+@detector(
+    "shotgun_debugging", "anti_pattern", needs=_SHOTGUN_NEEDS, section="anti_patterns.shotgun_debugging",
+    values=lambda p: {"half": share(p.anti_patterns.shotgun_debugging.max_unrelated_fraction),
+                      "one_half": share(p.anti_patterns.shotgun_debugging.max_unrelated_fraction, one=True)},
+    summary="{range}: many files changed for few failures fixed.",
+    points="{range}",
+    rule=("scratch files aside (flagged `scratch`, outside the repository, created and later deleted, or created with a "
+          "throw-away name: `reproduce_*.py`, `check_*.py`, `debug*.py`, a `test_*.py` in the repository root): files "
+          "changed per test fixed above {s.max_files_per_test_fixed:g}:1 (s from {s.max_files_per_test_fixed:g}:1 to "
+          "{s.severe_files_per_test_fixed:g}:1); or more than {half} (and at least {s.min_unrelated_files}) of the "
+          "changed non-test files in no failing test's stack trace (s from {one_half} to all); or a rename no failure "
+          "points to (s = 0)"),
+    reads="changes.files, the tests fixed, the failing tests' stack traces",
+    source="Anti-pattern 1",
+)
 def shotgun_debugging(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
-    """-3 to -8: many files changed for few failures fixed. Fires when files changed per test
-    fixed exceeds 3:1, when most changed files (at least 3) are named in no failing test's stack
-    trace, or when files are renamed with no link to a failure. Scratch files (flagged, outside
-    the repository, created and later deleted, throw-away scripts) are not counted. Severity: the
-    ratio's distance from 3:1 towards 12:1, or the unrelated share's distance from one half
-    towards all."""
     rule = policy.anti_patterns.shotgun_debugging
     for it in facts.iterations[1:]:
         files_changed = len(it.fix_paths) if it.changed_paths else it.files_changed
@@ -143,15 +151,19 @@ def shotgun_debugging(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
 # --------------------------------------------------------------------------- scope creep
 
 
-@detector("scope_creep", "anti_pattern", needs=_SCOPE_NEEDS)
+@detector(
+    "scope_creep", "anti_pattern", needs=_SCOPE_NEEDS, section="anti_patterns.scope_creep",
+    values=lambda p: {"half": share(p.anti_patterns.scope_creep.max_unrelated_fraction),
+                      "one_half": share(p.anti_patterns.scope_creep.max_unrelated_fraction, one=True)},
+    summary="{range}: while tests are failing, changes unrelated to them.",
+    points="{range}",
+    rule=("scratch files aside, while tests fail: more than {half} of `changes.summary` shares no content word with the "
+          "failing tests' names, messages, categories or stack-trace files (s from {one_half} to all); new files no "
+          "stack trace points to and no test fixed; plain fields: files created and no test fixed ({s.range.mild:+g})"),
+    reads="changes.summary, changes.files, the failing tests' names, messages and stack traces",
+    source="Anti-pattern 3",
+)
 def scope_creep(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
-    """-2 to -5: while tests are failing, changes unrelated to them. With change summaries: more
-    than half of the listed changes share no content word with the failing tests' names,
-    messages, categories or stack-trace files (severity: that share beyond one half;
-    summaries that are prose rather than one-line change descriptions, or that the run marks as
-    prose (``changes.summary_kind``), are shown at 0 points, as ``scope_creep.score_summaries`` says). With file
-    lists: new files that no failing test's stack trace names (scratch files aside). With plain
-    fields: files created in an iteration that fixed no test."""
     rule = policy.anti_patterns.scope_creep
     for previous, it in facts.pairs:
         if not _failing_before(it):
@@ -167,7 +179,7 @@ def scope_creep(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
                 failing = sorted(previous.failing_after or ())
                 points = rule.range.between(share, rule.max_unrelated_fraction, 1.0)
                 descriptions = changes.summary_kind != "prose" and all(
-                    "\n" not in s.strip() and len(s.strip()) <= 160 for s in unrelated)
+                    "\n" not in s.strip() and len(s.strip()) <= rule.description_max_chars for s in unrelated)
                 scored = rule.score_summaries == "all" or (rule.score_summaries == "descriptions" and descriptions)
                 unscored = "" if scored else " (prose, not change descriptions: weak evidence, shown, not scored)"
                 yield Hit(
@@ -205,13 +217,20 @@ def _ran_tests(it: IterationFacts) -> str:
     return f"ran the tests {plural(it.test_runs, 'time')} before submitting"
 
 
-@detector("regression_blindness", "anti_pattern", needs=_REGRESSION_NEEDS)
+@detector(
+    "regression_blindness", "anti_pattern", needs=_REGRESSION_NEEDS, section="anti_patterns.regression_blindness",
+    summary=("{s.per_test:+g} per regressed test: tests that passed after the previous iteration and fail after this one "
+             "(by name with per-test outcomes, else ``test_results.regressions``, else the drop in the pass count as a "
+             "lower bound), on top of the trajectory's regression penalty."),
+    points="{s.per_test:+g} per test broken",
+    rule=("previously passing tests that fail after this submission, by name where possible; the evidence says whether "
+          "the agent ran the tests before submitting. Counts are compared only within one suite (`test_results.suite`, "
+          "else an equal `total`); a failed build or a timeout is not a list of regressions (the next submission is "
+          "compared with the last one whose tests ran)"),
+    reads="per-test outcomes (else the pass counts of one suite), actions.test_runs",
+    source="Anti-pattern 4",
+)
 def regression_blindness(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
-    """-3 per regressed test: tests that passed after the previous iteration and fail after this
-    one (by name with per-test outcomes, else ``test_results.regressions``, else the drop in the
-    pass count as a lower bound), on top of the trajectory's regression penalty. When the
-    iterations are the agent's own test runs (``run.iterations_are: local_runs``), a regression
-    the next iteration repairs was seen and mended: shown at 0 points."""
     per_test = policy.anti_patterns.regression_blindness.per_test
     local = facts.run.info.iterations_are == "local_runs"
     for k, it in enumerate(facts.iterations[1:], start=1):
@@ -285,11 +304,12 @@ def similarity(a: Profile, b: Profile) -> float:
     return shared / union if union else 1.0
 
 
-def _same_failures(previous: IterationFacts, it: IterationFacts) -> str | None:
-    """How the same tests kept failing across two submissions, or None when they did not."""
+def _same_failures(previous: IterationFacts, it: IterationFacts, share: float) -> str | None:
+    """How the same tests kept failing across two submissions (at least ``share`` of the tests
+    failing in either in common), or None when they did not."""
     if previous.failing_after and it.failing_after:
         common = previous.failing_after & it.failing_after
-        if common and len(common) * 2 >= len(previous.failing_after | it.failing_after):
+        if common and len(common) >= len(previous.failing_after | it.failing_after) * share:
             return f"{plural(len(common), 'test')} still failing ({', '.join(sorted(common)[:4])})"
         return None
     if previous.failed and it.failed is not None and it.failed >= previous.failed:
@@ -297,18 +317,26 @@ def _same_failures(previous: IterationFacts, it: IterationFacts) -> str | None:
     return None
 
 
-@detector("copy_paste_loop", "anti_pattern", needs=_COPY_NEEDS)
+@detector(
+    "copy_paste_loop", "anti_pattern", needs=_COPY_NEEDS, section="anti_patterns.copy_paste_loop",
+    summary=("{s.points:+g} per repeated approach: consecutive iterations whose changes are more than {s.similarity:.0%} "
+             "similar (weighted Jaccard over adjacent token pairs the diffs add and remove) while the same tests keep "
+             "failing."),
+    points="{s.points:+g} per repeat",
+    rule=("two consecutive changes more than {s.similarity:.0%} similar while the same tests keep failing. Similarity: "
+          "weighted Jaccard over the tokens the diffs add and remove (diffs up to 20,000 characters), Jaccard over whole "
+          "added/removed lines beyond (linear time: a 10 MB diff costs a fraction of a second). Plain fields: identical "
+          "change sizes (files, lines added, removed)"),
+    reads="changes.diff (else the change sizes), the failing tests",
+    source="Anti-pattern 5",
+)
 def copy_paste_loop(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
-    """-5 per repeated approach: consecutive iterations whose changes are more than 85% similar
-    (weighted Jaccard over adjacent token pairs the diffs add and remove) while the same tests keep
-    failing. With plain fields only: two consecutive changes of identical size (files, lines
-    added, lines removed) while the failures stay."""
     rule = policy.anti_patterns.copy_paste_loop
     profiles: dict[tuple[int, bool], Profile] = {}
     for previous, it in facts.pairs:
         if previous.position == facts.iterations[0].position:
             continue  # iteration 0 is the first build, not an approach to a failure
-        failing = _same_failures(previous, it)
+        failing = _same_failures(previous, it, rule.min_same_failing_share)
         if failing is None:
             continue
         if it.diff is not None and previous.diff is not None:

@@ -1,10 +1,16 @@
-"""What a detector is: a pure function of the run's facts and the policy, yielding hits.
+"""What a detector is: a pure function of the run's facts and the policy, yielding hits, and the
+one declaration of its rule.
 
-A detector declares its id, kind and the evidence it needs once, with ``@detector``; its
-docstring is its description (the README table reads it).  The judge stamps id and kind onto
-every hit the function yields, so a detector cannot mislabel its own findings, and asks ``needs``
-first: a detector whose evidence the run lacks is listed as not checked, with the reason, instead
-of staying silent.
+A detector declares everything about its rule once, with ``@detector``: its id and kind, the
+evidence it needs, whether it accuses, its policy section, and the texts ``procjudge explain``,
+the SARIF rule list and docs/rules.md print (a one-sentence summary, its points, the rule, what
+it reads, the rulebook section it comes from). The texts are templates filled from the policy in
+force (``{p...}`` is the policy, ``{s...}`` the rule's own section, and ``values`` adds numbers
+derived from them), so an explanation under a custom policy states the custom numbers. The judge
+stamps id, kind and the presentation flags (a signal's polarity, whether a 0-point signal is shown
+per iteration) onto every hit the function yields, so a detector cannot mislabel its own
+findings, and asks ``needs`` first: a detector whose evidence the run lacks is listed as not
+checked, with the reason, instead of staying silent.
 
 Every hit says how strong its evidence is: ``definite`` (the record shows it: per-test outcomes,
 the code itself, the scores), ``likely`` (inferred: counts that bound a quantity, text patterns,
@@ -61,28 +67,48 @@ class Hit(msgspec.Struct, frozen=True, kw_only=True):
 Needs = Callable[[RunFacts], str | None]
 
 
-class Detector(msgspec.Struct, frozen=True):
+Check = Callable[[RunFacts, Policy], Iterable[Hit]]
+
+
+class Detector(msgspec.Struct, frozen=True, kw_only=True):
+    """A rule, declared once: the check and everything said about it."""
+
     id: str
     kind: str
-    func: Callable[[RunFacts, Policy], Iterable[Hit]]
+    func: Check
+    summary: str  # one sentence: what it finds and what it is worth (a template)
+    points: str  # its points as the policy sets them (a template)
+    rule: str  # the rule in full (a template)
+    reads: str  # the fields of a run it reads
+    source: str  # the rulebook section it comes from
+    section: str | None = None  # the dotted path of its policy section: ``{s...}`` in the templates
+    values: Callable[[Policy], dict[str, Any]] | None = None  # numbers the templates derive from the policy
     needs: Needs | None = None  # the reason it cannot be evaluated on a run, or None
-    accuses: bool = False  # a finding that says the agent cheated
-    @property
-    def doc(self) -> str:
-        return " ".join((self.func.__doc__ or "").split())
+    accuses: bool = False  # a definite finding says the agent cheated (the run scores the floor)
+    polarity: str = ""  # a telemetry signal: "+" or "-"
+    per_iteration: bool = False  # a telemetry signal at 0 points is shown per iteration, not among the items
 
-    def __call__(self, facts: RunFacts, policy: Policy) -> Iterable[Hit]:
-        return self.func(facts, policy)
+    def text(self, template: str, policy: Policy) -> str:
+        """A template filled from ``policy``."""
+        section: Any = policy
+        for part in (self.section or "").split("."):
+            section = getattr(section, part) if part else section
+        extra = self.values(policy) if self.values is not None else {}
+        if hasattr(section, "range"):
+            extra.setdefault("range", span(section.range.mild, section.range.severe))
+        return template.format(p=policy, s=section, **extra)
 
 
-def detector(id: str, kind: str, needs: Needs | None = None,
-             accuses: bool = False) -> Callable[[Callable[[RunFacts, Policy], Iterable[Hit]]], Detector]:
-    """Declare a detector's id, kind and the evidence it needs in one place."""
+def detector(id: str, kind: str, *, summary: str, points: str, rule: str, reads: str, source: str,
+             section: str | None = None, values: Callable[[Policy], dict[str, Any]] | None = None,
+             needs: Needs | None = None, accuses: bool = False) -> Callable[[Check], Detector]:
+    """Declare a rule in one place: its id, kind, texts, policy section and the evidence it needs."""
     if kind not in KINDS:
         raise ValueError(f"unknown kind {kind!r}")
 
-    def wrap(func: Callable[[RunFacts, Policy], Iterable[Hit]]) -> Detector:
-        return Detector(id, kind, func, needs, accuses)
+    def wrap(func: Check) -> Detector:
+        return Detector(id=id, kind=kind, func=func, summary=summary, points=points, rule=rule, reads=reads,
+                        source=source, section=section, values=values, needs=needs, accuses=accuses)
 
     return wrap
 
@@ -92,21 +118,6 @@ def detector(id: str, kind: str, needs: Needs | None = None,
 
 def feedback_steps(facts: RunFacts) -> str | None:
     return None if len(facts.iterations) > 1 else "one submission: no iteration after feedback"
-
-
-def any_of(*needs: Needs) -> Needs:
-    """Evaluable when any of the alternatives is; otherwise the reasons joined."""
-
-    def check(facts: RunFacts) -> str | None:
-        reasons = []
-        for need in needs:
-            reason = need(facts)
-            if reason is None:
-                return None
-            reasons.append(reason)
-        return "; ".join(dict.fromkeys(reasons))
-
-    return check
 
 
 def all_of(*needs: Needs) -> Needs:
@@ -127,3 +138,29 @@ def having(test: Callable[[RunFacts], bool], reason: str) -> Needs:
 
 def plural(count: int, word: str, many: str | None = None) -> str:
     return f"{count} {word if count == 1 else (many or word + 's')}"
+
+
+# --------------------------------------------------------------------------- the texts' numbers
+
+
+def each(points: float, what: str = "each") -> str:
+    """A rule's points as its texts state them: ``-5 each``, or 0 shown and gateable."""
+    return f"{points:+g} {what}" if points else "0 (shown, gateable)"
+
+
+def span(low: float, high: float) -> str:
+    """A range of points: ``-3 to -8``."""
+    return f"{low:+g} to {high:+g}"
+
+
+def share(value: float, one: bool = False) -> str:
+    """A fraction in words where the rulebook has them (``half``; ``one half`` with ``one``), else a
+    percentage."""
+    if value == 0.5:
+        return "one half" if one else "half"
+    return f"{value:.0%}"
+
+
+def seconds(value: float | None) -> str:
+    """A gap in seconds, or what an unset one means."""
+    return f"{value:g}" if value is not None else "(unset)"

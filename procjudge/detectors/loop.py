@@ -8,14 +8,20 @@ from collections.abc import Iterable
 from .. import loop
 from ..facts import RunFacts, fmt_num
 from ..policy import Policy
-from .base import Hit, detector, feedback_steps
+from .base import Hit, detector, each, feedback_steps
 
 
-@detector("returned_worse", "rule", needs=feedback_steps)
+@detector(
+    "returned_worse", "rule", needs=feedback_steps, section="best_so_far", values=lambda p: {"each": each(p.best_so_far.points, "once")},
+    summary=("A run that ends {s.min_drop:g} or more points below its own best: it returned a worse submission than one "
+             "it had (\"Iteration caps and regression gates\")."),
+    points="{each}",
+    rule=("the run ends {s.min_drop:g}+ points below its own best: it returned a worse submission than one it had "
+          "(`best_so_far.min_drop`, `best_so_far.points`)"),
+    reads="the scores (best against last)",
+    source='003: "Iteration caps and regression gates"',
+)
 def returned_worse(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
-    """A run that ends 2 or more points below its own best: it returned a worse submission than
-    one it had ("Iteration caps and regression gates"). Points from ``best_so_far.points``
-    (0 by default: the regressing step already costs -5); gateable with ``--fail-on``."""
     best, iteration, below = loop.best_so_far(facts)
     if -below >= policy.best_so_far.min_drop:
         yield Hit(points=policy.best_so_far.points, iterations=(iteration, facts.final.number),
@@ -23,12 +29,19 @@ def returned_worse(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
                   f"at iteration {facts.final.number} ({fmt_num(below)})", strength="definite")
 
 
-@detector("late_pass", "rule")
+@detector(
+    "late_pass", "rule", section="attempts",
+    values=lambda p: {"each": each(p.attempts.late_pass_points, "once"), "siblings": p.attempts.late_pass_min - 1},
+    summary=("A run that passed only after {s.late_pass_min} or more attempts (or, best-of-N, with {siblings} or more "
+             "sibling candidates failing): outputs that pass late are the ones to review (\"More attempts means more "
+             "search\"; 56% of those at 4-6 attempts were not real fixes)."),
+    points="{each}",
+    rule=("the run passed only at attempt {s.late_pass_min} or later, or, best-of-N (`run.siblings_failed`), with "
+          "{siblings}+ sibling candidates failing (`attempts.late_pass_min`)"),
+    reads="the number of attempts, run.siblings_failed, the final tests",
+    source='004: "More attempts means more search"',
+)
 def late_pass(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
-    """A run that passed only after 4 or more attempts (or, best-of-N, with 3 or more sibling
-    candidates failing): outputs that pass late are the ones to review ("More attempts means more
-    search"; 56% of those at 4-6 attempts were not real fixes). 0 points by default: a risk, not a
-    verdict; gateable with ``--fail-on late_pass``."""
     rule = policy.attempts
     attempts = loop.attempts(facts, policy)
     risk = (attempts.siblings_failed + 1) if attempts.siblings_failed is not None else attempts.count

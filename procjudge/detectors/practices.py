@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from ..code import TEST_EDITS
 from ..facts import IterationFacts, RunFacts, baseline_failures, fmt_num, is_test_path
 from ..policy import Policy
-from .base import Hit, all_of, detector, feedback_steps, having, plural
+from .base import Hit, all_of, detector, feedback_steps, having, plural, share
 
 _READING = having(lambda f: any(
     it.seconds_before_first_edit is not None or it.read_feedback is not None for it in f.iterations),
@@ -34,13 +34,20 @@ def _has_chain(it: IterationFacts) -> bool:
     return False
 
 
-@detector("diagnostic_first", "practice", needs=_READING)
+@detector(
+    "diagnostic_first", "practice", needs=_READING, section="practices.diagnostic_first",
+    values=lambda p: {"one_half": share(p.practices.diagnostic_first.min_marks_share, one=True),
+                      "referenced": share(p.practices.diagnostic_first.min_referenced_share)},
+    summary="{range}: the agent reads and analyses before it edits.",
+    points="{range}",
+    rule=("every feedback iteration (iteration 0 for a one-shot run) reads the feedback and waits "
+          "{s.min_seconds_before_edit:g} s or more before the first edit; s from the mean of four marks (read, waited, "
+          "at least {referenced} the failures referenced, the read-feedback → read-file → edit → run-tests chain in "
+          "`actions.log`) from {one_half} to all"),
+    reads="time_before_first_edit_seconds, feedback_analysis, actions.log",
+    source="Best practice 1",
+)
 def diagnostic_first(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
-    """+2 to +5: the agent reads and analyses before it edits. Every feedback iteration (iteration 0
-    for a one-shot run) must show the feedback read and at least 30 s before the first edit;
-    severity is the mean share of four marks per iteration: feedback read, time before first
-    edit, failures referenced (at least half of those reported), and the read-feedback,
-    read-source, edit, run-tests chain in the action log."""
     rule = policy.practices.diagnostic_first
     iterations = list(facts.iterations[1:]) or [facts.iterations[0]]
     marks = []
@@ -52,7 +59,7 @@ def diagnostic_first(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         waited = it.seconds_before_first_edit is not None and it.seconds_before_first_edit >= rule.min_seconds_before_edit
         if not (read or it is facts.iterations[0]) or not waited:
             return
-        needed = max(1, (it.failures_before_count or 0) / 2)
+        needed = max(1, (it.failures_before_count or 0) * rule.min_referenced_share)
         referenced = it.failures_referenced is not None and it.failures_referenced >= needed
         marks.append((read + waited + referenced + chain) / 4)
     shown = ", ".join(
@@ -71,12 +78,17 @@ def _files(it: IterationFacts) -> int:
     return len(it.fix_paths) if it.changed_paths else (it.files_changed or 0)
 
 
-@detector("targeted_fixes", "practice", needs=_FIXES)
+@detector(
+    "targeted_fixes", "practice", needs=_FIXES, section="practices.targeted_fixes",
+    summary="{range}: minimal changes that fix what failed.",
+    points="{range}",
+    rule=("no test broken and at least {s.min_tests_fixed_per_file:g} test fixed per file changed over the feedback "
+          "iterations, and no shape aimed at the tests in the code (a deleted check is not a fix); s from "
+          "{s.min_tests_fixed_per_file:g} to {s.best_tests_fixed_per_file:g} tests per file"),
+    reads="the tests fixed and broken, changes.files",
+    source="Best practice 2",
+)
 def targeted_fixes(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
-    """+1 to +3: minimal changes that fix what failed. Over the feedback iterations: no test broken
-    and at least 1 test fixed per file changed; severity rises to full at 3 tests per file. A run
-    whose code shows a shape aimed at the tests (a special case, a removed check, a weakened test)
-    earns nothing: its fixes are not fixes."""
     rule = policy.practices.targeted_fixes
     measured = [it for it in facts.iterations[1:] if it.tests_fixed is not None and _files(it)]
     if not measured or any(it.tests_broken for it in facts.iterations[1:]):
@@ -107,14 +119,20 @@ def _edit_run_cycles(it: IterationFacts) -> int:
     return cycles
 
 
-@detector("test_driven_iteration", "practice", needs=_RUNS)
+@detector(
+    "test_driven_iteration", "practice", needs=_RUNS, section="practices.test_driven_iteration",
+    values=lambda p: {"half": share(p.practices.test_driven_iteration.min_fraction_of_iterations)},
+    summary="{range}: tests run after each change, not only at submission.",
+    points="{range}",
+    rule=("at least {half} the iterations validate each change: {s.min_runs_per_iteration}+ local test runs, or "
+          "{s.min_edit_run_cycles}+ "
+          "edit-then-run cycles in the action log, or (in the agent's own runs, `iterations_are: local_runs`) a test "
+          "that failed before the change and passes after it, by name, the change touching code and rewriting no test "
+          "expectation; s from {half} the iterations to all"),
+    reads="actions.test_runs, actions.log, test_results.tests and baseline_tests (local runs)",
+    source="Best practice 3",
+)
 def test_driven_iteration(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
-    """+2 to +4: tests run after each change, not only at submission. An iteration qualifies with
-    3 or more local test runs (or, in the action log, 2 or more edit-then-run cycles); in the
-    agent's own runs (``iterations_are: local_runs``) also when a test that failed in its run
-    before the change passes after it, the change touching code and rewriting no test's
-    expectation (red, then green: a reproduction test written first counts). Fires when at least
-    half of the iterations qualify, full marks when all do."""
     rule = policy.practices.test_driven_iteration
     qualifying, uses_log = [], False
     red_green: dict[int, list[str]] = {}
@@ -124,7 +142,7 @@ def test_driven_iteration(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         cycles = _edit_run_cycles(it)
         turned = _red_to_green(it, previous) if local else []
         previous = it
-        if cycles >= 2:
+        if cycles >= rule.min_edit_run_cycles:
             uses_log = True
             qualifying.append(it)
         elif it.test_runs is not None and it.test_runs >= rule.min_runs_per_iteration:
@@ -163,11 +181,16 @@ def _red_to_green(it: IterationFacts, previous: IterationFacts | None) -> list[s
     return sorted(failing) if same_suite and it.failed == 0 and it.total else []
 
 
-@detector("progressive_refinement", "practice")
+@detector(
+    "progressive_refinement", "practice", section="practices.progressive_refinement",
+    summary="{range}: textbook progression.",
+    points="{range}",
+    rule=("{s.min_steps}+ steps, every step gains, gains shrink, nothing broken, final at least {s.min_final:g}; s from "
+          "{s.min_final:g} to {s.full_marks_final:g}"),
+    reads="the scores, the tests broken",
+    source="Best practice 4",
+)
 def progressive_refinement(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
-    """+3 to +6: textbook progression. At least 3 improving steps, every step gains, gains shrink
-    (the biggest jump first), nothing broken, and a final score of at least 85; severity is the
-    final score's place between 85 and 100."""
     rule = policy.practices.progressive_refinement
     steps = facts.iterations[1:]
     if len(steps) < rule.min_steps:

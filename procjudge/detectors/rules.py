@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from .. import code as codeinfo
 from ..facts import IterationFacts, RunFacts, fmt_num
 from ..policy import Policy
-from .base import Hit, all_of, detector, feedback_steps, having, plural
+from .base import Hit, all_of, detector, each, feedback_steps, having, plural, seconds
 
 
 def _same_program(a: IterationFacts, b: IterationFacts) -> str | None:
@@ -82,13 +82,22 @@ _IDENTICAL_NEEDS = all_of(feedback_steps, having(
                   for it in f.iterations[1:]), "no code, hashes, diffs or change records"))
 
 
-@detector("identical_submission", "rule", needs=_IDENTICAL_NEEDS)
+@detector(
+    "identical_submission", "rule", needs=_IDENTICAL_NEEDS,
+    summary=("{p.rules.identical_submission:+g} for every submission that is the same program as the previous one: the "
+             "same ``code_hash`` or code (byte for byte; when both are hashed the hash alone decides), an empty diff, or "
+             "(plain fields) no file and no line changed; also the same program under a cosmetic edit (comments, "
+             "docstrings, layout: the Python AST, else the text without comments and white space) while the same tests "
+             "keep failing; and a return to an earlier submission (A, B, A)."),
+    points="{p.rules.identical_submission:+g} each",
+    rule=("same `code_hash` or code as the previous submission (when both are hashed the hash alone decides, byte for "
+          "byte), else an empty diff, else a change record with no file and no line changed; also the same program under "
+          "a cosmetic edit (comments, docstrings, layout: Python's AST, else the text without comments and white space) "
+          "while the same tests keep failing, and a return to an earlier submission's program (A, B, A)"),
+    reads="changes.code_hash, changes.code, changes.diff or the change records",
+    source="Identical Submissions",
+)
 def identical_submission(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
-    """-5 for every submission that is the same program as the previous one: the same
-    ``code_hash`` or code (byte for byte; when both are hashed the hash alone decides), an empty
-    diff, or (plain fields) no file and no line changed; also the same program under a cosmetic
-    edit (comments, docstrings, layout: the Python AST, else the text without comments and white
-    space) while the same tests keep failing; and a return to an earlier submission (A, B, A)."""
     earlier_programs = _Programs()
     pairs = facts.pairs
     for k, (previous, it) in enumerate(pairs):
@@ -121,10 +130,16 @@ def identical_submission(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
                   evidence=f"{reason}; scored {fmt_num(it.score)}", basis=basis, strength="definite")
 
 
-@detector("build_failure", "rule")
+@detector(
+    "build_failure", "rule",
+    summary=("A submission that does not build scores 0 (the document states it for iteration 0; the policy "
+             "``rules.build_failure.zero_score`` extends it to every iteration by default)."),
+    points="0 (the submission scores 0)",
+    rule="a submission that does not build (`build.status: failure` in telemetry or feedback) scores 0",
+    reads="build.status (telemetry or feedback)",
+    source="Build Failure on Iteration 0",
+)
 def build_failure(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
-    """A submission that does not build scores 0 (the document states it for iteration 0; the
-    policy ``rules.build_failure.zero_score`` extends it to every iteration by default)."""
     for it in facts.iterations:
         if not it.build_failed:
             continue
@@ -133,9 +148,16 @@ def build_failure(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         yield Hit(points=0.0, iterations=(it.number,), evidence=f"build failed{first}; {scored}")
 
 
-@detector("persistent_build_failure", "rule")
+@detector(
+    "persistent_build_failure", "rule", section="rules.build_failure",
+    summary=("{s.persistent_points:+g} once for every streak of {s.persistent_min_iterations} or more consecutive "
+             "submissions that do not build."),
+    points="{s.persistent_points:+g} per streak",
+    rule="{s.persistent_min_iterations} or more consecutive submissions that do not build",
+    reads="build.status (telemetry or feedback)",
+    source="Build Failure on Iteration 0",
+)
 def persistent_build_failure(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
-    """-10 once for every streak of 2 or more consecutive submissions that do not build."""
     rule = policy.rules.build_failure
     streak: list[IterationFacts] = []
     for it in list(facts.iterations) + [None]:
@@ -148,10 +170,16 @@ def persistent_build_failure(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         streak = []
 
 
-@detector("timeout", "rule")
+@detector(
+    "timeout", "rule", values=lambda p: {"each": each(p.rules.timeout)},
+    summary=("A submission that timed out: tests that completed are scored normally, tests that did not run count as "
+             "failed."),
+    points="{each}",
+    rule="a timed-out submission: completed tests scored normally, tests that did not run count as failed",
+    reads="timed_out, the test counts",
+    source="Timeout on Submission",
+)
 def timeout(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
-    """A submission that timed out: tests that completed are scored normally, tests that did not
-    run count as failed."""
     for it in facts.iterations:
         if not it.timed_out:
             continue
@@ -169,10 +197,17 @@ def _exclusions(facts: RunFacts, rule: str, points: float) -> Iterable[Hit]:
                   evidence=f"iteration {exclusion.number} not scored: {exclusion.reason}")
 
 
-@detector("budget_exceeded", "rule")
+@detector(
+    "budget_exceeded", "rule", values=lambda p: {"each": each(p.rules.budget_exceeded)},
+    summary=("Submissions past the budget (sprint {p.formats.sprint.budget}, standard {p.formats.standard.budget}, "
+             "marathon {p.formats.marathon.budget}, ``run.max_iterations``, or a marathon phase's own budget) are not "
+             "scored; the last valid submission is the final one."),
+    points="{each}",
+    rule="submissions past the budget are not scored; the last valid submission is the final one",
+    reads="the number of submissions, run.format and phase budgets",
+    source="Iteration Budget by Format",
+)
 def budget_exceeded(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
-    """Submissions past the budget (sprint 2, standard 4, marathon 8, ``run.max_iterations``, or a
-    marathon phase's own budget) are not scored; the last valid submission is the final one."""
     hits = list(_exclusions(facts, "budget_exceeded", policy.rules.budget_exceeded))
     if hits:
         final = facts.final.number
@@ -181,9 +216,16 @@ def budget_exceeded(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
                       evidence=f"{hit.evidence}; the final submission is iteration {final}")
 
 
-@detector("double_submit", "rule")
+@detector(
+    "double_submit", "rule",
+    values=lambda p: {"each": each(p.rules.double_submit), "gap": seconds(p.formats.sprint.min_gap_seconds)},
+    summary="Sprint: two submissions within {gap} seconds count as one, the second.",
+    points="{each}",
+    rule="sprint: two submissions within {gap} s count as one, the second",
+    reads="timestamp_submit (sprint)",
+    source="Format-Specific Quirks",
+)
 def double_submit(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
-    """Sprint: two submissions within 30 seconds count as one, the second."""
     yield from _exclusions(facts, "double_submit", policy.rules.double_submit)
 
 
@@ -195,10 +237,16 @@ def _timestamps(facts: RunFacts) -> str | None:
     return None if all(it.submitted_at is not None for it in facts.iterations) else "no submission timestamps"
 
 
-@detector("cooldown_violation", "rule", needs=_timestamps)
+@detector(
+    "cooldown_violation", "rule", needs=_timestamps, values=lambda p: {"gap": seconds(p.formats.standard.min_gap_seconds)},
+    summary=("Standard: a submission less than {gap} seconds after the previous one breaks the cooldown (points are "
+             "procjudge's choice: the document states the rule, not a penalty)."),
+    points="{p.rules.cooldown_violation:+g} each (procjudge's choice)",
+    rule="standard: a submission less than {gap} s after the previous one",
+    reads="timestamp_submit (standard)",
+    source="Format-Specific Quirks",
+)
 def cooldown_violation(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
-    """Standard: a submission less than 60 seconds after the previous one breaks the cooldown
-    (points are procjudge's choice: the document states the rule, not a penalty)."""
     gap = policy.format(facts.format).min_gap_seconds
     if facts.format != "standard" or gap is None:
         return
@@ -212,10 +260,16 @@ def cooldown_violation(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
                       f"(cooldown {fmt_num(gap)}s)", basis="timestamps")
 
 
-@detector("phase_gate", "rule")
+@detector(
+    "phase_gate", "rule",
+    summary=("Marathon: iterating on phase N+1 before phase N was submitted breaks the phase gate, and so does going "
+             "back to a phase once a later one has started (its unused iterations are lost)."),
+    points="{p.rules.phase_gate:+g} each (procjudge's choice)",
+    rule="marathon: work on phase N+1 before phase N was submitted, or a return to a phase already left",
+    reads="phase of every submission (marathon)",
+    source="Format-Specific Quirks",
+)
 def phase_gate(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
-    """Marathon: iterating on phase N+1 before phase N was submitted breaks the phase gate, and so
-    does going back to a phase once a later one has started (its unused iterations are lost)."""
     if not facts.phases:
         return
     order = {name: index for index, name in enumerate(facts.phases)}
@@ -238,11 +292,20 @@ def phase_gate(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         started.add(phase)
 
 
-@detector("early_termination", "rule")
+@detector(
+    "early_termination", "rule",
+    summary=("Stopping with budget left while tests still fail with fixable failures is flagged (always after "
+             "iteration 0, and after a failed build); stopping when everything passes, or when the last iteration "
+             "stalled (the data shows a dead end: the score moved less than {p.trajectory.wasted_iteration.min_delta:g}), "
+             "is not."),
+    points="{p.rules.early_termination:+g} (procjudge's choice)",
+    rule=("stopping with budget left while tests fail: always after iteration 0 or on a broken build; otherwise when "
+          "the last step still moved the score by {p.trajectory.wasted_iteration.min_delta:g} or more. Not flagged when "
+          "everything passes or the last step stalled (a dead end the data shows)"),
+    reads="the scores, the failing tests, the budget",
+    source="Early Termination",
+)
 def early_termination(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
-    """Stopping with budget left while tests still fail with fixable failures is flagged (always
-    after iteration 0, and after a failed build); stopping when everything passes, or when the
-    last iteration stalled (the data shows a dead end: the score moved less than 2), is not."""
     final = facts.final
     used = len(facts.iterations)
     if facts.excluded:

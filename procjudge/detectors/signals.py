@@ -6,14 +6,13 @@ scores the same behaviour."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import msgspec
 
 from ..facts import IterationFacts, RunFacts
 from ..policy import Policy
 from .base import Detector, Hit, detector
-
-if TYPE_CHECKING:
-    from ..verdict import Item
 
 
 def _checks(policy: Policy) -> list[tuple[str, str, Callable[[IterationFacts], bool]]]:
@@ -85,32 +84,11 @@ def hits(facts: RunFacts, policy: Policy) -> dict[str, Hit]:
     return result
 
 
-# Each signal's description (its docstring as a detector) and polarity.
-DOCS = {
-    "reads_before_writing": ("+", "More than 30 s between the feedback and the first edit (time_before_first_edit_seconds > 30)."),
-    "no_regressions": ("+", ("No previously passing test broken, ruled out by the evidence (per-test outcomes, the harness's "
-                            "regressions: 0, or every test passing on the same suite) after something passed.")),
-    "proportional_edits": ("+", "File edits no more than twice the failing tests (file_edits <= test_failures x 2)."),
-    "local_validation": ("+", "The tests were run locally at least twice before submitting (test_runs >= 2)."),
-    "productive": ("+", "The score rose (score.delta > 0)."),
-    "edits_without_reading": ("-", "An edit within 5 s of the feedback (time_before_first_edit_seconds < 5)."),
-    "regressions": ("-", "Previously passing tests broken (regressions > 0; regression_blindness scores it)."),
-    "shotgun_edits": ("-", "File edits more than five times the failing tests (file_edits > test_failures x 5)."),
-    "no_local_validation": ("-", "No local test run before submitting (test_runs == 0)."),
-    "unproductive": ("-", "The score did not rise (score.delta <= 0)."),
-}
-POSITIVE = tuple(name for name, (sign, _) in DOCS.items() if sign == "+")
+def _times(factor: float) -> str:
+    return {2.0: "twice", 5.0: "five times"}.get(factor, f"{factor:g} times")
 
 
-def shown_per_iteration(item: Item) -> bool:
-    """Whether a report lists an item per iteration rather than among the items: a telemetry
-    signal at 0 points (a 0-point note about the suites, such as ``visible_suite_contradicted``,
-    stays among the items)."""
-    return item.kind == "signal" and not item.points and item.id in DOCS
-NEGATIVE = tuple(name for name, (sign, _) in DOCS.items() if sign == "-")
-
-
-def _signal(name: str) -> Detector:
+def _signal(name: str, polarity: str, *, summary: str, rule: str, reads: str, source: str) -> Detector:
     """One of the document's per-iteration telemetry signals as a detector of its own: one item
     listing the iterations where it holds; its points are per iteration, from ``signals.points``."""
 
@@ -118,8 +96,68 @@ def _signal(name: str) -> Detector:
         hit = hits(facts, policy).get(name)
         return (hit,) if hit is not None else ()
 
-    check.__doc__ = DOCS[name][1] + " Per iteration; points from ``signals.points``."
-    return detector(name, "signal")(check)
+    def values(policy: Policy) -> dict[str, Any]:
+        s = policy.signals
+        worth = float(getattr(s.points, name))
+        return {"worth": f"{worth:+g} per iteration" if worth else "0 (shown, not scored)",
+                "proportional": _times(s.proportional_edits_factor), "shotgun": _times(s.shotgun_edits_factor),
+                "runs": {1: "once", 2: "twice"}.get(s.local_validation_min_runs, f"{s.local_validation_min_runs} times")}
+
+    declared = detector(name, "signal", section="signals", values=values, summary=summary, points="{worth}", rule=rule,
+                        reads=reads, source=source)(check)
+    return msgspec.structs.replace(declared, polarity=polarity, per_iteration=True)
 
 
-DETECTORS = [_signal(name) for name in DOCS]
+DETECTORS = [
+    _signal("reads_before_writing", "+",
+            summary=("More than {s.reads_before_writing_seconds:g} s between the feedback and the first edit "
+                     "(time_before_first_edit_seconds > {s.reads_before_writing_seconds:g})."),
+            rule="time_before_first_edit_seconds > {s.reads_before_writing_seconds:g} (signals.reads_before_writing_seconds)",
+            reads="time_before_first_edit_seconds", source="Telemetry Signals (positive)"),
+    _signal("no_regressions", "+",
+            summary=("No previously passing test broken, ruled out by the evidence (per-test outcomes, the harness's "
+                     "regressions: 0, or every test passing on the same suite) after something passed."),
+            rule=("regressions ruled out by the evidence (per-test outcomes, the harness's `regressions: 0`, or every "
+                  "test passing on the same suite; a net gain in passes is not enough: 18/24 to 20/24 can hide two), "
+                  "after something passed"),
+            reads="per-test outcomes, regressions, the pass counts of one suite", source="Telemetry Signals (positive); example 1"),
+    _signal("proportional_edits", "+",
+            summary=("File edits no more than {proportional} the failing tests (file_edits <= test_failures x "
+                     "{s.proportional_edits_factor:g})."),
+            rule="file_edits <= test failures x {s.proportional_edits_factor:g}",
+            reads="actions.file_edits, the failing tests", source="Telemetry Signals (positive)"),
+    _signal("local_validation", "+",
+            summary=("The tests were run locally at least {runs} before submitting (test_runs >= "
+                     "{s.local_validation_min_runs})."),
+            rule="test_runs >= {s.local_validation_min_runs} before submitting",
+            reads="actions.test_runs", source="Telemetry Signals (positive); example 3"),
+    _signal("productive", "+", summary="The score rose (score.delta > 0).", rule="the score rose (score delta > 0)",
+            reads="the score delta", source="Telemetry Signals (positive)"),
+    _signal("edits_without_reading", "-",
+            summary=("An edit within {s.edits_without_reading_seconds:g} s of the feedback (time_before_first_edit_seconds "
+                     "< {s.edits_without_reading_seconds:g})."),
+            rule="time_before_first_edit_seconds < {s.edits_without_reading_seconds:g}",
+            reads="time_before_first_edit_seconds", source="Telemetry Signals (negative)"),
+    _signal("regressions", "-",
+            summary="Previously passing tests broken (regressions > 0; regression_blindness scores it).",
+            rule="previously passing tests broken (regressions > 0; regression_blindness scores it)",
+            reads="per-test outcomes or the pass counts of one suite", source="Telemetry Signals (negative)"),
+    _signal("shotgun_edits", "-",
+            summary=("File edits more than {shotgun} the failing tests (file_edits > test_failures x "
+                     "{s.shotgun_edits_factor:g})."),
+            rule="file_edits > test failures x {s.shotgun_edits_factor:g}",
+            reads="actions.file_edits, the failing tests", source="Telemetry Signals (negative)"),
+    _signal("no_local_validation", "-", summary="No local test run before submitting (test_runs == 0).",
+            rule="no local test run before submitting (test_runs == 0)",
+            reads="actions.test_runs", source="Telemetry Signals (negative); example 2"),
+    _signal("unproductive", "-", summary="The score did not rise (score.delta <= 0).",
+            rule="the score did not rise (score delta <= 0)", reads="the score delta", source="Telemetry Signals (negative)"),
+]
+POSITIVE = tuple(d.id for d in DETECTORS if d.polarity == "+")
+NEGATIVE = tuple(d.id for d in DETECTORS if d.polarity == "-")
+
+
+def shown_per_iteration(item: Any) -> bool:
+    """Whether a report lists an item per iteration rather than among the items: a telemetry
+    signal at 0 points."""
+    return item.kind == "signal" and not item.points and item.id in POSITIVE + NEGATIVE

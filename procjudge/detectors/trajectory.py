@@ -10,6 +10,8 @@ from ..facts import IterationFacts, RunFacts, fmt_num, held_back_fails
 from ..policy import Policy
 from .base import Hit, detector, feedback_steps, having, plural
 
+FORMATS = ("sprint", "standard", "marathon")
+
 
 def judged_steps(facts: RunFacts, policy: Policy) -> list[IterationFacts]:
     """Iterations 1..n, less (by default) the first submission of each new marathon phase, and a
@@ -27,12 +29,17 @@ def judged_steps(facts: RunFacts, policy: Policy) -> list[IterationFacts]:
     return steps
 
 
-@detector("monotonic_improvement", "trajectory", needs=feedback_steps)
+@detector(
+    "monotonic_improvement", "trajectory", needs=feedback_steps, section="trajectory.monotonic_improvement",
+    summary=("{s.per_step:+g} for every iteration whose score did not fall below the previous one, {s.per_regression:+g} "
+             "for every regression (the monotonic improvement bonus); a step from 0 to 0 is not paid unless "
+             "``pay_flat_at_zero`` is set."),
+    points="{s.per_step:+g} / step, {s.per_regression:+g} / regression",
+    rule="{s.per_step:+g} for every step whose score did not fall, {s.per_regression:+g} for every step that fell",
+    reads="the score of every submission",
+    source="Monotonic Improvement Bonus",
+)
 def monotonic_improvement(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
-    """+2 for every iteration whose score did not fall below the previous one, -5 for every
-    regression (the monotonic improvement bonus); a step from 0 to 0 is not paid unless
-    ``pay_flat_at_zero`` is set. Steps into a new marathon phase are not judged
-    unless ``trajectory.judge_phase_boundaries`` is set."""
     rule = policy.trajectory.monotonic_improvement
     steps = judged_steps(facts, policy)
     if not steps:
@@ -52,16 +59,27 @@ def monotonic_improvement(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     yield Hit(points=points, iterations=tuple(it.number for it in steps), evidence="; ".join(parts))
 
 
-@detector("rapid_convergence", "trajectory")
+@detector(
+    "rapid_convergence", "trajectory", section="trajectory.rapid_convergence",
+    values=lambda p: {"baselines": ", ".join(f"{p.format(name).convergence_baseline:g}" for name in FORMATS),
+                      "within": {name: p.format(name).convergence_baseline / p.trajectory.rapid_convergence.factor
+                                 for name in FORMATS}},
+    summary=("{s.points:+g} when final score / iterations used exceeds the format baseline (final score / "
+             "{p.formats.sprint.convergence_baseline:g}, {p.formats.standard.convergence_baseline:g} or "
+             "{p.formats.marathon.convergence_baseline:g} for sprint, standard, marathon) times {s.factor:g}, and the run "
+             "converged: its final score is at least {s.min_final:g} (the document's targets) and not below its own best "
+             "by {p.trajectory.wasted_iteration.min_delta:g} or more."),
+    points="{s.points:+g}, {s.per_unused_submission:+g} per unused submission",
+    rule=("final / iterations used > (final / baseline) x {s.factor:g}, baseline {baselines} for sprint, standard, "
+          "marathon (so: fewer than {within[standard]:g} submissions in standard, {within[marathon]:g} in marathon; never "
+          "in sprint), and converged: final {s.min_final:g}+ and not {p.trajectory.wasted_iteration.min_delta:g}+ below "
+          "the run's own best; {s.per_unused_submission:+g} for each submission of the budget left unused (\"Using 4 of "
+          "8: strong convergence bonus\"), so that [70, 95] outranks [70, 85, 92, 95] as \"Early Termination Scoring\" "
+          "states; not paid when the final submission's held-back suite ran and fails (`rapid_convergence.held_back`)"),
+    reads="the scores, the format's budget and convergence baseline",
+    source="Rapid Convergence Bonus; Partial Iteration Budget Use",
+)
 def rapid_convergence(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
-    """+5 when final score / iterations used exceeds the format baseline (final score / 1, 3 or 6
-    for sprint, standard, marathon) times 1.2, and the run converged: its final score is at least
-    90 (the document's targets) and not below its own best by 2 or more. Plus 2.5 for every
-    submission of the budget left unused ("using 4 of 8: strong convergence bonus"), so that an
-    agent reaching 95 after one feedback round and stopping outranks one reaching 95 in three, as
-    the document states. Not paid when the final submission's held-back suite ran and fails
-    (``rapid_convergence.held_back: must_pass``): converging on an answer the checks the agent
-    never saw reject is not convergence."""
     rule = policy.trajectory.rapid_convergence
     final = facts.final.score
     best = max(facts.trajectory)
@@ -89,9 +107,15 @@ def rapid_convergence(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     )
 
 
-@detector("wasted_iteration", "trajectory", needs=feedback_steps)
+@detector(
+    "wasted_iteration", "trajectory", needs=feedback_steps, section="trajectory.wasted_iteration",
+    summary="{s.points:+g} for every iteration whose score moved by less than {s.min_delta:g} points from the previous one.",
+    points="{s.points:+g} each",
+    rule="a step whose score moved by less than {s.min_delta:g} points (absolute delta, as the formula says)",
+    reads="the score of every submission",
+    source="Wasted Iteration Penalty",
+)
 def wasted_iteration(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
-    """-3 for every iteration whose score moved by less than 2 points from the previous one."""
     rule = policy.trajectory.wasted_iteration
     for it in judged_steps(facts, policy):
         delta = it.delta or 0.0
@@ -121,13 +145,25 @@ def _phase_split(facts: RunFacts, total: float, profile: tuple[float, ...], tole
     return f"; phase split {pairs}: {verdict} {tolerance:.0%}"
 
 
-@detector("time_allocation", "trajectory", needs=having(
-    lambda f: len(f.iterations) > 1 and all(it.duration is not None for it in f.iterations),
-    "no duration for every submission"))
+@detector(
+    "time_allocation", "trajectory", section="trajectory.time_allocation",
+    needs=having(lambda f: len(f.iterations) > 1 and all(it.duration is not None for it in f.iterations),
+                 "no duration for every submission"),
+    values=lambda p: {"profiles": {name: "/".join(f"{round(share * 100, 4):g}" for share in p.format(name).time_profile)
+                                   for name in FORMATS},
+                      "tolerance": round(p.trajectory.time_allocation.profile_tolerance * 100, 4)},
+    summary=("Front-loaded time (iteration 0 took the longest) {s.front_loaded:+g}; back-loaded time (each iteration "
+             "took at least as long as the one before, the last longer than the first) {s.back_loaded:+g}; also how the "
+             "run's time split compares with the format's recommended profile."),
+    points="{s.front_loaded:+g} / {s.back_loaded:+g}",
+    rule=("front-loaded (iteration 0 took the longest) {s.front_loaded:+g}; back-loaded (never shorter than the one "
+          "before, last longer than first) {s.back_loaded:+g}; the evidence compares the split with the format's "
+          "recommended profile (standard {profiles[standard]}, sprint {profiles[sprint]}, tolerance "
+          "{tolerance:g} points)"),
+    reads="duration_seconds of every submission",
+    source="Concrete Examples 1 and 2; Time Management",
+)
 def time_allocation(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
-    """Front-loaded time (iteration 0 took the longest) +2; back-loaded time (each iteration took
-    at least as long as the one before, the last longer than the first) -2; also how the run's
-    time split compares with the format's recommended profile."""
     rule = policy.trajectory.time_allocation
     timed = [it for it in facts.iterations if it.duration is not None]
     if len(timed) < 2 or len(timed) != len(facts.iterations):
