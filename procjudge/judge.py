@@ -177,11 +177,13 @@ def run_detectors(facts: RunFacts, policy: Policy) -> tuple[list[Item], list[Not
             not_checked.append(NotChecked(detector=det.id, reason=f"internal error: {type(exc).__name__}: {exc}"[:300]))
             continue
         kind = det.kind
+        polarity = det.polarity
         for hit in hits:
+            points = float(hit.points)
             items.append(Item(
-                id=hit.name or det.id, kind=kind, points=float(hit.points), iterations=list(hit.iterations),
+                id=hit.name or det.id, kind=kind, points=points, iterations=list(hit.iterations),
                 evidence=hit.evidence, basis=hit.basis, strength=hit.strength or strength_of(hit.basis),
-                detail=hit.detail,
+                detail=hit.detail, polarity=polarity, per_iteration=det.per_iteration and not points,
             ))
     unrebuilt = [(it.number, text) for it in facts.iterations if it.changes is not None
                  for text in it.changes.unrebuilt or ()]

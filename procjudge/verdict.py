@@ -30,6 +30,8 @@ class Item(Part, frozen=True, omit_defaults=True):
     basis: str
     strength: str
     detail: dict[str, Any] | None = None
+    polarity: Literal["+", "-"] | None = None  # a telemetry signal: good (+) or bad (-) practice
+    per_iteration: bool = False  # a telemetry signal at 0 points: reports list it per iteration, not among the items
 
 
 class RunSummary(Part, frozen=True):

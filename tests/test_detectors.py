@@ -64,10 +64,11 @@ def test_every_detector_is_documented_in_code_and_the_rules_page() -> None:
         assert len(det.summary) > 20 and det.rule and det.points and det.reads and det.source, (
             f"{det.id} needs its declaration's texts: summary, points, rule, reads, source")
         assert f"| `{det.id}` |" in rules, f"{det.id} has no row in docs/rules.md's rules table"
-    from procjudge.detectors.signals import NEGATIVE, POSITIVE
+    from procjudge.detectors.signals import DETECTORS as SIGNALS
 
-    for name in POSITIVE + NEGATIVE:
-        assert f"`{name}`" in rules, f"signal {name} is not in docs/rules.md"
+    for det in SIGNALS:
+        assert det.polarity in ("+", "-") and det.per_iteration, det.id
+        assert f"`{det.id}`" in rules, f"signal {det.id} is not in docs/rules.md"
 
 
 def test_the_generated_documentation_is_current() -> None:

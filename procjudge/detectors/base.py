@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -85,7 +85,7 @@ class Detector(msgspec.Struct, frozen=True, kw_only=True):
     values: Callable[[Policy], dict[str, Any]] | None = None  # numbers the templates derive from the policy
     needs: Needs | None = None  # the reason it cannot be evaluated on a run, or None
     accuses: bool = False  # a definite finding says the agent cheated (the run scores the floor)
-    polarity: str = ""  # a telemetry signal: "+" or "-"
+    polarity: Literal["+", "-"] | None = None  # a telemetry signal: good (+) or bad (-) practice
     per_iteration: bool = False  # a telemetry signal at 0 points is shown per iteration, not among the items
 
     def text(self, template: str, policy: Policy) -> str:

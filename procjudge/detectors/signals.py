@@ -6,7 +6,7 @@ scores the same behaviour."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -88,7 +88,7 @@ def _times(factor: float) -> str:
     return {2.0: "twice", 5.0: "five times"}.get(factor, f"{factor:g} times")
 
 
-def _signal(name: str, polarity: str, *, summary: str, rule: str, reads: str, source: str) -> Detector:
+def _signal(name: str, polarity: Literal["+", "-"], *, summary: str, rule: str, reads: str, source: str) -> Detector:
     """One of the document's per-iteration telemetry signals as a detector of its own: one item
     listing the iterations where it holds; its points are per iteration, from ``signals.points``."""
 
@@ -153,11 +153,3 @@ DETECTORS = [
     _signal("unproductive", "-", summary="The score did not rise (score.delta <= 0).",
             rule="the score did not rise (score delta <= 0)", reads="the score delta", source="Telemetry Signals (negative)"),
 ]
-POSITIVE = tuple(d.id for d in DETECTORS if d.polarity == "+")
-NEGATIVE = tuple(d.id for d in DETECTORS if d.polarity == "-")
-
-
-def shown_per_iteration(item: Any) -> bool:
-    """Whether a report lists an item per iteration rather than among the items: a telemetry
-    signal at 0 points."""
-    return item.kind == "signal" and not item.points and item.id in POSITIVE + NEGATIVE

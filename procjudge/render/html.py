@@ -243,7 +243,7 @@ def run_view(verdict: Verdict, anchor: str = "r0", read_run: bool = True) -> Run
     items = [(k, item, _kind(item)) for k, item in enumerate(verdict.items)]
     per_iteration: dict[int, list[tuple[int, str, float]]] = {}
     for k, item in enumerate(verdict.items):
-        if item.kind == "signal" and item.points == 0:
+        if item.per_iteration:
             continue
         for number in item.iterations:
             per_iteration.setdefault(number, []).append((k, item.id, item.points))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from ..detectors.signals import shown_per_iteration
 from ..verdict import Verdict
 from .text import (
     aggregate_line,
@@ -41,7 +40,7 @@ def score(verdict: Verdict) -> str:
         "|---|---|---:|---|---|---|---|",
     ]
     for item in verdict.items:
-        if shown_per_iteration(item):
+        if item.per_iteration:
             continue  # listed under "signals per iteration"
         lines.append(
             f"| {item.id} | {item.kind} | {signed(item.points)} | {iterations(item.iterations)} | "

@@ -9,7 +9,6 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from ..detectors.signals import NEGATIVE, POSITIVE, shown_per_iteration
 from ..verdict import Verdict
 from .text import (
     aggregate_line,
@@ -54,7 +53,7 @@ def items_table(verdict: Verdict) -> Table:
     table.add_column("iter", no_wrap=True)
     table.add_column("evidence", overflow="fold", ratio=1)
     for item in verdict.items:
-        if shown_per_iteration(item):
+        if item.per_iteration:
             continue  # in the per-iteration table
         name = Text(item.id, style=KIND_STYLE.get(item.kind, ""))
         name.append("\n" + item.kind.replace("_", "-"), style="dim")  # the kind in words, not only in colour
@@ -70,12 +69,13 @@ def signals_table(verdict: Verdict) -> Table:
     table.add_column("score", justify="right")
     table.add_column("Δ", justify="right")
     table.add_column("signals", overflow="fold", ratio=1)
+    polarity = {item.id: item.polarity for item in verdict.items if item.polarity}
     for row in verdict.iterations:
         marks = Text()
         for name in row.signals:
-            if name in POSITIVE:
+            if polarity.get(name) == "+":
                 marks.append(f"+{name} ", style="green")
-            elif name in NEGATIVE:
+            elif polarity.get(name) == "-":
                 marks.append(f"-{name} ", style="red")
         delta = "" if row.delta is None else signed(row.delta)
         table.add_row(str(row.iteration), num(row.score), delta, marks)
