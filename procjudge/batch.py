@@ -23,28 +23,44 @@ RESULTS = msgspec.msgpack.Decoder(list[Result])
 Task = str | tuple[str, int, bytes] | tuple[str, int, str]  # a run file; a JSON-lines record; an error at a line
 
 
-def score_line(path: str, line: int, data: bytes, policy: Policy = DEFAULT, want_verdict: bool = True) -> Result:
+def score_line(path: str, line: int, data: bytes, policy: Policy = DEFAULT, want_verdict: bool = True,
+               want_detail: bool = False) -> Result:
     """Score one record of a JSON-lines file; any failure becomes ``Result.error`` at its line."""
-    from .records import record_path, score_record
+    from .judge import judge
+    from .records import load_record, record_path
 
     name = record_path(path, line)
+    detail = None
     try:
-        verdict = score_record(data, policy, source=path, line=line)
+        run = load_record(data, path, line)
+        verdict = judge(run, policy)
+        if want_detail:
+            from .detail import run_detail
+
+            detail = run_detail(run)
     except LoadError as exc:
         return Result(path=path, error=str(exc), error_line=line, file=path)
     except Exception as exc:  # noqa: BLE001 - one broken record must never stop a batch
         return Result(path=path, error=f"{name}: internal error: {type(exc).__name__}: {exc}", error_line=line, file=path)
-    return Result.of(name, verdict, {row.iteration: line for row in verdict.iterations}, want_verdict, file=path)
+    return Result.of(name, verdict, {row.iteration: line for row in verdict.iterations}, want_verdict, file=path,
+                     detail=detail)
 
 
-def score_path(path: str, policy: Policy = DEFAULT, want_lines: bool = False, want_verdict: bool = True) -> Result:
-    """Score one file; any failure becomes ``Result.error`` (never an exception)."""
+def score_path(path: str, policy: Policy = DEFAULT, want_lines: bool = False, want_verdict: bool = True,
+               want_detail: bool = False) -> Result:
+    """Score one file; any failure becomes ``Result.error`` (never an exception). ``want_detail``
+    sends what a page shows beyond the verdict, read from the run as it was scored."""
     from .judge import judge
     from .loading import load_run
 
+    detail = None
     try:
         run = load_run(path, with_lines=want_lines)
         verdict = judge(run, policy)
+        if want_detail:
+            from .detail import run_detail
+
+            detail = run_detail(run)
     except LoadError as exc:
         return Result(path=path, error=str(exc), error_line=exc.line)
     except Exception as exc:  # noqa: BLE001 - one broken file must never stop a batch
@@ -57,7 +73,7 @@ def score_path(path: str, policy: Policy = DEFAULT, want_lines: bool = False, wa
         for position, (entry, line) in enumerate(zip(run.iterations, run.lines)):
             if line is not None:
                 lines.setdefault(iteration_number(entry, position), line)
-    return Result.of(path, verdict, lines, want_verdict)
+    return Result.of(path, verdict, lines, want_verdict, detail=detail)
 
 
 # --------------------------------------------------------------------------- parallel scoring
@@ -65,19 +81,20 @@ def score_path(path: str, policy: Policy = DEFAULT, want_lines: bool = False, wa
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(policy: Policy, want_lines: bool, want_verdict: bool = True) -> None:
-    _WORKER.update(policy=policy, want_lines=want_lines, want_verdict=want_verdict)
+def _init_worker(policy: Policy, want_lines: bool, want_verdict: bool = True, want_detail: bool = False) -> None:
+    _WORKER.update(policy=policy, want_lines=want_lines, want_verdict=want_verdict, want_detail=want_detail)
 
 
-def score_task(task: Task, policy: Policy = DEFAULT, want_lines: bool = False, want_verdict: bool = True) -> Result:
+def score_task(task: Task, policy: Policy = DEFAULT, want_lines: bool = False, want_verdict: bool = True,
+               want_detail: bool = False) -> Result:
     """Score a run file, or a record of a JSON-lines file (or pass on an error found reading one);
     ``want_verdict`` False sends the row without the encoded verdict."""
     if isinstance(task, str):
-        return score_path(task, policy, want_lines, want_verdict)
+        return score_path(task, policy, want_lines, want_verdict, want_detail)
     path, line, data = task
     if isinstance(data, str):
         return Result(path=path, error=data, error_line=line, file=path)
-    return score_line(path, line, data, policy, want_verdict)
+    return score_line(path, line, data, policy, want_verdict, want_detail)
 
 
 def tasks(paths: list[str]) -> Iterator[Task]:
@@ -93,7 +110,7 @@ def tasks(paths: list[str]) -> Iterator[Task]:
 
 
 def _work(task: Task) -> Result:
-    return score_task(task, _WORKER["policy"], _WORKER["want_lines"], _WORKER["want_verdict"])
+    return score_task(task, _WORKER["policy"], _WORKER["want_lines"], _WORKER["want_verdict"], _WORKER["want_detail"])
 
 
 def _work_chunk(chunk: list[Task]) -> bytes:
@@ -117,17 +134,19 @@ def _die_with_parent(parent: int) -> None:
         os._exit(0)
 
 
-def _ignore_interrupts(policy: Policy, want_lines: bool, want_verdict: bool = True, parent: int | None = None) -> None:
+def _ignore_interrupts(policy: Policy, want_lines: bool, want_verdict: bool = True, want_detail: bool = False,
+                       parent: int | None = None) -> None:
     """Worker start: the parent alone answers Ctrl-C and SIGTERM (no traceback from every worker)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if parent is not None:
         _die_with_parent(parent)
-    _init_worker(policy, want_lines, want_verdict)
+    _init_worker(policy, want_lines, want_verdict, want_detail)
 
 
 def score_paths(
-    paths: list[str], policy: Policy = DEFAULT, jobs: int = 1, want_lines: bool = False, want_verdict: bool = True
+    paths: list[str], policy: Policy = DEFAULT, jobs: int = 1, want_lines: bool = False, want_verdict: bool = True,
+    want_detail: bool = False,
 ) -> Iterator[Result]:
     """Score every path, yielding results in input order; ``jobs`` worker processes.
 
@@ -140,7 +159,7 @@ def score_paths(
     many = any(is_records(p) for p in paths)
     if jobs <= 1 or (len(paths) < 2 and not many):
         for task in tasks(paths):
-            yield score_task(task, policy, want_lines, want_verdict)
+            yield score_task(task, policy, want_lines, want_verdict, want_detail)
         return
     import collections
     import multiprocessing
@@ -165,7 +184,7 @@ def score_paths(
 
     def pool() -> ProcessPoolExecutor:
         return ProcessPoolExecutor(jobs, mp_context=context, initializer=_ignore_interrupts,
-                                   initargs=(policy, want_lines, want_verdict, os.getpid()))
+                                   initargs=(policy, want_lines, want_verdict, want_detail, os.getpid()))
 
     executor = pool()
 

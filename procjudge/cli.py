@@ -314,17 +314,24 @@ def score(
     from .judge import judge
 
     active = _load_policy(policy)
-    verdict = judge(_load(run_file), active)
+    run = _load(run_file)
+    verdict = judge(run, active)
     if not quiet:
         for warning in verdict.warnings:
             _err(f"procjudge: warning: {run_file}: {warning}")
     fmt = _format(format, "score")
-    renderer = output_formats.renderer("score", fmt)
+    detail = None
+    if output_formats.shows_detail(fmt):
+        from .detail import run_detail
+
+        detail = run_detail(run)
     if quiet and fmt == "table":
         from .render.table import summary
 
-        renderer = summary
-    _deliver(renderer(verdict), output, [run_file])
+        rendered = summary(verdict)
+    else:
+        rendered = output_formats.render("score", fmt, verdict, detail=detail)
+    _deliver(rendered, output, [run_file])
     gate = fail_under if fail_under is not None else _config().fail_under
     if gate is not None and verdict.process_score < gate:
         _err(f"procjudge: process score {verdict.process_score:g} is below --fail-under {gate:g}")
@@ -538,7 +545,11 @@ def batch(
             _err("procjudge: --format parquet writes files: give -o DIR (runs.parquet and items.parquet) or -o NAME.parquet")
             raise typer.Exit(2)
     try:
-        reporters = [(name, output_formats.renderer("batch", name)(quiet=quiet), target) for name, target in outputs]
+        from . import __version__
+        from .catalogue import catalogue
+
+        reporters = [(name, output_formats.reporter(name, quiet=lambda: quiet, rules=lambda: catalogue(active),
+                                                    version=lambda: __version__), target) for name, target in outputs]
     except ImportError as exc:
         _err(f"procjudge: {exc}")
         raise typer.Exit(2) from None
@@ -550,6 +561,7 @@ def batch(
     workers = chosen or os.cpu_count() or 1
     want_lines = any(r.needs_lines for _, r, _ in reporters)
     want_verdict = any(r.needs_verdict for _, r, _ in reporters)  # else the lighter result
+    want_detail = any(r.needs_detail for _, r, _ in reporters)
     if engine not in ("local", "dask"):
         _err(f"procjudge: --engine {engine!r}: expected local or dask")
         raise typer.Exit(2)
@@ -565,9 +577,10 @@ def batch(
             _err("procjudge: --engine dask needs Dask: pip install 'procjudge[dask]'")
             raise typer.Exit(2) from None
         results: Iterable[Result] = stream(paths, active, scheduler, workers, want_lines=want_lines,
-                                           want_verdict=want_verdict)
+                                           want_verdict=want_verdict, want_detail=want_detail)
     else:
-        results = score_paths(paths, active, jobs=workers, want_lines=want_lines, want_verdict=want_verdict)
+        results = score_paths(paths, active, jobs=workers, want_lines=want_lines, want_verdict=want_verdict,
+                              want_detail=want_detail)
     _report(reporters, collector.feed(_progress(results, len(paths))), collector)
     from .render.text import warning_lines
 
@@ -661,14 +674,20 @@ def compare(
         if problem:
             _err(f"procjudge: {problem}")
             raise typer.Exit(2)
+    from .results import FoldersComparison, Judged
+
     errors: list[str] = []
+    judged: dict[str, Judged] = {}
     if not kinds[0]:
+        from .detail import run_detail
         from .judge import judge
         from .render.text import warning_lines
 
         verdicts = []
         for target in (a, b):
-            verdicts.append(judge(_load(target), active))
+            run = _load(target)
+            verdicts.append(judge(run, active))
+            judged[verdicts[-1].run.path] = Judged(verdict=verdicts[-1], detail=run_detail(run))
             shown = [(target, w) for w in verdicts[-1].warnings[:20]]
             for line in warning_lines(shown, len(verdicts[-1].warnings)):
                 _err(line)
@@ -683,10 +702,12 @@ def compare(
             raise typer.Exit(2)
         result = compare_folders(rows_a, rows_b, seed=seed, label_a=_label(a, rows_a), label_b=_label(b, rows_b))
     chosen = _format(format, "compare")
-    render = output_formats.renderer("compare", chosen)
     final = msgspec.structs.replace(result, errors=errors)
-    # the HTML page judges the pairs that differ most again, under the same policy, to show them whole
-    _deliver(render(final, policy=active) if chosen == "html" else render(final), output,
+    if isinstance(final, FoldersComparison) and output_formats.shows_detail(chosen):
+        from .compare import judge_most_different
+
+        judged = judge_most_different(final, active)  # the pairs a page opens, judged again whole
+    _deliver(output_formats.render("compare", chosen, final, judged=judged), output,
              _discover([a, b]) if kinds[0] else [a, b])
     if plot is not None:
         from .plot import PlotError

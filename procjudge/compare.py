@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 
+from .policy import Policy
 from .results import (
     COMPARE_SCHEMA as SCHEMA,
 )
@@ -17,6 +18,7 @@ from .results import (
     Comparison,
     FoldersComparison,
     ItemDifference,
+    Judged,
     Pair,
     Paired,
     PairedRun,
@@ -26,6 +28,7 @@ from .results import (
     Unmatched,
     UnmatchedRun,
     Winner,
+    most_different,
 )
 from .tally import agent_summary, figures_of
 from .verdict import Verdict
@@ -154,3 +157,22 @@ def worse_by(result: Comparison) -> float | None:
     if a is None or b is None:
         return None
     return round(a - b, 4)
+
+
+def judge_most_different(result: FoldersComparison, policy: Policy) -> dict[str, Judged]:
+    """The runs of the pairs a comparison page opens side by side (``most_different``), judged
+    again under ``policy`` with their detail, by path; a run that can no longer be read is left
+    out (the page then shows its summary)."""
+    from .detail import run_detail
+    from .judge import judge
+    from .loading import LoadError, load_run
+
+    judged: dict[str, Judged] = {}
+    for pair in most_different(result):
+        for path in (pair.a.path, pair.b.path):
+            try:
+                run = load_run(path)
+            except LoadError:
+                continue
+            judged[path] = Judged(verdict=judge(run, policy), detail=run_detail(run))
+    return judged

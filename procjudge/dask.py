@@ -113,9 +113,10 @@ def _tasks(partition: Partition) -> Iterator[Task]:
 
 
 def score_partition(partition: Partition, policy: Policy = DEFAULT, want_lines: bool = False,
-                    want_verdict: bool = True) -> bytes:
+                    want_verdict: bool = True, want_detail: bool = False) -> bytes:
     """Score one partition: its results as MessagePack (``list[Result]``), in order."""
-    return msgspec.msgpack.encode([score_task(task, policy, want_lines, want_verdict) for task in _tasks(partition)])
+    return msgspec.msgpack.encode([score_task(task, policy, want_lines, want_verdict, want_detail)
+                                   for task in _tasks(partition)])
 
 
 def _frame(partition: Partition, policy: Policy, table: str) -> Any:
@@ -172,7 +173,8 @@ def score_paths(targets: list[str], policy: Policy = DEFAULT, table: str = "runs
 
 
 def stream(paths: list[str], policy: Policy, scheduler: str | None, workers: int,
-           block: int = BLOCK_BYTES, want_lines: bool = False, want_verdict: bool = True) -> Iterator[Result]:
+           block: int = BLOCK_BYTES, want_lines: bool = False, want_verdict: bool = True,
+           want_detail: bool = False) -> Iterator[Result]:
     """``batch --engine dask``: the partitions scored on a cluster (``scheduler``'s, or a local
     one of ``workers`` processes), results yielded in input order, a bounded window in flight."""
     import collections
@@ -196,7 +198,8 @@ def stream(paths: list[str], policy: Policy, scheduler: str | None, workers: int
                 part = next(parts, None)
                 if part is None:
                     break
-                window.append(client.submit(score_partition, part, remote_policy, want_lines, want_verdict, pure=False))
+                window.append(client.submit(score_partition, part, remote_policy, want_lines, want_verdict, want_detail,
+                                            pure=False))
             if not window:
                 return
             future = window.popleft()

@@ -17,6 +17,7 @@ import msgspec
 from .verdict import Item, Verdict
 
 WARNINGS_PER_RUN = 5
+DIFF_MAX_LINES = 5000  # lines of a submission's diff a run's detail keeps; the page says how many more
 
 class Finding(msgspec.Struct, frozen=True):
     """One item worth an annotation: an anti-pattern, or a rule that cost points, with the line
@@ -101,6 +102,7 @@ class Result(msgspec.Struct, frozen=True, kw_only=True):
     lines: dict[int, int] | None = None  # the line where each submission starts, by number, when asked for
     error: str | None = None
     error_line: int | None = None
+    detail: RunDetail | None = None  # what a page shows beyond the verdict, when a report asks for it
     # A run of a JSON-lines file: ``path`` names it ``FILE:LINE``, ``file`` is the file itself
     # (annotations point at ``file``, at the record's line).
     file: str | None = None
@@ -112,12 +114,12 @@ class Result(msgspec.Struct, frozen=True, kw_only=True):
 
     @classmethod
     def of(cls, path: str, verdict: Verdict, lines: dict[int, int] | None = None, with_verdict: bool = True,
-           file: str | None = None) -> Result:
+           file: str | None = None, detail: RunDetail | None = None) -> Result:
         """The result of a scored run; without ``with_verdict`` only the row travels (the lighter
         result the csv, junit, markdown and table reports need)."""
         return cls(path=path, row=Row.of(verdict, path),
                    verdict_msgpack=msgspec.msgpack.encode(verdict) if with_verdict else None,
-                   warnings=verdict.warnings[:WARNINGS_PER_RUN], lines=lines, file=file)
+                   warnings=verdict.warnings[:WARNINGS_PER_RUN], lines=lines, file=file, detail=detail)
 
     def verdict(self) -> Verdict | None:
         """The whole verdict, decoded (None for a file that was not scored)."""
@@ -458,3 +460,43 @@ class Example(msgspec.Struct, frozen=True, kw_only=True):
     name: str
     run: str
     findings: list[tuple[float, list[int], str, str, str]]  # points, iterations, strength, basis, evidence
+
+
+# --------------------------------------------------------------------------- a run's detail
+
+
+class IterationDetail(msgspec.Struct, frozen=True, kw_only=True):
+    """What a page shows of one submission beyond its verdict row: when it started, the tests
+    failing and passing after it (by name, where the run has per-test outcomes), its diff (at most
+    ``DIFF_MAX_LINES`` lines, with the full count), files, change summaries, action counts and
+    log, and the build error."""
+
+    number: int
+    started: str | None = None
+    failing: list[str] | None = None
+    passing: list[str] | None = None
+    diff: str = ""
+    diff_lines: int = 0
+    files: list[str] = []
+    summary: list[str] = []
+    actions: list[str] = []
+    log: list[str] = []
+    build: str | None = None
+
+
+class RunDetail(msgspec.Struct, frozen=True, kw_only=True):
+    """A run's detail, read from the run as it was scored (by the worker that judged it)."""
+
+    iterations: list[IterationDetail]
+
+
+class Judged(msgspec.Struct, frozen=True, kw_only=True):
+    """A run judged for a page: its verdict and its detail."""
+
+    verdict: Verdict
+    detail: RunDetail | None = None
+
+
+def most_different(result: FoldersComparison, count: int = 10) -> list[Pair]:
+    """The pairs whose process scores differ most, the ones a comparison page opens side by side."""
+    return sorted(result.rows, key=lambda p: -abs(p.difference))[:count]

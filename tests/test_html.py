@@ -164,3 +164,37 @@ def test_every_text_of_a_chart_lies_inside_its_drawing(tmp_path: Path) -> None:
             for y in re.findall(r'<text[^>]*\by="([\d.]+)"', svg):
                 assert float(y) <= height, (y, height, svg[:200])
     assert "no anti-pattern found" in html_of(["batch", str(clean)], tmp_path)
+
+
+def test_a_batch_page_shows_runs_as_scored_not_as_the_files_are_later(tmp_path: Path) -> None:
+    """The detail comes from the worker that judged the run: a file rewritten (or gone) after
+    scoring does not change the page, and a run of a JSON-lines file gets its diffs too."""
+    from procjudge.batch import score_paths
+    from procjudge.render.html import HtmlReporter
+    from procjudge.tally import Collector, Gates
+
+    path = hostile_run(tmp_path)
+    lines = tmp_path / "runs.jsonl"
+    lines.write_text(path.read_text() + "\n", encoding="utf-8")
+    results = list(score_paths([str(path), str(lines)], want_detail=True))
+    path.write_text(json.dumps({"iterations": [{"iteration_telemetry": {"score": {"post_iteration": 1}}}]}))
+    lines.unlink()
+    reporter, collector = HtmlReporter(), Collector(Gates())
+    for result, reasons in collector.feed(results):
+        reporter.each(result, reasons)
+    html = reporter.finish(collector.finish())
+    assert html.count('<span class="l del">-    assert f(2) == 4</span>') == 2  # the file's run and the record's
+    assert "could not be read again" not in html
+    assert html.count('<b class="loss">Broken</b>: <code>test_b</code>') == 2
+
+
+def test_the_html_page_reads_no_run_file_and_judges_nothing() -> None:
+    """A reporter receives typed results: render/ imports the result types and the policy, never
+    the loader, the facts or the judge."""
+    import ast
+
+    for module in (ROOT / "procjudge" / "render").glob("*.py"):
+        tree = ast.parse(module.read_text(encoding="utf-8"))
+        imported = {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.level >= 1}
+        forbidden = {"loading", "facts", "judge", "batch", "compare", "tally", "detectors", "catalogue", "detail"}
+        assert not {name.split(".")[0] for name in imported} & forbidden, (module.name, imported)

@@ -11,7 +11,7 @@ import io
 import os
 import re
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 
 import msgspec
@@ -19,7 +19,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from ..results import AgentSummary, BatchReport, Result, Row, annotated
+from ..results import AgentSummary, BatchReport, Result, Row, Rule, annotated
 from .fit import Fitted, left_ellipsis, right_ellipsis, spare
 from .json import dumps
 from .markdown import cell
@@ -265,6 +265,7 @@ class Reporter:
 
     needs_lines = False
     needs_verdict = True
+    needs_detail = False  # a run's detail beside its verdict (what the HTML page shows of it)
 
     def __init__(self, quiet: bool = False) -> None:
         self.quiet = quiet
@@ -384,17 +385,15 @@ class SarifReporter(Reporter):
 
     needs_lines = True
 
-    def __init__(self, quiet: bool = False) -> None:
+    def __init__(self, quiet: bool = False, rules: Sequence[Rule] = (), version: str = "") -> None:
         super().__init__(quiet)
-        from ..catalogue import catalogue
-
-        self.rules = catalogue()
+        self.rules = list(rules)
+        self.version = version
         self.index = {rule.id: k for k, rule in enumerate(self.rules)}
         self.first = True
 
     def start(self) -> str:
-        from .. import __version__
-
+        __version__ = self.version
         rules = [{
             "id": rule.id, "name": rule.id,
             "shortDescription": {"text": rule.summary},
@@ -422,7 +421,7 @@ class SarifReporter(Reporter):
             location: dict[str, Any] = {"artifactLocation": {"uri": _uri(result.location)}}
             if line:
                 location["region"] = {"startLine": line}
-            accusing = self.rules[self.index[item.id]].accuses and item.strength == "definite"
+            accusing = item.id in self.index and self.rules[self.index[item.id]].accuses and item.strength == "definite"
             record = {
                 "ruleId": item.id, "ruleIndex": self.index.get(item.id, -1),
                 "level": "error" if accusing else "warning",
@@ -468,11 +467,9 @@ class GitlabReporter(Reporter):
 
     needs_lines = True
 
-    def __init__(self, quiet: bool = False) -> None:
+    def __init__(self, quiet: bool = False, rules: Sequence[Rule] = ()) -> None:
         super().__init__(quiet)
-        from ..catalogue import catalogue
-
-        self.accusing = {rule.id for rule in catalogue() if rule.accuses}
+        self.accusing = {rule.id for rule in rules if rule.accuses}
         self.first = True
 
     def start(self) -> str:

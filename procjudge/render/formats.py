@@ -1,7 +1,9 @@
 """The one registry of output formats: which commands each serves, and the renderer for each.
 
 The command line only looks formats up here: ``--format`` choices are the formats a command
-serves, and rendering is ``render(command, name, value)``. A new format (SARIF, HTML, Parquet)
+serves, and rendering is ``render(command, name, value, **context)``: the typed result, and what
+else a report may use (a run's ``detail``, the ``judged`` runs a comparison page opens, the
+terminal ``width``), each renderer taking the parts of the context it names. A new format (SARIF, HTML, Parquet)
 is one entry and its renderers, not another branch in the CLI. Renderers are imported when used,
 so ``procjudge score`` loads only what it prints with.
 """
@@ -21,6 +23,7 @@ class Format(msgspec.Struct, frozen=True, kw_only=True):
     name: str
     help: str
     binary: bool = False
+    detail: bool = False  # it shows runs' detail (diffs, test names): the command reads it for the renderer
     renderers: dict[str, str]
 
     def serves(self, command: str) -> bool:
@@ -40,7 +43,7 @@ FORMATS: tuple[Format, ...] = (
         "score": "procjudge.render.markdown:score", "batch": "procjudge.render.batch:REPORTERS.markdown",
         "compare": "procjudge.render.compare:markdown", "drift": "procjudge.render.drift:markdown",
         "estimate": "procjudge.render.review:markdown"}),
-    Format(name="html", help="one self-contained page to open and share (charts, findings, diffs)", renderers={
+    Format(name="html", help="one self-contained page to open and share (charts, findings, diffs)", detail=True, renderers={
         "score": "procjudge.render.html:score", "batch": "procjudge.render.html:HtmlReporter",
         "compare": "procjudge.render.html:compare"}),
     Format(name="parquet", help="runs and items tables for DuckDB, pandas, Polars, Spark (needs -o; pyarrow)", binary=True,
@@ -70,3 +73,29 @@ def renderer(command: str, name: str) -> Any:
     for part in attribute.split("."):
         target = target[part] if isinstance(target, dict) else getattr(target, part)
     return target
+
+
+def shows_detail(name: str) -> bool:
+    """Whether a format shows runs' detail, which the command must then read for it."""
+    return next(f for f in FORMATS if f.name == name).detail
+
+
+def render(command: str, name: str, value: Any, **context: Any) -> Any:
+    """``value`` rendered by the command's renderer for the format, given the parts of
+    ``context`` the renderer takes by name."""
+    import inspect
+
+    function = renderer(command, name)
+    accepted = inspect.signature(function).parameters
+    return function(value, **{k: v for k, v in context.items() if k in accepted})
+
+
+def reporter(name: str, **providers: Any) -> Any:
+    """A batch format's Reporter, given the parts of the context its factory takes by name; each
+    context value is a provider (a function of no argument), called only when taken (the rule
+    catalogue is built only for the reports that list it)."""
+    import inspect
+
+    factory = renderer("batch", name)
+    accepted = inspect.signature(factory).parameters
+    return factory(**{k: provide() for k, provide in providers.items() if k in accepted})

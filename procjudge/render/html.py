@@ -23,12 +23,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..results import BatchReport
+from ..results import DIFF_MAX_LINES, BatchReport, Judged, RunDetail, most_different
 from ..verdict import Item, Verdict
 
 DETAIL_CAP = int(os.environ.get("PROCJUDGE_HTML_DETAIL", "200"))  # runs of a batch shown with their detail
 DIFF_FOLD_LINES = 200  # a longer diff is folded, and shown without colouring past this many lines
-DIFF_MAX_LINES = 5000  # and cut here, with a note
 CHART_W, CHART_H, PAD = 860, 220, 34
 
 
@@ -186,7 +185,7 @@ class IterationView:
         return parts + ([", ".join(self.actions)] if self.actions else [])
 
 
-def _diff_lines(text: str) -> tuple[list[DiffLine], int, bool]:
+def _diff_lines(text: str) -> list[DiffLine]:
     lines = text.splitlines()
     out = []
     for line in lines[:DIFF_MAX_LINES]:
@@ -201,30 +200,7 @@ def _diff_lines(text: str) -> tuple[list[DiffLine], int, bool]:
         else:
             kind = "ctx"
         out.append(DiffLine(kind=kind, text=line))
-    return out, len(lines), len(lines) > DIFF_MAX_LINES
-
-
-def _names(entry: Any) -> tuple[set[str], set[str]] | None:
-    """(failing, passing) test names of an iteration, where it has per-test outcomes."""
-    tests = entry.iteration_telemetry.test_results.tests if entry.iteration_telemetry.test_results else None
-    if not tests:
-        return None
-    failing = {t.name for t in tests if t.outcome in ("failed", "error")}
-    passing = {t.name for t in tests if t.outcome == "passed"}
-    return failing, passing
-
-
-def _load(path: str) -> Any:
-    """The run file behind a verdict, for its diffs and test names (None when it cannot be read
-    again, e.g. standard input)."""
-    if not path or path == "-" or not os.path.isfile(path):
-        return None
-    try:
-        from ..loading import load_run
-
-        return load_run(path)
-    except Exception:  # noqa: BLE001 - the page is still made from the verdict alone
-        return None
+    return out
 
 
 @dataclass
@@ -238,8 +214,9 @@ class RunView:
     totals: dict[str, float]
 
 
-def run_view(verdict: Verdict, anchor: str = "r0", read_run: bool = True) -> RunView:
-    run = _load(verdict.run.path) if read_run else None
+def run_view(verdict: Verdict, detail: RunDetail | None = None, anchor: str = "r0") -> RunView:
+    """A run's section of a page: its verdict, and the detail the worker read beside it (diffs,
+    test names, actions; without it, the verdict alone)."""
     items = [(k, item, _kind(item)) for k, item in enumerate(verdict.items)]
     per_iteration: dict[int, list[tuple[int, str, float]]] = {}
     for k, item in enumerate(verdict.items):
@@ -248,52 +225,32 @@ def run_view(verdict: Verdict, anchor: str = "r0", read_run: bool = True) -> Run
         for number in item.iterations:
             per_iteration.setdefault(number, []).append((k, item.id, item.points))
     views = []
-    entries: dict[int, Any] = {}
-    if run is not None:
-        from ..facts import iteration_number
-
-        for position, entry in enumerate(run.iterations):
-            entries[iteration_number(entry, position)] = entry
+    details = {d.number: d for d in detail.iterations} if detail is not None else {}
     previous_names: tuple[set[str], set[str]] | None = None
     for row in verdict.iterations:
         view = IterationView(number=row.iteration, score=row.score, delta=row.delta, passed=row.passed, total=row.total,
                              duration=row.duration_seconds, started=None, signals=row.signals,
                              items=per_iteration.get(row.iteration, []))
-        entry = entries.get(row.iteration)
-        if entry is not None:
-            telemetry = entry.iteration_telemetry
-            view.started = telemetry.timestamp_start
-            names = _names(entry)
-            if names is not None:
-                view.failing = sorted(names[0])
+        one = details.get(row.iteration)
+        if one is not None:
+            view.started = one.started
+            if one.failing is not None and one.passing is not None:
+                names = (set(one.failing), set(one.passing))
+                view.failing = one.failing
                 if previous_names is not None:
                     view.fixed = sorted(previous_names[0] & names[1])
                     view.broken = sorted(previous_names[1] & names[0])
                 previous_names = names
-            changes = telemetry.changes
-            if changes is not None:
-                text = changes.diff or ""
-                if text:
-                    view.diff, view.diff_lines, view.diff_cut = _diff_lines(text)
-                    view.fold = view.diff_lines > DIFF_FOLD_LINES
-                view.files = [f"{f.path} ({f.status}{', scratch' if f.scratch else ''})" for f in changes.files or []]
-                view.summary = [s[:400] for s in changes.summary or []][:5]
-            actions = telemetry.actions
-            if actions is not None:
-                counts = [("tool calls", actions.tool_calls_total), ("file reads", actions.file_reads),
-                          ("file edits", actions.file_edits), ("test runs", actions.test_runs),
-                          ("searches", actions.search_operations)]
-                view.actions = [f"{name} {value}" for name, value in counts if value is not None]
-                view.log = [f"{e.at_seconds:g}s " if e.at_seconds is not None else "" for e in actions.log or []]
-                view.log = [f"{prefix}{e.tool}{' ' + e.target if e.target else ''}"
-                            for prefix, e in zip(view.log, actions.log or [])][:200]
-            build = telemetry.build
-            if build is not None and build.status == "failure":
-                view.build = "; ".join(build.errors or [])[:2000] or "the build failed"
+            if one.diff:
+                view.diff = _diff_lines(one.diff)
+                view.diff_lines, view.diff_cut = one.diff_lines, one.diff_lines > DIFF_MAX_LINES
+                view.fold = view.diff_lines > DIFF_FOLD_LINES
+            view.files, view.summary, view.actions, view.log, view.build = (
+                one.files, one.summary, one.actions, one.log, one.build)
         views.append(view)
     totals = {"raw": verdict.raw_process_score, "process": verdict.process_score}
     return RunView(anchor=anchor, verdict=verdict, chart=trajectory_chart(verdict, anchor), items=items, iterations=views,
-                   detail=run is not None, totals=totals)
+                   detail=detail is not None, totals=totals)
 
 
 # --------------------------------------------------------------------------- the page
@@ -337,9 +294,9 @@ def page(template: str, title: str, **context: Any) -> str:
     return text
 
 
-def score(verdict: Verdict) -> str:
+def score(verdict: Verdict, detail: RunDetail | None = None) -> str:
     """``procjudge score --format html``."""
-    return page("run.html", f"procjudge: {verdict.run.id}", run=run_view(verdict))
+    return page("run.html", f"procjudge: {verdict.run.id}", run=run_view(verdict, detail))
 
 
 # --------------------------------------------------------------------------- a batch
@@ -370,6 +327,7 @@ class HtmlReporter:
 
     needs_lines = False
     needs_verdict = True  # the detailed runs
+    needs_detail = True  # and what the page shows of them beyond the verdict
 
     def __init__(self, quiet: bool = False) -> None:
         self.quiet = quiet
@@ -386,7 +344,7 @@ class HtmlReporter:
         if not self.quiet and len(self.detailed) < DETAIL_CAP:
             verdict = result.verdict()
             if verdict is not None:
-                self.detailed.append(run_view(verdict, anchor=f"run-{len(self.rows) - 1}"))
+                self.detailed.append(run_view(verdict, result.detail, anchor=f"run-{len(self.rows) - 1}"))
         return ""
 
     def finish(self, report: BatchReport) -> str:
@@ -408,30 +366,30 @@ class HtmlReporter:
 # --------------------------------------------------------------------------- a comparison
 
 
-def _judged(path: str, policy: Any, anchor: str) -> RunView | None:
-    """A paired run judged again for its detail (None when it cannot be read again)."""
-    run = _load(path)
-    if run is None or policy is None:
-        return None
-    from ..judge import judge
-
-    return run_view(judge(run, policy), anchor=anchor)
+def _judged_view(judged: dict[str, Judged], path: str, anchor: str) -> RunView | None:
+    one = judged.get(path)
+    return run_view(one.verdict, one.detail, anchor=anchor) if one is not None else None
 
 
-def compare(result: Any, policy: Any = None) -> str:
+def compare(result: Any, judged: dict[str, Judged] | None = None) -> str:
     """``procjudge compare --format html``: two runs side by side, or two folders' distributions,
-    the paired table and the pairs that differ most, each opening both runs side by side (judged
-    again under ``policy``, which the command passes; without it, their summaries)."""
+    the paired table and the pairs that differ most, each opening both runs side by side (the runs
+    ``judged`` holds by path, with their detail; without them, their summaries)."""
+    judged = judged or {}
     if result.mode == "runs":
-        return page("compare_runs.html", "procjudge: compare", result=result,
-                    a=run_view(result.a, anchor="a"), b=run_view(result.b, anchor="b"))
+        def detail_of(verdict: Verdict) -> RunDetail | None:
+            one = judged.get(verdict.run.path)
+            return one.detail if one is not None else None
+
+        return page("compare_runs.html", "procjudge: compare", result=result, a=run_view(result.a, detail_of(result.a), anchor="a"),
+                    b=run_view(result.b, detail_of(result.b), anchor="b"))
     pairs = list(result.rows)
     scores_a = [p.a.process_score for p in pairs]
     scores_b = [p.b.process_score for p in pairs]
     everything = scores_a + scores_b
     low, high = (min(everything), max(everything)) if everything else (0.0, 1.0)
-    most = sorted(pairs, key=lambda p: -abs(p.difference))[:10]
-    detail = {k: (_judged(pair.a.path, policy, f"pair-{k}-a"), _judged(pair.b.path, policy, f"pair-{k}-b"))
+    most = most_different(result)
+    detail = {k: (_judged_view(judged, pair.a.path, f"pair-{k}-a"), _judged_view(judged, pair.b.path, f"pair-{k}-b"))
               for k, pair in enumerate(most)}
     return page("compare_folders.html", "procjudge: compare", result=result, pairs=pairs, most=most, detail=detail,
                 histogram_a=histogram(scores_a, f"A: {result.a.label}", low=low, high=high),

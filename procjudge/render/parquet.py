@@ -78,6 +78,7 @@ class ParquetReporter:
 
     needs_lines = False
     needs_verdict = True  # the items table
+    needs_detail = False
     writes_files = True
 
     def __init__(self, quiet: bool = False) -> None:
