@@ -206,3 +206,13 @@ def test_shell_completion_script_and_answers() -> None:
     env = {**os.environ, "_PROCJUDGE_COMPLETE": "complete_bash", "COMP_WORDS": "procjudge bat", "COMP_CWORD": "1"}
     done = subprocess.run([sys.executable, "-m", "procjudge"], env=env, capture_output=True, text=True, timeout=60, check=False)
     assert done.stdout.split() == ["batch"]
+
+
+def test_the_import_graph_has_no_cycle_and_no_upward_import() -> None:
+    """pyproject.toml's layers (`lint-imports`, which CI runs with the static checks): every
+    module imports only the layers below its own."""
+    command = Path(sys.executable).parent / "lint-imports"
+    if not command.exists():
+        pytest.skip("lint-imports (import-linter) is in the lint extra: pip install -e '.[lint]'")
+    done = subprocess.run([str(command), "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout[-3000:]
