@@ -17,7 +17,7 @@ import msgspec
 
 from .loading import LoadError
 from .policy import DEFAULT, Policy
-from .results import Result
+from .results import Result, Row
 
 RESULTS = msgspec.msgpack.Decoder(list[Result])
 Task = str | tuple[str, int, bytes] | tuple[str, int, str]  # a run file; a JSON-lines record; an error at a line
@@ -254,3 +254,16 @@ def _stop(executor: Any, wait: bool = True) -> None:
 # --------------------------------------------------------------------------- gates and summary
 
 
+
+
+def score_rows(paths: list[str], policy: Policy = DEFAULT, jobs: int = 1) -> tuple[list[Row], list[str]]:
+    """Every run's row (the figures drift and review read), and the messages of the files that
+    could not be scored."""
+    rows: list[Row] = []
+    errors: list[str] = []
+    for result in score_paths(paths, policy, jobs=jobs):
+        if result.row is None:
+            errors.append(result.error or f"{result.path}: not scored")
+        else:
+            rows.append(result.row)
+    return rows, errors

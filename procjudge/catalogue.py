@@ -17,7 +17,7 @@ from typing import Any
 from .detectors import ALL
 from .detectors.base import Detector
 from .policy import DEFAULT, Policy
-from .results import Example, Rule
+from .results import Example, Explanation, Rule
 
 
 def _detector(rule_id: str) -> Detector:
@@ -80,3 +80,18 @@ def example(rule_id: str, policy: Policy = DEFAULT) -> Example | None:
         found = [(i.points, i.iterations, i.strength, i.basis, i.evidence) for i in verdict.items if i.id == rule_id]
         return Example(name=case["name"], run=text, findings=found)
     return None
+
+
+def explain(rule_id: str, policy: Policy = DEFAULT) -> Explanation:
+    """A rule's entry and its example under ``policy``; ValueError naming the closest rules for an
+    unknown id."""
+    import difflib
+
+    known = [det.id for det in ALL]
+    if rule_id not in known:
+        close = list(dict.fromkeys([k for k in known if k.startswith(rule_id)]
+                                   + difflib.get_close_matches(rule_id, known, n=3)))[:3]
+        hint = f"; did you mean {' or '.join(close)}?" if close else "; procjudge explain --list shows them"
+        raise ValueError(f"no rule {rule_id!r}{hint}")
+    entry = rule(rule_id, policy)
+    return Explanation(rule=entry, example=example(entry.id, policy))

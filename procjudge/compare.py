@@ -9,7 +9,11 @@ difference (B - A) with a seeded 95% bootstrap interval.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
+import msgspec
+
+from .model import Run
 from .policy import Policy
 from .results import (
     COMPARE_SCHEMA as SCHEMA,
@@ -176,3 +180,86 @@ def judge_most_different(result: FoldersComparison, policy: Policy) -> dict[str,
                 continue
             judged[path] = Judged(verdict=judge(run, policy), detail=run_detail(run))
     return judged
+
+
+class Compared(msgspec.Struct, kw_only=True):
+    """``procjudge compare`` done: the comparison (with the unreadable files as its errors), the
+    runs a page opens judged whole, and each run's warnings as (path, warning) with their count."""
+
+    result: Comparison
+    judged: dict[str, Judged]
+    warnings: list[tuple[str, str]]
+    warning_count: int
+
+
+def compare_targets(a: str, b: str, policy: Policy, *, read: Callable[[str], Run], find: Callable[[list[str]], list[str]],
+                    seed: int = 0, jobs: int = 1, detail: bool = False) -> Compared:
+    """Two run files (``read`` reads one, ``-`` included) or two folders of runs (``find`` lists
+    a folder's run files), compared; ``detail`` judges the runs a page opens with their detail.
+    UsageError for two things that cannot be compared."""
+    from .results import UsageError
+
+    if a == "-" and b == "-":
+        raise UsageError("only one side of compare can be read from standard input")
+    for target in (a, b):
+        if target != "-" and not os.path.exists(target):
+            raise UsageError(f"{target}: no such file or folder")
+    if os.path.isdir(a) != os.path.isdir(b):
+        raise UsageError("compare takes two run files or two folders, not one of each")
+    if not os.path.isdir(a):
+        return _compare_files(a, b, policy, read)
+    sides = [_side(target, policy, find, jobs) for target in (a, b)]
+    for target, side in zip((a, b), sides):
+        if not side[2]:
+            from .discovery import nothing_found
+
+            raise UsageError(nothing_found([target]))
+    (rows_a, errors_a, _, warned_a, count_a), (rows_b, errors_b, _, warned_b, count_b) = sides
+    result = compare_folders(rows_a, rows_b, seed=seed, label_a=_label(a, rows_a), label_b=_label(b, rows_b))
+    result = msgspec.structs.replace(result, errors=errors_a + errors_b)
+    judged = judge_most_different(result, policy) if detail else {}
+    return Compared(result=result, judged=judged, warnings=warned_a + warned_b, warning_count=count_a + count_b)
+
+
+def _compare_files(a: str, b: str, policy: Policy, read: Callable[[str], Run]) -> Compared:
+    from .detail import run_detail
+    from .judge import judge
+
+    verdicts, judged, warnings, count = [], {}, [], 0
+    for target in (a, b):
+        run = read(target)
+        verdict = judge(run, policy)
+        verdicts.append(verdict)
+        judged[verdict.run.path] = Judged(verdict=verdict, detail=run_detail(run))
+        warnings += [(target, w) for w in verdict.warnings[:WARNINGS_SHOWN]]
+        count += len(verdict.warnings)
+    return Compared(result=compare_runs(*verdicts), judged=judged, warnings=warnings, warning_count=count)
+
+
+WARNINGS_SHOWN = 20
+
+
+def _side(target: str, policy: Policy, find: Callable[[list[str]], list[str]],
+          jobs: int) -> tuple[list[Row], list[str], int, list[tuple[str, str]], int]:
+    """Score one folder: its rows, its unreadable files, how many files were found, and the first
+    warnings with their count."""
+    from .batch import score_paths
+
+    paths = find([target])
+    rows: list[Row] = []
+    errors: list[str] = []
+    warnings: list[tuple[str, str]] = []
+    count = 0
+    for result in score_paths(paths, policy, jobs=jobs):
+        if result.row is None:
+            errors.append(result.error or f"{result.path}: not scored")
+        else:
+            rows.append(result.row)
+            count += result.row.warnings
+            warnings += [(result.path, w) for w in result.warnings][: max(0, WARNINGS_SHOWN - len(warnings))]
+    return rows, errors, len(paths), warnings, count
+
+
+def _label(target: str, rows: list[Row]) -> str:
+    agents = sorted({r.agent for r in rows if r.agent})
+    return agents[0] if len(agents) == 1 else os.path.basename(os.path.normpath(target))

@@ -157,3 +157,9 @@ def discover(targets: Iterable[str], exclude: Sequence[str] = (), include: Seque
              respect_gitignore: bool = True, skip: Iterable[str] = ()) -> list[str]:
     """Run files under the given folders, files and globs (see the module docstring)."""
     return Discovery(exclude, include, respect_gitignore, skip).files(targets)
+
+
+def nothing_found(targets: Iterable[str | os.PathLike[str]]) -> str:
+    """What a command that found no run file says: every suffix discovery reads."""
+    plain = ", ".join(s for s in RUN_SUFFIXES if not s.endswith((".gz", ".zst")))
+    return f"no run files ({plain}; the last two also .gz or .zst) found in {' '.join(map(str, targets))}"

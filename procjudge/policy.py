@@ -535,3 +535,17 @@ def policy_yaml(policy: Policy) -> str:
     import yaml
 
     return yaml.safe_dump(msgspec.to_builtins(policy), sort_keys=False, default_flow_style=None, width=100)
+
+
+def sources_listing(policy: Policy, policy_path: str | None, config: dict[str, Any] | None,
+                    config_path: str | None) -> str:
+    """``policy show --sources``: every value in force, one per line, with where it came from."""
+    found = sources(policy_path, config, config_path)
+    values = msgspec.to_builtins(policy)
+    lines = [f"# configuration: {config_path or 'none found'}; --policy: {policy_path or 'not given'}"]
+    for key, source in found.items():
+        value: Any = values
+        for part in key.split("."):
+            value = value[part]
+        lines.append(f"{key} = {msgspec.json.encode(value).decode()}  # {source}")
+    return "\n".join(lines) + "\n"

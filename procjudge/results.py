@@ -17,6 +17,12 @@ import msgspec
 from .verdict import Item, Verdict
 
 WARNINGS_PER_RUN = 5
+
+
+class UsageError(ValueError):
+    """What a command was asked cannot be done (two things that cannot be compared, an output that
+    is an input, an engine not installed): the message says why; the command exits 2."""
+
 DIFF_MAX_LINES = 5000  # lines of a submission's diff a run's detail keeps; the page says how many more
 
 class Finding(msgspec.Struct, frozen=True):
@@ -500,3 +506,10 @@ class Judged(msgspec.Struct, frozen=True, kw_only=True):
 def most_different(result: FoldersComparison, count: int = 10) -> list[Pair]:
     """The pairs whose process scores differ most, the ones a comparison page opens side by side."""
     return sorted(result.rows, key=lambda p: -abs(p.difference))[:count]
+
+
+class Explanation(msgspec.Struct, frozen=True, kw_only=True):
+    """``procjudge explain RULE``: the rule's catalogue entry and its example, scored now."""
+
+    rule: Rule
+    example: Example | None

@@ -129,3 +129,33 @@ def read_queue(data: bytes) -> ReviewQueue:
         return msgspec.convert(value, ReviewQueue)
     except msgspec.ValidationError as exc:
         raise ValueError(f" ({exc})") from None
+
+
+def queue_stem(out: str) -> str:
+    """Where ``review sample --out`` writes: OUT.csv and OUT.json (a given .csv or .json suffix is
+    replaced)."""
+    import os
+
+    root, suffix = os.path.splitext(out)
+    return root if suffix in (".csv", ".json") else out
+
+
+def read_labels(text: str, name: str) -> tuple[list[tuple[str, bool]], list[str]]:
+    """The (path, is a defect) labels of a reviewers' CSV (columns path and label; a blank label is
+    not yet reviewed), and a message for each label that is neither; ValueError without the
+    columns."""
+    import csv
+
+    reader = csv.DictReader(text.splitlines())
+    if not reader.fieldnames or "path" not in reader.fieldnames or "label" not in reader.fieldnames:
+        raise ValueError(f"{name}: expected columns path and label")
+    labels, problems = [], []
+    for number, row in enumerate(reader, start=2):
+        if not (row.get("label") or "").strip():
+            continue
+        value = read_label(row["label"])
+        if value is None:
+            problems.append(f"{name}:{number}: label {row['label']!r}: expected defect or ok")
+            continue
+        labels.append((row["path"].lstrip("'"), value))
+    return labels, problems

@@ -34,11 +34,13 @@ FORMATS: tuple[Format, ...] = (
     Format(name="table", help="a breakdown for the terminal", renderers={
         "score": "procjudge.render.table:score", "batch": "procjudge.render.batch:REPORTERS.table",
         "compare": "procjudge.render.compare:table", "drift": "procjudge.render.drift:table",
-        "estimate": "procjudge.render.review:table"}),
+        "estimate": "procjudge.render.review:table", "explain": "procjudge.render.explain:entry",
+        "rules": "procjudge.render.explain:rules"}),
     Format(name="json", help="machine-readable (schema procjudge.score/1, .batch/1, .compare/1)", renderers={
         "score": "procjudge.render.json:score", "batch": "procjudge.render.batch:REPORTERS.json",
         "compare": "procjudge.render.json:dumps", "drift": "procjudge.render.json:dumps",
-        "estimate": "procjudge.render.json:dumps"}),
+        "estimate": "procjudge.render.json:dumps", "explain": "procjudge.render.json:dumps",
+        "rules": "procjudge.render.json:dumps"}),
     Format(name="markdown", help="a pull-request comment or CI step summary", renderers={
         "score": "procjudge.render.markdown:score", "batch": "procjudge.render.batch:REPORTERS.markdown",
         "compare": "procjudge.render.compare:markdown", "drift": "procjudge.render.drift:markdown",

@@ -1,0 +1,467 @@
+"""What every command of the command line shares: writing to stdout, stderr and report files with
+the same care, the configuration and policy in force, the options several commands take, and
+leaving cleanly on Ctrl-C or SIGTERM.
+
+A command parses its options, calls one library function and hands its typed result to
+``deliver`` (through the format registry); everything here turns a problem into a one-line
+message and an exit code, never a traceback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import stat
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
+
+import typer
+
+from .render import formats as output_formats
+
+if TYPE_CHECKING:
+    from rich.console import Console, RenderableType
+
+    from .config import Config
+    from .model import Run
+    from .policy import Policy
+    from .render.batch import Reporter
+    from .results import BatchReport, Comparison, Result
+    from .tally import Collector, Gates
+
+
+# Where every importer writes: one option, the same for each `import` command.
+IMPORT_OUT_OPTION = typer.Option(..., "--out", "-o", metavar="DIR",
+                                 help="Folder to write the run files into (one sub-folder per agent).")
+
+
+def reports_option(default: str) -> Any:
+    """The SWE-bench ``--reports DIR`` option of the importers that read them; ``default`` says
+    where the reports come from without it."""
+    return typer.Option(None, "--reports", metavar="DIR",
+                        help=f"SWE-bench evaluation reports: DIR/<instance>/report.json or DIR/<instance>.json (default: {default}).")
+
+
+POLICY_OPTION = typer.Option(
+    None, "--policy", metavar="POLICY.yaml",
+    help="YAML file overriding any part of the scoring policy (see `procjudge policy show`).",
+)
+
+
+def err(message: str) -> None:
+    from .render.text import literal
+
+    # one line per message: a newline from input must not start a line (a CI workflow command)
+    sys.stderr.write(literal(message.replace("\r", "\\r").replace("\n", "\\n"), 4000) + "\n")
+
+
+def no_runs(targets: Iterable[str | Path]) -> str:
+    """What a command that found nothing to read says: every suffix discovery reads."""
+    from .discovery import nothing_found
+
+    return f"procjudge: {nothing_found(targets)}"
+
+
+def columns(pipe: int, narrowest: int, widest: int | None = None) -> int:
+    """The width to wrap text to: the terminal's (``COLUMNS``, else the terminal itself) within
+    ``narrowest``..``widest``, and ``pipe`` when the output is not a terminal."""
+    import shutil
+
+    width = max(narrowest, shutil.get_terminal_size((pipe, 24)).columns)
+    return min(width, widest) if widest is not None else width
+
+
+@contextlib.contextmanager
+def writing(target: Path, newline: str | None = None) -> Iterator[TextIO]:
+    """A report file written atomically; an unwritable target is a one-line error (exit 2)."""
+    from .safe_io import WriteError, atomic_write
+
+    try:
+        with atomic_write(str(target), newline=newline) as handle:
+            yield cast("TextIO", handle)  # opened in text mode
+    except WriteError as exc:
+        err(f"procjudge: {exc}")
+        raise typer.Exit(2) from None
+
+
+def finite(option: str) -> Callable[[float | None], float | None]:
+    """A typer callback refusing NaN and infinity: a NaN threshold would pass every gate."""
+    def check(value: float | None) -> float | None:
+        if value is not None and not math.isfinite(value):
+            raise typer.BadParameter(f"expected a finite number, got {value}", param_hint=option)
+        return value
+    return check
+
+
+MAX_JOBS = 256
+
+
+class Interrupted(Exception):
+    """SIGTERM reached the parent: stop scoring, as Ctrl-C does."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+SETTINGS: dict[str, Any] = {"config": None, "isolated": False, "loaded": None}
+
+
+def configuration() -> Config:
+    """The configuration in force (``--config FILE``, else found upward; none with --isolated)."""
+    from .config import ConfigError, load
+
+    if SETTINGS["loaded"] is None:
+        try:
+            path = SETTINGS["config"]
+            SETTINGS["loaded"] = load(str(path) if path is not None else None, isolated=SETTINGS["isolated"])
+        except ConfigError as exc:
+            err(f"procjudge: configuration error: {exc}")
+            raise typer.Exit(2) from None
+    loaded: Config = SETTINGS["loaded"]
+    return loaded
+
+
+def policy_in_force(path: Path | None) -> Policy:
+    from .policy import PolicyError, load_policy
+
+    config = configuration()
+    try:
+        return load_policy(path, config.policy, config.path)
+    except PolicyError as exc:
+        err(f"procjudge: policy error: {exc}")
+        raise typer.Exit(2) from None
+
+
+def format_of(given: Enum | None, command: str) -> str:
+    """--format, else the configuration's format when this command offers it, else table."""
+    if given is not None:
+        return str(given.value)
+    configured = configuration().format
+    return configured if configured in output_formats.names(command) else "table"
+
+
+QUIET_HELP = "Only the summary: no per-run rows in the table, no warnings on stderr."
+
+
+EXIT_ZERO_HELP = "Exit 0 even when a gate fails (unreadable input still exits 2)."
+
+
+def deliver(rendered: str | RenderableType, target: str | None, inputs: list[str]) -> None:
+    """A report to stdout (no target, or ``-``) or written atomically to a file that is none of
+    the inputs."""
+    if target is None or target == "-":
+        show(rendered)
+        return
+    from .safe_io import check_target
+
+    problem = check_target(target, inputs, "--output")
+    if problem:
+        err(f"procjudge: {problem}")
+        raise typer.Exit(2)
+    with writing(Path(target), newline="") as handle:
+        if isinstance(rendered, str):
+            handle.write(rendered)
+        else:
+            console_for(handle).print(rendered)
+
+
+STDIN_LIMIT = 64 * 1024 * 1024
+
+
+def load_or_exit(target: str) -> Run:
+    """A run from a file, or from standard input for ``-``; exit 2 with the message if unreadable."""
+    from .loading import LoadError, load_run
+
+    try:
+        if target == "-":
+            data = sys.stdin.buffer.read(STDIN_LIMIT + 1) if sys.stdin is not None else b""
+            return load_run("<stdin>", data)
+        return load_run(target)
+    except LoadError as exc:
+        err(f"procjudge: {exc}")
+        raise typer.Exit(2) from None
+
+
+def console_for(file: TextIO | None = None) -> Console:
+    from rich.console import Console
+
+    if file is None and sys.stdout is None:
+        err("procjudge: standard output is closed; nothing was written (use --output FILE, or a pipe)")
+        raise typer.Exit(2)
+
+    return Console(file=file or sys.stdout, highlight=False, markup=False, emoji=False, soft_wrap=False)
+
+
+def silence_stdout() -> None:
+    """The reader went away (``| head``): send the rest of the output nowhere."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
+def print_renderable(renderable: RenderableType) -> None:
+    """Print a rich renderable to stdout, with the same care as ``emit``."""
+    console = console_for()
+    try:
+        console.print(renderable)
+    except BrokenPipeError:
+        silence_stdout()
+    except OSError as exc:
+        err(f"procjudge: cannot write to standard output: {exc.strerror or exc}; nothing more was written")
+        raise typer.Exit(2) from None
+
+
+def show(rendered: str | RenderableType) -> None:
+    """Text to stdout as it is; a rich renderable through the console."""
+    if isinstance(rendered, str):
+        write(rendered)
+    else:
+        print_renderable(rendered)
+
+
+def write(text: str) -> None:
+    """Write a report to stdout; a reader that closed the pipe early is not an error."""
+    emit([text])
+
+
+def emit(chunks: Iterable[str]) -> None:
+    """Write report chunks to stdout as they come. If the reader closes the pipe, stop writing
+    but keep consuming, so that every run is still scored and the exit code reflects the gates."""
+    if sys.stdout is None:
+        err("procjudge: standard output is closed; nothing was written (use --output FILE, or a pipe)")
+        raise typer.Exit(2)
+    try:
+        for chunk in chunks:
+            sys.stdout.write(chunk)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        silence_stdout()
+        for _ in chunks:
+            pass
+    except OSError as exc:
+        err(f"procjudge: cannot write to standard output: {exc.strerror or exc}; nothing more was written")
+        raise typer.Exit(2) from None
+
+
+def outputs(values: list[str], default: str, known: list[str]) -> list[tuple[str, str | None]]:
+    """(format, file or None for stdout) for each report asked for: ``-o FILE`` writes --format to
+    FILE; ``-o FORMAT=FILE`` another format; ``-`` as the file is standard output. Unless a plain
+    ``-o FILE`` or a ``-o FORMAT=-`` is given, --format goes to standard output."""
+    outputs: list[tuple[str, str | None]] = []
+    plain = False
+    for value in values:
+        name, sep, target = value.partition("=")
+        if sep and name in known:
+            outputs.append((name, target))
+        elif sep and "/" not in name and "." not in name:
+            err(f"procjudge: --output {value}: unknown format {name!r}; known: {', '.join(known)}")
+            raise typer.Exit(2)
+        else:
+            outputs.append((default, value))
+            plain = True
+    outputs = [(name, None if target == "-" else target) for name, target in outputs]
+    if sum(target is None for _, target in outputs) > 1:
+        err("procjudge: --output: only one report can go to standard output (-)")
+        raise typer.Exit(2)
+    if not plain and all(target is not None for _, target in outputs):
+        outputs.insert(0, (default, None))  # no report named stdout: --format goes there
+    targets = [os.path.abspath(t) for _, t in outputs if t is not None]
+    if len(set(targets)) != len(targets):
+        err("procjudge: --output: two reports would be written to the same file")
+        raise typer.Exit(2)
+    return outputs
+
+
+def feed_reports(reporters: list[tuple[str, Reporter, str | None]], stream: Iterable[tuple[Result, list[str] | None]],
+            collector: Collector) -> BatchReport:
+    """Feed one stream of results to every report at once, each through its lifecycle; a report
+    file is written whole or not at all. Returns the finished batch."""
+    with contextlib.ExitStack() as stack:
+        sinks: list[tuple[str, Reporter, TextIO | None]] = []
+        for name, reporter, target in reporters:
+            if getattr(reporter, "writes_files", False):  # parquet: the reporter writes its own files
+                reporter.target = target  # type: ignore[attr-defined]
+                stack.callback(reporter.abandon)  # type: ignore[attr-defined]
+                sinks.append((name, reporter, None))
+                continue
+            handle = stack.enter_context(writing(Path(target), newline="")) if target is not None else None
+            sinks.append((name, reporter, handle))
+
+        def put(name: str, handle: TextIO | None, text: Any) -> None:
+            if not isinstance(text, str):  # the table report: a rich renderable
+                if handle is None:
+                    print_renderable(text)
+                else:
+                    console_for(handle).print(text)
+            elif text and handle is None:
+                emit([text])
+            elif text and handle is not None:
+                handle.write(text)
+
+        for name, reporter, handle in sinks:
+            put(name, handle, reporter.start())
+        for result, reasons in stream:
+            for name, reporter, handle in sinks:
+                put(name, handle, reporter.each(result, reasons))
+        report = collector.finish()
+        for name, reporter, handle in sinks:
+            put(name, handle, reporter.finish(report))
+    return report
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count:,} {word}{'' if count == 1 else 's'}"
+
+
+def find_runs(targets: list[str]) -> list[str]:
+    """Run files under targets, with the configuration's excludes, includes and .gitignore rule."""
+    from .discovery import discover
+
+    config = configuration()
+    return discover(targets, exclude=config.exclude, include=config.include, respect_gitignore=config.respect_gitignore)
+
+
+def without_own_outputs(found: list[str], targets: list[str]) -> list[str]:
+    """The discovered files less the reports this command writes: a -o target that is an earlier
+    procjudge report (or empty), and the file standard output is redirected to (``> out.json``).
+    A -o target that is a run stays an input, and writing it is refused."""
+    from .safe_io import is_own_report, same_file_as
+
+    own = [t for t in targets if os.path.exists(t) and is_own_report(t)]
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        if stat.S_ISREG(os.fstat(sys.stdout.fileno()).st_mode):
+            own.append(f"/dev/fd/{sys.stdout.fileno()}")  # same_file_as stats it: the redirect target
+    return [p for p in found if same_file_as(p, own) is None]
+
+
+def progress(results: Iterable[Result], total: int) -> Iterator[Result]:
+    """Wrap the results in a progress bar on stderr, only when stderr is a terminal."""
+    if not sys.stderr.isatty() or total < 2:
+        yield from results
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    with Progress("scoring", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("scoring", total=total)
+        for result in results:
+            bar.advance(task)
+            yield result
+
+
+def terminate(signum: int, frame: object) -> None:
+    raise Interrupted(signum)
+
+
+def interrupted(message: str, code: int) -> NoReturn:
+    """Leave at once after Ctrl-C or SIGTERM: the report's temporary file is already removed on
+    the way out; no exit hook runs (an interrupted pool's hooks can block or print tracebacks)."""
+    err(message)
+    flush_and_exit(code)
+
+
+def flush_and_exit(code: int) -> NoReturn:
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            if stream is not None:
+                stream.flush()
+    os._exit(code)
+
+
+def batch_inputs(targets: list[str], format: Enum | None, output: list[str], config: Config, *,
+                 fail_on: list[str] | None, exclude: list[str] | None, include: list[str] | None,
+                 respect_gitignore: bool | None, fail_under: float | None,
+                 fail_under_mean: float | None) -> tuple[list[tuple[str, str | None]], list[str], Gates]:
+    """``batch``'s reports, run files and gates from its options over the configuration's (exit 2
+    on an unknown ``--fail-on`` finding or a bad ``-o``)."""
+    from .batching import gate_findings
+    from .detectors import ALL
+    from .discovery import discover
+    from .results import UsageError
+    from .tally import Gates
+
+    try:
+        gates_on = gate_findings([*(fail_on or [])] or list(config.fail_on), [d.id for d in ALL])
+    except UsageError as exc:
+        err(f"procjudge: {exc}")
+        raise typer.Exit(2) from None
+    chosen = outputs(output, format_of(format, "batch"), output_formats.names("batch"))
+    found = discover(targets, exclude=[*config.exclude, *(exclude or [])], include=[*(include or config.include)],
+                     respect_gitignore=config.respect_gitignore if respect_gitignore is None else respect_gitignore)
+    paths = without_own_outputs(found, [target for _, target in chosen if target is not None])
+    gates = Gates(fail_under=fail_under if fail_under is not None else config.fail_under,
+                  fail_under_mean=fail_under_mean if fail_under_mean is not None else config.fail_under_mean,
+                  fail_on=gates_on)
+    return chosen, paths, gates
+
+
+def run_batch(targets: list[str], paths: list[str], chosen: list[tuple[str, str | None]], gates: Gates, policy: Policy, *,
+              quiet: bool, engine: str, scheduler: str | None, jobs: int) -> BatchReport:
+    """One scoring pass feeding every report asked for (exit 2 on what cannot be done)."""
+    from . import __version__
+    from .batching import plan, results
+    from .catalogue import catalogue
+    from .results import UsageError
+    from .tally import Collector
+
+    def reporter(name: str) -> Reporter:
+        made: Reporter = output_formats.reporter(name, quiet=lambda: quiet, rules=lambda: catalogue(policy),
+                                                 version=lambda: __version__)
+        return made
+
+    nothing = f"{no_runs(targets)} (hidden, git-ignored and excluded files are skipped; --list-files shows what is read)"
+    try:
+        batch = plan(paths, chosen, gates, engine=engine, scheduler=scheduler, workers=jobs or os.cpu_count() or 1,
+                     reporter=reporter, nothing=nothing.removeprefix("procjudge: "))
+    except UsageError as exc:
+        err(f"procjudge: {exc}")
+        raise typer.Exit(2) from None
+    collector = Collector(gates, keep_rows=not quiet and batch.keeps_rows)
+    return feed_reports(batch.reporters, collector.feed(progress(results(batch, policy), len(paths))), collector)
+
+
+def finish_batch(report: BatchReport, chosen: list[tuple[str, str | None]], quiet: bool) -> int:
+    """The batch's stderr lines (warnings, unreadable files, gate failures); its exit code."""
+    from .render.text import warning_lines
+
+    if not quiet:
+        for line in warning_lines(report.warnings, report.warning_count):
+            err(line)
+    for error in report.errors:
+        err(f"procjudge: {error.message}")
+    if report.failed and any(name != "table" or target is not None for name, target in chosen):
+        err(f"procjudge: {len(report.failed)} of {report.summary.runs_scored} runs failed the gate")
+    if report.mean_failure:
+        err(f"procjudge: {report.mean_failure}")
+    return report.exit_code
+
+
+def check_plot_target(plot: Path | None, inputs: list[str]) -> None:
+    """Exit 2 when ``--plot`` would overwrite an input or cannot be written."""
+    if plot is None:
+        return
+    from .safe_io import check_target
+
+    problem = check_target(str(plot), inputs, "--plot")
+    if problem:
+        err(f"procjudge: {problem}")
+        raise typer.Exit(2)
+
+
+def draw_plot(result: Comparison, plot: Path | None) -> None:
+    """Draw a comparison to ``--plot`` (exit 2 when it cannot be drawn)."""
+    if plot is None:
+        return
+    from .plot import PlotError
+    from .plot import plot as draw
+
+    try:
+        draw(result, str(plot))
+    except PlotError as exc:
+        err(f"procjudge: {exc}")
+        raise typer.Exit(2) from None

@@ -1,0 +1,277 @@
+"""``procjudge import``: one command per built-in importer, ``import list`` and ``import auto``.
+
+Adding an importer is a module with its ``import_files`` and its entry in ``base.BUILTINS`` (or,
+from another package, an entry point in the group ``procjudge.importers``): ``import auto``
+recognises its files and ``import auto --using NAME`` forces it. A command of its own here is
+only for options of its own (``--reports``, ``--hidden-from``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+import typer
+
+from ..console import IMPORT_OUT_OPTION, err, plural, reports_option
+
+import_app = typer.Typer(help="Turn other tools' logs into run files.", no_args_is_help=True, rich_markup_mode=None)
+
+
+def require_files(paths: list[Path]) -> None:
+    for path in paths:
+        if not path.is_file():
+            err(f"procjudge: {path}: no such file")
+            raise typer.Exit(2)
+
+
+def files_in(paths: list[Path], suffixes: tuple[str, ...]) -> list[Path]:
+    """The files named, and in each folder named the files ending in ``suffixes`` (searched
+    recursively, in sorted order); a folder with none is an error naming the suffixes."""
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            inside = sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(suffixes))
+            if not inside:
+                err(f"procjudge: {path}: no {' or '.join(suffixes)} files in this folder")
+                raise typer.Exit(2)
+            found += inside
+        else:
+            found.append(path)
+    require_files(found)
+    return found
+
+
+def import_report(written: int, issues: list[Any], out: Path, unit: str, note_unit: str) -> NoReturn:
+    """Print an import's errors, its notes (the first 20) and its one-line summary; exit 2 on an error."""
+    errors = [issue for issue in issues if not issue.note]
+    notes = [issue for issue in issues if issue.note]
+    for issue in errors:
+        err(f"procjudge: {issue}")
+    for issue in notes[:20]:
+        err(f"procjudge: note: {issue}")
+    if len(notes) > 20:
+        err(f"procjudge: note: {len(notes) - 20:,} more notes")
+    skipped = f"; {plural(len(errors), unit)} skipped" if errors else ""
+    skipped += f"; {plural(len(notes), note_unit)}" if notes else ""
+    sys.stdout.write(f"imported {plural(written, 'run')} into {out}{skipped}\n")
+    raise typer.Exit(2 if errors else 0)
+
+
+@import_app.command("reflexion")
+def import_reflexion(
+    files: list[Path] = typer.Argument(..., metavar="FILE.jsonl...", help="Reflexion-family logs: LDB, Reflexion, MapCoder's Reflexion runs."),
+    out: Path = IMPORT_OUT_OPTION,
+    agent: str | None = typer.Option(None, "--agent", help="Agent name (default: the file's folder; plus the file name when several files share a folder)."),
+    hidden_from: Path | None = typer.Option(None, "--hidden-from", metavar="OTHER.jsonl",
+                                               help="A second file of the same runs whose is_solved is a second hidden verdict, joined on the task (e.g. HumanEvalET)."),
+    hidden_name: str = typer.Option("extended", "--hidden-name", help="Name of the second hidden suite."),
+    max_iterations: int | None = typer.Option(None, "--max-iterations", min=1,
+                                                 help="The loop's budget of submissions (default: the most any task in the file used)."),
+) -> None:
+    """Import code-repair logs (one JSON object per task per line) as one run file per task.
+
+    Per iteration: the visible tests by name (the assert text) and their outcome, the output after
+    a failure, the counts, the code, the diff from the previous iteration (the repeated import
+    header set aside) and a code hash; is_solved becomes the held-back suite after the last
+    iteration. A malformed line is reported with its line number; every other line is imported.
+
+    Example: procjudge import reflexion ldb/humaneval/*/results.jsonl --out imported/
+    """
+    from .reflexion import import_files
+
+    require_files(list(files) + ([hidden_from] if hidden_from else []))
+    written, issues = import_files([str(f) for f in files], str(out), agent=agent,
+                                   hidden_from=str(hidden_from) if hidden_from else None,
+                                   max_iterations=max_iterations, hidden_name=hidden_name)
+    import_report(written, issues, out, "line", "record with nothing to judge")
+
+
+@import_app.command("inspect")
+def import_inspect(
+    files: list[Path] = typer.Argument(..., metavar="LOG...", help="Inspect AI logs (.eval or .json)."),
+    out: Path = IMPORT_OUT_OPTION,
+    agent: str | None = typer.Option(None, "--agent", help="Agent name (default: the log's model)."),
+) -> None:
+    """Import Inspect AI evaluation logs as one run file per sample and epoch.
+
+    An iteration is one scored submission: a multi-attempt agent's intermediate scores, then the
+    final score when it is a new answer. Per iteration the score, test counts from the scorer's
+    metadata (passed, total), the submitted answer as code, the scorer's explanation as feedback,
+    the tool calls since the previous submission, and the timing. Zstandard-compressed .eval logs
+    need Python 3.14 or pip install 'procjudge[inspect]'.
+
+    Example: procjudge import inspect logs/*.eval --out imported/
+    """
+    from .inspect import import_files
+
+    require_files(list(files))
+    written, issues = import_files([str(f) for f in files], str(out), agent=agent)
+    import_report(written, issues, out, "log", "note")
+
+
+@import_app.command("swe-agent")
+def import_swe_agent(
+    files: list[Path] = typer.Argument(..., metavar="TRAJ...", help="mini-swe-agent or SWE-agent trajectories (.traj.json, .traj), or folders holding them."),
+    out: Path = IMPORT_OUT_OPTION,
+    reports: Path | None = typer.Option(
+        None, "--reports", metavar="DIR|FILE",
+        help="SWE-bench evaluation reports: DIR/<instance>/report.json or DIR/<instance>.json, or a results.json "
+             "that lists the resolved instances (default: logs/<instance>/report.json beside the trajectories)."),
+    agent: str | None = typer.Option(None, "--agent", help="Agent name (default: the model in the trajectory's configuration, else its run folder)."),
+) -> None:
+    """Import shell-agent trajectories as one run file per task.
+
+    Reads mini-swe-agent (1.x command blocks, 2.x tool calls) and SWE-agent (0.x ACI commands
+    such as edit N:M, 1.x str_replace_editor calls). An iteration is one or more edits followed by
+    a test run (Django's runtests.py, pytest, unittest, tox or nox, with counts in its output); a
+    test run that validated nothing (the runner is missing, its output was cut or discarded) is
+    not a failure and is named in the run's notes. Per iteration the suite, the counts and the
+    tests by name, the files written (scratch files marked) with each edit rebuilt as text, the
+    THOUGHT as the change summary and the timing; the last iteration carries the submitted diff and
+    the held-back FAIL_TO_PASS and PASS_TO_PASS suites of report.json. A trajectory with no test
+    run that validated anything is one iteration of unknown outcome, scored by its held-back suite
+    (skipped with a note when it has none); one unreadable file is an error that costs that file only.
+
+    Example: procjudge import swe-agent trajs/ --reports logs --out imported/
+    """
+    from .swe_agent import import_files
+
+    files = files_in(list(files), (".traj.json", ".traj"))
+    written, issues = import_files([str(f) for f in files], str(out), agent=agent, reports=str(reports) if reports else None)
+    import_report(written, issues, out, "file", "note")
+
+
+@import_app.command("openhands")
+def import_openhands(
+    files: list[Path] = typer.Argument(..., metavar="OUTPUT.jsonl...", help="OpenHands evaluation output: one instance per line."),
+    out: Path = IMPORT_OUT_OPTION,
+    reports: Path | None = reports_option("the line's own test_result.report"),
+    agent: str | None = typer.Option(None, "--agent", help="Agent name (default: the model in the line's metadata)."),
+) -> None:
+    """Import OpenHands evaluation output (output.jsonl) as one run file per instance.
+
+    The history's events are read as a shell agent's steps: run actions are commands (test runs
+    and builds recognised as for swe-agent), edit and write actions are edits of their path. An
+    iteration is one or more edits followed by a test run or a failed build; the last iteration
+    carries test_result.git_patch and the held-back verdict. Lines are streamed; a malformed line
+    is reported with its number and the others are imported.
+
+    Example: procjudge import openhands evaluation/outputs/*/output.jsonl --out imported/
+    """
+    from .openhands import import_files
+
+    require_files(list(files))
+    written, issues = import_files([str(f) for f in files], str(out), agent=agent, reports=str(reports) if reports else None)
+    import_report(written, issues, out, "line", "note")
+
+
+@import_app.command("atif")
+def import_atif(
+    files: list[Path] = typer.Argument(..., metavar="TRAJECTORY.json...", help="ATIF trajectories (Harbor: TRIAL/agent/trajectory.json)."),
+    out: Path = IMPORT_OUT_OPTION,
+    agent: str | None = typer.Option(None, "--agent", help="Agent name (default: the trajectory's agent name and model)."),
+) -> None:
+    """Import Agent Trajectory Interchange Format trajectories as one run file each.
+
+    Tool calls are read as a shell agent's steps: shell commands (command, cmd, keystrokes),
+    file edits (an editor's str_replace/create/insert, write and edit tools, apply_patch) and
+    reads. In a Harbor trial folder the verifier's ctrf.json or reward.txt is the held-back suite.
+
+    Example: procjudge import atif jobs/*/*/agent/trajectory.json --out imported/
+    """
+    from .atif import import_files
+
+    require_files(list(files))
+    written, issues = import_files([str(f) for f in files], str(out), agent=agent)
+    import_report(written, issues, out, "file", "note")
+
+
+@import_app.command("list")
+def import_list() -> None:
+    """List the importers: the built-in ones and those other packages install (entry-point group
+    procjudge.importers)."""
+    from .base import BUILTINS, registry
+
+    importers, problems = registry()
+    builtin = {b.name for b in BUILTINS}
+    width = max(len(i.name) for i in importers)
+    for importer in importers:
+        origin = "" if importer.name in builtin else "  (plugin)"
+        sys.stdout.write(f"{importer.name:<{width}}  {importer.summary}{origin}\n")
+    for problem in problems:
+        err(f"procjudge: warning: {problem}")
+
+
+def import_inputs(targets: list[Path]) -> list[str]:
+    """The files under targets (folders walked, hidden folders skipped), in order."""
+    found: list[str] = []
+    for target in targets:
+        if target.is_dir():
+            for folder, subfolders, names in os.walk(target):
+                subfolders[:] = sorted(d for d in subfolders if not d.startswith("."))
+                found += [os.path.join(folder, n) for n in sorted(names) if not n.startswith(".")]
+        elif target.is_file():
+            found.append(str(target))
+        else:
+            err(f"procjudge: {target}: no such file or folder")
+            raise typer.Exit(2)
+    return found
+
+
+@import_app.command("auto")
+def import_auto(
+    targets: list[Path] = typer.Argument(..., metavar="PATH...", help="Log files, or folders to search for them."),
+    out: Path = IMPORT_OUT_OPTION,
+    agent: str | None = typer.Option(None, "--agent", help="Agent name (default: each importer's own)."),
+    using: str | None = typer.Option(None, "--using", metavar="IMPORTER",
+                                     help="Read every file with this importer instead of recognising each (see import list)."),
+) -> None:
+    """Recognise each log's format and import it: swe-agent trajectories, OpenHands output,
+    ATIF trajectories, Inspect logs, Reflexion-family logs, and any installed plugin's format.
+
+    A file is recognised by its name and first bytes; in a folder, files no importer recognises
+    are passed over (and counted), while a named file that is not recognised is an error.
+
+    Example: procjudge import auto runs/ --out imported/
+    """
+    from .base import recognise, registry
+
+    importers, problems = registry()
+    for problem in problems:
+        err(f"procjudge: warning: {problem}")
+    chosen = None
+    if using is not None:
+        chosen = next((i for i in importers if i.name == using), None)
+        if chosen is None:
+            err(f"procjudge: no importer named {using!r}; there are: {', '.join(i.name for i in importers)}")
+            raise typer.Exit(2)
+    named = {str(t) for t in targets if t.is_file()}
+    groups: dict[str, list[str]] = {}
+    passed_over: list[str] = []
+    unknown: list[str] = []
+    for path in import_inputs(list(targets)):
+        importer = chosen or recognise(path, importers)
+        if importer is None:
+            (unknown if path in named else passed_over).append(path)
+        else:
+            groups.setdefault(importer.name, []).append(path)
+    by_name = {i.name: i for i in importers}
+    written, issues = 0, []
+    for name, paths in groups.items():
+        count, found = by_name[name].import_files(paths, str(out), agent=agent)
+        written += count
+        issues += found
+        err(f"procjudge: {name}: {plural(len(paths), 'file')}, {plural(count, 'run')}")
+    if passed_over:
+        err(f"procjudge: {plural(len(passed_over), 'file')} under the folders recognised by no importer, passed over")
+    if not groups and not unknown:
+        err("procjudge: no logs found")
+    if unknown:
+        from .base import ImportIssue
+
+        issues += [ImportIssue(path, 1, "not a log any importer recognises (see procjudge import list; "
+                               "--using NAME forces one)") for path in unknown]
+    import_report(written, issues, out, "file", "note")
