@@ -10,7 +10,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from procjudge import code as codeinfo
+from procjudge.detectors import shapes as codeinfo
 
 SETTINGS = settings(max_examples=300, deadline=None, derandomize=True)
 

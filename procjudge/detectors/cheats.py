@@ -19,10 +19,10 @@ from typing import Any
 
 import msgspec
 
-from ..code import DEFINITE, LIKELY, TAMPERING, TEST_EDITS, Shape, stronger, weakened
 from ..facts import IterationFacts, RunFacts, baseline_failures, held_back_fails
 from ..policy import Policy
 from .base import Hit, detector, having, plural
+from .shapes import DEFINITE, LIKELY, TAMPERING, TEST_EDITS, Shape, stronger, submitted, weakened
 
 _CODE = having(lambda f: any(it.code is not None or it.diff is not None for it in f.iterations),
                "no submitted code or diffs")
@@ -119,12 +119,12 @@ def test_chasing(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     local = facts.run.info.iterations_are == "local_runs"
     seen: set[tuple[str, str]] = set()
     previous: IterationFacts | None = None
-    for it in facts.iterations:
+    for it, added in zip(facts.iterations, submitted(facts)):
         failing_before = (previous.failing_after or frozenset()) if previous is not None else frozenset(
             baseline_failures(it.entry))
         previous = it
         shapes = []
-        for shape in it.shapes:
+        for shape in added:
             if shape.rule in TAMPERING:
                 continue
             if shape.rule in TEST_EDITS:
@@ -185,8 +185,8 @@ def test_chasing(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
 )
 def checker_tampering(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     rule = policy.anti_patterns.checker_tampering
-    for it in facts.iterations:
-        shapes = [s for s in it.shapes if s.rule in TAMPERING]
+    for it, added in zip(facts.iterations, submitted(facts)):
+        shapes = [s for s in added if s.rule in TAMPERING]
         if not shapes:
             continue
         strength = "weak"

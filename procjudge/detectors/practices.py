@@ -5,10 +5,10 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable
 
-from ..code import TEST_EDITS
 from ..facts import IterationFacts, RunFacts, baseline_failures, fmt_num, is_test_path
 from ..policy import Policy
 from .base import Hit, all_of, detector, feedback_steps, having, plural, share
+from .shapes import TEST_EDITS, Shape, submitted
 
 _READING = having(lambda f: any(
     it.seconds_before_first_edit is not None or it.read_feedback is not None for it in f.iterations),
@@ -93,7 +93,7 @@ def targeted_fixes(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     measured = [it for it in facts.iterations[1:] if it.tests_fixed is not None and _files(it)]
     if not measured or any(it.tests_broken for it in facts.iterations[1:]):
         return
-    if any(it.shapes for it in facts.iterations):
+    if any(submitted(facts)):
         return
     fixed = sum(it.tests_fixed or 0 for it in measured)
     files = sum(_files(it) for it in measured)
@@ -138,9 +138,9 @@ def test_driven_iteration(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     red_green: dict[int, list[str]] = {}
     local = facts.run.info.iterations_are == "local_runs"
     previous: IterationFacts | None = None
-    for it in facts.iterations:
+    for it, added in zip(facts.iterations, submitted(facts)):
         cycles = _edit_run_cycles(it)
-        turned = _red_to_green(it, previous) if local else []
+        turned = _red_to_green(it, previous, added) if local else []
         previous = it
         if cycles >= rule.min_edit_run_cycles:
             uses_log = True
@@ -163,11 +163,11 @@ def test_driven_iteration(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
               basis="action log" if uses_log else "telemetry fields")
 
 
-def _red_to_green(it: IterationFacts, previous: IterationFacts | None) -> list[str]:
+def _red_to_green(it: IterationFacts, previous: IterationFacts | None, added: tuple[Shape, ...]) -> list[str]:
     """Tests that failed in the agent's own run before an iteration's change (the baseline run for
     the first) and pass after it, where the change touched code beyond the tests and rewrote no
     test's expectation: the red-green loop of test-driven work, by name."""
-    if not any(not is_test_path(path) for path in it.fix_paths) or any(shape.rule in TEST_EDITS for shape in it.shapes):
+    if not any(not is_test_path(path) for path in it.fix_paths) or any(shape.rule in TEST_EDITS for shape in added):
         return []
     results = it.entry.iteration_telemetry.test_results
     if previous is not None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .. import code as codeinfo
 from ..facts import IterationFacts, RunFacts, fmt_num
 from ..policy import Policy
 from .base import Hit, all_of, detector, each, feedback_steps, having, plural, seconds
+from .shapes import normal_form, normal_lines
 
 
 def _same_program(a: IterationFacts, b: IterationFacts) -> str | None:
@@ -39,7 +39,7 @@ class _Programs:
             self.by_code.setdefault(e.code, e)
             if e.code_hash is None:
                 self.by_code_unhashed.setdefault(e.code, e)
-            self.by_normal.setdefault(codeinfo.normal_form(e.code), e)
+            self.by_normal.setdefault(normal_form(e.code), e)
 
     def find(self, it: IterationFacts) -> IterationFacts | None:
         """The first earlier submission that is the same program as ``it`` (as ``_same_program``
@@ -55,18 +55,18 @@ class _Programs:
         if found:
             return min(found, key=lambda e: e.position)
         if it.code is not None:
-            return self.by_normal.get(codeinfo.normal_form(it.code))
+            return self.by_normal.get(normal_form(it.code))
         return None
 
 
 def _cosmetic(previous: IterationFacts, it: IterationFacts) -> tuple[str, str] | None:
     """(reason, basis) when a submission changes only comments, docstrings or layout."""
     if previous.code is not None and it.code is not None and previous.code != it.code:
-        if codeinfo.normal_form(previous.code) == codeinfo.normal_form(it.code):
+        if normal_form(previous.code) == normal_form(it.code):
             return "the program is unchanged under a cosmetic edit (comments, docstrings or layout only)", "normalised code"
         return None
     if (it.diff is not None and not it.diff.empty
-            and all(codeinfo.normal_lines(f.added) == codeinfo.normal_lines(f.removed) for f in it.diff.per_file)):
+            and all(normal_lines(f.added) == normal_lines(f.removed) for f in it.diff.per_file)):
         return "the diff changes only comments, docstrings or layout", "normalised code"
     return None
 
