@@ -31,8 +31,6 @@ from typing import Any
 
 import msgspec
 
-CONFIG_NAMES = ("procjudge.toml", "pyproject.toml")
-
 
 class ConfigError(Exception):
     """A configuration file that cannot be read or has a wrong key or value."""

@@ -23,6 +23,7 @@ import msgspec
 
 from . import outcome
 from .model import Changes, Counts, Entry, HistoryRead, Run
+from .numbers import fmt_num
 from .outcome import SCORE_NEEDED, held_back_only, test_counts
 from .policy import Policy
 
@@ -575,11 +576,6 @@ def _plausibility(run: Run, facts: list[IterationFacts], max_gap: float) -> list
             warnings.append(f"iterations[{position}]: iteration number {number} comes after {before}")
         seen.add(number)
     return warnings
-
-
-def fmt_num(value: float) -> str:
-    """A number as people write it: 62 rather than 62.0, 84.5 as is."""
-    return f"{value:.0f}" if float(value).is_integer() else f"{value:.2f}".rstrip("0").rstrip(".")
 
 
 Names = tuple[frozenset[str] | None, frozenset[str] | None, frozenset[str]]

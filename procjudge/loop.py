@@ -33,10 +33,6 @@ from .policy import Policy
 from .verdict import Attempts, GateReplay, GateRound
 
 
-def _score_fmt(value: float) -> str:
-    return f"{value:.0f}" if float(value).is_integer() else f"{value:g}"
-
-
 def best_so_far(facts: RunFacts) -> tuple[float, int, float]:
     """(best score, the iteration that first reached it, final minus best)."""
     best = max(facts.iterations, key=lambda it: it.score)

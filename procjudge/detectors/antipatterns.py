@@ -15,7 +15,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from ..facts import Diff, IterationFacts, RunFacts, fmt_num, is_test_path
+from ..facts import Diff, IterationFacts, RunFacts, is_test_path
+from ..numbers import fmt_num
 from ..policy import Policy, severity
 from .base import Hit, all_of, detector, feedback_steps, having, plural, share
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from .. import loop
-from ..facts import RunFacts, fmt_num
+from ..facts import RunFacts
+from ..numbers import fmt_num
 from ..policy import Policy
 from .base import Hit, detector, each, feedback_steps
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable
 
-from ..facts import IterationFacts, RunFacts, baseline_failures, fmt_num, is_test_path
+from ..facts import IterationFacts, RunFacts, baseline_failures, is_test_path
+from ..numbers import fmt_num
 from ..policy import Policy
 from .base import Hit, all_of, detector, feedback_steps, having, plural, share
 from .shapes import TEST_EDITS, Shape, submitted

@@ -6,7 +6,8 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable
 
-from ..facts import IterationFacts, RunFacts, fmt_num, held_back_fails
+from ..facts import IterationFacts, RunFacts, held_back_fails
+from ..numbers import fmt_num
 from ..policy import Policy
 from .base import Hit, detector, feedback_steps, having, plural
 

@@ -19,6 +19,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from ..numbers import fmt_num as num
 from ..results import AgentSummary, BatchReport, Result, Row, Rule, annotated
 from .fit import Fitted, left_ellipsis, right_ellipsis, spare
 from .json import dumps
@@ -28,7 +29,6 @@ from .text import (
     iterations,
     literal,
     loop_summary,
-    num,
     one_line,
     plural,
     shares,

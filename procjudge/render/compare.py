@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..numbers import fmt_num as num
 from .fit import Fitted, left_ellipsis, right_ellipsis, spare
 from .markdown import cell
-from .text import literal, num, shares, signed, sparkline
+from .text import literal, shares, signed, sparkline
 
 if TYPE_CHECKING:
     from rich.console import Group

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..numbers import fmt_num as num
 from ..verdict import Verdict
 from .text import (
     aggregate_line,
@@ -9,7 +10,6 @@ from .text import (
     iterations,
     loop_line,
     not_checked,
-    num,
     one_line,
     signed,
     sparkline,

@@ -9,6 +9,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from ..numbers import fmt_num as num
 from ..verdict import Verdict
 from .text import (
     aggregate_line,
@@ -17,7 +18,6 @@ from .text import (
     literal,
     loop_line,
     not_checked,
-    num,
     signed,
     sparkline,
 )

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from ..numbers import fmt_num as num
+
 if TYPE_CHECKING:
     from ..results import LoopSummary
     from ..verdict import Aggregate, HeldBack, NotChecked, Verdict
@@ -35,10 +37,6 @@ def sparkline(values: list[float], top: float = 100.0) -> str:
         share = min(1.0, max(0.0, value / top if top else 0.0))
         out.append(SPARKS[min(len(SPARKS) - 1, int(share * (len(SPARKS) - 1) + 0.5))])
     return "".join(out)
-
-
-def num(value: float) -> str:
-    return f"{value:.0f}" if float(value).is_integer() else f"{value:.2f}".rstrip("0").rstrip(".")
 
 
 def signed(value: float) -> str:
