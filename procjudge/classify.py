@@ -10,11 +10,8 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
+from .numbers import fmt_num
 from .policy import Policy
-
-
-def _fmt(value: float) -> str:
-    return f"{value:.0f}" if float(value).is_integer() else f"{value:.1f}"
 
 
 def classify_pattern(trajectory: list[float], policy: Policy, judged: Sequence[bool] | None = None,
@@ -43,30 +40,30 @@ def classify_pattern(trajectory: list[float], policy: Policy, judged: Sequence[b
             continue
         if judged[k] and judged[k - 1] and deltas[k] >= p.suspicious_jump_points and abs(deltas[k - 1]) < stall:
             return "suspicious_jump", (
-                f"+{_fmt(deltas[k])} at iteration {k + 1} right after a stall "
-                f"({_fmt(deltas[k - 1])}): possible brute force or copying"
+                f"+{fmt_num(deltas[k])} at iteration {k + 1} right after a stall "
+                f"({fmt_num(deltas[k - 1])}): possible brute force or copying"
             )
     regressions = [k for k, d in enumerate(deltas) if d < 0 and judged[k]]
     if trajectory[0] >= p.strong_start and not regressions:
-        return "strong_start", f"first score {_fmt(trajectory[0])} >= {_fmt(p.strong_start)} and no regression"
+        return "strong_start", f"first score {fmt_num(trajectory[0])} >= {fmt_num(p.strong_start)} and no regression"
     mean_gain = (trajectory[-1] - trajectory[0]) / len(deltas)
     if regressions:
         last = regressions[-1]
         before = max(trajectory[: last + 1])
         if trajectory[-1] > before and mean_gain >= p.thrashing_mean_gain:
             return "regression_recovered", (
-                f"regressed at iteration {last + 1}, then recovered to {_fmt(trajectory[-1])} "
-                f"(above the earlier best {_fmt(before)})"
+                f"regressed at iteration {last + 1}, then recovered to {fmt_num(trajectory[-1])} "
+                f"(above the earlier best {fmt_num(before)})"
             )
         return "thrashing", (
-            f"regressed at iteration {last + 1} and the mean gain is {_fmt(mean_gain)} a step"
-            + ("" if trajectory[-1] > before else f"; never recovered above {_fmt(before)}")
+            f"regressed at iteration {last + 1} and the mean gain is {fmt_num(mean_gain)} a step"
+            + ("" if trajectory[-1] > before else f"; never recovered above {fmt_num(before)}")
         )
     stalled = sum(1 for d, counted in zip(deltas, judged) if counted and abs(d) < stall)
     if mean_gain < p.thrashing_mean_gain and stalled * 2 >= len(deltas):
-        return "thrashing", (f"mean gain {_fmt(mean_gain)} a step < {_fmt(p.thrashing_mean_gain)} and {stalled} of "
+        return "thrashing", (f"mean gain {fmt_num(mean_gain)} a step < {fmt_num(p.thrashing_mean_gain)} and {stalled} of "
                              f"{len(deltas)} steps stalled: minimal progress")
-    return "healthy_progression", f"no regression and a mean gain of {_fmt(mean_gain)} a step"
+    return "healthy_progression", f"no regression and a mean gain of {fmt_num(mean_gain)} a step"
 
 
 def classify_tier(trajectory: list[float], wasted: int, policy: Policy, judged: Sequence[bool] | None = None,
@@ -98,11 +95,11 @@ def classify_tier(trajectory: list[float], wasted: int, policy: Policy, judged: 
     wrong = held_back if t.first_time_held_back == "must_pass" else None
     if first_time and not wrong:
         return "get_it_right_first_time", (
-            f"first score {_fmt(first)} >= {_fmt(t.first_time_score)} in "
+            f"first score {fmt_num(first)} >= {fmt_num(t.first_time_score)} in "
             f"{len(trajectory)} submission{'s' if len(trajectory) > 1 else ''}, no regression"
         )
     if first_time and not deltas:
-        return "exploratory_converging", (f"one submission scoring {_fmt(first)}, but {wrong}: not right the "
+        return "exploratory_converging", (f"one submission scoring {fmt_num(first)}, but {wrong}: not right the "
                                           "first time, and there is no iteration to judge")
     tier, rule = _after_first_time(trajectory, deltas, judged, regressions, wasted, policy, cheating)
     if first_time:
@@ -117,26 +114,26 @@ def _after_first_time(trajectory: list[float], deltas: list[float], judged: list
     p = policy.pattern
     first, final = trajectory[0], trajectory[-1]
     if len(deltas) >= 2 and final < first and regressions * 2 >= len(deltas):
-        return "regression_spiral", f"{regressions} of {len(deltas)} steps regress and the final {_fmt(final)} is below the first {_fmt(first)}"
+        return "regression_spiral", f"{regressions} of {len(deltas)} steps regress and the final {fmt_num(final)} is below the first {fmt_num(first)}"
     if cheating:
         return "persistent_thrashing", f"definite evidence of cheating ({cheating}): no better than persistent thrashing"
     if not deltas:
-        return "exploratory_converging", (f"one submission scoring {_fmt(first)} < {_fmt(t.first_time_score)}: "
+        return "exploratory_converging", (f"one submission scoring {fmt_num(first)} < {fmt_num(t.first_time_score)}: "
                                           "no iteration to judge")
     mean_gain = (final - first) / len(deltas) if deltas else 0.0
     if not regressions and not wasted and mean_gain >= p.thrashing_mean_gain:
-        return "systematic_refinement", f"no regression, no wasted iteration, mean gain {_fmt(mean_gain)} a step"
+        return "systematic_refinement", f"no regression, no wasted iteration, mean gain {fmt_num(mean_gain)} a step"
     gaining = sum(1 for d in deltas if d >= policy.trajectory.wasted_iteration.min_delta)
     if not regressions and (final >= t.acceptable_final or gaining * 2 > len(deltas)):
         return "exploratory_converging", (
-            f"no regression; {gaining} of {len(deltas)} steps gained, final {_fmt(final)}"
+            f"no regression; {gaining} of {len(deltas)} steps gained, final {fmt_num(final)}"
         )
     if regressions and final >= t.acceptable_final:
         return "thrashing_recovering", (
-            f"{regressions} regressing step{'s' if regressions > 1 else ''} but the final {_fmt(final)} "
-            f">= {_fmt(t.acceptable_final)} is acceptable"
+            f"{regressions} regressing step{'s' if regressions > 1 else ''} but the final {fmt_num(final)} "
+            f">= {fmt_num(t.acceptable_final)} is acceptable"
         )
     return "persistent_thrashing", (
-        f"final {_fmt(final)} < {_fmt(t.acceptable_final)} after {len(trajectory)} submissions; "
+        f"final {fmt_num(final)} < {fmt_num(t.acceptable_final)} after {len(trajectory)} submissions; "
         f"{regressions} regressing and {wasted} wasted"
     )
