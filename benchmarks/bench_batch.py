@@ -123,7 +123,8 @@ def bench_batch(runs: int, rss_only: bool = False, fmt: str = "csv", corpus: str
         if len(list(root.glob("shard*/*.yaml"))) != runs:
             write_corpus(root, runs)
         size = sum(f.stat().st_size for f in root.rglob("*.yaml"))
-        print(f"corpus: {runs:,} runs, {size / runs / 1000:.1f} KB each on average (written in {time.perf_counter() - started:.0f}s)")
+        print(f"corpus: {runs:,} runs, {size / runs / 1000:.1f} KB each on average (written in "
+              f"{time.perf_counter() - started:.0f}s)")
         batch = [sys.executable, "-m", "procjudge", "batch", str(root), "--format", fmt]
         if not rss_only:
             measure([sys.executable, "-c", FLOOR, str(root)])  # warm the page cache
@@ -150,7 +151,8 @@ def bench_batch(runs: int, rss_only: bool = False, fmt: str = "csv", corpus: str
             if libyaml is not None:
                 print(f"batch --jobs 1 --format {fmt} with PROCJUDGE_YAML=libyaml: {libyaml:.2f}s, ratio {libyaml / floor:.2f}x")
         for jobs, (_, peak) in results.items():
-            print(f"batch --jobs {jobs}: peak RSS {peak / 2**20:.0f} MB (target <= 250 MB) {'OK' if peak <= 250 * 2**20 else 'OVER TARGET'}")
+            print(f"batch --jobs {jobs}: peak RSS {peak / 2**20:.0f} MB (target <= 250 MB) "
+                  f"{'OK' if peak <= 250 * 2**20 else 'OVER TARGET'}")
 
 
 def main() -> None:

@@ -114,7 +114,8 @@ def _after_first_time(trajectory: list[float], deltas: list[float], judged: list
     p = policy.pattern
     first, final = trajectory[0], trajectory[-1]
     if len(deltas) >= 2 and final < first and regressions * 2 >= len(deltas):
-        return "regression_spiral", f"{regressions} of {len(deltas)} steps regress and the final {fmt_num(final)} is below the first {fmt_num(first)}"
+        return "regression_spiral", (f"{regressions} of {len(deltas)} steps regress and the final {fmt_num(final)} "
+                                     f"is below the first {fmt_num(first)}")
     if cheating:
         return "persistent_thrashing", f"definite evidence of cheating ({cheating}): no better than persistent thrashing"
     if not deltas:

@@ -101,7 +101,8 @@ QUIET = typer.Option(False, "--quiet", "-q", help=QUIET_HELP)
 EXCLUDE = typer.Option(None, "--exclude", metavar="PATTERN",
                        help="Skip files and folders matching PATTERN (gitignore syntax, relative to each folder given); "
                             "repeatable; adds to the configuration's.")
-INCLUDE = typer.Option(None, "--include", metavar="PATTERN", help="Read only files matching PATTERN (gitignore syntax); repeatable.")
+INCLUDE = typer.Option(None, "--include", metavar="PATTERN",
+                       help="Read only files matching PATTERN (gitignore syntax); repeatable.")
 GITIGNORE = typer.Option(None, "--respect-gitignore/--no-respect-gitignore",
                          help="Skip what .gitignore files ignore [default: respect them].")
 LIST_FILES = typer.Option(False, "--list-files", help="Print the run files that would be read, one per line, and exit.")
@@ -115,7 +116,8 @@ SCHEDULER = typer.Option(None, "--scheduler", metavar="ADDRESS",
 COMPARE_FORMAT = typer.Option(None, "--format", "-f", help=output_formats.help_text("compare") + " [default: table]")
 FAIL_IF_WORSE = typer.Option(None, "--fail-if-worse", metavar="MARGIN", callback=finite("--fail-if-worse"),
                              help="Gate: exit 1 when B's (mean) process score is below A's by more than MARGIN.")
-PLOT = typer.Option(None, "--plot", metavar="FILE", help="Also draw the comparison to FILE (.png or .svg; needs procjudge[plot]).")
+PLOT = typer.Option(None, "--plot", metavar="FILE",
+                    help="Also draw the comparison to FILE (.png or .svg; needs procjudge[plot]).")
 SEED = typer.Option(0, "--seed", help="Seed of the bootstrap interval (folders), for reproducible output.")
 COMPARE_JOBS = typer.Option(0, "--jobs", "-j", min=0, max=MAX_JOBS,
                             help=f"Worker processes for folders, 0 to {MAX_JOBS} (default 0: the machine's cores).")
@@ -381,7 +383,8 @@ def drift(
     targets: list[str] = TARGETS,
     window: str = typer.Option("day", "--window", help="day or week (ISO week)."),
     threshold: float = typer.Option(0.5, "--threshold", callback=finite("--threshold"),
-                                    help="Alert when mean attempts per source rises by more than this from one window to the next."),
+                                    help="Alert when mean attempts per source rises by more than this from one window to the "
+                                         "next."),
     collapse: float = typer.Option(0.6, "--collapse", callback=finite("--collapse"),
                                    help="Alert when one test becomes this share of a source's first failures."),
     format: DriftFormat = typer.Option(DriftFormat["table"], "--format", "-f", help="table, json or markdown."),

@@ -74,7 +74,8 @@ def match_key(row: Row) -> str:
     return os.path.splitext(os.path.basename(row.path))[0]
 
 
-def bootstrap_interval(differences: list[float], seed: int, resamples: int = 10_000, level: float = 0.95) -> tuple[float, float] | None:
+def bootstrap_interval(differences: list[float], seed: int, resamples: int = 10_000, level: float = 0.95) -> tuple[float,
+                                                                                                                   float] | None:
     """Percentile bootstrap interval of the mean of paired differences, reproducible by seed."""
     if len(differences) < 2:
         return None

@@ -43,7 +43,8 @@ def reports_option(default: str) -> Any:
     """The SWE-bench ``--reports DIR`` option of the importers that read them; ``default`` says
     where the reports come from without it."""
     return typer.Option(None, "--reports", metavar="DIR",
-                        help=f"SWE-bench evaluation reports: DIR/<instance>/report.json or DIR/<instance>.json (default: {default}).")
+                        help="SWE-bench evaluation reports: DIR/<instance>/report.json or DIR/<instance>.json (default: "
+                             f"{default}).")
 
 
 POLICY_OPTION = typer.Option(

@@ -28,7 +28,8 @@ from .outcome import SCORE_NEEDED, held_back_only, test_counts
 from .policy import Policy
 
 _DIFF_FILE = re.compile(r"^\+\+\+ (?:b/)?(.+?)\s*$")
-_TEST_PATH = re.compile(r"(^|/)(tests?|spec|__tests__)/|(^|/)test_[^/]*$|_test\.[a-z]+$|\.(test|spec)\.[a-z]+$|(^|/)conftest\.py$")
+_TEST_PATH = re.compile(r"(^|/)(tests?|spec|__tests__)/|(^|/)test_[^/]*$|_test\.[a-z]+$|\.(test|spec)\.[a-z]+$"
+                        r"|(^|/)conftest\.py$")
 
 
 _THROWAWAY = re.compile(

@@ -254,7 +254,9 @@ def judge(run: Run, policy: Policy = DEFAULT) -> Verdict:
         raw_process_score=_r(raw),
         composite_swing=_r(process * weight),
         tier=tier, tier_rule=tier_rule, pattern=pattern, pattern_rule=pattern_rule, process_rule=process_rule,
-        items=items, not_checked=not_checked, phases=phase_summary(facts, items), aggregate=computed, iterations=iterations, warnings=warnings,
+        items=items, not_checked=not_checked, phases=phase_summary(facts,
+                                                                   items), aggregate=computed, iterations=iterations,
+                                                                   warnings=warnings,
         held_back=held_back(facts),
     )
 

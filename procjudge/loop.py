@@ -87,9 +87,11 @@ def replay_gate(facts: RunFacts, policy: Policy) -> GateReplay:
         elif len(known[k]) > len(known[incumbent]):
             decision, clause, check = "accepted", "2: repairs a failing check and breaks nothing", None
         elif it.score / 100 >= current.score / 100 + margin:
-            decision, clause, check = "accepted", f"3: soft score {it.score / 100:.2f} >= {current.score / 100:.2f} + {margin:g}", None
+            decision, check = "accepted", None
+            clause = f"3: soft score {it.score / 100:.2f} >= {current.score / 100:.2f} + {margin:g}"
         else:
-            decision, clause, check = "rejected", f"3: soft score {it.score / 100:.2f} < {current.score / 100:.2f} + {margin:g} (ties keep the incumbent)", None
+            decision, check = "rejected", None
+            clause = f"3: soft score {it.score / 100:.2f} < {current.score / 100:.2f} + {margin:g} (ties keep the incumbent)"
         if decision == "accepted":
             incumbent, rejections_in_a_row = k, 0
         else:

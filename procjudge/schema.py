@@ -18,7 +18,8 @@ from .model import Entry, IterationTelemetry, RunFile
 SCOREABLE_RECORD: dict[str, Any] = {"anyOf": [
     {"required": ["score"], "properties": {"score": {"required": ["post_iteration"]}}},
     {"required": ["test_results"], "properties": {"test_results": {"required": ["post_iteration"]}}},
-    {"required": ["test_results"], "properties": {"test_results": {"required": ["tests"], "properties": {"tests": {"minItems": 1}}}}},
+    {"required": ["test_results"], "properties": {"test_results": {"required": ["tests"],
+                                                                   "properties": {"tests": {"minItems": 1}}}}},
     {"required": ["build"], "properties": {"build": {"required": ["status"], "properties": {"status": {"const": "failure"}}}}},
     {"required": ["test_results"], "properties": {"test_results": {"required": ["unavailable", "hidden"]}}},
 ]}
@@ -64,7 +65,8 @@ def run_schema(lenient: bool = False) -> str:
             {"allOf": [{"type": "object", "required": ["iterations"]}, run_ref]},
             {"type": "array", "items": either},
             {"allOf": [{"type": "object", "required": ["iteration_telemetry"]}, entry]},
-            {"allOf": [{"type": "object", "not": {"anyOf": [{"required": [k]} for k in ("iterations", "run", "iteration_telemetry")]}},
+            {"allOf": [{"type": "object", "not": {"anyOf": [{"required": [k]} for k in ("iterations", "run",
+                                                                                        "iteration_telemetry")]}},
                        bare_record]},
         ],
         "$defs": components,

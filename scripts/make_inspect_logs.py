@@ -73,7 +73,8 @@ def median_task(agent: str) -> Task:
     return Task(dataset=[Sample(id=f"median-{agent}", input=PROMPT, target="all tests pass",
                                 metadata={"visible_tests": [f"assert {c} == {e!r}" for c, e in TESTS]})],
                 solver=basic_agent(tools=[bash(timeout=30)], max_attempts=3,
-                                   incorrect_message=lambda state, scores: f"Your submission was incorrect: {scores[0].explanation}. Please try again."),
+                                   incorrect_message=lambda state,
+                                   scores: f"Your submission was incorrect: {scores[0].explanation}. Please try again."),
                 scorer=run_tests(), sandbox="local")
 
 

@@ -28,7 +28,8 @@ from procjudge.policy import DEFAULT
 TIERS = ["get_it_right_first_time", "systematic_refinement", "exploratory_converging",
          "thrashing_recovering", "persistent_thrashing", "regression_spiral"]
 FINDINGS = ["identical_submission", "regression_blindness", "test_chasing", "checker_tampering", "hidden_suite_gap",
-            "visible_suite_contradicted", "copy_paste_loop", "shotgun_debugging", "scope_creep", "wasted_iteration", "early_termination", "returned_worse",
+            "visible_suite_contradicted", "copy_paste_loop", "shotgun_debugging", "scope_creep", "wasted_iteration",
+            "early_termination", "returned_worse",
             "late_pass"]
 TIER_SHORT = {"get_it_right_first_time": "first", "systematic_refinement": "systematic",
               "exploratory_converging": "exploratory", "thrashing_recovering": "recovering",
@@ -130,7 +131,8 @@ def main(realdata: Path) -> None:
             f"{paired.mean_difference or 0:+.2f} | [{low:+.2f}, {high:+.2f}] | {result.a.mean_process_score or 0:+.2f} | "
             f"{result.b.mean_process_score or 0:+.2f} |\n")
     out("\nThe same comparison from the command line, for the first pair:\n\n```sh\n"
-        "procjudge import reflexion ../shared/realdata/ldb/humaneval/gpt-3.5-turbo-0613/results.jsonl --out imported --agent gpt-3.5\n"
+        "procjudge import reflexion ../shared/realdata/ldb/humaneval/gpt-3.5-turbo-0613/results.jsonl --out imported --agent "
+        "gpt-3.5\n"
         "procjudge import reflexion ../shared/realdata/ldb/humaneval/gpt-4-seed/results.jsonl --out imported --agent gpt-4\n"
         "procjudge compare imported/gpt-3.5 imported/gpt-4 --seed 0\n```\n")
     swe_bench(realdata, work)
@@ -193,7 +195,8 @@ def swe_bench(realdata: Path, work: Path) -> None:
         "of unknown local outcome, scored by the held-back suite (`test_results.unavailable`); "
         f"{len(skipped)} are skipped, leaving {written} runs. `resolved` is SWE-bench's\n"
         "verdict: every `FAIL_TO_PASS` and `PASS_TO_PASS` test passes.\n\n")
-    groups = {True: [r for r, _ in runs if resolved.get(r.challenge)], False: [r for r, _ in runs if not resolved.get(r.challenge)]}
+    groups = {True: [r for r, _ in runs if resolved.get(r.challenge)], False: [r for r,
+                                                                               _ in runs if not resolved.get(r.challenge)]}
     out("### How the process score relates to `resolved`\n\n")
     out("| resolved | runs | mean process | median | mean iterations | tiers |\n|---|---:|---:|---:|---:|---|\n")
     for key in (True, False):
@@ -235,7 +238,8 @@ def swe_bench(realdata: Path, work: Path) -> None:
     unsolved = sorted(groups[False], key=lambda r: -r.process_score)[:2]
     picks += [(r.challenge, f"resolved, yet among the lowest process scores ({r.process_score:+g}, {r.tier}): how it got there")
               for r in solved]
-    picks += [(r.challenge, f"not resolved, yet among the highest process scores ({r.process_score:+g}): what its own tests missed")
+    picks += [(r.challenge,
+               f"not resolved, yet among the highest process scores ({r.process_score:+g}): what its own tests missed")
               for r in unsolved]
     for instance, why in picks:
         out(f"- **{instance}**: {why}\n")

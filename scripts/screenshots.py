@@ -33,7 +33,8 @@ def main() -> None:
     run = next((work / "imported").rglob("*.json"))
     procjudge("score", str(run), "--format", "html", "-o", str(work / "run.html"))
     procjudge("batch", "sample_telemetry", "--format", "html", "-o", str(work / "batch.html"), "--exit-zero")
-    procjudge("compare", "tests/fixtures/compare/a", "tests/fixtures/compare/b", "--format", "html", "-o", str(work / "compare.html"))
+    procjudge("compare", "tests/fixtures/compare/a", "tests/fixtures/compare/b", "--format", "html", "-o",
+              str(work / "compare.html"))
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=FLAGS)
         page = browser.new_page(viewport={"width": 1280, "height": 1000})

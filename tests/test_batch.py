@@ -176,16 +176,21 @@ def test_parallel_results_equal_serial(corpus: Path) -> None:
 
 def test_agent_summary_figures() -> None:
     rows = [
-        {"agent": "a", "process_score": 10.0, "final_score": 90.0, "iterations_used": 2, "tier": "systematic_refinement", "anti_patterns": []},
-        {"agent": "a", "process_score": -2.0, "final_score": 70.0, "iterations_used": 4, "tier": "thrashing_recovering", "anti_patterns": ["scope_creep"]},
-        {"agent": "a", "process_score": 4.0, "final_score": 80.0, "iterations_used": 3, "tier": "systematic_refinement", "anti_patterns": ["scope_creep", "test_chasing"]},
-        {"agent": "b", "process_score": -20.0, "final_score": 40.0, "iterations_used": 4, "tier": "regression_spiral", "anti_patterns": ["copy_paste_loop"]},
+        {"agent": "a", "process_score": 10.0, "final_score": 90.0, "iterations_used": 2, "tier": "systematic_refinement",
+         "anti_patterns": []},
+        {"agent": "a", "process_score": -2.0, "final_score": 70.0, "iterations_used": 4, "tier": "thrashing_recovering",
+         "anti_patterns": ["scope_creep"]},
+        {"agent": "a", "process_score": 4.0, "final_score": 80.0, "iterations_used": 3, "tier": "systematic_refinement",
+         "anti_patterns": ["scope_creep", "test_chasing"]},
+        {"agent": "b", "process_score": -20.0, "final_score": 40.0, "iterations_used": 4, "tier": "regression_spiral",
+         "anti_patterns": ["copy_paste_loop"]},
     ]
     summary = {s.agent: s for s in agent_summary(figures_of(make_row(**r)) for r in rows)}
     assert summary["a"].runs == 3
     assert summary["a"].mean_process_score == 4.0 and summary["a"].median_process_score == 4.0
     assert summary["a"].tiers == {"systematic_refinement": 2, "thrashing_recovering": 1}
-    assert summary["a"].anti_pattern_share == {"scope_creep": pytest.approx(2 / 3, abs=1e-4), "test_chasing": pytest.approx(1 / 3, abs=1e-4)}
+    assert summary["a"].anti_pattern_share == {"scope_creep": pytest.approx(2 / 3, abs=1e-4),
+                                               "test_chasing": pytest.approx(1 / 3, abs=1e-4)}
     assert summary["b"].anti_pattern_share == {"copy_paste_loop": 1.0}
 
 
@@ -194,7 +199,8 @@ def test_reader_closing_the_pipe_early_keeps_the_gate_exit_code(args: list[str],
     import subprocess
     import sys
 
-    process = subprocess.Popen([sys.executable, "-m", "procjudge", "batch", str(SAMPLES), "--format", "csv", "--jobs", "1", *args],
+    process = subprocess.Popen([sys.executable, "-m", "procjudge", "batch", str(SAMPLES), "--format", "csv", "--jobs", "1",
+                                *args],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     process.stdout.readline()
     process.stdout.close()

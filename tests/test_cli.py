@@ -126,7 +126,8 @@ def test_policy_show_round_trips_and_overrides(tmp_path: Path) -> None:
     policy.write_text("trajectory:\n  monotonic_improvement: {per_step: 3}\nclamp: {max: 5}\n")
     shown = yaml.safe_load(runner.invoke(app, ["policy", "show", "--policy", str(policy)]).stdout)
     assert shown["trajectory"]["monotonic_improvement"] == {"per_step": 3.0, "per_regression": -5.0, "pay_flat_at_zero": False}
-    result = runner.invoke(app, ["score", str(SAMPLES / "example1_good_standard.yaml"), "--format", "json", "--policy", str(policy)])
+    result = runner.invoke(app, ["score", str(SAMPLES / "example1_good_standard.yaml"), "--format", "json", "--policy",
+                                 str(policy)])
     data = json.loads(result.stdout)
     assert [i["points"] for i in data["items"] if i["id"] == "monotonic_improvement"] == [6.0]
     assert data["process_score"] == 5.0

@@ -35,7 +35,8 @@ def test_clearly_better_run_wins_with_the_deciding_items() -> None:
     assert data["deciding"][0] == "regression_blindness"
     assert set(data["deciding"]) <= {r["id"] for r in data["rows"] if r["difference"] > 0}
     rows = {r["id"]: r for r in data["rows"]}
-    assert rows["regression_blindness"] == {"id": "regression_blindness", "kind": "anti_pattern", "a": -9.0, "b": None, "difference": 9.0}
+    assert rows["regression_blindness"] == {"id": "regression_blindness", "kind": "anti_pattern", "a": -9.0, "b": None,
+                                            "difference": 9.0}
     assert rows["monotonic_improvement"]["difference"] == 5.0
 
 

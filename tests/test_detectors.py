@@ -93,7 +93,8 @@ def test_clean_well_run_sample_has_no_anti_pattern() -> None:
 # The items the document lists for its worked examples, with their signs; procjudge must produce
 # an item of that id with the same sign (docs/policy.md explains where the sizes differ).
 WORKED = {
-    "example1_good_standard.yaml": {"monotonic_improvement": +1, "no_regressions": +1, "targeted_fixes": +1, "time_allocation": +1},
+    "example1_good_standard.yaml": {"monotonic_improvement": +1, "no_regressions": +1, "targeted_fixes": +1,
+                                    "time_allocation": +1},
     "example2_bad_standard.yaml": {"monotonic_improvement": -1, "shotgun_debugging": -1, "no_local_validation": -1,
                                    "time_allocation": -1, "regression_blindness": -1},
     "example3_sprint_one_shot.yaml": {"local_validation": +1},

@@ -111,9 +111,12 @@ def test_timed_out_iteration_in_a_phase_counts_missing_tests_as_failed() -> None
 
 def test_identical_submission_compares_with_the_previous_scored_one() -> None:
     doc = {"run": {"format": "sprint"}, "iterations": [
-        {"iteration_telemetry": {"timestamp_submit": "2026-03-27T09:00:00Z", "changes": {"code_hash": "a"}, "score": {"post_iteration": 40}}},
-        {"iteration_telemetry": {"timestamp_submit": "2026-03-27T09:00:10Z", "changes": {"code_hash": "b"}, "score": {"post_iteration": 60}}},
-        {"iteration_telemetry": {"timestamp_submit": "2026-03-27T09:05:00Z", "changes": {"code_hash": "b"}, "score": {"post_iteration": 60}}},
+        {"iteration_telemetry": {"timestamp_submit": "2026-03-27T09:00:00Z", "changes": {"code_hash": "a"},
+                                 "score": {"post_iteration": 40}}},
+        {"iteration_telemetry": {"timestamp_submit": "2026-03-27T09:00:10Z", "changes": {"code_hash": "b"},
+                                 "score": {"post_iteration": 60}}},
+        {"iteration_telemetry": {"timestamp_submit": "2026-03-27T09:05:00Z", "changes": {"code_hash": "b"},
+                                 "score": {"post_iteration": 60}}},
     ]}
     verdict = verdict_of(doc)
     assert iterations_of(verdict, "double_submit") == [[0]]
@@ -122,7 +125,8 @@ def test_identical_submission_compares_with_the_previous_scored_one() -> None:
 
 def test_timed_out_identical_resubmission_gets_both_rules() -> None:
     doc = {"iterations": [
-        {"iteration_telemetry": {"changes": {"code_hash": "x"}, "test_results": {"post_iteration": {"passed": 5, "failed": 5, "total": 10}}}},
+        {"iteration_telemetry": {"changes": {"code_hash": "x"}, "test_results": {"post_iteration": {"passed": 5, "failed": 5,
+                                                                                                    "total": 10}}}},
         {"iteration_telemetry": {"changes": {"code_hash": "x"}, "timed_out": True, "tests_completed": 8,
                                  "test_results": {"post_iteration": {"passed": 5, "failed": 3, "total": 10}}}},
     ]}

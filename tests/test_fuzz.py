@@ -1,7 +1,8 @@
 """A fuzzing harness: mutated run files, policies and importer lines must never crash procjudge.
 
 Every example checks: the exit code is 0, 1 or 2; no traceback and no "internal error"; the run
-finishes within a deadline and the process's peak memory stays bounded; and what was printed is well formed for its format (JSON parses, CSV
+finishes within a deadline and the process's peak memory stays bounded; and what was printed is well formed for its format
+(JSON parses, CSV
 has one row per run, JUnit is XML, GitHub annotations are one per line).
 
 A short run is part of the normal suite. A longer one, for anyone to run:

@@ -32,7 +32,8 @@ def deadline():
     signal.signal(signal.SIGALRM, previous)
 
 
-OK = "iterations:\n  - iteration_telemetry: {score: {post_iteration: 50}}\n  - iteration_telemetry: {score: {post_iteration: 60}}\n"
+OK = ("iterations:\n  - iteration_telemetry: {score: {post_iteration: 50}}\n"
+      "  - iteration_telemetry: {score: {post_iteration: 60}}\n")
 
 
 def score(*args: str) -> tuple[int, str]:
@@ -72,14 +73,16 @@ def test_a_device_is_refused() -> None:
 
 @pytest.mark.parametrize("literal", ["0x" + "f" * 5000, "0b" + "1" * 20000])
 def test_huge_integers_are_errors_at_their_line(tmp_path: Path, literal: str) -> None:
-    path = write(tmp_path, "r.yaml", f"iterations:\n  - iteration_telemetry: {{iteration_number: {literal}, score: {{post_iteration: 5}}}}\n")
+    path = write(tmp_path, "r.yaml",
+                 f"iterations:\n  - iteration_telemetry: {{iteration_number: {literal}, score: {{post_iteration: 5}}}}\n")
     code, output = score(path)
     assert code == 2 and "r.yaml:2:" in output and "bits" in output
 
 
 @pytest.mark.parametrize("value,expected", [("!!timestamp 2026-13-45", "as timestamp"), ("!!int ''", "as int")])
 def test_malformed_tagged_values_are_errors_at_their_line(tmp_path: Path, value: str, expected: str) -> None:
-    path = write(tmp_path, "r.yaml", f"iterations:\n  - iteration_telemetry: {{timestamp_start: {value}, score: {{post_iteration: 5}}}}\n")
+    path = write(tmp_path, "r.yaml",
+                 f"iterations:\n  - iteration_telemetry: {{timestamp_start: {value}, score: {{post_iteration: 5}}}}\n")
     code, output = score(path)
     assert code == 2 and "r.yaml:2:" in output and expected in output
 
@@ -136,7 +139,8 @@ def test_a_huge_unknown_key_and_a_million_unknown_keys_cost_little(tmp_path: Pat
     code, output = score(path)
     assert code == 0 and "(5,000,000 characters)" in output
     many = {f"k{i}": 1 for i in range(200_000)}
-    path = write(tmp_path, "m.json", json.dumps({"iterations": [{"iteration_telemetry": {"score": {"post_iteration": 5}, **many}}]}))
+    path = write(tmp_path, "m.json", json.dumps({"iterations": [{"iteration_telemetry": {"score": {"post_iteration": 5},
+                                                                                         **many}}]}))
     result = runner.invoke(app, ["score", path, "--format", "json"])
     assert result.exit_code == 0 and "199,980 more unknown keys" in result.stderr
     assert result.stderr.count("unknown key `") == 20
@@ -221,9 +225,11 @@ def test_an_import_line_over_the_limit_is_skipped_in_bounded_memory(tmp_path: Pa
 
 def test_newlines_from_input_never_start_a_workflow_command(tmp_path: Path) -> None:
     doc = {"iterations": [{"iteration_telemetry": {"score": {"post_iteration": 50},
-                                                    "test_results": {"tests": [{"name": "a\n::error::pwned", "outcome": "passed"}]}}},
+                                                    "test_results": {"tests": [{"name": "a\n::error::pwned",
+                                                                                "outcome": "passed"}]}}},
                           {"iteration_telemetry": {"score": {"post_iteration": 40},
-                                                    "test_results": {"tests": [{"name": "a\n::error::pwned", "outcome": "failed"}]}}}]}
+                                                    "test_results": {"tests": [{"name": "a\n::error::pwned",
+                                                                                "outcome": "failed"}]}}}]}
     run = write(tmp_path, "bad\x1b[31m.json", json.dumps(doc))
     result = runner.invoke(app, ["batch", run, "--format", "github", "--jobs", "1"])
     lines = result.output.splitlines()

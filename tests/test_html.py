@@ -59,10 +59,13 @@ def hostile_run(tmp_path: Path) -> Path:
             {"iteration_telemetry": {
                 "changes": {"diff": f"--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-old\n+new {HOSTILE}\n",
                             "summary": [f"summary {HOSTILE}"]},
-                "test_results": {"tests": [{"name": f"test_a{HOSTILE}", "outcome": "failed"}, {"name": "test_b", "outcome": "passed"}]}}},
+                "test_results": {"tests": [{"name": f"test_a{HOSTILE}", "outcome": "failed"}, {"name": "test_b",
+                                                                                               "outcome": "passed"}]}}},
             {"iteration_telemetry": {
-                "changes": {"diff": "--- a/tests/test_x.py\n+++ b/tests/test_x.py\n@@ -1 +1 @@\n-    assert f(2) == 4\n+    assert f(2) == 5\n"},
-                "test_results": {"tests": [{"name": f"test_a{HOSTILE}", "outcome": "passed"}, {"name": "test_b", "outcome": "failed"}]}}},
+                "changes": {"diff": "--- a/tests/test_x.py\n+++ b/tests/test_x.py\n@@ -1 +1 @@\n-    assert f(2) == 4\n+    "
+                                    "assert f(2) == 5\n"},
+                "test_results": {"tests": [{"name": f"test_a{HOSTILE}", "outcome": "passed"}, {"name": "test_b",
+                                                                                               "outcome": "failed"}]}}},
         ],
     }
     path = tmp_path / "evil.json"
@@ -116,7 +119,8 @@ def test_the_sample_pages_for_score_batch_and_compare_are_self_contained(tmp_pat
         html_of(["batch", str(SAMPLES), "--exit-zero"], tmp_path, "batch.html"),
         html_of(["compare", str(SAMPLES / "example1_good_standard.yaml"), str(SAMPLES / "example2_bad_standard.yaml")],
                 tmp_path, "runs.html"),
-        html_of(["compare", str(ROOT / "tests" / "fixtures" / "compare" / "a"), str(ROOT / "tests" / "fixtures" / "compare" / "b")],
+        html_of(["compare", str(ROOT / "tests" / "fixtures" / "compare" / "a"),
+                 str(ROOT / "tests" / "fixtures" / "compare" / "b")],
                 tmp_path, "folders.html"),
     ]
     for html in pages:
@@ -144,7 +148,8 @@ def test_html_is_not_imported_by_other_formats() -> None:
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "procjudge", "score", "sample_telemetry/example1_good_standard.yaml"],
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "procjudge", "score",
+                           "sample_telemetry/example1_good_standard.yaml"],
                           cwd=ROOT, capture_output=True, text=True, check=False)
     assert done.returncode == 0 and "procjudge.cli" in done.stderr
     assert "jinja2" not in done.stderr and "procjudge.render.html" not in done.stderr

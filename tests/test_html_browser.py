@@ -107,7 +107,8 @@ def hostile(tmp_path: Path) -> Path:
                {"iteration_telemetry": {"score": {"post_iteration": 40},
                                         "test_results": {"tests": [{"name": "t<b>1</b>", "outcome": "failed"}]}}},
                {"iteration_telemetry": {"score": {"post_iteration": 30},
-                                        "changes": {"diff": "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-<script>a()</script>\n+<svg onload=alert(3)>\n"},
+                                        "changes": {"diff": "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-<script>a()</script>\n+<svg "
+                                                            "onload=alert(3)>\n"},
                                         "test_results": {"tests": [{"name": "t<b>1</b>", "outcome": "failed"}]}}}]}
     path = tmp_path / "hostile.json"
     path.write_text(json.dumps(doc))
@@ -159,7 +160,8 @@ def test_the_batch_table_sorts_and_filters(browser: Any, tmp_path: Path) -> None
 
     page.locator("th[data-key=process] button").click()
     scores = [float(v) for v in column("process")]
-    assert scores == sorted(scores, reverse=True) and page.locator("th[data-key=process]").get_attribute("aria-sort") == "descending"
+    assert scores == sorted(scores,
+                            reverse=True) and page.locator("th[data-key=process]").get_attribute("aria-sort") == "descending"
     page.locator("th[data-key=process] button").click()
     assert [float(v) for v in column("process")] == sorted(scores)
     page.locator("th[data-key=id] button").click()
@@ -215,7 +217,8 @@ def test_dark_and_print(browser: Any, tmp_path: Path) -> None:
 
 
 def test_compare_pages_open_both_runs(browser: Any, tmp_path: Path) -> None:
-    folders = render(["compare", str(ROOT / "tests" / "fixtures" / "compare" / "a"), str(ROOT / "tests" / "fixtures" / "compare" / "b")],
+    folders = render(["compare", str(ROOT / "tests" / "fixtures" / "compare" / "a"),
+                      str(ROOT / "tests" / "fixtures" / "compare" / "b")],
                      tmp_path / "folders.html")
     opened = Opened(browser, folders)
     page = opened.page

@@ -89,5 +89,6 @@ def test_a_zstd_log_without_zstandard_says_what_to_install(monkeypatch: pytest.M
 def test_a_file_that_is_not_a_log(tmp_path: Path) -> None:
     (tmp_path / "x.eval").write_bytes(b"not a zip")
     (tmp_path / "y.json").write_text('{"samples": []}')
-    result = runner.invoke(app, ["import", "inspect", str(tmp_path / "x.eval"), str(tmp_path / "y.json"), "--out", str(tmp_path / "o")])
+    result = runner.invoke(app, ["import", "inspect", str(tmp_path / "x.eval"), str(tmp_path / "y.json"), "--out",
+                                 str(tmp_path / "o")])
     assert result.exit_code == 2 and "not an Inspect .eval log" in result.stderr and "no `eval` header" in result.stderr

@@ -60,7 +60,8 @@ def test_unquoted_timestamps_stay_text(tmp_path: Path) -> None:
 
 def test_unknown_keys_warn_with_did_you_mean(tmp_path: Path) -> None:
     path = tmp_path / "u.yaml"
-    path.write_text("iterations:\n- iteration_telemetry: {scroe: {post_iteration: 1}, score: {post_iteration: 2}}\n  extra_thing: 1\n")
+    path.write_text("iterations:\n- iteration_telemetry: {scroe: {post_iteration: 1}, score: {post_iteration: 2}}\n  "
+                    "extra_thing: 1\n")
     run = load_run(path)
     assert any("`iterations[0].iteration_telemetry.scroe`" in w and "did you mean `score`" in w for w in run.warnings)
     assert any("extra_thing" in w for w in run.warnings)
@@ -74,19 +75,27 @@ ALIAS_BOMB = b"\n".join(
     + [b"iterations: [{iteration_telemetry: {score: {post_iteration: 1}, phase: *j}}]"]
 )
 BAD = {
-    "syntax error": ("s.yaml", b"iterations: [\n  {iteration_telemetry: {score: {post_iteration: 5}}\n", ["s.yaml:3:", "YAML syntax error"]),
+    "syntax error": ("s.yaml", b"iterations: [\n  {iteration_telemetry: {score: {post_iteration: 5}}\n", ["s.yaml:3:",
+                                                                                                          "YAML syntax error"]),
     "wrong type": ("t.yaml", b"iterations:\n- iteration_telemetry:\n    score: {post_iteration: high}\n",
                    ["t.yaml:3:", "iterations[0].iteration_telemetry.score.post_iteration", "expected a number", "'high'"]),
-    "negative count": ("n.yaml", b"iterations:\n- iteration_telemetry:\n    test_results:\n      post_iteration: {passed: -3, total: 4}\n",
+    "negative count": ("n.yaml",
+                       b"iterations:\n- iteration_telemetry:\n    test_results:\n      post_iteration: {passed: -3, total: 4}\n",
                        ["n.yaml:4:", "post_iteration.passed", ">= 0", "-3"]),
-    "passed > total": ("p.yaml", b"iterations:\n- iteration_telemetry:\n    test_results:\n      post_iteration: {passed: 7, total: 4}\n",
+    "passed > total": ("p.yaml",
+                       b"iterations:\n- iteration_telemetry:\n    test_results:\n      post_iteration: {passed: 7, total: 4}\n",
                        ["p.yaml:4:", "post_iteration.passed", "cannot exceed total"]),
     "NaN": ("nan.yaml", b"iterations:\n- iteration_telemetry: {score: {post_iteration: .nan}}\n", ["nan.yaml:2:", "NaN"]),
-    "infinity": ("inf.yaml", b"iterations:\n- iteration_telemetry: {score: {post_iteration: -.inf}}\n", ["inf.yaml:2:", "infinity"]),
-    "10^400": ("big.yaml", b"iterations:\n- iteration_telemetry: {test_results: {post_iteration: {passed: 1" + b"0" * 400 + b"}}}\n",
+    "infinity": ("inf.yaml", b"iterations:\n- iteration_telemetry: {score: {post_iteration: -.inf}}\n", ["inf.yaml:2:",
+                                                                                                         "infinity"]),
+    "10^400": ("big.yaml",
+               b"iterations:\n- iteration_telemetry: {test_results: {post_iteration: {passed: 1" + b"0" * 400 + b"}}}\n",
                ["big.yaml:2:", "passed", "<= 10000000"]),
-    "1e400 in JSON": ("big.json", b'{"iterations": [{"iteration_telemetry": {"score": {"post_iteration": 1e400}}}]}', ["big.json", "out of range"]),
-    "NaN in JSON": ("nan.json", b'{"iterations": [{"iteration_telemetry": {"score": {"post_iteration": NaN}}}]}', ["nan.json:1:", "JSON syntax error"]),
+    "1e400 in JSON": ("big.json", b'{"iterations": [{"iteration_telemetry": {"score": {"post_iteration": 1e400}}}]}',
+                      ["big.json", "out of range"]),
+    "NaN in JSON": ("nan.json", b'{"iterations": [{"iteration_telemetry": {"score": {"post_iteration": NaN}}}]}', ["nan.json:1:",
+                                                                                                                   ("JSON syntax "
+                                                                                                                    "error")]),
     "non-UTF-8": ("l.yaml", b"iterations:\n- iteration_telemetry:\n    phase: caf\xe9\n", ["l.yaml:3:", "0xe9", "UTF-8"]),
     "alias bomb": ("bomb.yaml", ALIAS_BOMB, ["bomb.yaml", "alias"]),
     "deep nesting": ("deep.yaml", b"iterations: " + b"[" * 5000 + b"]" * 5000, ["deep.yaml:1:", "nesting"]),
@@ -97,9 +106,14 @@ BAD = {
     "empty list": ("e.yaml", b"iterations: []\n", ["e.yaml", "no iterations"]),
     "empty file": ("z.yaml", b"", ["z.yaml", "empty"]),
     "scalar file": ("c.yaml", b"42\n", ["c.yaml", "got an integer"]),
-    "no score at all": ("q.yaml", b"iterations:\n- iteration_telemetry: {iteration_number: 0}\n", ["q.yaml", "iterations[0]", "score.post_iteration"]),
-    "bad format name": ("f.yaml", b"run: {format: ultra}\niterations:\n- {score: {post_iteration: 1}}\n", ["f.yaml:1:", "run.format", "ultra"]),
-    "missing required name": ("r.yaml", b"iterations:\n- iteration_telemetry:\n    score: {post_iteration: 1}\n    test_results: {tests: [{outcome: passed}]}\n",
+    "no score at all": ("q.yaml", b"iterations:\n- iteration_telemetry: {iteration_number: 0}\n", ["q.yaml", "iterations[0]",
+                                                                                                   "score.post_iteration"]),
+    "bad format name": ("f.yaml", b"run: {format: ultra}\niterations:\n- {score: {post_iteration: 1}}\n", ["f.yaml:1:",
+                                                                                                           "run.format",
+                                                                                                           "ultra"]),
+    "missing required name": ("r.yaml",
+                              (b"iterations:\n- iteration_telemetry:\n    score: {post_iteration: 1}\n    test_results: {tests: "
+                               b"[{outcome: passed}]}\n"),
                               ["r.yaml", "test_results.tests[0].name", "required"]),
 }
 
@@ -159,7 +173,7 @@ def test_json_output_is_valid_for_every_sample() -> None:
 
 YAML_SEMANTICS = [
     ("a: 1\nb: -2\nc: 0x1F\nd: 012\ne: 1_000\nf: 1.5\ng: .inf\nh: -.nan\ni: yes\nj: No\nk: ~\nl: null\nn: 1e5\n"
-    "o: 1.0e+5\np: '3'\nq: 190:20:30\nr: [1, {s: t}]\nu: !!str 5\nv: 0\nw: -0\nx: 007\ny: +5\nz: 3.\n"),
+     "o: 1.0e+5\np: '3'\nq: 190:20:30\nr: [1, {s: t}]\nu: !!str 5\nv: 0\nw: -0\nx: 007\ny: +5\nz: 3.\n"),
     "base: &b {x: 1, y: 2}\nd:\n  <<: *b\n  z: 3\nl: [*b, *b]\n",
     "a: !!binary aGVsbG8=\n",
     "- !!set {a, b}\n- !!omap [{a: 1}]\n",

@@ -56,7 +56,8 @@ def test_the_gate_exits_early_once_everything_passes() -> None:
 
 def test_the_gate_says_when_it_cannot_be_replayed() -> None:
     verdict = verdict_of({"iterations": [{"iteration_telemetry": {"score": {"post_iteration": 50}}}]})
-    assert not verdict.gate.replayed and verdict.gate.reason == "no per-test outcomes for every submission: the hard checks are unknown"
+    assert not verdict.gate.replayed
+    assert verdict.gate.reason == "no per-test outcomes for every submission: the hard checks are unknown"
 
 
 @pytest.mark.parametrize("count,bucket", [(1, "1"), (2, "2"), (3, "3"), (4, "4-6"), (6, "4-6"), (7, "7+"), (40, "7+")])
@@ -76,9 +77,11 @@ def test_outcomes_passed_exhausted_stopped() -> None:
 def test_the_margin_rises_above_a_noise_floor_the_run_measured() -> None:
     doc = {"iterations": [
         {"iteration_telemetry": {"score": {"post_iteration": 80, "samples": [78, 80, 84]},
-                                 "test_results": {"tests": [{"name": "a", "outcome": "passed"}, {"name": "b", "outcome": "failed"}]}}},
+                                 "test_results": {"tests": [{"name": "a", "outcome": "passed"}, {"name": "b",
+                                                                                                 "outcome": "failed"}]}}},
         {"iteration_telemetry": {"score": {"post_iteration": 86},
-                                 "test_results": {"tests": [{"name": "a", "outcome": "passed"}, {"name": "b", "outcome": "failed"}]}}},
+                                 "test_results": {"tests": [{"name": "a", "outcome": "passed"}, {"name": "b",
+                                                                                                 "outcome": "failed"}]}}},
     ]}
     gate = verdict_of(doc).gate
     assert gate.noise_floor == pytest.approx(0.06) and gate.margin == pytest.approx(0.08)

@@ -51,7 +51,8 @@ def test_visible_tests_by_name_with_the_output_after_a_failure(tmp_path: Path) -
     doc = json.loads((tmp_path / "ldb" / "HumanEval_97.json").read_text())
     first = doc["iterations"][0]["iteration_telemetry"]
     tests = {t["name"]: t for t in first["test_results"]["tests"]}
-    assert tests["assert multiply(148, 412) == 16"] == {"name": "assert multiply(148, 412) == 16", "outcome": "failed", "message": "6"}
+    assert tests["assert multiply(148, 412) == 16"] == {"name": "assert multiply(148, 412) == 16", "outcome": "failed",
+                                                        "message": "6"}
     assert tests["assert multiply(2020, 1851) == 0"]["outcome"] == "passed"
     assert first["test_results"]["post_iteration"] == {"passed": 1, "failed": 3, "total": 4}
     repeat = doc["iterations"][1]["iteration_telemetry"]["changes"]
@@ -97,13 +98,15 @@ def test_reflexion_text_layout_and_a_second_hidden_verdict(tmp_path: Path) -> No
 
 
 def test_cli_import_then_batch_and_compare_unchanged(tmp_path: Path) -> None:
-    result = runner.invoke(app, ["import", "reflexion", str(FIXTURES / "ldb_records.jsonl"), "--out", str(tmp_path / "a"), "--agent", "x"])
+    result = runner.invoke(app, ["import", "reflexion", str(FIXTURES / "ldb_records.jsonl"), "--out", str(tmp_path / "a"),
+                                 "--agent", "x"])
     assert result.exit_code == 2 and "ldb_records.jsonl:4:" in result.output  # the malformed line
     assert "imported 4 runs" in result.stdout
     runner.invoke(app, ["import", "reflexion", str(FIXTURES / "ldb_records.jsonl"), "--out", str(tmp_path / "b"), "--agent", "y"])
     batch = runner.invoke(app, ["batch", str(tmp_path / "a"), "--format", "json", "--jobs", "1"])
     assert batch.exit_code == 0 and len(json.loads(batch.stdout)["runs"]) == 4
-    compare = runner.invoke(app, ["compare", str(tmp_path / "a" / "x"), str(tmp_path / "b" / "y"), "--format", "json", "--jobs", "1"])
+    compare = runner.invoke(app, ["compare", str(tmp_path / "a" / "x"), str(tmp_path / "b" / "y"), "--format", "json", "--jobs",
+                                  "1"])
     data = json.loads(compare.stdout)
     assert data["paired"]["pairs"] == 4 and data["paired"]["ties"] == 4
 

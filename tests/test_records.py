@@ -61,7 +61,8 @@ def test_score_record_is_pure_picklable_and_equals_scoring_the_file(tmp_path: Pa
 @pytest.mark.parametrize("name", ["runs.jsonl", "runs.jsonl.gz", "runs.jsonl.zst", "runs.ndjson"])
 def test_batch_reads_every_line_as_a_run_named_by_its_line(tmp_path: Path, name: str) -> None:
     docs = documents()
-    source = write_lines(tmp_path / name, docs, extra='\n{"iterations": [{"iteration_telemetry": {"score": {"post_iteration": 120}}}]}\n')
+    source = write_lines(tmp_path / name, docs,
+                         extra='\n{"iterations": [{"iteration_telemetry": {"score": {"post_iteration": 120}}}]}\n')
     results = list(score_paths([str(source)], jobs=1))
     assert [r.path for r in results[:-1]] == [f"{source}:{k}" for k in range(1, len(docs) + 1)]
     expected = [judge(load_run(str(p))).process_score for p in SAMPLES]

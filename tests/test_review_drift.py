@@ -80,7 +80,8 @@ def test_review_sample_and_estimate_from_the_command_line(tmp_path: Path) -> Non
         writer.writerow(["path", "label"])
         for k, row in enumerate(rows):
             writer.writerow([row["path"], "defect" if row["bucket"] != "1" and k % 2 == 0 else "ok"])
-    shown = runner.invoke(app, ["review", "estimate", str(tmp_path / "queue.json"), str(tmp_path / "labels.csv"), "--format", "json"])
+    shown = runner.invoke(app, ["review", "estimate", str(tmp_path / "queue.json"), str(tmp_path / "labels.csv"), "--format",
+                                "json"])
     assert shown.exit_code == 0, shown.output
     data = json.loads(shown.stdout)
     assert data["labels_used"] == len(rows) and data["weighted_rate"] is not None

@@ -308,7 +308,8 @@ def test_a_log_with_no_validated_run_is_one_iteration_scored_by_the_held_back_su
 
 @pytest.mark.parametrize("command,output,counted", [
     ("pytest x.py", "=========================== 1 passed in 0.19 seconds ===========================\n", (1, 0)),
-    ("pytest x.py", "\x1b[32m====== \x1b[32m\x1b[1m2 passed\x1b[0m, \x1b[33m216 deselected\x1b[0m\x1b[32m in 1.37s\x1b[0m ======\n",
+    ("pytest x.py",
+     "\x1b[32m====== \x1b[32m\x1b[1m2 passed\x1b[0m, \x1b[33m216 deselected\x1b[0m\x1b[32m in 1.37s\x1b[0m ======\n",
      (2, 0)),
 ])
 def test_old_pytest_summaries_and_coloured_output_are_counted(command: str, output: str, counted: tuple[int, int]) -> None:
@@ -402,7 +403,8 @@ def test_patches_applied_from_a_heredoc_or_a_written_file_are_rebuilt() -> None:
     submission = "diff --git a/m.py b/m.py\n" + patch.replace("return 2", "return 3")
     steps = [Step("", "cat > fix.patch <<'EOF'\n" + patch + "EOF", 0, "", None), Step("", "git apply fix.patch", 0, "", None),
              Step("", "pytest tests", 0, "1 passed in 0.1s\n", None),
-             Step("", "git apply <<'EOF'\n" + later + "EOF", 0, "", None), Step("", "pytest tests", 0, "1 passed in 0.1s\n", None),
+             Step("", "git apply <<'EOF'\n" + later + "EOF", 0, "", None), Step("", "pytest tests", 0, "1 passed in 0.1s\n",
+                                                                                None),
              Step("", "patch -p1 < other.diff", 0, "", None), Step("", "pytest tests", 0, "1 passed in 0.1s\n", None)]
     document = convert_trajectory(Trajectory(instance="i", agent="a", source="s", steps=steps, submission=submission))
     files = [{f["path"]: f for f in it["iteration_telemetry"]["changes"]["files"]} for it in document["iterations"]]
@@ -446,7 +448,8 @@ def test_a_swe_agent_aci_run_that_edits_a_failing_test_expectation(tmp_path: Pat
                "FAILED tests/test_calc.py::test_total - assert 3 == 4\n============ 1 failed, 1 passed in 0.05s ============\n")
     trajectory = {"environment": "swe_main", "history": [], "info": {
         "exit_status": "submitted",
-        "submission": ("diff --git a/tests/test_calc.py b/tests/test_calc.py\n--- a/tests/test_calc.py\n+++ b/tests/test_calc.py\n"
+        "submission": ("diff --git a/tests/test_calc.py b/tests/test_calc.py\n--- a/tests/test_calc.py\n+++ "
+                       "b/tests/test_calc.py\n"
                        "@@ -4,1 +4,1 @@ def test_total():\n-    assert total([1, 2]) == 4\n+    assert total([1, 2]) == 3\n")},
         "trajectory": [
             _aci("pytest tests/test_calc.py -v", failing),

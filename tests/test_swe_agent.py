@@ -84,7 +84,8 @@ def test_an_inverted_assertion_confirmed_by_the_held_back_suite(tmp_path: Path) 
     iterations = [i["iteration_telemetry"] for i in document["iterations"]]
     assert [i["test_results"]["suite"] for i in iterations] == ["runtests.py migrations.test_loader"] * 2
     assert iterations[0]["test_results"]["post_iteration"] == {"passed": 23, "failed": 1, "total": 24, "skipped": 0}
-    assert {"name": "test_load_empty_dir (migrations.test_loader.LoaderTests)", "outcome": "failed"} in iterations[0]["test_results"]["tests"]
+    assert {"name": "test_load_empty_dir (migrations.test_loader.LoaderTests)",
+            "outcome": "failed"} in iterations[0]["test_results"]["tests"]
     scratch = {f["path"]: f["scratch"] for i in iterations for f in i["changes"]["files"]}
     assert scratch["tests/migrations/test_loader.py"] is False and scratch["run_reproduction.py"] is True
     final = iterations[-1]["test_results"]

@@ -267,7 +267,8 @@ def test_passes_that_vanish_with_no_failure_are_removed_tests_not_regressions() 
 
     def run(after: dict) -> object:
         return judge(run_from({"iterations": [
-            {"iteration_telemetry": {"test_results": {"suite": "runtests.py app", "post_iteration": {"passed": 39, "failed": 0, "total": 39}}}},
+            {"iteration_telemetry": {"test_results": {"suite": "runtests.py app", "post_iteration": {"passed": 39, "failed": 0,
+                                                                                                     "total": 39}}}},
             {"iteration_telemetry": {"test_results": {"suite": "runtests.py app", "post_iteration": after}}}]}))
 
     removed = items_by_id(run({"passed": 37, "failed": 0, "total": 37}))
@@ -278,7 +279,9 @@ def test_passes_that_vanish_with_no_failure_are_removed_tests_not_regressions() 
 
 def test_a_step_to_another_suite_is_not_judged_as_a_regression_or_a_stall() -> None:
     def step(suite: str, passed: int, total: int) -> dict:
-        return {"iteration_telemetry": {"test_results": {"suite": suite, "post_iteration": {"passed": passed, "failed": total - passed, "total": total}}}}
+        return {"iteration_telemetry": {"test_results": {"suite": suite, "post_iteration": {"passed": passed,
+                                                                                            "failed": total - passed,
+                                                                                            "total": total}}}}
 
     # the module (65/69), then one failing test on its own (0/1), then the module again (69/69)
     verdict = verdict_of({"iterations": [step("runtests.py files", 65, 69), step("runtests.py files.T.test_x", 0, 1),
@@ -309,7 +312,8 @@ def _held_back_run(visible: list[int], held_back: list[tuple[int, int] | None]) 
     ([10], [None], "get_it_right_first_time", "first score 100 >= 85"),
     ([10], [(0, 0)], "get_it_right_first_time", "first score 100 >= 85"),  # a suite of no tests never ran
     # two submissions: the final one's held-back suite decides, and the rule says why
-    ([9, 10], [(1, 2), (1, 2)], "systematic_refinement", "(not get_it_right_first_time: the held-back suite passes 1/2 at iteration 1)"),
+    ([9, 10], [(1, 2), (1, 2)], "systematic_refinement",
+     "(not get_it_right_first_time: the held-back suite passes 1/2 at iteration 1)"),
     ([9, 10], [(1, 2), (2, 2)], "get_it_right_first_time", "first score 90 >= 85 in 2 submissions"),
     # below the first tier anyway: no note
     ([5, 10], [(1, 2), (1, 2)], "systematic_refinement", "mean gain 50 a step"),

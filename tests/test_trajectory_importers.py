@@ -68,7 +68,8 @@ def test_the_real_openhands_output_imports_and_matches_the_raw_events(tmp_path: 
         assert not [w for w in run.warnings if "unknown" in w]
         verdict = judge(run)
         assert [i.id for i in verdict.items if i.id == "no_local_validation"]
-    files = {f["path"]: f for t in runs["ponylang__ponyc-4595"]["iterations"] for f in t["iteration_telemetry"]["changes"]["files"]}
+    files = {f["path"]: f for t in runs["ponylang__ponyc-4595"]["iterations"]
+             for f in t["iteration_telemetry"]["changes"]["files"]}
     # the instruction names the repository: /workspace/test.c lies outside it, the parser is the fix
     assert files["src/libponyc/ast/parser.c"]["scratch"] is False
     assert files["/workspace/test.c"]["scratch"] is True
@@ -135,7 +136,8 @@ def to_atif(trajectory: dict[str, Any]) -> dict[str, Any]:
         reply = swe_agent._text(messages[k + 1]["content"]) if k + 1 < len(messages) else ""
         call = f"call_{k}"
         steps.append({**base, "source": "agent", "message": text.split("```", 1)[0].replace("THOUGHT:", "").strip(),
-                      "tool_calls": [{"tool_call_id": call, "function_name": "bash", "arguments": {"command": blocks[0].strip()}}],
+                      "tool_calls": [{"tool_call_id": call, "function_name": "bash",
+                                      "arguments": {"command": blocks[0].strip()}}],
                       "observation": {"results": [{"source_call_id": call, "content": reply}]}})
     return {"schema_version": "ATIF-v1.4", "session_id": "s-1",
             "agent": {"name": "mini-swe-agent", "version": "1.0", "model_name": "gemini/gemini-3-pro-preview"},
@@ -190,10 +192,12 @@ def test_a_ctrf_report_gives_every_test_of_the_verifier(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("call,expected", [
-    ({"function_name": "str_replace_based_edit_tool", "arguments": {"command": "str_replace", "path": "/app/x.py"}}, [("/app/x.py", "edit")]),
+    ({"function_name": "str_replace_based_edit_tool", "arguments": {"command": "str_replace", "path": "/app/x.py"}},
+     [("/app/x.py", "edit")]),
     ({"function_name": "str_replace_based_edit_tool", "arguments": {"command": "view", "path": "/app/x.py"}}, []),
     ({"function_name": "write_file", "arguments": {"file_path": "/app/y.py", "content": "x"}}, [("/app/y.py", "edit")]),
-    ({"function_name": "apply_patch", "arguments": {"input": "*** Begin Patch\n*** Update File: src/z.py\n@@\n-a\n+b\n*** End Patch"}},
+    ({"function_name": "apply_patch",
+      "arguments": {"input": "*** Begin Patch\n*** Update File: src/z.py\n@@\n-a\n+b\n*** End Patch"}},
      [("src/z.py", "edit")]),
     ({"function_name": "bash_command", "arguments": {"keystrokes": "sed -i 's/a/b/' /app/w.py\n"}}, [("/app/w.py", "sed")]),
     ({"function_name": "read_file", "arguments": {"path": "/app/x.py"}}, []),
@@ -266,7 +270,8 @@ def test_auto_recognises_every_format_and_names_what_it_cannot(tmp_path: Path) -
     assert recognise(str(atif_path), list(BUILTINS)).name == "atif"
     stray = tmp_path / "notes.json"
     stray.write_text('{"hello": 1}')
-    result = runner.invoke(app, ["import", "auto", str(OPENHANDS), str(tmp_path / "job"), str(stray), "--out", str(tmp_path / "out")])
+    result = runner.invoke(app, ["import", "auto", str(OPENHANDS), str(tmp_path / "job"), str(stray), "--out",
+                                 str(tmp_path / "out")])
     assert result.exit_code == 2
     assert "notes.json:1: not a log any importer recognises" in result.stderr
     assert "openhands: 1 file, 2 runs" in result.stderr and "atif: 1 file, 1 run" in result.stderr
@@ -308,10 +313,12 @@ def test_a_plugin_importer_is_listed_and_used_by_auto(tmp_path: Path) -> None:
         "[procjudge.importers]\ntiny = tiny_plugin:importer\nbroken = tiny_plugin:missing\n")
     (tmp_path / "a.tiny").write_text("40 70 90\n")
     env = {**os.environ, "PYTHONPATH": str(site)}
-    listed = subprocess.run([sys.executable, "-m", "procjudge", "import", "list"], check=False, capture_output=True, text=True, env=env)
+    listed = subprocess.run([sys.executable, "-m", "procjudge", "import", "list"], check=False, capture_output=True, text=True,
+                            env=env)
     assert listed.returncode == 0 and "tiny" in listed.stdout and "(plugin)" in listed.stdout
     assert "importer plugin broken (tiny_plugin:missing) cannot be loaded" in listed.stderr
-    done = subprocess.run([sys.executable, "-m", "procjudge", "import", "auto", str(tmp_path / "a.tiny"), "--out", str(tmp_path / "out")],
+    done = subprocess.run([sys.executable, "-m", "procjudge", "import", "auto", str(tmp_path / "a.tiny"), "--out",
+                           str(tmp_path / "out")],
                           check=False, capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr
     assert "tiny: 1 file, 1 run" in done.stderr

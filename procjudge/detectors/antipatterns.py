@@ -48,7 +48,9 @@ _COPY_NEEDS = all_of(having(lambda f: len(f.iterations) > 2, "fewer than two fee
 
 _WORD = re.compile(r"[A-Za-z][a-z]+|[A-Z]+(?![a-z])|\d+")
 _STOP = frozenset(
-    ["the", "and", "for", "with", "from", "into", "that", "this", "was", "were", "are", "use", "used", "using", "add", "added", "adds", "update", "updated", "updates", "fix", "fixed", "fixes", "change", "changed", "make", "made", "new", "test", "tests", "case", "cases", "code", "file", "files", "when", "not", "all", "any", "its", "now", "also", "out", "get", "set"]
+    ["the", "and", "for", "with", "from", "into", "that", "this", "was", "were", "are", "use", "used", "using", "add", "added",
+     "adds", "update", "updated", "updates", "fix", "fixed", "fixes", "change", "changed", "make", "made", "new", "test",
+     "tests", "case", "cases", "code", "file", "files", "when", "not", "all", "any", "its", "now", "also", "out", "get", "set"]
 )
 
 
@@ -261,7 +263,8 @@ def _repaired(it: IterationFacts, following: IterationFacts) -> bool:
         return set(it.broken_names) <= following.passing_after
     if following.passed is None or it.passed is None or it.tests_broken is None:
         return False
-    return following.passed >= it.passed + it.tests_broken and (following.failed or 0) <= max(0, (it.failed or 0) - it.tests_broken)
+    return following.passed >= it.passed + it.tests_broken and (following.failed or 0) <= max(0,
+                                                                                              (it.failed or 0) - it.tests_broken)
 
 
 # --------------------------------------------------------------------------- copy-paste loops

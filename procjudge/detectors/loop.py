@@ -13,7 +13,8 @@ from .base import Hit, detector, each, feedback_steps
 
 
 @detector(
-    "returned_worse", "rule", needs=feedback_steps, section="best_so_far", values=lambda p: {"each": each(p.best_so_far.points, "once")},
+    "returned_worse", "rule", needs=feedback_steps, section="best_so_far", values=lambda p: {"each": each(p.best_so_far.points,
+                                                                                                          "once")},
     summary=("A run that ends {s.min_drop:g} or more points below its own best: it returned a worse submission than one "
              "it had (\"Iteration caps and regression gates\")."),
     points="{each}",

@@ -160,7 +160,8 @@ def test_driven_iteration(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
                       for it in qualifying)
     yield Hit(points=rule.range.between(share, rule.min_fraction_of_iterations, 1.0),
               iterations=tuple(it.number for it in qualifying),
-              evidence=f"{len(qualifying)} of {plural(len(facts.iterations), 'iteration')} validated each change locally ({shown})",
+              evidence=f"{len(qualifying)} of {plural(len(facts.iterations), 'iteration')} validated each change locally "
+                       f"({shown})",
               basis="action log" if uses_log else "telemetry fields")
 
 

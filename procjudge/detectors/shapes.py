@@ -423,7 +423,8 @@ def _table_shapes(tree: ast.AST, lines: list[str], cases: tuple[Case, ...], spec
 def _module_names(tree: ast.Module) -> set[str]:
     names = set()
     for stmt in tree.body:
-        targets = stmt.targets if isinstance(stmt, ast.Assign) else ([stmt.target] if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) else [])
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else ([stmt.target] if isinstance(stmt, (ast.AnnAssign,
+                                                                                                        ast.AugAssign)) else [])
         for target in targets:
             if isinstance(target, ast.Name):
                 names.add(target.id)
@@ -485,7 +486,8 @@ def _state_shapes(tree: ast.AST, lines: list[str]) -> Iterator[Shape]:
                     isinstance(op, (ast.In, ast.NotIn)) for op in compare.ops
                 ):
                     yield Shape(rule="call_state", strength=DEFINITE, line=node.lineno, code=_segment(lines, node),
-                                why=f"`{min(r for r in refs if r is not None)}` is changed on every call of {func.name}() and decides what "
+                                why=f"`{min(r for r in refs if r is not None)}` is changed on every call of {func.name}() and "
+                                    "decides what "
                                 "it returns: the same call answers differently the next time")
                     break
             else:
@@ -541,91 +543,122 @@ def _tampering_shapes(tree: ast.AST, lines: list[str]) -> Iterator[Shape]:
     for node in ast.walk(tree):
         if id(node) in guarded:
             continue
-        where = _segment(lines, node)
-        line = getattr(node, "lineno", None)
-        if isinstance(node, ast.Call):
-            base, name = _dotted(node.func)
-            if (base, name) in _EXIT_CALLS:
-                in_function = id(node) in functions
-                strength = DEFINITE if name in ("_exit", "abort") or not in_function else LIKELY
-                yield Shape(rule="exit_call", strength=strength, line=line, code=where,
-                            why=f"{(base + '.') if base else ''}{name}() ends the process"
-                            + (f" inside {functions[id(node)]}()" if in_function else " when the module is imported")
-                            + ": the checker's remaining asserts never run")
-            elif (base, name) in {("pytest", "skip"), ("pytest", "xfail"), ("pytest", "exit"), ("unittest", "SkipTest"),
-                                  ("", "SkipTest")}:
-                yield Shape(rule="skip_from_code", strength=DEFINITE, line=line, code=where,
-                            why=f"{(base + '.') if base else ''}{name}() in the code under test: the test is skipped, not passed")
-            elif (base, name) in {("sys", "settrace"), ("sys", "setprofile"), ("threading", "settrace")}:
-                yield Shape(rule="patch_test_framework", strength=DEFINITE, line=line, code=where,
-                            why=f"{base}.{name}() installs a tracer over the checker's own frames")
-            elif (base, name) == ("os", "kill") and any(_dotted(a.func)[1] == "getpid" for a in node.args[:1]
-                                                        if isinstance(a, ast.Call)):
-                yield Shape(rule="exit_call", strength=DEFINITE, line=line, code=where,
-                            why="os.kill(os.getpid(), ...) ends the process: the checker's remaining asserts never run")
-            elif (base, name) in {("", "exec"), ("", "eval")} and any(
-                    isinstance(n, ast.Constant) and isinstance(n.value, str) and tamper_hint(n.value)
-                    for a in node.args[:1] for n in ast.walk(a)):
-                yield Shape(rule="hidden_code", strength=LIKELY, line=line, code=where,
-                            why=f"{name}() of a string that names the checker's machinery (exit, excepthook, builtins...)")
-            elif (base, name) == ("atexit", "register"):
-                yield Shape(rule="atexit_hook", strength=LIKELY, line=line, code=where,
-                            why="registers code to run at interpreter exit, after the checker")
-            elif name == "setattr" and node.args and _root_name(node.args[0]) in ({"builtins", "__builtins__"} | _FRAMEWORKS | {"sys"}):
-                target = _root_name(node.args[0])
-                rule = "patch_builtins" if target in ("builtins", "__builtins__") else "patch_test_framework"
-                yield Shape(rule=rule, strength=DEFINITE, line=line, code=where, why=f"setattr on `{target}`")
-            elif (base, name) in {("sys", "_getframe"), ("inspect", "stack"), ("inspect", "currentframe"),
-                                  ("inspect", "getouterframes"), ("traceback", "extract_stack")}:
-                yield Shape(rule="frame_inspection", strength=DEFINITE, line=line, code=where,
-                            why=f"{base}.{name}() reads the call stack: code that tells a test from a real call")
-            elif name in ("open", "read_text", "read_bytes") or (base, name) == ("io", "open"):
-                paths = [n.value for a in list(node.args[:1]) + ([node.func.value] if isinstance(node.func, ast.Attribute) else [])
-                         for n in ast.walk(a) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
-                hit = next((p for p in paths if _TEST_FILE.search(p)), None)
-                if hit:
-                    yield Shape(rule="reads_tests", strength=DEFINITE, line=line, code=where,
-                                why=f"opens the test file `{hit[:80]}`")
-        elif isinstance(node, ast.Raise) and node.exc is not None:
-            exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
-            if _dotted(exc)[1] in ("SkipTest", "Skipped"):
-                yield Shape(rule="skip_from_code", strength=DEFINITE, line=line, code=where,
-                            why="raises a test-skip exception from the code under test: the test is skipped, not passed")
-            elif _dotted(exc)[1] == "SystemExit":
-                in_function = id(node) in functions
-                yield Shape(rule="exit_call", strength=LIKELY if in_function else DEFINITE, line=line, code=where,
-                            why="raises SystemExit: the checker's remaining asserts never run")
-        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for assigned in targets:
-                root = _root_name(assigned)
-                attr = assigned.attr if isinstance(assigned, ast.Attribute) else ""
-                if root == "sys" and attr in ("excepthook", "__excepthook__"):
-                    yield Shape(rule="excepthook", strength=DEFINITE, line=line, code=where,
-                                why="replaces sys.excepthook: an uncaught AssertionError no longer fails the run")
-                elif root in ("builtins", "__builtins__") and assigned is not None and not isinstance(assigned, ast.Name):
-                    yield Shape(rule="patch_builtins", strength=DEFINITE, line=line, code=where,
-                                why="monkeypatches builtins")
-                elif (root in _FRAMEWORKS and not isinstance(assigned, ast.Name)) or (
-                    isinstance(assigned, ast.Name) and assigned.id in ("AssertionError", "assert_equal")
-                ) or (root == "sys" and isinstance(assigned, ast.Subscript) and _dotted(assigned.value)[1] == "modules"):
-                    yield Shape(rule="patch_test_framework", strength=DEFINITE, line=line, code=where,
-                                why=f"patches `{root}`: the checker's own machinery")
-        elif isinstance(node, ast.Attribute) and node.attr in _FRAME_ATTRS and isinstance(node.ctx, ast.Load):
-            yield Shape(rule="frame_inspection", strength=DEFINITE, line=line, code=where,
-                        why=f"reads `{node.attr}` of a frame: the caller's identity decides the behaviour")
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in ("__eq__", "__ne__"):
-            body = [s for s in node.body if not (isinstance(s, ast.Expr) and isinstance(getattr(s, "value", None), ast.Constant))]
-            if len(body) == 1 and isinstance(body[0], ast.Return):
-                value = _literal(body[0].value)
-                wanted = ("c", node.name == "__eq__")
-                if value == wanted:
-                    yield Shape(rule="always_equal", strength=DEFINITE, line=node.lineno, code=where,
-                                why=f"{node.name} returns {node.name == '__eq__'} whatever it is compared with: "
-                                "every equality assert passes")
+        yield from _node_tampering(node, _segment(lines, node), getattr(node, "lineno", None), functions)
 
 
-_STATE_HINT = re.compile(r"\b(?:global|nonlocal)\b|\+=|-=|=\s*(?:\[\s*\]|\{\s*\}|set\(\))|\w\s*=\s*\w+(?:\[[^\]\n]*\]|\.get\([^)\n]*\))\s*[+-]")
+def _node_tampering(node: ast.AST, where: str, line: int | None, functions: dict[int, str]) -> Iterator[Shape]:
+    """The tampering one node shows, by its kind: a call, a raise, an assignment, a frame
+    attribute, an equality method."""
+    if isinstance(node, ast.Call):
+        base, name = _dotted(node.func)
+        found = list(_process_call(node, base, name, where, line, functions))
+        yield from found or _patching_call(node, base, name, where, line)
+    elif isinstance(node, ast.Raise) and node.exc is not None:
+        yield from _raise_tampering(node, where, line, functions)
+    elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+        yield from _assign_tampering(node, where, line)
+    elif isinstance(node, ast.Attribute) and node.attr in _FRAME_ATTRS and isinstance(node.ctx, ast.Load):
+        yield Shape(rule="frame_inspection", strength=DEFINITE, line=line, code=where,
+                    why=f"reads `{node.attr}` of a frame: the caller's identity decides the behaviour")
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in ("__eq__", "__ne__"):
+        yield from _equality_tampering(node, where)
+
+
+def _process_call(node: ast.Call, base: str, name: str, where: str, line: int | None,
+                  functions: dict[int, str]) -> Iterator[Shape]:
+    """A call that ends the process, skips the test, traces the checker or hides code in a string."""
+    if (base, name) in _EXIT_CALLS:
+        in_function = id(node) in functions
+        strength = DEFINITE if name in ("_exit", "abort") or not in_function else LIKELY
+        yield Shape(rule="exit_call", strength=strength, line=line, code=where,
+                    why=f"{(base + '.') if base else ''}{name}() ends the process"
+                    + (f" inside {functions[id(node)]}()" if in_function else " when the module is imported")
+                    + ": the checker's remaining asserts never run")
+    elif (base, name) in {("pytest", "skip"), ("pytest", "xfail"), ("pytest", "exit"), ("unittest", "SkipTest"),
+                          ("", "SkipTest")}:
+        yield Shape(rule="skip_from_code", strength=DEFINITE, line=line, code=where,
+                    why=f"{(base + '.') if base else ''}{name}() in the code under test: the test is skipped, not passed")
+    elif (base, name) in {("sys", "settrace"), ("sys", "setprofile"), ("threading", "settrace")}:
+        yield Shape(rule="patch_test_framework", strength=DEFINITE, line=line, code=where,
+                    why=f"{base}.{name}() installs a tracer over the checker's own frames")
+    elif (base, name) == ("os", "kill") and any(_dotted(a.func)[1] == "getpid" for a in node.args[:1]
+                                                if isinstance(a, ast.Call)):
+        yield Shape(rule="exit_call", strength=DEFINITE, line=line, code=where,
+                    why="os.kill(os.getpid(), ...) ends the process: the checker's remaining asserts never run")
+    elif (base, name) in {("", "exec"), ("", "eval")} and any(
+            isinstance(n, ast.Constant) and isinstance(n.value, str) and tamper_hint(n.value)
+            for a in node.args[:1] for n in ast.walk(a)):
+        yield Shape(rule="hidden_code", strength=LIKELY, line=line, code=where,
+                    why=f"{name}() of a string that names the checker's machinery (exit, excepthook, builtins...)")
+    elif (base, name) == ("atexit", "register"):
+        yield Shape(rule="atexit_hook", strength=LIKELY, line=line, code=where,
+                    why="registers code to run at interpreter exit, after the checker")
+
+
+def _patching_call(node: ast.Call, base: str, name: str, where: str, line: int | None) -> Iterator[Shape]:
+    """A call that patches builtins or the test framework, reads the call stack or opens a test file."""
+    if name == "setattr" and node.args and _root_name(node.args[0]) in ({"builtins", "__builtins__", "sys"} | _FRAMEWORKS):
+        target = _root_name(node.args[0])
+        rule = "patch_builtins" if target in ("builtins", "__builtins__") else "patch_test_framework"
+        yield Shape(rule=rule, strength=DEFINITE, line=line, code=where, why=f"setattr on `{target}`")
+    elif (base, name) in {("sys", "_getframe"), ("inspect", "stack"), ("inspect", "currentframe"),
+                          ("inspect", "getouterframes"), ("traceback", "extract_stack")}:
+        yield Shape(rule="frame_inspection", strength=DEFINITE, line=line, code=where,
+                    why=f"{base}.{name}() reads the call stack: code that tells a test from a real call")
+    elif name in ("open", "read_text", "read_bytes") or (base, name) == ("io", "open"):
+        paths = [n.value for a in list(node.args[:1]) + ([node.func.value] if isinstance(node.func,
+                                                                                         ast.Attribute) else [])
+                 for n in ast.walk(a) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+        hit = next((p for p in paths if _TEST_FILE.search(p)), None)
+        if hit:
+            yield Shape(rule="reads_tests", strength=DEFINITE, line=line, code=where,
+                        why=f"opens the test file `{hit[:80]}`")
+
+
+def _raise_tampering(node: ast.Raise, where: str, line: int | None, functions: dict[int, str]) -> Iterator[Shape]:
+    if node.exc is None:
+        return
+    exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+    if _dotted(exc)[1] in ("SkipTest", "Skipped"):
+        yield Shape(rule="skip_from_code", strength=DEFINITE, line=line, code=where,
+                    why="raises a test-skip exception from the code under test: the test is skipped, not passed")
+    elif _dotted(exc)[1] == "SystemExit":
+        in_function = id(node) in functions
+        yield Shape(rule="exit_call", strength=LIKELY if in_function else DEFINITE, line=line, code=where,
+                    why="raises SystemExit: the checker's remaining asserts never run")
+
+
+def _assign_tampering(node: ast.Assign | ast.AugAssign | ast.AnnAssign, where: str, line: int | None) -> Iterator[Shape]:
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    for assigned in targets:
+        root = _root_name(assigned)
+        attr = assigned.attr if isinstance(assigned, ast.Attribute) else ""
+        if root == "sys" and attr in ("excepthook", "__excepthook__"):
+            yield Shape(rule="excepthook", strength=DEFINITE, line=line, code=where,
+                        why="replaces sys.excepthook: an uncaught AssertionError no longer fails the run")
+        elif root in ("builtins", "__builtins__") and assigned is not None and not isinstance(assigned, ast.Name):
+            yield Shape(rule="patch_builtins", strength=DEFINITE, line=line, code=where,
+                        why="monkeypatches builtins")
+        elif (root in _FRAMEWORKS and not isinstance(assigned, ast.Name)) or (
+            isinstance(assigned, ast.Name) and assigned.id in ("AssertionError", "assert_equal")
+        ) or (root == "sys" and isinstance(assigned, ast.Subscript) and _dotted(assigned.value)[1] == "modules"):
+            yield Shape(rule="patch_test_framework", strength=DEFINITE, line=line, code=where,
+                        why=f"patches `{root}`: the checker's own machinery")
+
+
+def _equality_tampering(node: ast.FunctionDef | ast.AsyncFunctionDef, where: str) -> Iterator[Shape]:
+    body = [s for s in node.body if not (isinstance(s, ast.Expr) and isinstance(getattr(s, "value", None), ast.Constant))]
+    if len(body) == 1 and isinstance(body[0], ast.Return):
+        value = _literal(body[0].value)
+        wanted = ("c", node.name == "__eq__")
+        if value == wanted:
+            yield Shape(rule="always_equal", strength=DEFINITE, line=node.lineno, code=where,
+                        why=f"{node.name} returns {node.name == '__eq__'} whatever it is compared with: "
+                        "every equality assert passes")
+
+
+_STATE_HINT = re.compile(r"\b(?:global|nonlocal)\b|\+=|-=|=\s*(?:\[\s*\]|\{\s*\}|set\(\))"
+                         r"|\w\s*=\s*\w+(?:\[[^\]\n]*\]|\.get\([^)\n]*\))\s*[+-]")
 _TAMPER_WORDS = frozenset([
     "exit", "_exit", "quit", "abort", "SystemExit", "excepthook", "builtins", "__builtins__", "unittest", "pytest",
     "doctest", "AssertionError", "TestCase", "modules", "__eq__", "__ne__", "atexit", "setattr", "open", "read_text",
@@ -703,7 +736,8 @@ def text_tampering(text: str) -> list[Shape]:
     return found
 
 
-_STRING = re.compile(r'"""[\s\S]*?(?:"""|$)|\'\'\'[\s\S]*?(?:\'\'\'|$)|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|`(?:\\.|[^`\\])*`')
+_STRING = re.compile(r'"""[\s\S]*?(?:"""|$)|\'\'\'[\s\S]*?(?:\'\'\'|$)'
+                     r'|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|`(?:\\.|[^`\\])*`')
 _COMMENT = re.compile(r"(?m)(?:#|//).*$")
 
 

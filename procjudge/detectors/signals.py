@@ -120,7 +120,8 @@ DETECTORS = [
             rule=("regressions ruled out by the evidence (per-test outcomes, the harness's `regressions: 0`, or every "
                   "test passing on the same suite; a net gain in passes is not enough: 18/24 to 20/24 can hide two), "
                   "after something passed"),
-            reads="per-test outcomes, regressions, the pass counts of one suite", source="Telemetry Signals (positive); example 1"),
+            reads="per-test outcomes, regressions, the pass counts of one suite",
+            source="Telemetry Signals (positive); example 1"),
     _signal("proportional_edits", "+",
             summary=("File edits no more than {proportional} the failing tests (file_edits <= test_failures x "
                      "{s.proportional_edits_factor:g})."),

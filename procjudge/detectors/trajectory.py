@@ -96,7 +96,8 @@ def rapid_convergence(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         return  # it converged on an answer the held-back suite rejects
     unused = max(0, facts.budget - used) if not facts.excluded else 0
     points = rule.points + rule.per_unused_submission * unused
-    extra = (f"; +{fmt_num(rule.per_unused_submission)} x {plural(unused, 'unused submission')}" if unused and rule.per_unused_submission else "")
+    extra = (f"; +{fmt_num(rule.per_unused_submission)} x {plural(unused, 'unused submission')}"
+             if unused and rule.per_unused_submission else "")
     yield Hit(
         points=points,
         iterations=(facts.final.number,),

@@ -62,14 +62,19 @@ def import_report(written: int, issues: list[Any], out: Path, unit: str, note_un
 
 @import_app.command("reflexion")
 def import_reflexion(
-    files: list[Path] = typer.Argument(..., metavar="FILE.jsonl...", help="Reflexion-family logs: LDB, Reflexion, MapCoder's Reflexion runs."),
+    files: list[Path] = typer.Argument(..., metavar="FILE.jsonl...",
+                                       help="Reflexion-family logs: LDB, Reflexion, MapCoder's Reflexion runs."),
     out: Path = IMPORT_OUT_OPTION,
-    agent: str | None = typer.Option(None, "--agent", help="Agent name (default: the file's folder; plus the file name when several files share a folder)."),
+    agent: str | None = typer.Option(None, "--agent",
+                                     help="Agent name (default: the file's folder; plus the file name when several files share a "
+                                          "folder)."),
     hidden_from: Path | None = typer.Option(None, "--hidden-from", metavar="OTHER.jsonl",
-                                               help="A second file of the same runs whose is_solved is a second hidden verdict, joined on the task (e.g. HumanEvalET)."),
+                                               help="A second file of the same runs whose is_solved is a second hidden verdict, "
+                                                    "joined on the task (e.g. HumanEvalET)."),
     hidden_name: str = typer.Option("extended", "--hidden-name", help="Name of the second hidden suite."),
     max_iterations: int | None = typer.Option(None, "--max-iterations", min=1,
-                                                 help="The loop's budget of submissions (default: the most any task in the file used)."),
+                                                 help="The loop's budget of submissions (default: the most any task in the file "
+                                                      "used)."),
 ) -> None:
     """Import code-repair logs (one JSON object per task per line) as one run file per task.
 
@@ -114,13 +119,17 @@ def import_inspect(
 
 @import_app.command("swe-agent")
 def import_swe_agent(
-    files: list[Path] = typer.Argument(..., metavar="TRAJ...", help="mini-swe-agent or SWE-agent trajectories (.traj.json, .traj), or folders holding them."),
+    files: list[Path] = typer.Argument(..., metavar="TRAJ...",
+                                       help="mini-swe-agent or SWE-agent trajectories (.traj.json, .traj), or folders holding "
+                                            "them."),
     out: Path = IMPORT_OUT_OPTION,
     reports: Path | None = typer.Option(
         None, "--reports", metavar="DIR|FILE",
         help="SWE-bench evaluation reports: DIR/<instance>/report.json or DIR/<instance>.json, or a results.json "
              "that lists the resolved instances (default: logs/<instance>/report.json beside the trajectories)."),
-    agent: str | None = typer.Option(None, "--agent", help="Agent name (default: the model in the trajectory's configuration, else its run folder)."),
+    agent: str | None = typer.Option(None, "--agent",
+                                     help="Agent name (default: the model in the trajectory's configuration, else its run "
+                                          "folder)."),
 ) -> None:
     """Import shell-agent trajectories as one run file per task.
 
@@ -146,7 +155,8 @@ def import_swe_agent(
 
 @import_app.command("openhands")
 def import_openhands(
-    files: list[Path] = typer.Argument(..., metavar="OUTPUT.jsonl...", help="OpenHands evaluation output: one instance per line."),
+    files: list[Path] = typer.Argument(..., metavar="OUTPUT.jsonl...",
+                                       help="OpenHands evaluation output: one instance per line."),
     out: Path = IMPORT_OUT_OPTION,
     reports: Path | None = reports_option("the line's own test_result.report"),
     agent: str | None = typer.Option(None, "--agent", help="Agent name (default: the model in the line's metadata)."),
@@ -170,7 +180,8 @@ def import_openhands(
 
 @import_app.command("atif")
 def import_atif(
-    files: list[Path] = typer.Argument(..., metavar="TRAJECTORY.json...", help="ATIF trajectories (Harbor: TRIAL/agent/trajectory.json)."),
+    files: list[Path] = typer.Argument(..., metavar="TRAJECTORY.json...",
+                                       help="ATIF trajectories (Harbor: TRIAL/agent/trajectory.json)."),
     out: Path = IMPORT_OUT_OPTION,
     agent: str | None = typer.Option(None, "--agent", help="Agent name (default: the trajectory's agent name and model)."),
 ) -> None:

@@ -436,7 +436,8 @@ def _addressed(command: SedCommand, numbers: list[int], known: dict[int, str], e
             continue
         if inside:
             selected.append(number)
-            if command.last.isdigit() and number >= int(command.last) or not command.last.isdigit() and matches(command.last, number):
+            if command.last.isdigit() and number >= int(command.last) or not command.last.isdigit() and matches(command.last,
+                                                                                                                number):
                 inside = False
     return selected
 

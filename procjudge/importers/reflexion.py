@@ -228,7 +228,8 @@ def loop_budget(path: str) -> int:
 
 
 def import_files(paths: list[str], out: str, agent: str | None = None, hidden_from: str | None = None,
-                 max_iterations: int | None = None, fmt: str = "standard", hidden_name: str = "extended") -> tuple[int, list[ImportIssue]]:
+                 max_iterations: int | None = None, fmt: str = "standard", hidden_name: str = "extended") -> tuple[int,
+                                                                                                                   list[ImportIssue]]:
     """Write one run file per task under ``out/<agent>/``; return (runs written, issues).
 
     The budget is ``max_iterations`` or, by default, the largest number of iterations any task

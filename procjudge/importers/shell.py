@@ -68,7 +68,8 @@ class Step:
                  editor: dict[str, Any] | None = None, cut: bool = False) -> None:
         if "\x1b" in output:  # colour codes (pytest --color, a tty) would hide the summary lines
             output = _ANSI.sub("", output)
-        self.thought, self.command, self.returncode, self.output, self.time = thought, command, returncode, output[:MAX_OUTPUT], time
+        self.thought, self.command, self.returncode = thought, command, returncode
+        self.output, self.time = output[:MAX_OUTPUT], time
         shell = kind is None
         self.test = test_command(command) if shell else None
         self.writes = writes if writes is not None else written_files(command) if shell else []
@@ -107,7 +108,8 @@ _OTHER_RUNNERS = (
     (re.compile(r"^(?:\S+=\S+\s+)*go\s+test\b(?P<rest>.*)"), "go test"),
     (re.compile(r"^(?:\S+=\S+\s+)*cargo\s+(?:\+\S+\s+)?(?:test|nextest\s+run)\b(?P<rest>.*)"), "cargo test"),
     (re.compile(r"^(?:npm|yarn|pnpm)\s+(?:run\s+)?test\b(?P<rest>.*)"), "npm test"),
-    (re.compile(r"^(?:(?:npx|yarn|pnpm(?:\s+exec)?)\s+|\S*node_modules/\.bin/)?(?P<name>jest|vitest)\b(?:\s+run\b)?(?P<rest>.*)"), ""),
+    (re.compile(r"^(?:(?:npx|yarn|pnpm(?:\s+exec)?)\s+|\S*node_modules/\.bin/)?"
+                r"(?P<name>jest|vitest)\b(?:\s+run\b)?(?P<rest>.*)"), ""),
     (re.compile(r"^ctest\b(?P<rest>.*)"), "ctest"),
     (re.compile(r"^(?:make|gmake)\b(?:\s+-\S+)*\s+(?:test|check|tests)\b(?P<rest>.*)"), "make test"),
 )
@@ -118,7 +120,8 @@ _BUILD = re.compile(r"^(?:\S+=\S+\s+)*(?:make|gmake|ninja|cmake\s+--build|cargo\
 def segments(command: str) -> list[str]:
     """The simple commands of a command line, split on ``&&``, ``||``, ``;``, ``|`` and newlines
     outside quotes (heredoc bodies removed first, so that a script's text is not read as commands)."""
-    body = re.sub(r"<<-?\s*'?\"?(\w+)'?\"?.*?\n.*?\n\1\s*(?:\n|$)", lambda m: m.group(0).split("\n", 1)[0] + "\n", command, flags=re.DOTALL)
+    body = re.sub(r"<<-?\s*'?\"?(\w+)'?\"?.*?\n.*?\n\1\s*(?:\n|$)", lambda m: m.group(0).split("\n", 1)[0] + "\n", command,
+                  flags=re.DOTALL)
     body = body.replace("\\\n", " ")  # a line continuation joins its lines, as the shell does
     parts: list[str] = []
     current: list[str] = []
@@ -251,7 +254,9 @@ def written_files(command: str) -> list[tuple[str, str]]:
         if not words:
             continue
         head = os.path.basename(words[0])
-        if head == "sed" and any(w.startswith("-i") or w == "--in-place" for w in words[1:]) or head == "perl" and any(w.startswith("-pi") or w == "-i" for w in words[1:]):
+        in_place = (head == "sed" and any(w.startswith("-i") or w == "--in-place" for w in words[1:])
+                    or head == "perl" and any(w.startswith("-pi") or w == "-i" for w in words[1:]))
+        if in_place:
             found += [(w, "sed") for w in _operands(words[1:], skip_first_script=True)]
         elif head == "tee":
             found += [(w, "redirect") for w in words[1:] if not w.startswith("-")]
@@ -275,7 +280,8 @@ def written_files(command: str) -> list[tuple[str, str]]:
         found.append((match.group(1), "script"))
     if re.search(r"\bpython[\d.]*\b", command) and re.search(r"\.write(?:_text)?\(|open\([^)]*['\"][wa]\+?['\"]", command):
         # a script that writes: the source files it names by a string literal (a path in a variable)
-        found += [(m.group(1), "script") for m in re.finditer(r"['\"]([\w./-]+\.(?:py|txt|rst|cfg|toml|json|ya?ml))['\"]", command)]
+        found += [(m.group(1), "script") for m in re.finditer(r"['\"]([\w./-]+\.(?:py|txt|rst|cfg|toml|json|ya?ml))['\"]",
+                                                              command)]
     return [(os.path.normpath(path) if path else path, how) for path, how in dict.fromkeys(found)]
 
 
@@ -439,7 +445,8 @@ def diff_files(diff: str) -> dict[str, str]:
         match = re.match(r"a/(\S+) b/(\S+)", block)
         if not match:
             continue
-        status = "created" if "\nnew file mode" in block[:300] else "deleted" if "\ndeleted file mode" in block[:300] else "modified"
+        status = ("created" if "\nnew file mode" in block[:300]
+                  else "deleted" if "\ndeleted file mode" in block[:300] else "modified")
         files[match.group(2)] = status
     return files
 

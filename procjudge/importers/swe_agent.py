@@ -23,9 +23,9 @@ note says so. Per iteration: the test command and its targets as the suite ident
 different commands are never compared), the counts and the failing (and, in verbose output,
 passing) tests by name, the files the commands wrote, marked ``scratch`` when the final diff does
 not contain them or when they lie outside the repository (a throw-away script the agent keeps is in
-the diff, and facts marks it by its name), the THOUGHT texts as the change summary, and the time of the first step with the duration. The final
-iteration carries the submitted diff and, from ``report.json``, the held-back suites
-``FAIL_TO_PASS`` and ``PASS_TO_PASS`` with every test's outcome. Iterations are not graded
+the diff, and facts marks it by its name), the THOUGHT texts as the change summary, and the time
+of the first step with the duration. The final iteration carries the submitted diff and, from
+``report.json``, the held-back suites ``FAIL_TO_PASS`` and ``PASS_TO_PASS`` with every test's outcome. Iterations are not graded
 submissions, so no submission time is recorded (the cooldown and double-submit rules are about
 graded submissions) and the run's budget is the number of iterations it has.
 """
@@ -107,7 +107,8 @@ def steps(messages: list[Any]) -> Iterator[Step]:
                     yield step
             continue
         extra = message["extra"] if isinstance(message.get("extra"), dict) else {}
-        actions: list[str] = [a["command"] for a in extra.get("actions") or [] if isinstance(a, dict) and isinstance(a.get("command"), str)]
+        actions: list[str] = [a["command"] for a in extra.get("actions") or []
+                              if isinstance(a, dict) and isinstance(a.get("command"), str)]
         if not actions:
             blocks = re.findall(r"```(?:bash|sh)\s*\n(.*?)\n?```", text, re.DOTALL)
             if len(blocks) != 1:  # the harness runs exactly one command block; anything else is refused

@@ -61,7 +61,8 @@ def markdown_report(report: BatchReport, quiet: bool = False) -> Iterator[str]:
             tiers = counts(agent.tiers)
             patterns = shares(agent.anti_pattern_share)
             lines.append(f"| {cell(agent.agent)} | {agent.runs} | {signed(agent.mean_process_score)} | "
-                         f"{signed(agent.median_process_score)} | {num(round(agent.mean_final_score, 1))} | {tiers} | {patterns} |")
+                         f"{signed(agent.median_process_score)} | {num(round(agent.mean_final_score, 1))} | {tiers} | {patterns} "
+                         "|")
         lines.append("")
     rows = sorted(report.rows, key=lambda r: (not r.gate_failures, r.process_score, r.path))
     shown = rows[:MARKDOWN_RUN_ROWS]
@@ -132,7 +133,8 @@ def _gh_property(value: str) -> str:
 def _github_lines(result: Result, reasons: list[str] | None) -> Iterator[str]:
     if result.error is not None:
         line = f",line={result.error_line}" if result.error_line else ""
-        yield f"::error file={_gh_property(result.location)}{line},title=procjudge%3A unreadable run file::{_gh_data(literal(result.error))}\n"
+        yield (f"::error file={_gh_property(result.location)}{line},title=procjudge%3A unreadable run file::"
+               f"{_gh_data(literal(result.error))}\n")
         return
     for finding in result.findings():
         line = f",line={finding.line}" if finding.line else ""
@@ -203,7 +205,8 @@ def _runs_narrow(rows: list[Row], width: int) -> Table:
 
 
 def _agents_wide(agents: list[AgentSummary]) -> Table:
-    table = Table(show_edge=False, pad_edge=False, header_style="bold", title="per agent", title_justify="left", title_style="dim")
+    table = Table(show_edge=False, pad_edge=False, header_style="bold", title="per agent", title_justify="left",
+                  title_style="dim")
     for column in ("agent", "runs", "mean", "median", "tiers", "anti-patterns (share of runs)"):
         table.add_column(column, overflow="fold")
     for agent in agents:

@@ -53,7 +53,8 @@ def trajectory_chart(a: list[float], b: list[float], height: int = 10, step: int
     return lines
 
 
-def histogram_chart(a: list[float], b: list[float], low: float = -30, high: float = 20, step: float = 5, width: int = 30) -> list[str]:
+def histogram_chart(a: list[float], b: list[float], low: float = -30, high: float = 20, step: float = 5,
+                    width: int = 30) -> list[str]:
     """Two distributions of process scores as paired horizontal bars per bin."""
     edges = [low + step * k for k in range(int((high - low) / step) + 1)]
     counts = []
@@ -99,7 +100,8 @@ def table(result: Comparison) -> Group:
                 continue
             rows.add_row(item.id, item.kind, "-" if item.a is None else signed(item.a),
                          "-" if item.b is None else signed(item.b), signed(item.difference))
-        rows.add_row("process score", "", signed(a.process_score), signed(b.process_score), signed(result.difference), style="bold")
+        rows.add_row("process score", "", signed(a.process_score), signed(b.process_score), signed(result.difference),
+                     style="bold")
         parts += [rows, Text("")]
         for label, verdict in (("A", a), ("B", b)):
             parts.append(Text(f"{label}: pattern {verdict.pattern}, tier {verdict.tier}", style="dim"))
@@ -157,7 +159,8 @@ def _pairs_wide(rows: list[Pair]) -> Table:
     from rich.table import Table
     from rich.text import Text
 
-    pairs = Table(show_edge=False, pad_edge=False, header_style="bold", title="paired by challenge", title_justify="left", title_style="dim")
+    pairs = Table(show_edge=False, pad_edge=False, header_style="bold", title="paired by challenge", title_justify="left",
+                  title_style="dim")
     pair_columns: tuple[tuple[str, Literal["left", "right"]], ...] = (
         ("challenge", "left"), ("A", "right"), ("B", "right"), ("B − A", "right"), ("A tier", "left"), ("B tier", "left"))
     for column, justify in pair_columns:
@@ -177,14 +180,16 @@ def _pairs_narrow(rows: list[Pair], width: int) -> Table:
     cells = [[signed(p.a.process_score) for p in rows] + ["A"], [signed(p.b.process_score) for p in rows] + ["B"],
              [signed(p.difference) for p in rows] + ["B − A"], [p.winner for p in rows] + ["winner"]]
     room = spare(width, cells)
-    pairs = Table(show_edge=False, pad_edge=False, header_style="bold", title="paired by challenge", title_justify="left", title_style="dim")
+    pairs = Table(show_edge=False, pad_edge=False, header_style="bold", title="paired by challenge", title_justify="left",
+                  title_style="dim")
     pairs.add_column("challenge", no_wrap=True, overflow="ellipsis", max_width=room)
     for column in ("A", "B", "B − A"):
         pairs.add_column(column, justify="right", no_wrap=True)
     pairs.add_column("winner", no_wrap=True)
     for pair in rows:
         pairs.add_row(Text(left_ellipsis(literal(pair.challenge), room)), signed(pair.a.process_score),
-                      signed(pair.b.process_score), signed(pair.difference), pair.winner.upper() if pair.winner != "tie" else "tie")
+                      signed(pair.b.process_score), signed(pair.difference),
+                      pair.winner.upper() if pair.winner != "tie" else "tie")
     return pairs
 
 
@@ -214,7 +219,8 @@ def markdown(result: Comparison) -> str:
         for item in result.rows:
             lines.append(f"| {item.id} | {item.kind} | {'-' if item.a is None else signed(item.a)} | "
                          f"{'-' if item.b is None else signed(item.b)} | {signed(item.difference)} |")
-        lines += [f"| **process score** | | **{signed(a.process_score)}** | **{signed(b.process_score)}** | **{signed(result.difference)}** |",
+        lines += [(f"| **process score** | | **{signed(a.process_score)}** | **{signed(b.process_score)}** | "
+                   f"**{signed(result.difference)}** |"),
                   f"| pattern | | {a.pattern} | {b.pattern} | |", f"| tier | | {a.tier} | {b.tier} | |", ""]
     else:
         lines += ["| | runs | mean process | median process | mean final | below best | anti-patterns |",
@@ -225,7 +231,8 @@ def markdown(result: Comparison) -> str:
                          f"{below_best(side)} | {shares(side.anti_pattern_share)} |")
         lines += ["", "| challenge | A | B | B − A |", "|---|---:|---:|---:|"]
         for pair in result.rows[:100]:
-            lines.append(f"| {cell(pair.challenge)} | {signed(pair.a.process_score)} | {signed(pair.b.process_score)} | {signed(pair.difference)} |")
+            lines.append(f"| {cell(pair.challenge)} | {signed(pair.a.process_score)} | {signed(pair.b.process_score)} | "
+                         f"{signed(pair.difference)} |")
         if len(result.rows) > 100:
             lines.append(f"\n{len(result.rows) - 100} more pairs not shown.")
         if result.unmatched.a or result.unmatched.b:

@@ -381,7 +381,8 @@ def compare(result: Any, judged: dict[str, Judged] | None = None) -> str:
             one = judged.get(verdict.run.path)
             return one.detail if one is not None else None
 
-        return page("compare_runs.html", "procjudge: compare", result=result, a=run_view(result.a, detail_of(result.a), anchor="a"),
+        return page("compare_runs.html", "procjudge: compare", result=result, a=run_view(result.a, detail_of(result.a),
+                                                                                         anchor="a"),
                     b=run_view(result.b, detail_of(result.b), anchor="b"))
     pairs = list(result.rows)
     scores_a = [p.a.process_score for p in pairs]

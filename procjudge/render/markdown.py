@@ -31,10 +31,11 @@ def score(verdict: Verdict) -> str:
         f"### procjudge: {cell(run.id)}",
         "",
         (f"**{signed(verdict.process_score)}** process score (raw {signed(verdict.raw_process_score)}, "
-        f"{signed(verdict.composite_swing)} on a 0-100 composite grade) · tier **{verdict.tier}** · pattern **{verdict.pattern}**"),
+         f"{signed(verdict.composite_swing)} on a 0-100 composite grade) · tier **{verdict.tier}** · "
+        f"pattern **{verdict.pattern}**"),
         "",
         (f"agent {cell(run.agent or '-')} · format {run.format} · trajectory "
-        f"`{sparkline(verdict.trajectory)}` {' → '.join(num(s) for s in verdict.trajectory)}"),
+         f"`{sparkline(verdict.trajectory)}` {' → '.join(num(s) for s in verdict.trajectory)}"),
         "",
         "| item | kind | points | iterations | evidence | basis | strength |",
         "|---|---|---:|---|---|---|---|",

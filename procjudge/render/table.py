@@ -64,7 +64,8 @@ def items_table(verdict: Verdict) -> Table:
 
 
 def signals_table(verdict: Verdict) -> Table:
-    table = Table(show_edge=False, pad_edge=False, header_style="bold", title="per-iteration signals", title_justify="left", title_style="dim")
+    table = Table(show_edge=False, pad_edge=False, header_style="bold", title="per-iteration signals", title_justify="left",
+                  title_style="dim")
     table.add_column("iter", justify="right")
     table.add_column("score", justify="right")
     table.add_column("Δ", justify="right")
