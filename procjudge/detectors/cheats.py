@@ -4,7 +4,7 @@ repository's history (``repository_history``); and two that do not accuse, where
 visible and the held-back suite disagree (``hidden_suite_gap``: the visible suite is green, a
 held-back suite that ran is not; ``visible_suite_contradicted``: the other way round).
 
-The shapes themselves are found in the code, once, by ``procjudge.code`` through the facts; here
+The shapes themselves are found in the code, once per run, by ``shapes.submitted``; here
 they are weighed. An accusation takes its full range only on definite evidence (the Python code
 parsed, or a test file's own diff); text patterns and a removed check are likely at most and cost
 the range's mild end. Whether a held-back suite fails says nothing of how the code was made: an
