@@ -171,38 +171,7 @@ def convert(header: dict[str, Any], sample: dict[str, Any], agent: str | None = 
     start = 0
     for k, event in enumerate(submissions):
         end = events.index(event)
-        window = events[start:end + 1]
-        score = event["score"]
-        telemetry: dict[str, Any] = {"iteration_number": k}
-        value = score_value(score.get("value"))
-        if value is not None:
-            telemetry["score"] = {"post_iteration": value}
-        meta = score.get("metadata") or {}
-        if isinstance(meta.get("passed"), int) and isinstance(meta.get("total"), int) and meta["total"] > 0:
-            telemetry["test_results"] = {"post_iteration": {"passed": meta["passed"], "total": meta["total"],
-                                                            "failed": meta["total"] - meta["passed"]}}
-        answer = score.get("answer")
-        if isinstance(answer, str) and answer:
-            telemetry["changes"] = {"code": answer[:10_000_000],
-                                    "code_hash": hashlib.sha256(answer.encode("utf-8")).hexdigest()}
-        tools = [e for e in window if e.get("event") == "tool"]
-        log = [{"tool": "submit" if e.get("function") == "submit" else "other",
-                "target": str(e.get("function"))[:200]} for e in tools]
-        telemetry["actions"] = {"tool_calls_total": len(tools), "log": log}
-        times = [e.get("timestamp") for e in window if e.get("timestamp")]
-        if times:
-            telemetry["timestamp_start"] = times[0]
-            duration = _seconds(times[0], times[-1])
-            if duration is not None and duration >= 0:
-                telemetry["duration_seconds"] = duration
-        entry: dict[str, Any] = {"iteration_telemetry": telemetry}
-        explanation = score.get("explanation")
-        if value is not None and value < 100 and isinstance(explanation, str) and explanation:
-            failing = meta.get("failing") if isinstance(meta.get("failing"), list) else None
-            failures = ([{"name": str(name)[:500], "message": explanation[:2000]} for name in failing]
-                        if failing else [{"name": "scorer", "message": explanation[:2000]}])
-            entry["iteration_feedback"] = {"tests": {"failures": failures}}
-        iterations.append(entry)
+        iterations.append(_entry(k, event["score"], events[start:end + 1]))
         start = end + 1
     eval_spec = header.get("eval") or {}
     sample_id = str(sample.get("id"))
@@ -223,6 +192,41 @@ def convert(header: dict[str, Any], sample: dict[str, Any], agent: str | None = 
     if sample.get("started_at"):
         run["started_at"] = str(sample["started_at"])
     return {"run": run, "iterations": iterations}
+
+
+def _entry(k: int, score: dict[str, Any], window: list[dict[str, Any]]) -> dict[str, Any]:
+    """One scored submission: its score and test counts, the answer as code, the tool calls since
+    the submission before it, its timing, and the scorer's explanation as feedback."""
+    telemetry: dict[str, Any] = {"iteration_number": k}
+    value = score_value(score.get("value"))
+    if value is not None:
+        telemetry["score"] = {"post_iteration": value}
+    meta = score.get("metadata") or {}
+    if isinstance(meta.get("passed"), int) and isinstance(meta.get("total"), int) and meta["total"] > 0:
+        telemetry["test_results"] = {"post_iteration": {"passed": meta["passed"], "total": meta["total"],
+                                                        "failed": meta["total"] - meta["passed"]}}
+    answer = score.get("answer")
+    if isinstance(answer, str) and answer:
+        telemetry["changes"] = {"code": answer[:10_000_000],
+                                "code_hash": hashlib.sha256(answer.encode("utf-8")).hexdigest()}
+    tools = [e for e in window if e.get("event") == "tool"]
+    log = [{"tool": "submit" if e.get("function") == "submit" else "other",
+            "target": str(e.get("function"))[:200]} for e in tools]
+    telemetry["actions"] = {"tool_calls_total": len(tools), "log": log}
+    times = [e.get("timestamp") for e in window if e.get("timestamp")]
+    if times:
+        telemetry["timestamp_start"] = times[0]
+        duration = _seconds(times[0], times[-1])
+        if duration is not None and duration >= 0:
+            telemetry["duration_seconds"] = duration
+    entry: dict[str, Any] = {"iteration_telemetry": telemetry}
+    explanation = score.get("explanation")
+    if value is not None and value < 100 and isinstance(explanation, str) and explanation:
+        failing = meta.get("failing") if isinstance(meta.get("failing"), list) else None
+        failures = ([{"name": str(name)[:500], "message": explanation[:2000]} for name in failing]
+                    if failing else [{"name": "scorer", "message": explanation[:2000]}])
+        entry["iteration_feedback"] = {"tests": {"failures": failures}}
+    return entry
 
 
 def import_files(paths: list[str], out: str, agent: str | None = None) -> tuple[int, list[ImportIssue]]:

@@ -253,26 +253,7 @@ def written_files(command: str) -> list[tuple[str, str]]:
             words = part.split()
         if not words:
             continue
-        head = os.path.basename(words[0])
-        in_place = (head == "sed" and any(w.startswith("-i") or w == "--in-place" for w in words[1:])
-                    or head == "perl" and any(w.startswith("-pi") or w == "-i" for w in words[1:]))
-        if in_place:
-            found += [(w, "sed") for w in _operands(words[1:], skip_first_script=True)]
-        elif head == "tee":
-            found += [(w, "redirect") for w in words[1:] if not w.startswith("-")]
-        elif head in ("cp", "mv") and len(words) >= 3:
-            found.append((words[-1], "copy"))
-        elif head == "rm":  # removing build output (build/, __pycache__, *.o) is cleaning, not an edit
-            found += [(w, "delete") for w in words[1:] if not w.startswith("-") and not _BUILD_OUTPUT.search(w.rstrip("/"))]
-        elif words[:2] in (["git", "checkout"], ["git", "restore"]) and not {"-b", "-B"} & set(words) \
-                and not ("--staged" in words and "--worktree" not in words):
-            # restoring files from the index or a commit rewrites them; a branch switch names no file
-            operands = [w for w in words[2:] if not w.startswith("-")]
-            if "--" in words:
-                operands = words[words.index("--") + 1:]
-            found += [(w, "restore") for w in operands if "/" in w or os.path.splitext(w)[1]]
-        elif head in ("patch",) or words[:2] == ["git", "apply"]:
-            found.append(("", "patch"))
+        found += _segment_writes(words)
         for path in _redirects(part):
             if path not in ("/dev/null", "/dev/stdout", "/dev/stderr") and not path.startswith("&") and not path.isdigit():
                 found.append((path, "redirect"))
@@ -283,6 +264,31 @@ def written_files(command: str) -> list[tuple[str, str]]:
         found += [(m.group(1), "script") for m in re.finditer(r"['\"]([\w./-]+\.(?:py|txt|rst|cfg|toml|json|ya?ml))['\"]",
                                                               command)]
     return [(os.path.normpath(path) if path else path, how) for path, how in dict.fromkeys(found)]
+
+
+def _segment_writes(words: list[str]) -> list[tuple[str, str]]:
+    """The files one simple command writes by its own arguments (its redirections aside)."""
+    head = os.path.basename(words[0])
+    in_place = (head == "sed" and any(w.startswith("-i") or w == "--in-place" for w in words[1:])
+                or head == "perl" and any(w.startswith("-pi") or w == "-i" for w in words[1:]))
+    if in_place:
+        return [(w, "sed") for w in _operands(words[1:], skip_first_script=True)]
+    if head == "tee":
+        return [(w, "redirect") for w in words[1:] if not w.startswith("-")]
+    if head in ("cp", "mv") and len(words) >= 3:
+        return [(words[-1], "copy")]
+    if head == "rm":  # removing build output (build/, __pycache__, *.o) is cleaning, not an edit
+        return [(w, "delete") for w in words[1:] if not w.startswith("-") and not _BUILD_OUTPUT.search(w.rstrip("/"))]
+    if words[:2] in (["git", "checkout"], ["git", "restore"]) and not {"-b", "-B"} & set(words) \
+            and not ("--staged" in words and "--worktree" not in words):
+        # restoring files from the index or a commit rewrites them; a branch switch names no file
+        operands = [w for w in words[2:] if not w.startswith("-")]
+        if "--" in words:
+            operands = words[words.index("--") + 1:]
+        return [(w, "restore") for w in operands if "/" in w or os.path.splitext(w)[1]]
+    if head in ("patch",) or words[:2] == ["git", "apply"]:
+        return [("", "patch")]
+    return []
 
 
 def _operands(words: list[str], skip_first_script: bool) -> list[str]:
@@ -613,56 +619,79 @@ def _rebuild(steps: list[Step], submission: str | None, roots: tuple[str, ...]) 
             target = next((w for w in words[1:] if not w.startswith("-") and ("/" in w or "." in w)), None)
             rebuild.observe(views, step.command, step.output, rel(target) if target else None)
             continue
-        for part in segments(step.command):
-            words = words_of(part)
-            if words and os.path.basename(words[0]) == "sed" and any(w.startswith("-i") or w == "--in-place" for w in words[1:]):
-                found, missed = rebuild.sed_edits(views, words, rel)
-                step.edits += found
-                step.unrecovered += missed
-        for part in segments(step.command):
-            words = words_of(part)
-            applied = (words[:2] == ["git", "apply"] or (words and words[0] == "patch")) and "<<" not in part
-            if applied:
-                source = next((w for w in reversed(words[1:]) if not w.startswith("-") and w != "<"), None)
-                if "-i" in words and words.index("-i") + 1 < len(words):
-                    source = words[words.index("-i") + 1]
-                stdin = re.search(r"<\s*(\S+)", part)
-                source = stdin.group(1) if stdin else source
-                known = views.lines.get(rel(source)) if source else None
-                if known:
-                    step.edits += rebuild.diff_edits(views, "\n".join(known[n] for n in sorted(known)), rel)
-                else:  # which files it changed is not known either
-                    step.unrecovered.append(("", f"`{part.strip()[:60]}`: a patch whose text is not in the log"))
-        for opener, body in rebuild.heredoc_bodies(step.command):
-            if re.search(r"\bgit\s+apply\b|(?:^|[\s;&|])patch\b", opener):
-                step.edits += rebuild.diff_edits(views, body, rel)
-                continue
-            if re.search(r"\bpython[\d.]*\b", opener):
-                targets = [rel(p) for p, how in step.writes if how == "script" and p]
-                pairs = rebuild.script_replacements(body)
-                if len(set(targets)) == 1 and pairs:
-                    for old, new in pairs:
-                        step.edits += rebuild.replace_text(views, targets[0], old, new, "script")
-                else:
-                    step.unrecovered += [(target, "a script's change that is not a str.replace of literals")
-                                         for target in dict.fromkeys(targets)]
-                continue
-            redirected = [p for p in _redirects(opener) if p not in ("/dev/null",)]
-            if re.match(r"^\s*(?:cat|tee)\b", opener) and len(redirected) == 1 and ">>" not in opener:
-                step.edits += rebuild.write_whole(views, rel(redirected[0]), body, "redirect")
-        written = {rel(path) for path, _ in step.writes if path}
-        for edit in step.edits:  # a patch names its files only in its text
-            if edit.path not in written:
-                written.add(edit.path)
-                step.writes.append((edit.path, "create" if edit.created else "patch"))
-        covered = {e.path for e in step.edits} | {path for path, _ in step.unrecovered}
-        for path, how in step.writes:
-            name = rel(path)
-            if name and name not in covered and how in ("sed", "script", "redirect", "patch") \
-                    and not _relative(os.path.normpath(path), roots)[1]:
-                step.unrecovered.append((name, "a script's change" if how == "script" else
-                                         "a redirection whose text is not in the log" if how == "redirect" else
-                                         "a patch" if how == "patch" else "an edit that is not rebuilt"))
+        _sed_edits(step, views, rel)
+        _patch_edits(step, views, rel)
+        _heredoc_edits(step, views, rel)
+        _account(step, rel, roots)
+
+
+def _sed_edits(step: Step, views: rebuild.Views, rel: Any) -> None:
+    """Each ``sed -i`` of the step's command, rebuilt against the lines seen."""
+    for part in segments(step.command):
+        words = words_of(part)
+        if words and os.path.basename(words[0]) == "sed" and any(w.startswith("-i") or w == "--in-place" for w in words[1:]):
+            found, missed = rebuild.sed_edits(views, words, rel)
+            step.edits += found
+            step.unrecovered += missed
+
+
+def _patch_edits(step: Step, views: rebuild.Views, rel: Any) -> None:
+    """Each ``git apply`` or ``patch`` of a file whose text the log showed."""
+    for part in segments(step.command):
+        words = words_of(part)
+        applied = (words[:2] == ["git", "apply"] or (words and words[0] == "patch")) and "<<" not in part
+        if not applied:
+            continue
+        source = next((w for w in reversed(words[1:]) if not w.startswith("-") and w != "<"), None)
+        if "-i" in words and words.index("-i") + 1 < len(words):
+            source = words[words.index("-i") + 1]
+        stdin = re.search(r"<\s*(\S+)", part)
+        source = stdin.group(1) if stdin else source
+        known = views.lines.get(rel(source)) if source else None
+        if known:
+            step.edits += rebuild.diff_edits(views, "\n".join(known[n] for n in sorted(known)), rel)
+        else:  # which files it changed is not known either
+            step.unrecovered.append(("", f"`{part.strip()[:60]}`: a patch whose text is not in the log"))
+
+
+def _heredoc_edits(step: Step, views: rebuild.Views, rel: Any) -> None:
+    """Each heredoc of the command: a patch applied, a Python script's literal replacements, or a
+    whole file written by ``cat``/``tee``."""
+    for opener, body in rebuild.heredoc_bodies(step.command):
+        if re.search(r"\bgit\s+apply\b|(?:^|[\s;&|])patch\b", opener):
+            step.edits += rebuild.diff_edits(views, body, rel)
+            continue
+        if re.search(r"\bpython[\d.]*\b", opener):
+            targets = [rel(p) for p, how in step.writes if how == "script" and p]
+            pairs = rebuild.script_replacements(body)
+            if len(set(targets)) == 1 and pairs:
+                for old, new in pairs:
+                    step.edits += rebuild.replace_text(views, targets[0], old, new, "script")
+            else:
+                step.unrecovered += [(target, "a script's change that is not a str.replace of literals")
+                                     for target in dict.fromkeys(targets)]
+            continue
+        redirected = [p for p in _redirects(opener) if p not in ("/dev/null",)]
+        if re.match(r"^\s*(?:cat|tee)\b", opener) and len(redirected) == 1 and ">>" not in opener:
+            step.edits += rebuild.write_whole(views, rel(redirected[0]), body, "redirect")
+
+
+def _account(step: Step, rel: Any, roots: tuple[str, ...]) -> None:
+    """The files a patch names only in its text become the step's writes; a write no edit
+    rebuilt is named as not rebuilt."""
+    written = {rel(path) for path, _ in step.writes if path}
+    for edit in step.edits:  # a patch names its files only in its text
+        if edit.path not in written:
+            written.add(edit.path)
+            step.writes.append((edit.path, "create" if edit.created else "patch"))
+    covered = {e.path for e in step.edits} | {path for path, _ in step.unrecovered}
+    for path, how in step.writes:
+        name = rel(path)
+        if name and name not in covered and how in ("sed", "script", "redirect", "patch") \
+                and not _relative(os.path.normpath(path), roots)[1]:
+            step.unrecovered.append((name, "a script's change" if how == "script" else
+                                     "a redirection whose text is not in the log" if how == "redirect" else
+                                     "a patch" if how == "patch" else "an edit that is not rebuilt"))
 
 
 def _editor_edit(step: Step, editor: dict[str, Any], views: rebuild.Views, rel: Any) -> None:
@@ -725,43 +754,12 @@ def convert(trajectory: Trajectory) -> dict[str, Any]:
     for step in all_steps:
         step.unavailable = unavailable(step, own)
     _rebuild(all_steps, trajectory.submission, trajectory.roots)
-    idle = [s for s in all_steps if s.unavailable]
-    groups: list[list[Step]] = []
-    current: list[Step] = []
-    baseline: Step | None = None
-    edited = False
-    for step in all_steps:
-        current.append(step)
-        if step.writes:
-            edited = True
-        if step.check:
-            if edited:
-                groups.append(current)
-                current, edited = [], False
-            elif not groups and step.test:
-                baseline = step
-    notes = list(trajectory.notes)
-    if idle:
-        notes.append(f"{len(idle)} test run(s) validated nothing and are not scored as failures "
-                     f"(validation unavailable): {_reasons(idle)}")
-    missed = [m for s in all_steps for m in s.unrecovered if not m[0] or not _scratch(m[0], submitted)]
-    if missed:
-        shown = "; ".join(f"{path} ({why})" if path else why for path, why in list(dict.fromkeys(missed))[:3])
-        notes.append(f"{len(missed)} edit(s) of the submitted files could not be rebuilt, so the rules that read "
-                     f"edits saw them only in the submitted diff: {shown}"
-                     + (f" (+{len(missed) - 3} more)" if len(missed) > 3 else ""))
+    groups, current, baseline = _groups(all_steps)
+    notes = list(trajectory.notes) + _step_notes(all_steps, submitted)
     outcome_unknown = not groups
     if not groups:
-        # No edit was followed by a test run that validated anything: one iteration whose own outcome
-        # is unknown, graded by the held-back suite alone (without one there is nothing to score).
-        why = (f"none of the agent's {len(idle)} test run(s) after its edits validated anything ({_reasons(idle)})"
-               if idle else "the agent never ran a recognised test command after its edits"
-               if any(s.check for s in all_steps) else "the agent never ran a recognised test command")
-        graded = sum(suite["total"] for suite in trajectory.hidden) > 0
-        if not graded or not any(s.writes for s in all_steps) and not trajectory.submission:
-            raise NothingLogged(f"{why}: no loop to judge{_held_back_text(trajectory.hidden)}")
-        notes.append(f"{why}: validation unavailable, so the one iteration is scored by the held-back suite")
         groups, current = [list(all_steps)], []
+        notes.append(_unknown_outcome(trajectory))
     trailing = [s for s in current for path, how in s.writes
                 if how != "delete" and (submitted is None or _relative(path, trajectory.roots)[0] in submitted)
                 and not _relative(path, trajectory.roots)[1]]
@@ -775,25 +773,84 @@ def convert(trajectory: Trajectory) -> dict[str, Any]:
         iterations.append({"iteration_telemetry": _iteration(k, group, baseline if k == 0 else None, submitted,
                                                                seen_created, trajectory.roots, trajectory.submission,
                                                                unknown=outcome_unknown)})
-    final = iterations[-1]["iteration_telemetry"]
+    _finish(iterations[-1]["iteration_telemetry"], trajectory)
+    return {"run": _run_info(trajectory, notes, len(iterations)), "iterations": iterations}
+
+
+def _groups(steps: list[Step]) -> tuple[list[list[Step]], list[Step], Step | None]:
+    """The iterations: runs of steps each ending at a check (a test run or a build) after an edit;
+    the steps after the last such check; and the agent's test run before its first edit."""
+    groups: list[list[Step]] = []
+    current: list[Step] = []
+    baseline: Step | None = None
+    edited = False
+    for step in steps:
+        current.append(step)
+        if step.writes:
+            edited = True
+        if step.check:
+            if edited:
+                groups.append(current)
+                current, edited = [], False
+            elif not groups and step.test:
+                baseline = step
+    return groups, current, baseline
+
+
+def _step_notes(steps: list[Step], submitted: dict[str, str] | None) -> list[str]:
+    """The run's notes on test runs that validated nothing and edits that could not be rebuilt."""
+    notes = []
+    idle = [s for s in steps if s.unavailable]
+    if idle:
+        notes.append(f"{len(idle)} test run(s) validated nothing and are not scored as failures "
+                     f"(validation unavailable): {_reasons(idle)}")
+    missed = [m for s in steps for m in s.unrecovered if not m[0] or not _scratch(m[0], submitted)]
+    if missed:
+        shown = "; ".join(f"{path} ({why})" if path else why for path, why in list(dict.fromkeys(missed))[:3])
+        notes.append(f"{len(missed)} edit(s) of the submitted files could not be rebuilt, so the rules that read "
+                     f"edits saw them only in the submitted diff: {shown}"
+                     + (f" (+{len(missed) - 3} more)" if len(missed) > 3 else ""))
+    return notes
+
+
+def _unknown_outcome(trajectory: Trajectory) -> str:
+    """No edit was followed by a test run that validated anything: one iteration whose own outcome
+    is unknown, graded by the held-back suite alone (NothingLogged without one: nothing to score)."""
+    all_steps = trajectory.steps
+    idle = [s for s in all_steps if s.unavailable]
+    why = (f"none of the agent's {len(idle)} test run(s) after its edits validated anything ({_reasons(idle)})"
+           if idle else "the agent never ran a recognised test command after its edits"
+           if any(s.check for s in all_steps) else "the agent never ran a recognised test command")
+    graded = sum(suite["total"] for suite in trajectory.hidden) > 0
+    if not graded or not any(s.writes for s in all_steps) and not trajectory.submission:
+        raise NothingLogged(f"{why}: no loop to judge{_held_back_text(trajectory.hidden)}")
+    return f"{why}: validation unavailable, so the one iteration is scored by the held-back suite"
+
+
+def _finish(final: dict[str, Any], trajectory: Trajectory) -> None:
+    """The last iteration carries the submitted diff (the authority on what was submitted) and the
+    held-back suites."""
     if trajectory.submission:
-        final.setdefault("changes", {})["diff"] = trajectory.submission  # the authority on what was submitted
+        final.setdefault("changes", {})["diff"] = trajectory.submission
     if trajectory.hidden:
         suites = trajectory.hidden
         final["test_results"]["hidden"] = {"passed": sum(s["passed"] for s in suites), "total": sum(s["total"] for s in suites)}
         final["test_results"]["hidden_suites"] = suites
+
+
+def _run_info(trajectory: Trajectory, notes: list[str], iterations: int) -> dict[str, Any]:
     task: dict[str, Any] = {"statement": trajectory.statement[:20_000].strip()}
     if trajectory.language:
         task["language"] = trajectory.language
     run: dict[str, Any] = {
         "id": f"{trajectory.agent}/{trajectory.instance}", "agent": trajectory.agent, "challenge": trajectory.instance,
-        "format": "standard", "max_iterations": max(1, len(iterations)), "source": trajectory.source,
+        "format": "standard", "max_iterations": max(1, iterations), "source": trajectory.source,
         "task": task, "notes": notes, "iterations_are": "local_runs",
     }
-    started = _iso(next((s.time for s in all_steps if s.time), None))
+    started = _iso(next((s.time for s in trajectory.steps if s.time), None))
     if started:
         run["started_at"] = started
-    return {"run": run, "iterations": iterations}
+    return run
 
 
 def _held_back_text(suites: list[dict[str, Any]]) -> str:
@@ -896,8 +953,29 @@ def _reasons(steps: list[Step]) -> str:
 def _iteration(k: int, group: list[Step], baseline: Step | None, submitted: dict[str, str] | None,
                seen_created: set[str], roots: tuple[str, ...], submission: str | None = None,
                unknown: bool = False) -> dict[str, Any]:
-    checks = [s for s in group if s.check]
-    last = checks[-1] if checks else None
+    """One iteration's telemetry from its steps: timing, actions, the files written and their edits,
+    the test results (or why none validated anything), and the reads of the repository's history."""
+    files = _files_written(group, submitted, seen_created, roots)
+    telemetry: dict[str, Any] = {"iteration_number": k}
+    times = [s.time for s in group if s.time]
+    if times:
+        telemetry["timestamp_start"] = _iso(times[0])
+        telemetry["duration_seconds"] = round(max(times) - times[0], 3)
+    telemetry["actions"] = _actions(group)
+    telemetry["changes"] = _changes(group, files, submitted)
+    results, build = _results(group, baseline, unknown)
+    if build is not None:
+        telemetry["build"] = build
+    reads = _history_reads(group, submission)
+    if reads:
+        telemetry["history"] = reads[:50]
+    telemetry["test_results"] = results
+    return telemetry
+
+
+def _files_written(group: list[Step], submitted: dict[str, str] | None, seen_created: set[str],
+                   roots: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+    """The files an iteration's steps wrote, each with its status and whether it is scratch."""
     files: dict[str, dict[str, Any]] = {}
     for step in group:
         for path, how in step.writes:
@@ -913,19 +991,25 @@ def _iteration(k: int, group: list[Step], baseline: Step | None, submitted: dict
                 seen_created.add(relative)
             files[relative] = {"path": relative, "status": status,
                                "scratch": outside or (submitted is not None and relative not in submitted)}
-    telemetry: dict[str, Any] = {"iteration_number": k}
-    times = [s.time for s in group if s.time]
-    if times:
-        telemetry["timestamp_start"] = _iso(times[0])
-        telemetry["duration_seconds"] = round(max(times) - times[0], 3)
-    edits = [s for s in group if s.writes]
+    return files
+
+
+def _actions(group: list[Step]) -> dict[str, Any]:
+    """Tool calls, edits, reads, and the test runs that validated something (unknown, not 0, when
+    test runs were attempted and none could run)."""
     validated = sum(1 for s in group if s.test and not s.unavailable)
     attempted = any(s.unavailable for s in group)
-    telemetry["actions"] = {"tool_calls_total": len(group), "file_edits": len(edits),
-                            "file_reads": sum(1 for s in group if not s.writes and not s.check)}
-    if validated or not attempted:  # test runs that could not run make the count unknown, not 0
-        telemetry["actions"]["test_runs"] = validated
-    summary = [s.thought[:500] for s in edits if s.thought][:5]
+    actions: dict[str, Any] = {"tool_calls_total": len(group), "file_edits": sum(1 for s in group if s.writes),
+                               "file_reads": sum(1 for s in group if not s.writes and not s.check)}
+    if validated or not attempted:
+        actions["test_runs"] = validated
+    return actions
+
+
+def _changes(group: list[Step], files: dict[str, dict[str, Any]], submitted: dict[str, str] | None) -> dict[str, Any]:
+    """The files, the agent's reasoning as the summary, each edit rebuilt as text (and those that
+    could not be), and the diff of what this iteration's steps changed."""
+    summary = [s.thought[:500] for s in group if s.writes and s.thought][:5]
     changes: dict[str, Any] = {"files": list(files.values())}
     if summary:
         changes["summary"] = summary
@@ -942,8 +1026,16 @@ def _iteration(k: int, group: list[Step], baseline: Step | None, submitted: dict
                                     "via": "heredoc" if edit.how == "redirect" else edit.how})
     if rebuilt:
         changes["diff"] = rebuild.render(rebuilt)  # what this iteration's steps changed (the final one: the submission)
-    telemetry["changes"] = changes
+    return changes
+
+
+def _results(group: list[Step], baseline: Step | None, unknown: bool) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The test results of an iteration's last check (and the build that failed instead), against
+    the agent's baseline run; why nothing was validated when no run after the edits ran."""
+    checks = [s for s in group if s.check]
+    last = checks[-1] if checks else None
     results: dict[str, Any] = {}
+    build = None
     if unknown or last is None:  # no run after the edits validated anything: the outcome is unknown
         idle_after = [s for s in group if s.unavailable]
         results["unavailable"] = unavailable_code(idle_after[0].unavailable or "") if idle_after else "not_a_test_run"
@@ -953,7 +1045,7 @@ def _iteration(k: int, group: list[Step], baseline: Step | None, submitted: dict
     elif last.test is None or last.counts is None:
         results["suite"] = last.test or "build"
         reason = "the build failed" if last.test is None else "the test command printed no summary"
-        telemetry["build"] = {"status": "failure", "errors": [last.output.strip()[-2000:] or reason]}
+        build = {"status": "failure", "errors": [last.output.strip()[-2000:] or reason]}
     else:
         counts = last.counts
         results["suite"] = last.test
@@ -966,6 +1058,15 @@ def _iteration(k: int, group: list[Step], baseline: Step | None, submitted: dict
                                     "total": baseline.counts.passed + baseline.counts.failed}
     if baseline is not None and baseline.counts is not None and baseline.counts.tests:
         results["baseline_tests"] = baseline.counts.tests[:5000]  # what the agent saw before its first edit
+    idle = [s for s in group if s.unavailable]
+    if idle and idle[0].unavailable and "unavailable" not in results:
+        results["unavailable"] = unavailable_code(idle[0].unavailable)
+    return results, build
+
+
+def _history_reads(group: list[Step], submission: str | None) -> list[dict[str, Any]]:
+    """The commands that read the repository's history beyond the task's base, each with how many
+    lines it printed reached the submission."""
     reads = []
     for step in group:
         found = history_read(step.command) if step.editor is None else None
@@ -974,10 +1075,4 @@ def _iteration(k: int, group: list[Step], baseline: Step | None, submitted: dict
             reads.append({"command": command, "revision": revision,
                           "lines_in_submission": history_evidence(step, command, submission),
                           "submission_lines": len(set().union(*_added_lines(submission or "").values()))})
-    if reads:
-        telemetry["history"] = reads[:50]
-    idle = [s for s in group if s.unavailable]
-    if idle and idle[0].unavailable and "unavailable" not in results:
-        results["unavailable"] = unavailable_code(idle[0].unavailable)
-    telemetry["test_results"] = results
-    return telemetry
+    return reads
