@@ -17,7 +17,7 @@ from typing import Any
 
 from ..facts import Diff, IterationFacts, RunFacts, is_test_path
 from ..numbers import fmt_num
-from ..policy import Policy, severity
+from ..policy import Policy, ScopeCreep, severity
 from .base import Hit, all_of, detector, feedback_steps, having, plural, share
 
 
@@ -169,44 +169,59 @@ def shotgun_debugging(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
 def scope_creep(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     rule = policy.anti_patterns.scope_creep
     for previous, it in facts.pairs:
-        if not _failing_before(it):
+        if not _failing_before(it) or it.changes is None:
             continue
-        changes = it.changes
-        if changes is None:
-            continue
-        failure_words = vocabulary((*previous.failures, *it.stack_files_before))
-        if changes.summary and failure_words:
-            unrelated = [s for s in changes.summary if failure_words.isdisjoint(_words_of(s or ""))]
-            share = len(unrelated) / len(changes.summary)
-            if share > rule.max_unrelated_fraction:
-                failing = sorted(previous.failing_after or ())
-                points = rule.range.between(share, rule.max_unrelated_fraction, 1.0)
-                descriptions = changes.summary_kind != "prose" and all(
-                    "\n" not in s.strip() and len(s.strip()) <= rule.description_max_chars for s in unrelated)
-                scored = rule.score_summaries == "all" or (rule.score_summaries == "descriptions" and descriptions)
-                unscored = "" if scored else " (prose, not change descriptions: weak evidence, shown, not scored)"
-                yield Hit(
-                    points=points if scored else 0.0, iterations=(it.number,),
-                    evidence=f"{len(unrelated)} of {plural(len(changes.summary), 'change')} unrelated to the failing "
-                    f"tests ({', '.join(failing[:4]) or 'see feedback'}): "
-                    + "; ".join(f"\"{s[:80]}\"" for s in unrelated[:4]) + unscored,
-                    basis="change summaries", detail={"unrelated_changes": unrelated, "points_if_scored": points},
-                )
-                continue
-        if changes.files is not None and it.stack_files_before:
-            created = [f.path for f in changes.files if f.status == "created" and not is_test_path(f.path)
-                       and f.path not in it.scratch_paths]
-            unrelated_new = [p for p in created if not _path_matches(p, it.stack_files_before)]
-            if unrelated_new and not it.tests_fixed:
-                yield Hit(points=rule.range.between(len(unrelated_new), 1, rule.severe_new_files), iterations=(it.number,),
-                          evidence=f"new files no failing test points to, and no test fixed: {', '.join(unrelated_new[:5])}",
-                          basis="file list, stack traces")
-                continue
-        if changes.files is None and changes.files_created and it.tests_fixed == 0:
-            yield Hit(points=rule.range.place(0.0), iterations=(it.number,),
-                      evidence=f"{plural(changes.files_created, 'file')} created while "
-                      f"{plural(it.failures_before_count or 0, 'test')} failed, and no test fixed",
-                      basis="telemetry fields")
+        hit = _unrelated_summaries(previous, it, rule) or _unrelated_files(it, rule)
+        if hit is not None:
+            yield hit
+
+
+def _unrelated_summaries(previous: IterationFacts, it: IterationFacts, rule: ScopeCreep) -> Hit | None:
+    """More than the allowed share of the change summaries shares no word with the failures (prose
+    that is not a change description is shown at 0 points, as the policy says)."""
+    changes = it.changes
+    failure_words = vocabulary((*previous.failures, *it.stack_files_before))
+    if changes is None or not changes.summary or not failure_words:
+        return None
+    unrelated = [s for s in changes.summary if failure_words.isdisjoint(_words_of(s or ""))]
+    share = len(unrelated) / len(changes.summary)
+    if share <= rule.max_unrelated_fraction:
+        return None
+    failing = sorted(previous.failing_after or ())
+    points = rule.range.between(share, rule.max_unrelated_fraction, 1.0)
+    descriptions = changes.summary_kind != "prose" and all(
+        "\n" not in s.strip() and len(s.strip()) <= rule.description_max_chars for s in unrelated)
+    scored = rule.score_summaries == "all" or (rule.score_summaries == "descriptions" and descriptions)
+    unscored = "" if scored else " (prose, not change descriptions: weak evidence, shown, not scored)"
+    return Hit(
+        points=points if scored else 0.0, iterations=(it.number,),
+        evidence=f"{len(unrelated)} of {plural(len(changes.summary), 'change')} unrelated to the failing "
+        f"tests ({', '.join(failing[:4]) or 'see feedback'}): "
+        + "; ".join(f"\"{s[:80]}\"" for s in unrelated[:4]) + unscored,
+        basis="change summaries", detail={"unrelated_changes": unrelated, "points_if_scored": points},
+    )
+
+
+def _unrelated_files(it: IterationFacts, rule: ScopeCreep) -> Hit | None:
+    """New files no failing test's stack trace points to while no test was fixed; with plain
+    fields, files created while tests failed and none was fixed."""
+    changes = it.changes
+    if changes is None:
+        return None
+    if changes.files is not None and it.stack_files_before:
+        created = [f.path for f in changes.files if f.status == "created" and not is_test_path(f.path)
+                   and f.path not in it.scratch_paths]
+        unrelated_new = [p for p in created if not _path_matches(p, it.stack_files_before)]
+        if unrelated_new and not it.tests_fixed:
+            return Hit(points=rule.range.between(len(unrelated_new), 1, rule.severe_new_files), iterations=(it.number,),
+                       evidence=f"new files no failing test points to, and no test fixed: {', '.join(unrelated_new[:5])}",
+                       basis="file list, stack traces")
+    if changes.files is None and changes.files_created and it.tests_fixed == 0:
+        return Hit(points=rule.range.place(0.0), iterations=(it.number,),
+                   evidence=f"{plural(changes.files_created, 'file')} created while "
+                   f"{plural(it.failures_before_count or 0, 'test')} failed, and no test fixed",
+                   basis="telemetry fields")
+    return None
 
 
 # --------------------------------------------------------------------------- regression blindness

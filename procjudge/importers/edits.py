@@ -117,23 +117,11 @@ def observe(views: Views, command: str, output: str, relative: str | None = None
     """Record what a read printed of a file: ``cat FILE`` (the whole text), ``head -n K FILE`` and
     ``sed -n 'A,Bp' FILE`` (lines from a known number), ``cat -n``/``nl`` (also piped into
     ``sed -n``/``head``/``tail``/``grep``) and ``grep -n`` (numbered lines)."""
-    if not output or len(output) > 2_000_000 or "\n" in command.strip() or ">" in command or ";" in command \
-            or "&&" in command:
+    read = _read_of(command, output)
+    if read is None:
         return
-    stages = [words_of(part) for part in re.split(r"(?<!\|)\|(?!\|)", command)]
-    if not stages or not stages[0]:
-        return
-    words = stages[0]
-    files = [w for w in words[1:] if not w.startswith("-") and ("/" in w or re.search(r"\.\w{1,5}$", w))
-             and not re.match(r"^\d+(?:,\d+)?p$", w)]
-    if len(files) != 1:
-        return
-    path = relative or files[0]
-    head = words[0]
-    numbered_reader = head == "nl" or (head == "cat" and "-n" in words) or (head == "grep" and "-n" in words[1:])
-    if len(stages) > 1 and (not numbered_reader
-                            or not all(stage and stage[0] in ("sed", "head", "tail", "grep") for stage in stages[1:])):
-        return
+    words, file, numbered_reader = read
+    path = relative or file
     if numbered_reader:
         numbered = {}
         for line in output.split("\n"):
@@ -142,7 +130,34 @@ def observe(views: Views, command: str, output: str, relative: str | None = None
                 numbered[int(match.group(1))] = match.group(2)
         views.see(path, numbered)
         return
-    lines = output[:-1].split("\n") if output.endswith("\n") else output.split("\n")
+    _plain_read(views, path, words, output[:-1].split("\n") if output.endswith("\n") else output.split("\n"))
+
+
+def _read_of(command: str, output: str) -> tuple[list[str], str, bool] | None:
+    """(the reader's words, the one file it reads, whether it prints numbered lines) of a command
+    that only reads one file, alone or piped into line filters; None for anything else."""
+    if not output or len(output) > 2_000_000 or "\n" in command.strip() or ">" in command or ";" in command \
+            or "&&" in command:
+        return None
+    stages = [words_of(part) for part in re.split(r"(?<!\|)\|(?!\|)", command)]
+    if not stages or not stages[0]:
+        return None
+    words = stages[0]
+    files = [w for w in words[1:] if not w.startswith("-") and ("/" in w or re.search(r"\.\w{1,5}$", w))
+             and not re.match(r"^\d+(?:,\d+)?p$", w)]
+    if len(files) != 1:
+        return None
+    head = words[0]
+    numbered_reader = head == "nl" or (head == "cat" and "-n" in words) or (head == "grep" and "-n" in words[1:])
+    if len(stages) > 1 and (not numbered_reader
+                            or not all(stage and stage[0] in ("sed", "head", "tail", "grep") for stage in stages[1:])):
+        return None
+    return words, files[0], numbered_reader
+
+
+def _plain_read(views: Views, path: str, words: list[str], lines: list[str]) -> None:
+    """A read of plain lines: ``cat FILE`` (the whole text), ``sed -n 'A,Bp'``, ``head``."""
+    head = words[0]
     if head == "cat" and len(words) == 2:
         views.whole(path, "\n".join(lines))
     elif head == "sed" and "-n" in words:
