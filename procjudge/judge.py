@@ -54,29 +54,40 @@ def aggregate(facts: RunFacts, wasted: int) -> Aggregate:
     steps = len(its) - 1
     known_durations = [it.duration for it in its if it.duration is not None]
     durations = known_durations if len(known_durations) == len(its) else None
-    total_duration = sum(durations) if durations is not None else None
-    calls = [it.tool_calls for it in its if it.tool_calls is not None]
-    total_calls = sum(calls) if len(calls) == len(its) else None
-    edits = [it.file_edits for it in its[1:] if it.file_edits is not None]
-    fixed = [it.tests_fixed for it in its[1:] if it.tests_fixed is not None]
-    complete = len(edits) == len(fixed) == steps > 0
     return Aggregate(
         total_iterations=len(its),
-        total_duration_seconds=_r(total_duration) if total_duration is not None else None,
+        total_duration_seconds=_r(sum(durations)) if durations is not None else None,
         score_trajectory=trajectory,
         improvement_rate=_r(gained / steps) if steps else None,
         regression_count=sum(1 for it in its[1:] if it.delta is not None and it.delta < 0),
         wasted_iterations=wasted,
-        action_efficiency=ActionEfficiency(
-            total_tool_calls=total_calls,
-            tool_calls_per_point_gained=_r(total_calls / gained) if total_calls is not None and gained > 0 else None,
-            file_edits_per_test_fixed=_r(sum(edits) / sum(fixed)) if complete and sum(fixed) > 0 else None,
-        ),
-        time_efficiency=TimeEfficiency(
-            seconds_per_point_gained=_r(total_duration / gained) if total_duration is not None and gained > 0 else None,
-            time_distribution=[_r(d / total_duration) for d in durations] if durations and total_duration else None,
-            front_loaded=(durations[0] >= max(durations)) if durations and total_duration and len(durations) > 1 else None,
-        ),
+        action_efficiency=_action_efficiency(facts, gained),
+        time_efficiency=_time_efficiency(durations, gained),
+    )
+
+
+def _action_efficiency(facts: RunFacts, gained: float) -> ActionEfficiency:
+    """Tool calls per point gained and file edits per test fixed, where every iteration says."""
+    its = facts.iterations
+    calls = [it.tool_calls for it in its if it.tool_calls is not None]
+    total_calls = sum(calls) if len(calls) == len(its) else None
+    edits = [it.file_edits for it in its[1:] if it.file_edits is not None]
+    fixed = [it.tests_fixed for it in its[1:] if it.tests_fixed is not None]
+    complete = len(edits) == len(fixed) == len(its) - 1 > 0
+    return ActionEfficiency(
+        total_tool_calls=total_calls,
+        tool_calls_per_point_gained=_r(total_calls / gained) if total_calls is not None and gained > 0 else None,
+        file_edits_per_test_fixed=_r(sum(edits) / sum(fixed)) if complete and sum(fixed) > 0 else None,
+    )
+
+
+def _time_efficiency(durations: list[float] | None, gained: float) -> TimeEfficiency:
+    """Seconds per point gained, the share of time per iteration, and whether the first took longest."""
+    total = sum(durations) if durations is not None else None
+    return TimeEfficiency(
+        seconds_per_point_gained=_r(total / gained) if total is not None and gained > 0 else None,
+        time_distribution=[_r(d / total) for d in durations] if durations and total else None,
+        front_loaded=(durations[0] >= max(durations)) if durations and total and len(durations) > 1 else None,
     )
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..facts import Diff, IterationFacts, RunFacts, is_test_path
 from ..numbers import fmt_num
-from ..policy import Policy, ScopeCreep, severity
+from ..policy import Policy, ScopeCreep, Shotgun, severity
 from .base import Hit, all_of, detector, feedback_steps, having, plural, share
 
 
@@ -110,45 +110,55 @@ def shotgun_debugging(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         files_changed = len(it.fix_paths) if it.changed_paths else it.files_changed
         if not _failing_before(it) or not files_changed:
             continue
-        severities: list[float] = []
-        evidence: list[str] = []
-        bases: list[str] = []
-        detail: dict[str, Any] = {}
-        if it.tests_fixed is not None:
-            ratio = files_changed / max(it.tests_fixed, 1)
-            if ratio > rule.max_files_per_test_fixed:
-                severities.append(severity(ratio, rule.max_files_per_test_fixed, rule.severe_files_per_test_fixed))
-                broken = f", {plural(it.tests_broken, 'test')} broken" if it.tests_broken else ""
-                evidence.append(
-                    f"{plural(files_changed, 'file')} changed for {plural(it.tests_fixed, 'test')} fixed "
-                    f"({fmt_num(round(ratio, 1))}:1 > {fmt_num(rule.max_files_per_test_fixed)}:1){broken}"
-                )
-                bases.append(it.tests_basis)
-        if it.stack_files_before and it.fix_paths:
-            changes = it.changes
-            renamed = {f.path for f in (changes.files or ()) if f.status == "renamed"} if changes else set()
-            candidates = [p for p in it.fix_paths if not is_test_path(p)]
-            unrelated = [p for p in candidates if not _path_matches(p, it.stack_files_before)]
-            share = len(unrelated) / len(candidates) if candidates else 0.0
-            if share > rule.max_unrelated_fraction and len(unrelated) >= rule.min_unrelated_files:
-                severities.append(severity(share, rule.max_unrelated_fraction, 1.0))
-                evidence.append(
-                    f"{len(unrelated)} of {plural(len(candidates), 'changed file')} appear in no failing "
-                    f"test's stack trace: {', '.join(unrelated[:6])}{' ...' if len(unrelated) > 6 else ''}"
-                )
-                bases.append("stack traces")
-                detail["unrelated_files"] = unrelated
-            unlinked_renames = sorted(p for p in renamed if p in unrelated or not _path_matches(p, it.stack_files_before))
-            if unlinked_renames:
-                severities.append(0.0)
-                evidence.append(f"renamed with no link to a failure: {', '.join(unlinked_renames[:6])}")
-                bases.append("file list")
-                detail["renames"] = unlinked_renames
-        if severities:
+        found = [*_files_per_fix(it, files_changed, rule), *_unrelated_changes(it, rule)]
+        if found:
+            detail: dict[str, Any] = {}
+            for _, _, _, part in found:
+                detail.update(part)
             yield Hit(
-                points=rule.range.place(max(severities)), iterations=(it.number,),
-                evidence="; ".join(evidence), basis=", ".join(dict.fromkeys(bases)), detail=detail or None,
+                points=rule.range.place(max(severity for severity, _, _, _ in found)), iterations=(it.number,),
+                evidence="; ".join(text for _, text, _, _ in found),
+                basis=", ".join(dict.fromkeys(basis for _, _, basis, _ in found)), detail=detail or None,
             )
+
+
+Finding = tuple[float, str, str, dict[str, Any]]  # severity, evidence, basis, detail
+
+
+def _files_per_fix(it: IterationFacts, files_changed: int, rule: Shotgun) -> list[Finding]:
+    """Files changed per test fixed above the policy's ratio."""
+    if it.tests_fixed is None:
+        return []
+    ratio = files_changed / max(it.tests_fixed, 1)
+    if ratio <= rule.max_files_per_test_fixed:
+        return []
+    broken = f", {plural(it.tests_broken, 'test')} broken" if it.tests_broken else ""
+    return [(severity(ratio, rule.max_files_per_test_fixed, rule.severe_files_per_test_fixed),
+             (f"{plural(files_changed, 'file')} changed for {plural(it.tests_fixed, 'test')} fixed "
+              f"({fmt_num(round(ratio, 1))}:1 > {fmt_num(rule.max_files_per_test_fixed)}:1){broken}"),
+             it.tests_basis, {})]
+
+
+def _unrelated_changes(it: IterationFacts, rule: Shotgun) -> list[Finding]:
+    """Changed files (and renames) that no failing test's stack trace points to."""
+    if not (it.stack_files_before and it.fix_paths):
+        return []
+    found: list[Finding] = []
+    changes = it.changes
+    renamed = {f.path for f in (changes.files or ()) if f.status == "renamed"} if changes else set()
+    candidates = [p for p in it.fix_paths if not is_test_path(p)]
+    unrelated = [p for p in candidates if not _path_matches(p, it.stack_files_before)]
+    share = len(unrelated) / len(candidates) if candidates else 0.0
+    if share > rule.max_unrelated_fraction and len(unrelated) >= rule.min_unrelated_files:
+        found.append((severity(share, rule.max_unrelated_fraction, 1.0),
+                      (f"{len(unrelated)} of {plural(len(candidates), 'changed file')} appear in no failing "
+                       f"test's stack trace: {', '.join(unrelated[:6])}{' ...' if len(unrelated) > 6 else ''}"),
+                      "stack traces", {"unrelated_files": unrelated}))
+    unlinked_renames = sorted(p for p in renamed if p in unrelated or not _path_matches(p, it.stack_files_before))
+    if unlinked_renames:
+        found.append((0.0, f"renamed with no link to a failure: {', '.join(unlinked_renames[:6])}", "file list",
+                      {"renames": unlinked_renames}))
+    return found
 
 
 # --------------------------------------------------------------------------- scope creep

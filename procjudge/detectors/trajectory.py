@@ -131,6 +131,25 @@ def wasted_iteration(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
             )
 
 
+def _against_profile(facts: RunFacts, shares: list[float], total: float, profile: tuple[float, ...],
+                     tolerance: float) -> str:
+    """How the run's split of time compares with its format's recommended profile (a marathon's,
+    phase by phase), as the evidence states it; empty where there is nothing to compare."""
+    against = ""
+    if facts.format != "marathon" and len(shares) <= len(profile):
+        scale = sum(profile[: len(shares)])
+        expected = [e / scale for e in profile[: len(shares)]]
+        worst = max(abs(s - e) for s, e in zip(shares, expected))
+        verdict = "within" if worst <= tolerance else "outside"
+        against = (
+            f"; recommended {facts.format} split {'/'.join(f'{e:.0%}' for e in expected)}: "
+            f"{verdict} {tolerance:.0%}"
+        )
+    if facts.format == "marathon" and facts.phases:
+        against = _phase_split(facts, total, profile, tolerance)
+    return against
+
+
 def _phase_split(facts: RunFacts, total: float, profile: tuple[float, ...], tolerance: float) -> str:
     """How a marathon's time split over its phases compares with the recommended phase shares
     (30/35/25 with a 10% buffer), renormalised to the phases the run declares."""
@@ -177,19 +196,7 @@ def time_allocation(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     shares = [d / total for d in durations]
     shown = ", ".join(fmt_num(round(d / 60, 1)) for d in durations)
     split = "/".join(f"{s:.0%}" for s in shares)
-    profile = policy.format(facts.format).time_profile
-    against = ""
-    if facts.format != "marathon" and len(shares) <= len(profile):
-        scale = sum(profile[: len(shares)])
-        expected = [e / scale for e in profile[: len(shares)]]
-        worst = max(abs(s - e) for s, e in zip(shares, expected))
-        verdict = "within" if worst <= rule.profile_tolerance else "outside"
-        against = (
-            f"; recommended {facts.format} split {'/'.join(f'{e:.0%}' for e in expected)}: "
-            f"{verdict} {rule.profile_tolerance:.0%}"
-        )
-    if facts.format == "marathon" and facts.phases:
-        against = _phase_split(facts, total, profile, rule.profile_tolerance)
+    against = _against_profile(facts, shares, total, policy.format(facts.format).time_profile, rule.profile_tolerance)
     numbers_ = tuple(it.number for it in timed)
     if durations[0] >= max(durations) and durations[0] > min(durations):
         yield Hit(points=rule.front_loaded, iterations=numbers_,

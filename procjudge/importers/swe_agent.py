@@ -85,40 +85,53 @@ def steps(messages: list[Any]) -> Iterator[Step]:
     for k, message in enumerate(messages):
         if message.get("role") != "assistant":
             continue
-        text = _text(message.get("content"))
         calls = [c for c in message.get("tool_calls") or [] if isinstance(c, dict)]
         if calls:
-            for call in calls:
-                function: dict[str, Any] = call["function"] if isinstance(call.get("function"), dict) else {}
-                try:
-                    arguments = json.loads(function.get("arguments") or "{}") if isinstance(function.get("arguments"), str) \
-                        else function.get("arguments") or {}
-                except ValueError:
-                    continue  # the harness refused it too: a format error, nothing ran
-                answer = answers.get(str(call.get("id")))
-                reply = _text(answer.get("content")) if answer else ""
-                extra: dict[str, Any] = answer["extra"] if answer and isinstance(answer.get("extra"), dict) else {}
-                code, output, cut = _observation(reply)
-                if code is None and isinstance(extra.get("returncode"), int):
-                    code = extra["returncode"]
-                step = _tool_step(str(function.get("name") or ""), arguments if isinstance(arguments, dict) else {},
-                                  text, code, output, cut, _time(message))
-                if step is not None:
-                    yield step
-            continue
-        extra = message["extra"] if isinstance(message.get("extra"), dict) else {}
-        actions: list[str] = [a["command"] for a in extra.get("actions") or []
-                              if isinstance(a, dict) and isinstance(a.get("command"), str)]
-        if not actions:
-            blocks = re.findall(r"```(?:bash|sh)\s*\n(.*?)\n?```", text, re.DOTALL)
-            if len(blocks) != 1:  # the harness runs exactly one command block; anything else is refused
-                continue
-            actions = [blocks[0]]
-        thought = text.split("```", 1)[0].replace("THOUGHT:", "").strip()
-        reply = _text(messages[k + 1].get("content")) if k + 1 < len(messages) else ""
+            yield from _call_steps(message, calls, answers)
+        else:
+            yield from _block_steps(message, messages[k + 1] if k + 1 < len(messages) else None)
+
+
+def _call_steps(message: dict[str, Any], calls: list[dict[str, Any]],
+                answers: dict[str, dict[str, Any]]) -> Iterator[Step]:
+    """The steps of an assistant message's tool calls, each answered by its ``tool`` message."""
+    text = _text(message.get("content"))
+    for call in calls:
+        function: dict[str, Any] = call["function"] if isinstance(call.get("function"), dict) else {}
+        try:
+            arguments = json.loads(function.get("arguments") or "{}") if isinstance(function.get("arguments"), str) \
+                else function.get("arguments") or {}
+        except ValueError:
+            continue  # the harness refused it too: a format error, nothing ran
+        answer = answers.get(str(call.get("id")))
+        reply = _text(answer.get("content")) if answer else ""
+        extra: dict[str, Any] = answer["extra"] if answer and isinstance(answer.get("extra"), dict) else {}
         code, output, cut = _observation(reply)
-        for command in actions[:1] if len(actions) == 1 else actions:
-            yield Step(thought, command.strip(), code, output[:MAX_OUTPUT], _time(message), cut=cut)
+        if code is None and isinstance(extra.get("returncode"), int):
+            code = extra["returncode"]
+        step = _tool_step(str(function.get("name") or ""), arguments if isinstance(arguments, dict) else {},
+                          text, code, output, cut, _time(message))
+        if step is not None:
+            yield step
+
+
+def _block_steps(message: dict[str, Any], answer: dict[str, Any] | None) -> Iterator[Step]:
+    """The command of an assistant message (its ``extra.actions``, else its one command block),
+    answered by the next message."""
+    text = _text(message.get("content"))
+    extra = message["extra"] if isinstance(message.get("extra"), dict) else {}
+    actions: list[str] = [a["command"] for a in extra.get("actions") or []
+                          if isinstance(a, dict) and isinstance(a.get("command"), str)]
+    if not actions:
+        blocks = re.findall(r"```(?:bash|sh)\s*\n(.*?)\n?```", text, re.DOTALL)
+        if len(blocks) != 1:  # the harness runs exactly one command block; anything else is refused
+            return
+        actions = [blocks[0]]
+    thought = text.split("```", 1)[0].replace("THOUGHT:", "").strip()
+    reply = _text(answer.get("content")) if answer is not None else ""
+    code, output, cut = _observation(reply)
+    for command in actions[:1] if len(actions) == 1 else actions:
+        yield Step(thought, command.strip(), code, output[:MAX_OUTPUT], _time(message), cut=cut)
 
 
 def _tool_step(name: str, arguments: dict[str, Any], thought: str, code: int | None, output: str, cut: bool,
