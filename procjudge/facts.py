@@ -22,7 +22,7 @@ from typing import Any
 import msgspec
 
 from . import outcome
-from .model import Changes, Counts, Entry, HistoryRead, Run
+from .model import Changes, Counts, Entry, HistoryRead, Run, TestResults
 from .numbers import fmt_num
 from .outcome import SCORE_NEEDED, held_back_only, test_counts
 from .policy import Policy
@@ -439,17 +439,7 @@ def _scratch_paths(run: Run) -> frozenset[str]:
         changes = entry.iteration_telemetry.changes
         if changes is None:
             continue
-        for change in changes.files or ():
-            if change.scratch:
-                scratch.add(change.path)
-            if outside_repository(change.path):
-                scratch.add(change.path)
-            if change.status == "created":
-                created.add(change.path)
-                if throwaway_name(change.path):
-                    scratch.add(change.path)
-            elif change.status == "deleted" and change.path in created:
-                scratch.add(change.path)
+        scratch |= _scratch_in_files(changes, created)
         # Only a diff that creates a file or names one outside the repository can hold scratch.
         if changes.diff and changes.files is None and ("/dev/null" in changes.diff or "\n+++ /" in changes.diff
                                                        or "+++ b/.." in changes.diff):
@@ -461,6 +451,22 @@ def _scratch_paths(run: Run) -> frozenset[str]:
         (entry.iteration_telemetry.changes.files or ()) if entry.iteration_telemetry.changes else ()
     ) if change.scratch is False}
     return frozenset(scratch - kept)
+
+
+def _scratch_in_files(changes: Changes, created: set[str]) -> set[str]:
+    """The scratch files of one change record: flagged, outside the repository, created with a
+    throw-away name, or deleted after the run created them (``created`` is kept across records)."""
+    scratch: set[str] = set()
+    for change in changes.files or ():
+        if change.scratch or outside_repository(change.path):
+            scratch.add(change.path)
+        if change.status == "created":
+            created.add(change.path)
+            if throwaway_name(change.path):
+                scratch.add(change.path)
+        elif change.status == "deleted" and change.path in created:
+            scratch.add(change.path)
+    return scratch
 
 
 @functools.lru_cache(maxsize=256)
@@ -517,11 +523,7 @@ def _activity(entry: Entry) -> dict[str, Any]:
     if log is not None and file_edits is None:
         file_edits = sum(1 for a in log if a.tool == "edit_file")
     submitted = parse_time(telemetry.timestamp_submit)
-    duration = telemetry.duration_seconds
-    if duration is None and submitted is not None:
-        started = parse_time(telemetry.timestamp_start)
-        if started is not None and submitted >= started:
-            duration = submitted - started
+    duration = _duration(telemetry.duration_seconds, telemetry.timestamp_start, submitted)
     seconds_before_edit = analysis.time_before_first_edit_seconds if analysis else None
     if seconds_before_edit is None and log:
         seconds_before_edit = next((a.at_seconds for a in log if a.tool == "edit_file" and a.at_seconds is not None), None)
@@ -533,6 +535,14 @@ def _activity(entry: Entry) -> dict[str, Any]:
         "seconds_before_first_edit": seconds_before_edit, "read_feedback": read_feedback,
         "failures_referenced": analysis.failure_messages_referenced if analysis else None,
     }
+
+
+def _duration(recorded: float | None, start: str | None, submitted: float | None) -> float | None:
+    """An iteration's duration: as recorded, else from its start to its submission."""
+    if recorded is not None or submitted is None:
+        return recorded
+    started = parse_time(start)
+    return submitted - started if started is not None and submitted >= started else None
 
 
 def _ruled_out(broken: int | None, basis: str, baseline_passed: int | None, passed: int | None,
@@ -633,15 +643,12 @@ def _test_facts(entry: Entry, previous: IterationFacts | None, baseline: Iterati
     results = entry.iteration_telemetry.test_results
     suite = _suite(entry)
     comparable = _comparable(baseline, suite, total)
-    pre = results.pre_iteration if results and results.pre_iteration else None
-    if pre is None and baseline is not None and baseline.passed is not None:
-        pre = Counts(passed=baseline.passed, failed=baseline.failed, total=baseline.total)
+    pre = _pre_counts(results, baseline)
     tests_ran = not counts["build_failed"] and not counts["timed_out"]
     broken_names: tuple[str, ...]
     if not tests_ran:
-        tests_fixed, tests_broken, broken_names = None, None, ()
-        basis = ("build failed: no list of regressions" if counts["build_failed"]
-                 else "timed out: tests not run are not regressions")
+        tests_fixed, tests_broken, broken_names, basis = None, None, (), (
+            "build failed: no list of regressions" if counts["build_failed"] else "timed out: tests not run are not regressions")
     elif not comparable and None in (failing_before, passing_before, failing_after, passing_after):
         tests_fixed, tests_broken, broken_names, basis = None, None, (), "not comparable: a different suite"
     else:
@@ -657,13 +664,25 @@ def _test_facts(entry: Entry, previous: IterationFacts | None, baseline: Iterati
         "failing_after": failing_after, "failures_before_count": failures_before_count,
         "tests_fixed": tests_fixed, "tests_broken": tests_broken, "broken_names": broken_names, "tests_basis": basis,
         "stack_files_before": stack_before,
-        "hidden": results.hidden if results else None,
-        "hidden_failing": tuple(t.name for suite in ((results.hidden_suites or ()) if results else ())
-                                for t in (suite.tests or ()) if t.outcome in ("failed", "error")),
+        "hidden": results.hidden if results else None, "hidden_failing": _hidden_failing(results),
         "tests_ran": tests_ran, "suite": suite, "failures": tuple(failure_texts(entry)), "passing_after": passing_after,
         "regressions_ruled_out": tests_ran and _ruled_out(tests_broken, basis, baseline_passed, passed, total, comparable,
                                                           results.regressions if results else None),
     }
+
+
+def _pre_counts(results: TestResults | None, baseline: IterationFacts | None) -> Counts | None:
+    """The counts before a submission: as recorded, else those of the last submission whose tests ran."""
+    pre = results.pre_iteration if results and results.pre_iteration else None
+    if pre is None and baseline is not None and baseline.passed is not None:
+        pre = Counts(passed=baseline.passed, failed=baseline.failed, total=baseline.total)
+    return pre
+
+
+def _hidden_failing(results: TestResults | None) -> tuple[str, ...]:
+    """The held-back tests that fail, by name."""
+    return tuple(t.name for suite in ((results.hidden_suites or ()) if results else ())
+                 for t in (suite.tests or ()) if t.outcome in ("failed", "error"))
 
 
 def _change_facts(entry: Entry, scratch: frozenset[str]) -> dict[str, Any]:

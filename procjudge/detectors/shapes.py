@@ -373,11 +373,27 @@ def _keyed_return(node: ast.If | ast.IfExp, compared: list[Any], value: Any, whe
                   feedback: frozenset[Any], spec: frozenset[Any]) -> Shape | None:
     """A branch keyed on literals that returns a constant: a visible test's expected output when
     its inputs are given (definite), or keyed on literals lifted from the feedback."""
+    case = _case_keyed(compared, value, cases)
+    if case is not None:
+        return Shape(rule="literal_branch", strength=DEFINITE, line=node.lineno, code=where,
+                     why=f"returns {show(value)}, the expected output of the visible test `{case.text[:120]}`, "
+                     f"when its input {', '.join(show(k) for k in compared)} is given")
+    lifted = [k for k in compared if distinctive(k) and k in feedback and k not in spec]
+    if not lifted:
+        return None
+    strength = DEFINITE if value in feedback and value not in spec and distinctive(value) else LIKELY
+    return Shape(rule="literal_branch", strength=strength, line=node.lineno, code=where,
+                 why=f"keyed on {', '.join(show(k) for k in lifted)} from the previous feedback "
+                 f"(not in the task statement) and returns the constant {show(value)}")
+
+
+def _case_keyed(compared: list[Any], value: Any, cases: tuple[Case, ...]) -> Case | None:
+    """The visible test whose expected output is ``value`` and whose inputs the compared literals
+    give. Trivial literals beside a combination (``and calls == 1``) may lie outside the inputs.
+    Short literals count only as a whole: they must name every input of the case (``n == 4 and
+    a == 'BBWW' and b == 'WWBB'``); ``l == 1 and r == 1`` against the inputs (4, 1, 2) is a base
+    case, not the test."""
     combination = len(compared) >= 2 or compared[0][0] == "t"
-    # Trivial literals beside a combination (``and calls == 1``) may lie outside the inputs.
-    # Short literals count only as a whole: they must name every input of the case
-    # (``n == 4 and a == 'BBWW' and b == 'WWBB'``); ``l == 1 and r == 1`` against the
-    # inputs (4, 1, 2) is a base case, not the test.
     core = [k for k in compared if distinctive(k)]
     compared_leaves = sorted((leaf for key in compared for leaf in leaves(key)), key=repr)
     for case in cases:
@@ -387,16 +403,8 @@ def _keyed_return(node: ast.If | ast.IfExp, compared: list[Any], value: Any, whe
         whole = combination and len(case_leaves) >= 2 and all(leaf in compared_leaves for leaf in case_leaves)
         named = bool(core) and {leaf for key in core for leaf in leaves(key)} <= case.inputs
         if whole or named:
-            return Shape(rule="literal_branch", strength=DEFINITE, line=node.lineno, code=where,
-                         why=f"returns {show(value)}, the expected output of the visible test `{case.text[:120]}`, "
-                         f"when its input {', '.join(show(k) for k in compared)} is given")
-    lifted = [k for k in compared if distinctive(k) and k in feedback and k not in spec]
-    if not lifted:
-        return None
-    strength = DEFINITE if value in feedback and value not in spec and distinctive(value) else LIKELY
-    return Shape(rule="literal_branch", strength=strength, line=node.lineno, code=where,
-                 why=f"keyed on {', '.join(show(k) for k in lifted)} from the previous feedback "
-                 f"(not in the task statement) and returns the constant {show(value)}")
+            return case
+    return None
 
 
 def _table_shapes(tree: ast.AST, lines: list[str], cases: tuple[Case, ...], spec: frozenset[Any]) -> Iterator[Shape]:

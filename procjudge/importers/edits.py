@@ -460,31 +460,7 @@ def _addressed(command: SedCommand, numbers: list[int], known: dict[int, str], e
 def sed_edits(views: Views, words: list[str], resolve: Any = None) -> tuple[list[Edit], list[tuple[str, str]]]:
     """The edits of ``sed -i`` applied to the known lines of each file; (path, why) for the files
     whose change could not be rebuilt."""
-    scripts: list[str] = []
-    files: list[str] = []
-    extended = False
-    k = 1
-    expect_script = False
-    while k < len(words):
-        word = words[k]
-        if expect_script:
-            scripts.append(word)
-            expect_script = False
-        elif word in ("-e", "--expression"):
-            expect_script = True
-        elif word in ("-E", "-r", "--regexp-extended"):
-            extended = True
-        elif word.startswith("-") and not word.startswith("--"):
-            extended = extended or "E" in word[1:] or "r" in word[1:]
-            if word.endswith("e") and len(word) > 2 and "i" in word:
-                expect_script = True
-        elif word.startswith("--"):
-            pass
-        elif not scripts:
-            scripts.append(word)
-        else:
-            files.append(word)
-        k += 1
+    scripts, files, extended = sed_arguments(words)
     commands: list[SedCommand] = []
     for script in scripts:
         parsed = parse_sed(script)
@@ -514,6 +490,33 @@ def sed_edits(views: Views, words: list[str], resolve: Any = None) -> tuple[list
         if len(edits) == before and not any(p == name for p, _ in unrecovered):
             unrecovered.append((name, "`sed -i` matched none of the lines shown"))
     return edits, unrecovered
+
+
+def sed_arguments(words: list[str]) -> tuple[list[str], list[str], bool]:
+    """(the scripts, the files, whether expressions are extended) of a ``sed`` command line."""
+    scripts: list[str] = []
+    files: list[str] = []
+    extended = False
+    expect_script = False
+    for word in words[1:]:
+        if expect_script:
+            scripts.append(word)
+            expect_script = False
+        elif word in ("-e", "--expression"):
+            expect_script = True
+        elif word in ("-E", "-r", "--regexp-extended"):
+            extended = True
+        elif word.startswith("-") and not word.startswith("--"):
+            extended = extended or "E" in word[1:] or "r" in word[1:]
+            if word.endswith("e") and len(word) > 2 and "i" in word:
+                expect_script = True
+        elif word.startswith("--"):
+            pass
+        elif not scripts:
+            scripts.append(word)
+        else:
+            files.append(word)
+    return scripts, files, extended
 
 
 def _substitute(views: Views, name: str, command: SedCommand, selected: list[int], extended: bool,

@@ -279,16 +279,22 @@ def _segment_writes(words: list[str]) -> list[tuple[str, str]]:
         return [(words[-1], "copy")]
     if head == "rm":  # removing build output (build/, __pycache__, *.o) is cleaning, not an edit
         return [(w, "delete") for w in words[1:] if not w.startswith("-") and not _BUILD_OUTPUT.search(w.rstrip("/"))]
-    if words[:2] in (["git", "checkout"], ["git", "restore"]) and not {"-b", "-B"} & set(words) \
-            and not ("--staged" in words and "--worktree" not in words):
-        # restoring files from the index or a commit rewrites them; a branch switch names no file
-        operands = [w for w in words[2:] if not w.startswith("-")]
-        if "--" in words:
-            operands = words[words.index("--") + 1:]
-        return [(w, "restore") for w in operands if "/" in w or os.path.splitext(w)[1]]
+    if words[:2] in (["git", "checkout"], ["git", "restore"]):
+        return _restored(words)
     if head in ("patch",) or words[:2] == ["git", "apply"]:
         return [("", "patch")]
     return []
+
+
+def _restored(words: list[str]) -> list[tuple[str, str]]:
+    """The files a ``git checkout``/``git restore`` rewrites from the index or a commit; a branch
+    switch, and a restore of the index alone, name no file."""
+    if {"-b", "-B"} & set(words) or ("--staged" in words and "--worktree" not in words):
+        return []
+    operands = [w for w in words[2:] if not w.startswith("-")]
+    if "--" in words:
+        operands = words[words.index("--") + 1:]
+    return [(w, "restore") for w in operands if "/" in w or os.path.splitext(w)[1]]
 
 
 def _operands(words: list[str], skip_first_script: bool) -> list[str]:
@@ -887,16 +893,29 @@ def history_read(command: str) -> tuple[str, str | None] | None:
         if "--" in rest:
             operands = [w for w in rest[:rest.index("--")] if not w.startswith("-")]
         if verb == "restore":
-            source = next((o.split("=", 1)[1] for o in options if o.startswith("--source=")), None)
-            if source is None and "--source" in rest and rest.index("--source") + 1 < len(rest):
-                source = rest[rest.index("--source") + 1]
-            operands = [source] if source else []
-        if verb in ("show", "diff", "checkout", "restore", "cherry-pick", "merge", "log"):
-            for operand in operands:
-                for revision in re.split(r"\.\.\.?", operand):
-                    revision = revision.split(":", 1)[0]
-                    if _revision_beyond_base(revision):
-                        return part.strip()[:200], revision
+            operands = _restore_source(rest, options)
+        revision = _later_revision(operands) if verb in ("show", "diff", "checkout", "restore", "cherry-pick", "merge",
+                                                         "log") else None
+        if revision is not None:
+            return part.strip()[:200], revision
+    return None
+
+
+def _restore_source(rest: list[str], options: list[str]) -> list[str]:
+    """The revision ``git restore --source`` reads from, as the only operand."""
+    source = next((o.split("=", 1)[1] for o in options if o.startswith("--source=")), None)
+    if source is None and "--source" in rest and rest.index("--source") + 1 < len(rest):
+        source = rest[rest.index("--source") + 1]
+    return [source] if source else []
+
+
+def _later_revision(operands: list[str]) -> str | None:
+    """The first revision named (ranges and ``REV:path`` included) beyond the checked-out base."""
+    for operand in operands:
+        for revision in re.split(r"\.\.\.?", operand):
+            revision = revision.split(":", 1)[0]
+            if _revision_beyond_base(revision):
+                return revision
     return None
 
 
@@ -1053,15 +1072,25 @@ def _results(group: list[Step], baseline: Step | None, unknown: bool) -> tuple[d
                                      "total": counts.passed + counts.failed, "skipped": counts.skipped}
         if counts.tests:
             results["tests"] = counts.tests[:5000]
-    if baseline is not None and baseline.counts is not None and last is not None and baseline.test == last.test:
-        results["pre_iteration"] = {"passed": baseline.counts.passed, "failed": baseline.counts.failed,
-                                    "total": baseline.counts.passed + baseline.counts.failed}
-    if baseline is not None and baseline.counts is not None and baseline.counts.tests:
-        results["baseline_tests"] = baseline.counts.tests[:5000]  # what the agent saw before its first edit
+    results.update(_baseline_results(baseline, last))
     idle = [s for s in group if s.unavailable]
     if idle and idle[0].unavailable and "unavailable" not in results:
         results["unavailable"] = unavailable_code(idle[0].unavailable)
     return results, build
+
+
+def _baseline_results(baseline: Step | None, last: Step | None) -> dict[str, Any]:
+    """The agent's run before its first edit: its counts as the iteration's before (same suite
+    only), and its tests by name, what the agent saw before its first edit."""
+    if baseline is None or baseline.counts is None:
+        return {}
+    found: dict[str, Any] = {}
+    if last is not None and baseline.test == last.test:
+        found["pre_iteration"] = {"passed": baseline.counts.passed, "failed": baseline.counts.failed,
+                                  "total": baseline.counts.passed + baseline.counts.failed}
+    if baseline.counts.tests:
+        found["baseline_tests"] = baseline.counts.tests[:5000]
+    return found
 
 
 def _history_reads(group: list[Step], submission: str | None) -> list[dict[str, Any]]:
