@@ -121,11 +121,8 @@ def _block_scalars_have_content(text: str) -> bool:
 def accepts(text: str) -> bool:
     """Whether the text is free of everything the fast path leaves to libyaml (checked before
     parsing; ``parse`` checks the value after)."""
-    if ("\t" in text or "\r" in text or "\x85" in text or "\u2028" in text or "\u2029" in text
-            or "\ufeff" in text):
-        return False  # tabs, carriage returns and Unicode line breaks: YAML 1.1 and 1.2 differ on them
-    if "%" in text or "..." in text or ("---" in text and _MARKER.search(text, 3)):
-        return False  # a directive, a document end, or a second document (one leading --- is fine)
+    if not _one_plain_document(text):
+        return False
     if len(text) > MAX_UNSPLIT and max(map(len, text.split("\n"))) > MAX_LINE:
         return False
     if " \n" in text or text.endswith(" "):
@@ -136,6 +133,20 @@ def accepts(text: str) -> bool:
             _starts_node(text, match.start()) and not _SIMPLE_LIST.match(text, match.start())
             for match in _PROPERTY.finditer(text)):
         return False
+    return not _has_risky_token(text)
+
+
+def _one_plain_document(text: str) -> bool:
+    """One document of plain lines: no tab, carriage return or Unicode line break (YAML 1.1 and 1.2
+    differ on them), no directive, document end or second document (one leading --- is fine)."""
+    if ("\t" in text or "\r" in text or "\x85" in text or "\u2028" in text or "\u2029" in text
+            or "\ufeff" in text):
+        return False
+    return not ("%" in text or "..." in text or ("---" in text and _MARKER.search(text, 3)))
+
+
+def _has_risky_token(text: str) -> bool:
+    """Whether a word of the text is one the two readers may take differently (memoised per word)."""
     tokens = _TOKENS
     for token in set(text.split()):
         risky = tokens.get(token)
@@ -145,8 +156,8 @@ def accepts(text: str) -> bool:
                 tokens.clear()
             tokens[token] = risky
         if risky:
-            return False
-    return True
+            return True
+    return False
 
 
 def parse(text: str) -> list[Any] | None:

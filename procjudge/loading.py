@@ -153,28 +153,7 @@ class _Builder:
             self.aliases_used = True
             return self.memo[key]
         if kind is yaml.MappingNode and tag == _MAP:
-            mapping: dict[Any, Any] = {}
-            self.memo[key] = mapping
-            for key_node, value_node in node.value:
-                if key_node.tag == _MERGE:
-                    self.memo[key] = mapping = self._construct(node)
-                    self.aliases_used = True
-                    return mapping
-                name = self.build(key_node)
-                try:
-                    if name in mapping:
-                        first = next(k for k, _ in node.value if k is not key_node and self.build(k) == name)
-                        raise yaml.constructor.ConstructorError(
-                            "while constructing a mapping", first.start_mark,
-                            f"found the key {str(name)[:80]!r} twice (first on line {first.start_mark.line + 1}, "
-                            f"again on line {key_node.start_mark.line + 1}); a duplicate key would silently win",
-                            key_node.start_mark)
-                    mapping[name] = self.build(value_node)
-                except TypeError:
-                    raise yaml.constructor.ConstructorError(
-                        "while constructing a mapping", node.start_mark, "found an unhashable key", key_node.start_mark
-                    ) from None
-            return mapping
+            return self._mapping(node, key)
         if kind is yaml.SequenceNode and tag == _SEQ:
             sequence: list[Any] = []
             self.memo[key] = sequence
@@ -184,6 +163,31 @@ class _Builder:
         if isinstance(value, (list, tuple, dict, set)):
             self.aliases_used = True  # !!pairs, !!omap, !!set: let the expansion check count them
         return value
+
+    def _mapping(self, node: Any, key: int) -> dict[Any, Any]:
+        """A plain mapping; a key given twice is an error at its line, a merge key is PyYAML's."""
+        mapping: dict[Any, Any] = {}
+        self.memo[key] = mapping
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE:
+                self.memo[key] = mapping = self._construct(node)
+                self.aliases_used = True
+                return mapping
+            name = self.build(key_node)
+            try:
+                if name in mapping:
+                    first = next(k for k, _ in node.value if k is not key_node and self.build(k) == name)
+                    raise yaml.constructor.ConstructorError(
+                        "while constructing a mapping", first.start_mark,
+                        f"found the key {str(name)[:80]!r} twice (first on line {first.start_mark.line + 1}, "
+                        f"again on line {key_node.start_mark.line + 1}); a duplicate key would silently win",
+                        key_node.start_mark)
+                mapping[name] = self.build(value_node)
+            except TypeError:
+                raise yaml.constructor.ConstructorError(
+                    "while constructing a mapping", node.start_mark, "found an unhashable key", key_node.start_mark
+                ) from None
+        return mapping
 
     def _construct(self, node: Any) -> Any:
         """PyYAML's SafeConstructor for a rare tag; its crashes on malformed values (an empty

@@ -159,12 +159,7 @@ def convert(header: dict[str, Any], sample: dict[str, Any], agent: str | None = 
     """One sample (one epoch) of an Inspect log -> one run document."""
     attachments = sample.get("attachments") or {}
     events = [_resolve(e, attachments) for e in sample.get("events") or [] if isinstance(e, dict)]
-    scored = [e for e in events if e.get("event") == "score" and isinstance(e.get("score"), dict)]
-    intermediate = [e for e in scored if e.get("intermediate")]
-    final = [e for e in scored if not e.get("intermediate")]
-    submissions = list(intermediate)
-    if final and (not submissions or final[-1]["score"].get("answer") != submissions[-1]["score"].get("answer")):
-        submissions.append(final[-1])
+    submissions = _submissions(events)
     if not submissions:
         raise NothingLogged("no scored submission in this sample")
     iterations = []
@@ -173,6 +168,21 @@ def convert(header: dict[str, Any], sample: dict[str, Any], agent: str | None = 
         end = events.index(event)
         iterations.append(_entry(k, event["score"], events[start:end + 1]))
         start = end + 1
+    return {"run": _run_info(header, sample, agent, len(iterations)), "iterations": iterations}
+
+
+def _submissions(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The scored submissions: a multi-attempt agent's intermediate scores, then the final score
+    when it is a new answer."""
+    scored = [e for e in events if e.get("event") == "score" and isinstance(e.get("score"), dict)]
+    submissions = [e for e in scored if e.get("intermediate")]
+    final = [e for e in scored if not e.get("intermediate")]
+    if final and (not submissions or final[-1]["score"].get("answer") != submissions[-1]["score"].get("answer")):
+        submissions.append(final[-1])
+    return submissions
+
+
+def _run_info(header: dict[str, Any], sample: dict[str, Any], agent: str | None, iterations: int) -> dict[str, Any]:
     eval_spec = header.get("eval") or {}
     sample_id = str(sample.get("id"))
     epoch = sample.get("epoch") or 1
@@ -183,7 +193,7 @@ def convert(header: dict[str, Any], sample: dict[str, Any], agent: str | None = 
         "id": f"{task}/{sample_id}" + (f"/epoch-{epoch}" if epoch != 1 else ""),
         "agent": agent or str(eval_spec.get("model") or "agent"),
         "challenge": f"{task}/{sample_id}", "format": "standard",
-        "max_iterations": max(len(iterations), _max_attempts(header) or len(iterations)),
+        "max_iterations": max(iterations, _max_attempts(header) or iterations),
         "source": "inspect",
         "task": {"statement": statement[:20_000]},
     }
@@ -191,7 +201,7 @@ def convert(header: dict[str, Any], sample: dict[str, Any], agent: str | None = 
         run["task"]["visible_tests"] = visible[:1000]
     if sample.get("started_at"):
         run["started_at"] = str(sample["started_at"])
-    return {"run": run, "iterations": iterations}
+    return run
 
 
 def _entry(k: int, score: dict[str, Any], window: list[dict[str, Any]]) -> dict[str, Any]:
