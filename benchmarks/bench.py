@@ -6,9 +6,8 @@
     python benchmarks/bench.py batch [--runs N] # batch --jobs 1/2 vs parsing the same files with libyaml
 
 Timings are medians of several repetitions, interleaved so that machine noise hits both sides.
-Targets (from the issues): score <= 2x its floor, <= 1.3x the import of its dependencies; large <= 3x; batch --jobs 1 <=
-0.35x, --jobs 2 <= 0.7x,
-peak RSS <= 250 MB.
+Targets (from the issues): score <= 2x its floor, <= 1.3x the import of its dependencies; large <= 3x;
+batch --jobs 1 <= 0.35x, --jobs 2 <= 0.7x, peak RSS <= 250 MB.
 """
 
 from __future__ import annotations
