@@ -141,6 +141,10 @@ class Rules(Section, frozen=True):
     phase_gate: Points = -5.0
     early_termination: Points = -5.0
     early_termination_min_failing: Annotated[int, msgspec.Meta(ge=1)] = 1
+    # "Sprint: Using 1 of 2 iterations -> no penalty" against "never stop after iteration 0 with
+    # budget left and tests failing": sprint's one shot is its design, so stopping there is not
+    # flagged unless this is set
+    early_termination_in_sprint: bool = False
 
 
 class Shotgun(Section, frozen=True):

@@ -300,9 +300,12 @@ def phase_gate(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
              "stalled (the data shows a dead end: the score moved less than {p.trajectory.wasted_iteration.min_delta:g}), "
              "is not."),
     points="{p.rules.early_termination:+g} (procjudge's choice)",
+    values=lambda p: {"sprint": "flagged in sprint too" if p.rules.early_termination_in_sprint
+                      else "never in sprint, where using 1 of 2 submissions is no penalty"},
     rule=("stopping with budget left while tests fail: always after iteration 0 or on a broken build; otherwise when "
           "the last step still moved the score by {p.trajectory.wasted_iteration.min_delta:g} or more. Not flagged when "
-          "everything passes or the last step stalled (a dead end the data shows)"),
+          "everything passes or the last step stalled (a dead end the data shows); {sprint} "
+          "(`rules.early_termination_in_sprint`)"),
     reads="the scores, the failing tests, the budget",
     source="Early Termination",
 )
@@ -311,6 +314,8 @@ def early_termination(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     used = len(facts.iterations)
     if facts.excluded:
         return  # submissions were dropped (budget or double submit): the run did not stop early
+    if facts.format == "sprint" and not policy.rules.early_termination_in_sprint:
+        return  # "Sprint: Using 1 of 2 iterations -> no penalty"
     left = facts.budget - used
     if left <= 0:
         return
