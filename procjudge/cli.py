@@ -346,7 +346,7 @@ def review_sample(
 def review_estimate(
     queue_file: Path = typer.Argument(..., metavar="QUEUE.json", help="The queue `review sample` wrote."),
     labels_file: Path = typer.Argument(..., metavar="LABELS.csv", help="A CSV with columns path and label (defect or ok)."),
-    format: str = typer.Option("table", "--format", "-f", help="table, json or markdown."),
+    format: str = typer.Option("table", "--format", "-f", help=", ".join(output_formats.names("estimate")) + "."),
 ) -> None:
     """Estimate the defect rate from reviewers' labels: per stratum with a Wilson 95% interval, and
     overall reweighted by each stratum's share of the runs (with the unweighted mean of stratum
@@ -373,7 +373,7 @@ def review_estimate(
     for problem in problems:
         err(f"procjudge: {problem}")
     if format not in output_formats.names("estimate"):
-        _usage(f"--format: expected table, json or markdown, got {format!r}")
+        _usage(f"--format: expected {', '.join(output_formats.names('estimate'))}, got {format!r}")
     write(output_formats.render("estimate", format, estimate(queue, labels)))
     raise typer.Exit(2 if problems else 0)
 
@@ -388,11 +388,13 @@ def drift(
     collapse: float = typer.Option(0.6, "--collapse", callback=finite("--collapse"),
                                    help="Alert when one test becomes this share of a source's first failures."),
     format: DriftFormat = typer.Option(DriftFormat["table"], "--format", "-f", help="table, json or markdown."),
+    exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even on an alert (unreadable input still exits 2)."),
     jobs: int = JOBS,
     policy: Path | None = POLICY_OPTION,
 ) -> None:
     """Mean attempts, pass rate, findings and the first failing test per source (run.source) and
-    window (run.started_at): attempts move before the pass rate does. Exit 1 on an alert.
+    window (run.started_at): attempts move before the pass rate does. Exit 1 on an alert (0 with
+    --exit-zero).
 
     Example: procjudge drift runs/ --window day --threshold 0.5
     """
@@ -403,7 +405,7 @@ def drift(
     rows, errors = _rows(targets, policy, jobs)
     result = compute(rows, window, threshold, collapse)
     write(output_formats.render("drift", format.value, result, width=columns(120, 72)))
-    raise typer.Exit(2 if errors else (1 if result.alerts else 0))
+    raise typer.Exit(2 if errors else (1 if result.alerts and not exit_zero else 0))
 
 
 @policy_app.command("show")

@@ -441,6 +441,7 @@ class ReviewEstimate(ReviewPart, frozen=True):
     strata_covered_share: float
     unweighted_mean_of_strata: float | None
     note: str
+    unlabelled_strata: list[str] = []  # strata with no label: the weighted rate is renormalised over the others
 
 
 # --------------------------------------------------------------------------- the rule catalogue

@@ -111,6 +111,7 @@ def estimate(queue: ReviewQueue, labels: Iterable[tuple[str, bool]]) -> ReviewEs
         strata_covered_share=round(covered, 6),
         unweighted_mean_of_strata=round(sum(rates) / len(rates), 6) if rates else None,
         note="the weighted rate is the estimate; the unweighted mean of stratum rates over-counts the rare strata",
+        unlabelled_strata=[name for name, stratum in strata.items() if not stratum.reviewed],
     )
 
 

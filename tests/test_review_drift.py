@@ -129,3 +129,34 @@ def test_drift_fits_the_terminal_and_names_tests_in_full_in_its_alerts(columns: 
     assert max(len(line) for line in lines) <= columns
     # a cut test name ends in an ellipsis in the table; the alert that names it keeps it whole
     assert "test_policy_number_format" in " ".join(line.strip() for line in lines if not line.startswith("broker"))
+
+
+def test_drift_exit_zero_reports_the_alert_and_exits_0() -> None:
+    result = runner.invoke(app, ["drift", str(SAMPLES / "drift"), "--exit-zero", "--jobs", "1"])
+    assert result.exit_code == 0 and "ALERT" in result.stdout
+
+
+def test_an_estimate_with_unlabelled_strata_says_it_is_renormalised_in_every_format(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["review", "sample", str(SAMPLES / "drift"), "--per-stratum", "3", "--seed", "1",
+                                 "--out", str(tmp_path / "queue"), "--jobs", "1"])
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader((tmp_path / "queue.csv").open()))
+    strata = sorted({r["stratum"] for r in rows})
+    assert len(strata) >= 2
+    with (tmp_path / "labels.csv").open("w", newline="") as handle:  # the first stratum only is reviewed
+        writer = csv.writer(handle)
+        writer.writerow(["path", "label"])
+        for row in rows:
+            writer.writerow([row["path"], "defect" if row["stratum"] == strata[0] else ""])
+    args = ["review", "estimate", str(tmp_path / "queue.json"), str(tmp_path / "labels.csv")]
+    table = runner.invoke(app, args)
+    assert table.exit_code == 0 and "renormalised over the labelled strata" in table.stdout
+    assert "renormalised over the labelled strata" in runner.invoke(app, [*args, "-f", "markdown"]).stdout
+    data = json.loads(runner.invoke(app, [*args, "-f", "json"]).stdout)
+    assert data["unlabelled_strata"] == strata[1:] and data["weighted_rate"] == 1.0
+    assert data["strata_covered_share"] < 1
+    lines = list(csv.reader(runner.invoke(app, [*args, "-f", "csv"]).stdout.splitlines()))
+    assert lines[0][:3] == ["stratum", "population", "share"] and len(lines) == len(data["strata"]) + 3
+    overall = lines[-2]
+    assert overall[0] == "overall (weighted by share)" and float(overall[2]) == data["strata_covered_share"]
+    assert float(overall[5]) == 1.0

@@ -50,7 +50,8 @@ FORMATS: tuple[Format, ...] = (
         "compare": "procjudge.render.html:compare"}),
     Format(name="parquet", help="runs and items tables for DuckDB, pandas, Polars, Spark (needs -o; pyarrow)", binary=True,
            renderers={"batch": "procjudge.render.parquet:ParquetReporter"}),
-    Format(name="csv", help="one row per run", renderers={"batch": "procjudge.render.batch:REPORTERS.csv"}),
+    Format(name="csv", help="one row per run (review estimate: one per stratum)", renderers={
+        "batch": "procjudge.render.batch:REPORTERS.csv", "estimate": "procjudge.render.review:csv_report"}),
     Format(name="junit", help="one testcase per run", renderers={"batch": "procjudge.render.batch:REPORTERS.junit"}),
     Format(name="github", help="GitHub Actions annotations", renderers={"batch": "procjudge.render.batch:REPORTERS.github"}),
     Format(name="sarif", help="SARIF 2.1.0 for code scanning", renderers={"batch": "procjudge.render.batch:REPORTERS.sarif"}),

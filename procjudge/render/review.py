@@ -39,7 +39,39 @@ def table(result: ReviewEstimate) -> str:
         low, high = result.weighted_ci95
         lines.append(f"overall, weighted by share: {result.weighted_rate:.1%} ({low:.1%}-{high:.1%})")
         lines.append(f"unweighted mean of stratum rates (do not report): {result.unweighted_mean_of_strata or 0:.1%}")
+    if result.unlabelled_strata:
+        lines.append(renormalised(result))
     return "\n".join(lines) + "\n"
+
+
+def renormalised(result: ReviewEstimate) -> str:
+    """What the overall rate leaves out when some strata have no label yet."""
+    shown = ", ".join(result.unlabelled_strata[:10]) + (" ..." if len(result.unlabelled_strata) > 10 else "")
+    return (f"no labels in {len(result.unlabelled_strata)} stratum(s) ({shown}): the overall rate is renormalised over "
+            f"the labelled strata, {result.strata_covered_share:.1%} of the runs")
+
+
+CSV_COLUMNS = ["stratum", "population", "share", "reviewed", "defects", "rate", "ci95_low", "ci95_high"]
+
+
+def csv_report(result: ReviewEstimate) -> str:
+    """One row per stratum, then the overall weighted rate (its share: the labelled strata's) and
+    the unweighted mean of stratum rates, for a spreadsheet."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for name, s in result.strata.items():
+        low, high = s.ci95 if s.ci95 else ("", "")
+        writer.writerow([spreadsheet_safe(name), s.population, s.share, s.reviewed, s.defects,
+                         "" if s.rate is None else s.rate, low, high])
+    low, high = result.weighted_ci95 if result.weighted_ci95 else ("", "")
+    population = sum(s.population for s in result.strata.values())
+    writer.writerow(["overall (weighted by share)", population, result.strata_covered_share, result.labels_used,
+                     sum(s.defects for s in result.strata.values()),
+                     "" if result.weighted_rate is None else result.weighted_rate, low, high])
+    writer.writerow(["unweighted mean of stratum rates (do not report)", "", "", "", "",
+                     "" if result.unweighted_mean_of_strata is None else result.unweighted_mean_of_strata, "", ""])
+    return buffer.getvalue()
 
 
 def markdown(result: ReviewEstimate) -> str:
