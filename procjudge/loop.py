@@ -133,12 +133,8 @@ def attempts(facts: RunFacts, policy: Policy) -> Attempts:
     rule = policy.attempts
     info = facts.run.info
     count = len(facts.iterations)
-    risk_count = count
-    basis: Literal["attempts", "siblings_failed"] = "attempts"
-    if info.siblings_failed is not None:  # best-of-N: the draws that failed the check are the search
-        risk_count = info.siblings_failed + 1
-        basis = "siblings_failed"
-    bucket = bucket_of(risk_count, rule.buckets)
+    basis: Literal["attempts", "siblings_failed"] = "attempts" if info.siblings_failed is None else "siblings_failed"
+    bucket = bucket_of(risk_count(count, info.siblings_failed), rule.buckets)
     ever_green = any(_all_pass(it) for it in facts.iterations)
     outcome: Literal["passed", "exhausted", "stopped"]
     if _all_pass(facts.final):
@@ -149,6 +145,12 @@ def attempts(facts: RunFacts, policy: Policy) -> Attempts:
         outcome = "stopped"
     return Attempts(count=count, bucket=bucket, basis=basis, siblings_failed=info.siblings_failed,
                     outcome=outcome)
+
+
+def risk_count(rounds: int, siblings_failed: int | None) -> int:
+    """The search a run's pass cost: its sequential rounds, plus, best-of-N, the sibling candidates
+    that failed the check (a pure best-of-N run is one round; a hybrid is rounds and siblings)."""
+    return rounds + (siblings_failed or 0)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -88,3 +88,21 @@ def test_the_margin_rises_above_a_noise_floor_the_run_measured() -> None:
     assert [d.decision for d in gate.iterations] == ["incumbent", "rejected"]  # +0.06 is within the noise
     del doc["iterations"][0]["iteration_telemetry"]["score"]["samples"]
     assert [d.decision for d in verdict_of(doc).gate.iterations] == ["incumbent", "accepted"]  # +0.06 > 0.05
+
+
+def test_attempts_count_sequential_rounds_plus_failing_siblings() -> None:
+    """A hybrid loop (several rounds, each a best-of-N) searched its rounds and its failed
+    siblings: 5 rounds with no sibling failing is bucket 4-6, as 5 plain rounds are; one round with
+    7 siblings failing is 8 attempts (7+); 3 rounds with 2 siblings failing is 5."""
+    from procjudge import judge
+
+    from conftest import run_from
+
+    def bucket(rounds: int, siblings: int | None) -> str:
+        info = {"max_iterations": 8} | ({"siblings_failed": siblings} if siblings is not None else {})
+        scores = [{"iteration_telemetry": {"test_results": {"post_iteration": {"passed": 10 if k == rounds - 1 else k,
+                                                                               "total": 10}}}} for k in range(rounds)]
+        return judge(run_from({"run": info, "iterations": scores})).attempts.bucket
+
+    assert bucket(5, 0) == bucket(5, None) == "4-6"
+    assert bucket(1, 7) == "7+" and bucket(3, 2) == "4-6" and bucket(1, 0) == "1"

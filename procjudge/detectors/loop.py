@@ -34,22 +34,26 @@ def returned_worse(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
 @detector(
     "late_pass", "rule", section="attempts",
     values=lambda p: {"each": each(p.attempts.late_pass_points, "once"), "siblings": p.attempts.late_pass_min - 1},
-    summary=("A run that passed only after {s.late_pass_min} or more attempts (or, best-of-N, with {siblings} or more "
-             "sibling candidates failing): outputs that pass late are the ones to review (\"More attempts means more "
-             "search\"; 56% of those at 4-6 attempts were not real fixes)."),
+    summary=("A run that passed only after {s.late_pass_min} or more attempts, sequential rounds and failing sibling "
+             "candidates of a best-of-N counted together (one round with {siblings} or more siblings failing): outputs "
+             "that pass late are the ones to review (\"More attempts means more search\"; 56% of those at 4-6 attempts "
+             "were not real fixes)."),
     points="{each}",
-    rule=("the run passed only at attempt {s.late_pass_min} or later, or, best-of-N (`run.siblings_failed`), with "
-          "{siblings}+ sibling candidates failing (`attempts.late_pass_min`)"),
+    rule=("the run passed only at attempt {s.late_pass_min} or later, counting its sequential rounds plus, best-of-N, "
+          "the sibling candidates that failed (`run.siblings_failed`): one round with {siblings}+ siblings failing, or "
+          "a hybrid such as 5 rounds with none (`attempts.late_pass_min`)"),
     reads="the number of attempts, run.siblings_failed, the final tests",
     source='004: "More attempts means more search"',
 )
 def late_pass(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     rule = policy.attempts
     attempts = loop.attempts(facts, policy)
-    risk = (attempts.siblings_failed + 1) if attempts.siblings_failed is not None else attempts.count
+    risk = loop.risk_count(attempts.count, attempts.siblings_failed)
     if attempts.outcome == "passed" and risk >= rule.late_pass_min:
-        what = (f"{attempts.siblings_failed} sibling candidates failed the check" if attempts.basis == "siblings_failed"
-                else f"passed at attempt {attempts.count}")
+        siblings = attempts.siblings_failed
+        what = (f"passed at attempt {attempts.count}" if not siblings
+                else f"{siblings} sibling candidates failed the check" if attempts.count == 1
+                else f"passed at attempt {attempts.count}, {siblings} sibling candidates failing the check")
         yield Hit(points=rule.late_pass_points, iterations=(facts.final.number,),
                   evidence=f"{what} (bucket {attempts.bucket}): a late pass, worth a reviewer's read",
                   strength="definite")
