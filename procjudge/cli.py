@@ -382,19 +382,24 @@ def review_estimate(
 def drift(
     targets: list[str] = TARGETS,
     window: str = typer.Option("day", "--window", help="day or week (ISO week)."),
-    threshold: float = typer.Option(0.5, "--threshold", callback=finite("--threshold"),
-                                    help="Alert when mean attempts per source rises by more than this from one window to the "
-                                         "next."),
-    collapse: float = typer.Option(0.6, "--collapse", callback=finite("--collapse"),
-                                   help="Alert when one test becomes this share of a source's first failures."),
+    threshold: float | None = typer.Option(None, "--threshold", callback=finite("--threshold"),
+                                           help="Alert when a source's mean attempts rise above its baseline by more than "
+                                                "this [default: drift.threshold, 0.5]."),
+    collapse: float | None = typer.Option(None, "--collapse", callback=finite("--collapse"),
+                                          help="Alert when one test becomes this share of a source's first failures "
+                                               "[default: drift.collapse, 0.6]."),
+    baseline: int | None = typer.Option(None, "--baseline", min=1, max=1000, metavar="WINDOWS",
+                                        help="The baseline: the mean of up to this many windows before each one "
+                                             "[default: drift.baseline_windows, 3]."),
     format: DriftFormat = typer.Option(DriftFormat["table"], "--format", "-f", help="table, json or markdown."),
     exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even on an alert (unreadable input still exits 2)."),
     jobs: int = JOBS,
     policy: Path | None = POLICY_OPTION,
 ) -> None:
     """Mean attempts, pass rate, findings and the first failing test per source (run.source) and
-    window (run.started_at): attempts move before the pass rate does. Exit 1 on an alert (0 with
-    --exit-zero).
+    window (run.started_at): attempts move before the pass rate does. Each window is compared with
+    the source's baseline (the windows before it), so a sustained shift alerts whatever the window.
+    Exit 1 on an alert (0 with --exit-zero).
 
     Example: procjudge drift runs/ --window day --threshold 0.5
     """
@@ -403,7 +408,9 @@ def drift(
     if window not in ("day", "week"):
         _usage(f"--window: expected day or week, got {window!r}")
     rows, errors = _rows(targets, policy, jobs)
-    result = compute(rows, window, threshold, collapse)
+    rule = policy_in_force(policy).drift
+    result = compute(rows, window, threshold if threshold is not None else rule.threshold,
+                     collapse if collapse is not None else rule.collapse, baseline or rule.baseline_windows)
     write(output_formats.render("drift", format.value, result, width=columns(120, 72)))
     raise typer.Exit(2 if errors else (1 if result.alerts and not exit_zero else 0))
 

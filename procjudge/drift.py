@@ -5,9 +5,11 @@ broker moved mean attempts from 1.1 to 2.6 in four days while the pass rate stay
 the loop's job is to keep the pass rate flat. So, per source (``run.source``) and window (a day
 or an ISO week of ``run.started_at``, else the first iteration's ``timestamp_start``): the runs,
 mean attempts, the pass rate, the share of each finding, and the mix of the first failing test.
-Two alerts: mean attempts rising by more than the threshold from one window to the next
-(default 0.5), and the first-failing-test mix collapsing onto one test (the top test's share
-reaching ``collapse``, 0.6 by default, from below it: 71% on one constraint in the chapter).
+Two alerts: mean attempts above the source's baseline (the mean of up to ``baseline_windows``
+windows before, 3 by default) by more than the threshold (0.5), at the window where the shift
+begins, so that 1.1 -> 2.6 over four daily windows alerts although no day rises by 0.5 over the day
+before; and the first-failing-test mix collapsing onto one test (the top test's share reaching
+``collapse``, 0.6 by default, from below it: 71% on one constraint in the chapter).
 """
 
 from __future__ import annotations
@@ -40,7 +42,8 @@ FINDINGS_TRACKED = ("late_pass", "returned_worse", "test_chasing", "checker_tamp
                     "shotgun_debugging", "scope_creep", "copy_paste_loop", "identical_submission")
 
 
-def drift(rows: list[Row], window: str = "day", threshold: float = 0.5, collapse: float = 0.6) -> DriftResult:
+def drift(rows: list[Row], window: str = "day", threshold: float = 0.5, collapse: float = 0.6,
+          baseline_windows: int = 3) -> DriftResult:
     """Per source and window, the figures and the alerts (see the module docstring)."""
     groups: dict[tuple[str, str], list[Row]] = {}
     untimed = 0
@@ -52,7 +55,8 @@ def drift(rows: list[Row], window: str = "day", threshold: float = 0.5, collapse
         groups.setdefault((row.source or NO_SOURCE, key), []).append(row)
     series: list[DriftWindow] = []
     alerts: list[DriftAlert] = []
-    previous: dict[str, DriftWindow] = {}
+    history: dict[str, list[DriftWindow]] = {}
+    shifted: set[str] = set()  # sources whose last window was above its baseline
     for (source, key) in sorted(groups):
         members = groups[(source, key)]
         n = len(members)
@@ -72,26 +76,36 @@ def drift(rows: list[Row], window: str = "day", threshold: float = 0.5, collapse
                                             top_share=round(top[1] / failing_runs, 4) if top else None,
                                             distinct=len(firsts)),
         )
-        before = previous.get(source)
-        if before is not None:
-            alerts += _alerts(before, entry, threshold, collapse, failing_runs)
-        previous[source] = entry
+        earlier = history.setdefault(source, [])
+        if earlier:
+            alerts += _alerts(earlier, entry, threshold, collapse, failing_runs, baseline_windows, shifted)
+        earlier.append(entry)
         series.append(entry)
     return DriftResult(schema=SCHEMA, window=window, threshold=threshold, collapse=collapse,
                        runs=len(rows), runs_without_time=untimed, series=series, alerts=alerts)
 
 
-def _alerts(before: DriftWindow, entry: DriftWindow, threshold: float, collapse: float,
-            failing_runs: int) -> list[DriftAlert]:
-    """The alerts from one window of a source to the next: attempts rising by more than
-    ``threshold``, and the first failing tests collapsing onto one (``collapse``)."""
+def _alerts(earlier: list[DriftWindow], entry: DriftWindow, threshold: float, collapse: float, failing_runs: int,
+            baseline_windows: int, shifted: set[str]) -> list[DriftAlert]:
+    """The alerts of one window of a source: mean attempts above the baseline of the windows before
+    (where the shift begins: not again while the window before was above its own baseline too;
+    ``shifted`` holds those sources), and the first failing tests collapsing onto one."""
     source, key = entry.source, entry.window
+    before = earlier[-1]
     alerts = []
-    rise = entry.mean_attempts - before.mean_attempts
+    base = earlier[-baseline_windows:]
+    baseline = sum(w.mean_attempts for w in base) / len(base)
+    rise = entry.mean_attempts - baseline
+    ongoing = source in shifted
     if rise > threshold:
+        shifted.add(source)
+    else:
+        shifted.discard(source)
+    if rise > threshold and not ongoing:
+        since = base[0].window if len(base) == 1 else f"{base[0].window}..{base[-1].window}"
         alerts.append(DriftAlert(source=source, window=key, kind="attempts",
-                                 message=f"{source}: mean attempts {before.mean_attempts:.2f} -> {entry.mean_attempts:.2f} "
-                                         f"from {before.window} to {key} (+{rise:.2f} > {threshold:g}); pass rate "
+                                 message=f"{source}: mean attempts {baseline:.2f} ({since}) -> {entry.mean_attempts:.2f} "
+                                         f"in {key} (+{rise:.2f} > {threshold:g}); pass rate "
                                          f"{before.pass_rate:.0%} -> {entry.pass_rate:.0%}"))
     was = before.first_failing_test.top_share
     now = entry.first_failing_test.top_share

@@ -321,6 +321,16 @@ class Attempts(Section, frozen=True):
             raise ValueError("field=buckets: expected increasing lower bounds starting at 1, e.g. [1, 2, 3, 4, 7]")
 
 
+class Drift(Section, frozen=True):
+    """``procjudge drift``: each window of a source against its baseline, the mean of the windows
+    before it (at most ``baseline_windows``), so that a sustained shift alerts whatever the window
+    (1.1 -> 2.6 mean attempts over four days, each day only a little above the one before)."""
+
+    baseline_windows: Annotated[int, msgspec.Meta(ge=1, le=1000)] = 3
+    threshold: Positive = 0.5  # mean attempts above the baseline by more than this: an alert ("more than 0.5")
+    collapse: Fraction = 0.6  # one test this share of a source's first failures, from below it: an alert
+
+
 class Plausibility(Section, frozen=True):
     """When a run's own numbers disagree: warnings, never a changed score."""
 
@@ -358,6 +368,7 @@ class Policy(Section, frozen=True):
     best_so_far: BestSoFar = BestSoFar()
     gate: Gate = Gate()
     attempts: Attempts = Attempts()
+    drift: Drift = Drift()
     plausibility: Plausibility = Plausibility()
     pattern: PatternPolicy = PatternPolicy()
     tier: TierPolicy = TierPolicy()

@@ -160,3 +160,28 @@ def test_an_estimate_with_unlabelled_strata_says_it_is_renormalised_in_every_for
     overall = lines[-2]
     assert overall[0] == "overall (weighted by share)" and float(overall[2]) == data["strata_covered_share"]
     assert float(overall[5]) == 1.0
+
+
+def test_the_documents_drift_alerts_with_the_daily_window() -> None:
+    """004: mean attempts at one broker went from 1.1 to 2.6 over four days while the pass rate
+    stayed at 97.4%, and no alert fired. Each day rises by 0.5 at most (never by more than 0.5 over
+    the day before), yet the shift is sustained: against the baseline of the days before, the
+    daily window alerts; the other broker, steady at 1.1, does not."""
+    means = {"2026-03-23": 1.1, "2026-03-24": 1.6, "2026-03-25": 2.1, "2026-03-26": 2.6}
+    rows = []
+    for day, mean in means.items():
+        for broker, target in (("broker-a", mean), ("broker-b", 1.1)):
+            attempts = [2] * round((target - 1) * 10) + [1] * (10 - round((target - 1) * 10)) if target < 2 else \
+                [3] * round((target - 2) * 10) + [2] * (10 - round((target - 2) * 10))
+            for k, count in enumerate(attempts):
+                rows.append(make_row(path=f"{broker}-{day}-{k}", source=broker, started_at=f"{day}T10:00:00Z",
+                                     iterations_used=count, outcome="passed", items=[], first_failing_test=""))
+    result = drift(rows)
+    series = {(e.source, e.window): e.mean_attempts for e in result.series}
+    assert [series[("broker-a", d)] for d in means] == [1.1, 1.6, 2.1, 2.6]
+    assert all(b - a <= 0.5 + 1e-9 for a, b in zip(list(means.values()), list(means.values())[1:]))
+    alerts = [a for a in result.alerts if a.kind == "attempts"]
+    assert [(a.source, a.window) for a in alerts] == [("broker-a", "2026-03-25")]  # where the shift begins
+    assert "2.10" in alerts[0].message and "(2026-03-23..2026-03-24)" in alerts[0].message
+    # window over window (a baseline of one window) finds nothing, as in the chapter
+    assert not [a for a in drift(rows, baseline_windows=1).alerts if a.kind == "attempts"]
