@@ -576,6 +576,7 @@ def _plausibility(run: Run, facts: list[IterationFacts], max_gap: float) -> list
             if abs(from_counts - it.score) > max_gap:
                 warnings.append(f"iteration {it.number}: score {fmt_num(it.score)} contradicts its test "
                                 f"counts ({it.passed}/{it.total} = {fmt_num(round(from_counts, 1))}%)")
+    warnings += _same_code_other_score(facts)
     numbers = [entry.iteration_telemetry.iteration_number for entry in run.iterations]
     seen: set[int] = set()
     for position, (before, number) in enumerate(zip([None] + numbers, numbers)):
@@ -586,6 +587,20 @@ def _plausibility(run: Run, facts: list[IterationFacts], max_gap: float) -> list
         elif before is not None and number < before:
             warnings.append(f"iterations[{position}]: iteration number {number} comes after {before}")
         seen.add(number)
+    return warnings
+
+
+def _same_code_other_score(facts: list[IterationFacts]) -> list[str]:
+    """The same code (equal ``code_hash``) scored differently by consecutive submissions: flaky
+    tests, a changed suite, or a hash that is not of the code; identical_submission reads it as
+    the same program either way."""
+    warnings = []
+    for previous, it in itertools.pairwise(facts):
+        if (it.code_hash is not None and it.code_hash == previous.code_hash and it.score != previous.score
+                and previous.suite == it.suite):
+            warnings.append(f"iteration {it.number}: the same code_hash as iteration {previous.number} scored "
+                            f"{fmt_num(it.score)} against {fmt_num(previous.score)} (flaky tests, or a hash that is "
+                            "not of the code?)")
     return warnings
 
 

@@ -76,3 +76,23 @@ def test_warnings_reach_stderr_in_score_batch_and_compare(tmp_path: Path) -> Non
     assert "0..1 scale" in compare.stderr
     folders = runner.invoke(app, ["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--format", "json", "--jobs", "1"])
     assert "0..1 scale" in folders.stderr
+
+
+def test_the_same_code_hash_scored_differently_is_warned_about() -> None:
+    """Equal hashes with different scores: flaky tests or a hash not of the code (issue: a reader
+    would doubt it); equal hashes with equal scores, and a changed suite, say nothing."""
+    from procjudge import judge
+
+    from conftest import run_from
+
+    def warnings(scores: list[float], hashes: list[str], suites: list[str] | None = None) -> list[str]:
+        its = [{"iteration_telemetry": {"score": {"post_iteration": s}, "changes": {"code_hash": h},
+                                        **({"test_results": {"suite": suites[k]}} if suites else {})}}
+               for k, (s, h) in enumerate(zip(scores, hashes))]
+        return [w for w in judge(run_from({"iterations": its})).warnings if "same code_hash" in w]
+
+    expected = ("iteration 1: the same code_hash as iteration 0 scored 70 against 50 (flaky tests, or a hash that is "
+                "not of the code?)")
+    assert warnings([50, 70], ["a", "a"]) == [expected]
+    assert warnings([50, 50], ["a", "a"]) == [] and warnings([50, 70], ["a", "b"]) == []
+    assert warnings([50, 70], ["a", "a"], ["unit", "integration"]) == []
