@@ -35,9 +35,9 @@ def classify_pattern(trajectory: list[float], policy: Policy, judged: Sequence[b
     deltas = [b - a for a, b in itertools.pairwise(trajectory)]
     judged = list(judged) if judged is not None else [True] * len(deltas)
     failed_builds = list(build_failed) if build_failed is not None else [False] * len(trajectory)
-    jump = _suspicious_jump(deltas, judged, failed_builds, p.suspicious_jump_points, stall)
+    jump = suspicious_jump(deltas, judged, failed_builds, p.suspicious_jump_points, stall)
     if jump is not None:
-        return "suspicious_jump", jump
+        return "suspicious_jump", jump[1]
     regressions = [k for k, d in enumerate(deltas) if d < 0 and judged[k]]
     if trajectory[0] >= p.strong_start and not regressions:
         return "strong_start", f"first score {fmt_num(trajectory[0])} >= {fmt_num(p.strong_start)} and no regression"
@@ -61,15 +61,16 @@ def classify_pattern(trajectory: list[float], policy: Policy, judged: Sequence[b
     return "healthy_progression", f"no regression and a mean gain of {fmt_num(mean_gain)} a step"
 
 
-def _suspicious_jump(deltas: list[float], judged: list[bool], failed_builds: list[bool], points: float,
-                     stall: float) -> str | None:
-    """A gain of ``points`` or more right after a stalled step (neither a failed build), as the rule says it."""
+def suspicious_jump(deltas: list[float], judged: Sequence[bool], failed_builds: Sequence[bool], points: float,
+                    stall: float) -> tuple[int, str] | None:
+    """The first gain of ``points`` or more right after a stalled step (neither a failed build):
+    the position of the step that jumped (1 is the second submission), and the rule as it reads."""
     for k in range(1, len(deltas)):
         if failed_builds[k] or failed_builds[k - 1]:
             continue
         if judged[k] and judged[k - 1] and deltas[k] >= points and abs(deltas[k - 1]) < stall:
-            return (f"+{fmt_num(deltas[k])} at iteration {k + 1} right after a stall "
-                    f"({fmt_num(deltas[k - 1])}): possible brute force or copying")
+            return k + 1, (f"+{fmt_num(deltas[k])} at iteration {k + 1} right after a stall "
+                           f"({fmt_num(deltas[k - 1])}): possible brute force or copying")
     return None
 
 

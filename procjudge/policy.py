@@ -145,6 +145,7 @@ class Rules(Section, frozen=True):
     # budget left and tests failing": sprint's one shot is its design, so stopping there is not
     # flagged unless this is set
     early_termination_in_sprint: bool = False
+    suspicious_jump: Points = 0.0  # a named, gateable finding beside the pattern of the same name
 
 
 class Shotgun(Section, frozen=True):

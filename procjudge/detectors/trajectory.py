@@ -6,10 +6,11 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable
 
+from ..classify import suspicious_jump as jump_in
 from ..facts import IterationFacts, RunFacts, held_back_fails
 from ..numbers import fmt_num
 from ..policy import Policy
-from .base import Hit, detector, feedback_steps, having, plural
+from .base import Hit, detector, each, feedback_steps, having, plural
 
 FORMATS = ("sprint", "standard", "marathon")
 
@@ -212,4 +213,28 @@ def time_allocation(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
                   detail={"time_distribution": [round(s, 4) for s in shares], "front_loaded": False})
 
 
-DETECTORS = [monotonic_improvement, rapid_convergence, wasted_iteration, time_allocation]
+@detector(
+    "suspicious_jump", "trajectory", needs=feedback_steps, section="pattern",
+    values=lambda p: {"each": each(p.rules.suspicious_jump, "once")},
+    summary=("A gain of {s.suspicious_jump_points:g} points or more right after a step that moved less than "
+             "{p.trajectory.wasted_iteration.min_delta:g}: possible brute force or copying, named so that a gate can "
+             "stop on it (--fail-on suspicious_jump)."),
+    points="{each}",
+    rule=("a step gaining {s.suspicious_jump_points:g}+ right after a stalled step (moved less than "
+          "{p.trajectory.wasted_iteration.min_delta:g}); a failed build on either side is not a stall (a repaired build "
+          "jumps honestly); the first such step, as the pattern of the same name reads it (`rules.suspicious_jump`)"),
+    reads="the scores, build.status",
+    source="Pattern classification; Red flags",
+)
+def suspicious_jump(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
+    judged = {it.position for it in judged_steps(facts, policy)}
+    deltas = [b - a for a, b in itertools.pairwise(facts.trajectory)]
+    found = jump_in(deltas, [it.position in judged for it in facts.iterations[1:]],
+                    [it.build_failed for it in facts.iterations], policy.pattern.suspicious_jump_points,
+                    policy.trajectory.wasted_iteration.min_delta)
+    if found is not None:
+        step, text = found
+        yield Hit(points=policy.rules.suspicious_jump, iterations=(facts.iterations[step].number,), evidence=text)
+
+
+DETECTORS = [monotonic_improvement, rapid_convergence, wasted_iteration, time_allocation, suspicious_jump]
