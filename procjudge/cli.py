@@ -16,7 +16,7 @@ import os
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import typer
 
@@ -44,6 +44,9 @@ from .console import (
 )
 from .importers.commands import import_app
 from .render import formats as output_formats
+
+if TYPE_CHECKING:
+    from .results import Row
 
 app = typer.Typer(
     name="procjudge",
@@ -288,7 +291,7 @@ def compare(
             raise typer.Exit(1)
 
 
-def _rows(targets: list[str], active_policy: Path | None, jobs: int) -> tuple[list, list[str]]:  # type: ignore[type-arg]
+def _rows(targets: list[str], active_policy: Path | None, jobs: int) -> tuple[list[Row], list[str]]:
     """Score the runs under targets (batch's discovery and workers); unreadable files are listed
     on stderr and make the exit code 2 at the end, as in batch."""
     from .batch import score_rows

@@ -34,7 +34,7 @@ from .results import (
     Winner,
     most_different,
 )
-from .tally import agent_summary, figures_of
+from .tally import WARNINGS_SHOWN, agent_summary, figures_of
 from .verdict import Verdict
 
 
@@ -236,8 +236,6 @@ def _compare_files(a: str, b: str, policy: Policy, read: Callable[[str], Run]) -
         count += len(verdict.warnings)
     return Compared(result=compare_runs(*verdicts), judged=judged, warnings=warnings, warning_count=count)
 
-
-WARNINGS_SHOWN = 20
 
 
 def _side(target: str, policy: Policy, find: Callable[[list[str]], list[str]],
