@@ -98,7 +98,9 @@ class Convergence(Section, frozen=True):
     factor: Positive = 1.2
     points: Points = 5.0
     min_final: Positive = 90.0  # converged means a good final score (the document's targets: 90-95)
-    per_unused_submission: Points = 2.5  # "using 4 of 8: strong convergence bonus": stopping early pays
+    # the rulebook's bonus is flat; a budget of 10 at +2.5 an unused submission would fill the +20 clamp
+    # on its own. Set it to pay for every submission of the budget left unused as well.
+    per_unused_submission: Points = 0.0
     # must_pass: not paid when the final submission's held-back suite ran and fails (beyond
     # hidden_suite_gap.min_failing_share): converging on a wrong answer is not convergence; ignore: paid as before
     held_back: Literal["must_pass", "ignore"] = "must_pass"
@@ -258,6 +260,10 @@ class Progressive(Section, frozen=True):
     min_steps: Annotated[int, msgspec.Meta(ge=1)] = 3
     full_marks_final: Positive = 100.0
     min_final: Positive = 85.0
+    # false: pays only what exceeds monotonic_improvement's pay for the same rising steps (both read
+    # the same scores; stacking them ranks [70, 85, 92, 95] above [70, 95], against "Early Termination
+    # Scoring"); true: paid in full on top
+    stacks_with_monotonic: bool = False
 
 
 class Practices(Section, frozen=True):
@@ -296,7 +302,10 @@ class Signals(Section, frozen=True):
 class BestSoFar(Section, frozen=True):
     """"Iteration caps and regression gates": the last submission is not privileged."""
 
-    final: Literal["best", "last"] = "best"  # the run's final_score: its best score (the chapter's rule) or its last
+    # the run's final_score: the score of the submission it returned, its last valid one (the
+    # rulebook's rule, "the last valid submission is scored"), or its best (what a gate would keep);
+    # best_score and best_iteration stand beside it either way, and the tier reads the last
+    final: Literal["best", "last"] = "last"
     min_drop: Positive = 2.0  # how far below its best a run must end to be returned_worse
     points: Points = 0.0  # returned_worse: shown and gateable; the regressing step already costs -5
 

@@ -72,6 +72,9 @@ class Row(msgspec.Struct, frozen=True, kw_only=True):
     held_back_resolved: bool | None = None
     held_back_passed: int | None = None
     held_back_total: int | None = None
+    best_score: float | None = None  # None in a row not made from a verdict
+    best_iteration: int | None = None
+    gated_final: float | None = None  # the score of the submission the replayed gate would return
 
     @classmethod
     def of(cls, verdict: Verdict, path: str) -> Row:
@@ -90,6 +93,8 @@ class Row(msgspec.Struct, frozen=True, kw_only=True):
             held_back_resolved=verdict.held_back.resolved if verdict.held_back else None,
             held_back_passed=verdict.held_back.passed if verdict.held_back else None,
             held_back_total=verdict.held_back.total if verdict.held_back else None,
+            best_score=verdict.best_score, best_iteration=verdict.best_iteration,
+            gated_final=gate.gated_final if gate.replayed else None,
         )
 
 

@@ -81,6 +81,21 @@ def test_csv_parses_back_one_row_per_file(corpus: Path) -> None:
     assert bad["anti_patterns"] == "shotgun_debugging regression_blindness"
 
 
+def test_csv_states_the_returned_score_beside_the_best(tmp_path: Path) -> None:
+    # a 70 -> 40 regression spiral returned its 40: final_score is 40, the 70 stands beside it
+    spiral = tmp_path / "spiral.yaml"
+    spiral.write_text("iterations:\n" + "".join(f"- {{score: {{post_iteration: {s}}}}}\n" for s in (70, 55, 40)))
+    rows = list(csv.DictReader(io.StringIO(invoke(str(spiral), "--format", "csv").stdout)))
+    row = rows[0]
+    assert (row["final_score"], row["best_score"], row["best_iteration"], row["final_minus_best"]) == \
+        ("40.0", "70.0", "0", "-30.0")
+    assert row["gated_final"] == ""  # no per-test outcomes: the gate could not be replayed
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("iterations: [\n")
+    error_row = list(csv.reader(io.StringIO(invoke(str(broken), "--format", "csv").stdout)))
+    assert len(error_row[0]) == len(error_row[1])  # an unreadable file keeps every column
+
+
 def test_csv_neutralises_formula_text(tmp_path: Path) -> None:
     run = tmp_path / "evil.yaml"
     run.write_text('run: {id: "=HYPERLINK(\\"http://x\\")", agent: "@agent"}\niterations:\n- {score: {post_iteration: 50}}\n')

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from procjudge.loop import bucket_of
+from procjudge.policy import load_policy
 
 from conftest import items_by_id, verdict_of
 
@@ -19,7 +20,10 @@ def run_with_tests(*rounds: dict[str, str], budget: int = 6) -> dict:
 def test_best_so_far_and_the_final_by_policy() -> None:
     verdict = verdict_of({"iterations": [{"iteration_telemetry": {"score": {"post_iteration": s}}} for s in (90, 85, 80)]})
     assert (verdict.best_score, verdict.best_iteration, verdict.final_minus_best, verdict.last_score) == (90, 0, -10, 80)
-    assert verdict.final_score == 90  # policy best_so_far.final: best (the chapter's rule)
+    assert verdict.final_score == 80  # the submission the run returned, its last (best_so_far.final: last)
+    best = verdict_of({"iterations": [{"iteration_telemetry": {"score": {"post_iteration": s}}} for s in (90, 85, 80)]},
+                      load_policy(None, {"best_so_far": {"final": "best"}}))
+    assert best.final_score == 90 and best.last_score == 80
     assert "returned_worse" in items_by_id(verdict)
 
 

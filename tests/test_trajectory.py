@@ -47,12 +47,21 @@ def test_trajectory_rules(case: str) -> None:
 def test_early_termination_pair_uses_convergence_efficiency() -> None:
     a = verdict_of(trajectory_run([70, 95]))
     b = verdict_of(trajectory_run([70, 85, 92, 95]))
-    # +5, and +2.5 for each of the two submissions of the standard budget left unused
-    assert points(a, "rapid_convergence") == 10
+    # the rulebook's flat +5: 95/2 = 47.5 > 95/3 x 1.2 = 38
+    assert points(a, "rapid_convergence") == 5
     assert "47.50" in items_by_id(a)["rapid_convergence"][0].evidence
     assert "rapid_convergence" not in items_by_id(b)
-    # the document: reaching 95 after one feedback round and stopping outranks reaching it in three
-    assert a.process_score > b.process_score
+    # the document: reaching 95 after one feedback round and stopping outranks reaching it in three;
+    # B's climb earns +2 a step (+6) and is named a progressive refinement, which pays nothing on top
+    assert (a.process_score, b.process_score) == (7, 6)
+    assert points(b, "monotonic_improvement") == 6 and points(b, "progressive_refinement") == 0
+    assert "progressive_refinement" in items_by_id(b)
+
+
+def test_one_shot_runs_cannot_fill_the_clamp_with_an_unused_budget() -> None:
+    # a budget of 10 used to pay +5 and +2.5 for each of the 9 unused submissions: +27.5, clamped at +20
+    verdict = verdict_of(trajectory_run([100], max_iterations=10))
+    assert points(verdict, "rapid_convergence") == 5 and verdict.process_score == 5
 
 
 @pytest.mark.parametrize("slower", [[70, 85, 95], [70, 85, 92, 95], [60, 80, 90, 95]])

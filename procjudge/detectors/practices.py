@@ -10,6 +10,7 @@ from ..numbers import fmt_num
 from ..policy import Policy
 from .base import Hit, all_of, detector, feedback_steps, having, plural, share
 from .shapes import TEST_EDITS, Shape, submitted
+from .trajectory import monotonic_pay
 
 _READING = having(lambda f: any(
     it.seconds_before_first_edit is not None or it.read_feedback is not None for it in f.iterations),
@@ -185,12 +186,15 @@ def _red_to_green(it: IterationFacts, previous: IterationFacts | None, added: tu
 
 @detector(
     "progressive_refinement", "practice", section="practices.progressive_refinement",
-    summary="{range}: textbook progression.",
+    values=lambda p: {"stacking": ("" if p.practices.progressive_refinement.stacks_with_monotonic else
+                                   "; paid only as far as it exceeds what monotonic_improvement already pays for the "
+                                   "same steps, so that a slow climb never outranks the same final reached sooner")},
+    summary="{range}: textbook progression{stacking}.",
     points="{range}",
     rule=("{s.min_steps}+ steps, every step gains, gains shrink, nothing broken, final at least {s.min_final:g}; s from "
-          "{s.min_final:g} to {s.full_marks_final:g}"),
+          "{s.min_final:g} to {s.full_marks_final:g}{stacking}"),
     reads="the scores, the tests broken",
-    source="Best practice 4",
+    source="Best practice 4; Early Termination Scoring",
 )
 def progressive_refinement(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     rule = policy.practices.progressive_refinement
@@ -202,10 +206,18 @@ def progressive_refinement(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         return
     if any(it.tests_broken for it in steps) or facts.final.score < rule.min_final:
         return
-    yield Hit(points=rule.range.between(facts.final.score, rule.min_final, rule.full_marks_final),
-              iterations=tuple(it.number for it in facts.iterations),
-              evidence=f"trajectory {' -> '.join(fmt_num(s) for s in facts.trajectory)}: gains "
-              f"{', '.join('+' + fmt_num(g) for g in gains)} shrink steadily, nothing broken")
+    earned = rule.range.between(facts.final.score, rule.min_final, rule.full_marks_final)
+    evidence = (f"trajectory {' -> '.join(fmt_num(s) for s in facts.trajectory)}: gains "
+                f"{', '.join('+' + fmt_num(g) for g in gains)} shrink steadily, nothing broken")
+    points = earned
+    if not rule.stacks_with_monotonic:
+        # The monotonic bonus pays these same rising steps; paying both would rank [70, 85, 92, 95]
+        # above [70, 95], which "Early Termination Scoring" ranks the other way.
+        paid = monotonic_pay(facts, policy)
+        points = max(0.0, earned - paid)
+        evidence += (f"; worth +{fmt_num(earned)}, monotonic_improvement already pays +{fmt_num(paid)} for the "
+                     f"same steps: +{fmt_num(points)} on top")
+    yield Hit(points=points, iterations=tuple(it.number for it in facts.iterations), evidence=evidence)
 
 
 DETECTORS = [diagnostic_first, targeted_fixes, test_driven_iteration, progressive_refinement]

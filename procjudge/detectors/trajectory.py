@@ -31,6 +31,22 @@ def judged_steps(facts: RunFacts, policy: Policy) -> list[IterationFacts]:
     return steps
 
 
+def _monotonic_steps(facts: RunFacts, policy: Policy) -> tuple[list[IterationFacts], ...]:
+    """The judged steps as the monotonic bonus sorts them: paid (held or rose), flat at 0 (not
+    paid), fell."""
+    rule = policy.trajectory.monotonic_improvement
+    steps = judged_steps(facts, policy)
+    flat = [it for it in steps if it.delta == 0 and it.score == 0 and not rule.pay_flat_at_zero]
+    held = [it for it in steps if it.delta is not None and it.delta >= 0 and it not in flat]
+    fell = [it for it in steps if it.delta is not None and it.delta < 0]
+    return steps, held, flat, fell
+
+
+def monotonic_pay(facts: RunFacts, policy: Policy) -> float:
+    """What the monotonic bonus pays for the steps that did not fall (its positive part)."""
+    return len(_monotonic_steps(facts, policy)[1]) * policy.trajectory.monotonic_improvement.per_step
+
+
 @detector(
     "monotonic_improvement", "trajectory", needs=feedback_steps, section="trajectory.monotonic_improvement",
     summary=("{s.per_step:+g} for every iteration whose score did not fall below the previous one, {s.per_regression:+g} "
@@ -43,12 +59,9 @@ def judged_steps(facts: RunFacts, policy: Policy) -> list[IterationFacts]:
 )
 def monotonic_improvement(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     rule = policy.trajectory.monotonic_improvement
-    steps = judged_steps(facts, policy)
+    steps, held, flat, fell = _monotonic_steps(facts, policy)
     if not steps:
         return
-    flat = [it for it in steps if it.delta == 0 and it.score == 0 and not rule.pay_flat_at_zero]
-    held = [it for it in steps if it.delta is not None and it.delta >= 0 and it not in flat]
-    fell = [it for it in steps if it.delta is not None and it.delta < 0]
     points = len(held) * rule.per_step + len(fell) * rule.per_regression
     parts = []
     if held:
@@ -61,25 +74,30 @@ def monotonic_improvement(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     yield Hit(points=points, iterations=tuple(it.number for it in steps), evidence="; ".join(parts))
 
 
+def _per_unused(p: Policy) -> str:
+    per = p.trajectory.rapid_convergence.per_unused_submission
+    return f", {per:+g} per unused submission of the budget" if per else ""
+
+
 @detector(
     "rapid_convergence", "trajectory", section="trajectory.rapid_convergence",
     values=lambda p: {"baselines": ", ".join(f"{p.format(name).convergence_baseline:g}" for name in FORMATS),
                       "within": {name: p.format(name).convergence_baseline / p.trajectory.rapid_convergence.factor
-                                 for name in FORMATS}},
+                                 for name in FORMATS},
+                      "unused": _per_unused(p)},
     summary=("{s.points:+g} when final score / iterations used exceeds the format baseline (final score / "
              "{p.formats.sprint.convergence_baseline:g}, {p.formats.standard.convergence_baseline:g} or "
              "{p.formats.marathon.convergence_baseline:g} for sprint, standard, marathon) times {s.factor:g}, and the run "
-             "converged: its final score is at least {s.min_final:g} (the document's targets) and not below its own best "
-             "by {p.trajectory.wasted_iteration.min_delta:g} or more."),
-    points="{s.points:+g}, {s.per_unused_submission:+g} per unused submission",
+             "converged: its final score is at least {s.min_final:g} (the document's targets), not below its own best "
+             "by {p.trajectory.wasted_iteration.min_delta:g} or more, and its held-back suite (where one ran) passes."),
+    points="{s.points:+g}{unused}",
     rule=("final / iterations used > (final / baseline) x {s.factor:g}, baseline {baselines} for sprint, standard, "
           "marathon (so: fewer than {within[standard]:g} submissions in standard, {within[marathon]:g} in marathon; never "
           "in sprint), and converged: final {s.min_final:g}+ and not {p.trajectory.wasted_iteration.min_delta:g}+ below "
-          "the run's own best; {s.per_unused_submission:+g} for each submission of the budget left unused (\"Using 4 of "
-          "8: strong convergence bonus\"), so that [70, 95] outranks [70, 85, 92, 95] as \"Early Termination Scoring\" "
-          "states; not paid when the final submission's held-back suite ran and fails (`rapid_convergence.held_back`)"),
-    reads="the scores, the format's budget and convergence baseline",
-    source="Rapid Convergence Bonus; Partial Iteration Budget Use",
+          "the run's own best; a flat bonus whatever the budget{unused}; not paid when the final submission's held-back "
+          "suite ran and fails (`rapid_convergence.held_back`)"),
+    reads="the scores, the format's convergence baseline, the final submission's held-back suite",
+    source="Rapid Convergence Bonus; Early Termination Scoring",
 )
 def rapid_convergence(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     rule = policy.trajectory.rapid_convergence
@@ -99,13 +117,16 @@ def rapid_convergence(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     points = rule.points + rule.per_unused_submission * unused
     extra = (f"; +{fmt_num(rule.per_unused_submission)} x {plural(unused, 'unused submission')}"
              if unused and rule.per_unused_submission else "")
+    hidden = facts.final.hidden
+    held = (f"; held-back suite {hidden.passed}/{hidden.total_or_sum}" if hidden is not None and hidden.total_or_sum
+            else "")
     yield Hit(
         points=points,
         iterations=(facts.final.number,),
         evidence=(
             f"{fmt_num(final)}/{used} = {efficiency:.2f} > {facts.format} baseline "
             f"{fmt_num(final)}/{fmt_num(baseline_iterations)} x {fmt_num(rule.factor)} = {threshold:.2f}, "
-            f"final {fmt_num(final)} >= {fmt_num(rule.min_final)}{extra}"
+            f"final {fmt_num(final)} >= {fmt_num(rule.min_final)}{held}{extra}"
         ),
     )
 

@@ -38,7 +38,7 @@ from .text import (
 
 CSV_FIELDS = ["id", "agent", "challenge", "format", "path", "iterations_used", "final_score", "process_score",
               "raw_process_score", "tier", "pattern", "anti_patterns", "gate", "error", "held_back_resolved",
-              "held_back_passed", "held_back_total"]
+              "held_back_passed", "held_back_total", "best_score", "best_iteration", "final_minus_best", "gated_final"]
 
 
 MARKDOWN_RUN_ROWS = 50
@@ -329,7 +329,7 @@ class CsvReporter(Reporter):
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
         if result.error is not None:
-            values: list[object] = [*[""] * 4, result.path, *[""] * 8, one_line(result.error), "", "", ""]
+            values: list[object] = [*[""] * 4, result.path, *[""] * 8, one_line(result.error), *[""] * 7]
         else:
             row = result.row
             assert row is not None
@@ -338,7 +338,9 @@ class CsvReporter(Reporter):
                       " ".join(row.anti_patterns), "fail" if reasons else "pass", "",
                       "" if row.held_back_resolved is None else str(row.held_back_resolved).lower(),
                       "" if row.held_back_passed is None else row.held_back_passed,
-                      "" if row.held_back_total is None else row.held_back_total]
+                      "" if row.held_back_total is None else row.held_back_total,
+                      *("" if v is None else v for v in (row.best_score, row.best_iteration, row.final_minus_best,
+                                                          row.gated_final))]
         writer.writerow([spreadsheet_safe(v) for v in values])
         return buffer.getvalue()
 

@@ -47,7 +47,8 @@ def _schemas() -> tuple[Any, Any]:
         ("warnings", pa.int32()), ("final_minus_best", pa.float64()), ("bucket", pa.string()), ("outcome", pa.string()),
         ("returned_round", pa.int32()), ("source", pa.string()), ("started_at", pa.string()),
         ("first_failing_test", pa.string()), ("held_back_resolved", pa.bool_()), ("held_back_passed", pa.int32()),
-        ("held_back_total", pa.int32()),
+        ("held_back_total", pa.int32()), ("best_score", pa.float64()), ("best_iteration", pa.int32()),
+        ("gated_final", pa.float64()),
     ])
     items = pa.schema([
         ("run", pa.string()), ("path", pa.string()), ("id", pa.string()), ("kind", pa.string()), ("points", pa.float64()),
@@ -64,7 +65,8 @@ def run_row(row: Any) -> dict[str, Any]:
             "final_minus_best": row.final_minus_best, "bucket": row.bucket, "outcome": row.outcome,
             "returned_round": row.returned_round, "source": row.source, "started_at": row.started_at,
             "first_failing_test": row.first_failing_test, "held_back_resolved": row.held_back_resolved,
-            "held_back_passed": row.held_back_passed, "held_back_total": row.held_back_total}
+            "held_back_passed": row.held_back_passed, "held_back_total": row.held_back_total,
+            "best_score": row.best_score, "best_iteration": row.best_iteration, "gated_final": row.gated_final}
 
 
 def item_rows(row: Any, verdict: Any) -> list[dict[str, Any]]:
