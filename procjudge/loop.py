@@ -52,11 +52,31 @@ def _all_pass(it: IterationFacts) -> bool:
     return it.all_passing if it.total else it.score >= 100
 
 
+def _offer(it: IterationFacts, current: IterationFacts, passing: frozenset[str], incumbent: frozenset[str],
+           margin: float) -> tuple[Literal["accepted", "rejected"], str, str | None]:
+    """The gate's decision on one revision against the incumbent: decision, clause, check."""
+    broken = sorted(incumbent - passing)
+    if broken:
+        clause = "1: the build failed: breaks every check the incumbent passed" if it.build_failed else \
+            "1: breaks a check the incumbent passed"
+        return "rejected", clause, broken[0]
+    if len(passing) > len(incumbent):
+        return "accepted", "2: repairs a failing check and breaks nothing", None
+    if it.score / 100 >= current.score / 100 + margin:
+        return "accepted", f"3: soft score {it.score / 100:.2f} >= {current.score / 100:.2f} + {margin:g}", None
+    return ("rejected",
+            f"3: soft score {it.score / 100:.2f} < {current.score / 100:.2f} + {margin:g} (ties keep the incumbent)", None)
+
+
 def replay_gate(facts: RunFacts, policy: Policy) -> GateReplay:
     """The regression gate replayed over the run (see the module docstring for the clauses)."""
     rule = policy.gate
-    passing = [_passing(it) for it in facts.iterations]
-    if any(p is None for p in passing):
+    # A submission whose build failed passes no check: the gate reads it as an empty set rather
+    # than giving up on the whole run for want of its per-test outcomes.
+    outcomes = [_passing(it) for it in facts.iterations]
+    passing = [frozenset() if p is None and it.build_failed else p
+               for p, it in zip(outcomes, facts.iterations, strict=True)]
+    if any(p is None for p in passing) or all(p is None for p in outcomes):
         return GateReplay(replayed=False, reason="no per-test outcomes for every submission: the hard checks are unknown")
     noise = noise_floor(facts)
     margin = max(rule.margin, noise + rule.above_noise) if noise is not None else rule.margin
@@ -79,19 +99,7 @@ def replay_gate(facts: RunFacts, policy: Policy) -> GateReplay:
             decisions.append(GateRound(iteration=it.number, decision="not_offered", clause=stopped, check=None))
             continue
         offered += 1
-        broken = sorted(known[incumbent] - known[k])
-        decision: Literal["accepted", "rejected"]
-        check: str | None
-        if broken:
-            decision, clause, check = "rejected", "1: breaks a check the incumbent passed", broken[0]
-        elif len(known[k]) > len(known[incumbent]):
-            decision, clause, check = "accepted", "2: repairs a failing check and breaks nothing", None
-        elif it.score / 100 >= current.score / 100 + margin:
-            decision, check = "accepted", None
-            clause = f"3: soft score {it.score / 100:.2f} >= {current.score / 100:.2f} + {margin:g}"
-        else:
-            decision, check = "rejected", None
-            clause = f"3: soft score {it.score / 100:.2f} < {current.score / 100:.2f} + {margin:g} (ties keep the incumbent)"
+        decision, clause, check = _offer(it, current, known[k], known[incumbent], margin)
         if decision == "accepted":
             incumbent, rejections_in_a_row = k, 0
         else:
@@ -113,6 +121,7 @@ def replay_gate(facts: RunFacts, policy: Policy) -> GateReplay:
         revisions_offered=offered,
         revisions_rejected=rejected,
         rejected_by_clause={f"clause {k}": v for k, v in sorted(reasons.items())},
+        stopped=None if stopped is None else "early_exit" if stopped.startswith("early exit") else "rejections",
     )
 
 

@@ -118,6 +118,16 @@ class TimeAllocation(Section, frozen=True):
     profile_tolerance: Fraction = 0.15
 
 
+class EarlyReach(Section, frozen=True):
+    """"Reaching 90% of your final score by iteration 1 (in a Standard challenge) signals engineering
+    efficiency": named where the run went on past that iteration; the rulebook gives it no points."""
+
+    share: Fraction = 0.9
+    by_iteration: Annotated[int, msgspec.Meta(ge=0)] = 1
+    formats: tuple[Literal["sprint", "standard", "marathon"], ...] = ("standard",)
+    points: Points = 0.0
+
+
 class Trajectory(Section, frozen=True):
     judge_phase_boundaries: bool = False  # marathon: a step into a new phase brings new tests
     judge_suite_changes: bool = False  # a step between two different suites compares different tests
@@ -125,6 +135,7 @@ class Trajectory(Section, frozen=True):
     rapid_convergence: Convergence = Convergence()
     wasted_iteration: Wasted = Wasted()
     time_allocation: TimeAllocation = TimeAllocation()
+    early_reach: EarlyReach = EarlyReach()
 
 
 class BuildFailure(Section, frozen=True):

@@ -75,6 +75,7 @@ class Row(msgspec.Struct, frozen=True, kw_only=True):
     best_score: float | None = None  # None in a row not made from a verdict
     best_iteration: int | None = None
     gated_final: float | None = None  # the score of the submission the replayed gate would return
+    gate_early_exit: bool | None = None  # the replayed gate stopped offering rounds: the incumbent passed everything
 
     @classmethod
     def of(cls, verdict: Verdict, path: str) -> Row:
@@ -95,6 +96,7 @@ class Row(msgspec.Struct, frozen=True, kw_only=True):
             held_back_total=verdict.held_back.total if verdict.held_back else None,
             best_score=verdict.best_score, best_iteration=verdict.best_iteration,
             gated_final=gate.gated_final if gate.replayed else None,
+            gate_early_exit=gate.stopped == "early_exit" if gate.replayed else None,
         )
 
 
@@ -184,9 +186,14 @@ class AgentSummary(Summary, frozen=True):
 
 
 class LoopGate(Summary, frozen=True):
+    """The regression gate replayed over a batch: which round each run would return, how often the
+    early exit fired, and how often an offered revision was rejected in each round."""
+
     replayed_runs: int
     share_returned_round_1: float | None
     rejection_rate_per_round: dict[str, float]
+    share_returned_round: dict[str, float] = {}  # returned round -> share of the replayed runs
+    share_early_exit: float | None = None  # runs whose gate exited early (their incumbent passed everything)
 
 
 class LoopSummary(Summary, frozen=True):

@@ -53,7 +53,8 @@ class LoopTally:
         self.points_lost = 0.0
         self.buckets: dict[str, int] = {}
         self.outcomes: dict[str, int] = {}
-        self.replayed = self.returned_first = 0
+        self.replayed = self.returned_first = self.early_exits = 0
+        self.returned: dict[int, int] = {}
         self.offered: dict[int, int] = {}
         self.rejected: dict[int, int] = {}
 
@@ -69,6 +70,9 @@ class LoopTally:
         if rounds is not None:
             self.replayed += 1
             self.returned_first += row.returned_round == 1
+            self.early_exits += bool(row.gate_early_exit)
+            if row.returned_round is not None:
+                self.returned[row.returned_round] = self.returned.get(row.returned_round, 0) + 1
             for number, decision in enumerate(rounds[1:], start=2):
                 if decision in ("accepted", "rejected"):
                     self.offered[number] = self.offered.get(number, 0) + 1
@@ -91,6 +95,8 @@ class LoopTally:
                 share_returned_round_1=round(self.returned_first / self.replayed, 4) if self.replayed else None,
                 rejection_rate_per_round={str(k): round(self.rejected[k] / self.offered[k], 4)
                                           for k in sorted(self.offered)},
+                share_returned_round={str(k): round(self.returned[k] / self.replayed, 4) for k in sorted(self.returned)},
+                share_early_exit=round(self.early_exits / self.replayed, 4) if self.replayed else None,
             ),
         )
 

@@ -74,6 +74,9 @@ class GateReplay(Part, frozen=True):
     revisions_offered: int | None = None
     revisions_rejected: int | None = None
     rejected_by_clause: dict[str, int] | None = None
+    # why later rounds were not offered: the incumbent passed everything (early exit), or the
+    # rejections in a row reached the limit; null when every round was offered
+    stopped: Literal["early_exit", "rejections"] | None = None
 
 
 class Attempts(Part, frozen=True):

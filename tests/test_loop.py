@@ -110,3 +110,19 @@ def test_attempts_count_sequential_rounds_plus_failing_siblings() -> None:
 
     assert bucket(5, 0) == bucket(5, None) == "4-6"
     assert bucket(1, 7) == "7+" and bucket(3, 2) == "4-6" and bucket(1, 0) == "1"
+
+
+def test_a_failed_build_is_a_rejected_round_not_the_end_of_the_replay() -> None:
+    # round 2 does not build (no per-test outcomes); rounds 1 and 3 have them: the replay goes on
+    document = run_with_tests({"a": "passed", "b": "failed"}, {}, {"a": "passed", "b": "passed"})
+    document["iterations"][1] = {"iteration_telemetry": {"build": {"status": "failure"},
+                                                         "test_results": {"post_iteration": {"passed": 0, "total": 2}}}}
+    gate = verdict_of(document).gate
+    assert gate.replayed, gate.reason
+    decisions = [(d.decision, d.clause, d.check) for d in gate.iterations]
+    assert decisions[1] == ("rejected", "1: the build failed: breaks every check the incumbent passed", "a")
+    assert decisions[2][:1] == ("accepted",) and gate.returned_round == 3
+    # a run with no per-test outcome anywhere is still not replayed
+    bare = verdict_of({"iterations": [{"iteration_telemetry": {"build": {"status": "failure"}}},
+                                      {"iteration_telemetry": {"score": {"post_iteration": 50}}}]})
+    assert not bare.gate.replayed

@@ -119,6 +119,25 @@ def test_batch_reports_the_loop_figures() -> None:
     assert loop["gate"]["replayed_runs"] == 1 and loop["gate"]["share_returned_round_1"] == 1
     assert loop["gate"]["rejection_rate_per_round"] == {"2": 1.0, "3": 1.0}
     assert loop["attempt_buckets"] == {"3": 1, "4-6": 1}
+    assert loop["gate"]["share_returned_round"] == {"1": 1.0} and loop["gate"]["share_early_exit"] == 0
+
+
+def test_the_loop_summary_states_every_returned_round_and_the_early_exit_share() -> None:
+    from procjudge.tally import LoopTally
+
+    tally = LoopTally()
+    # the chapter's cross-check: early exits return round 1; other runs offered a revision and kept
+    # or replaced their incumbent
+    shapes = [(1, True, ("incumbent", "not_offered"))] * 6 + [(1, False, ("incumbent", "rejected"))] * 2 + \
+        [(2, False, ("incumbent", "accepted"))] * 2
+    for k, (returned, early, rounds) in enumerate(shapes):
+        tally.add(make_row(path=f"r{k}", returned_round=returned, gate_early_exit=early, gate_rounds=rounds))
+    gate = tally.summary().gate
+    assert gate.share_returned_round == {"1": 0.8, "2": 0.2} and gate.share_early_exit == 0.6
+    assert gate.share_returned_round_1 == 0.8 and gate.rejection_rate_per_round == {"2": 0.5}
+    from procjudge.render.text import loop_summary
+
+    assert "returned round 1 80%, 2 20%; early exit 60%; rejected round 2 50%" in loop_summary(tally.summary())
 
 
 @pytest.mark.parametrize("columns", [72, 80, 100])

@@ -98,7 +98,8 @@ def _failing_before(it: IterationFacts) -> bool:
     rule=("scratch files aside (flagged `scratch`, outside the repository, created and later deleted, or created with a "
           "throw-away name: `reproduce_*.py`, `check_*.py`, `debug*.py`, a `test_*.py` in the repository root): files "
           "changed per test fixed above {s.max_files_per_test_fixed:g}:1 (s from {s.max_files_per_test_fixed:g}:1 to "
-          "{s.severe_files_per_test_fixed:g}:1); or more than {half} (and at least {s.min_unrelated_files}) of the "
+          "{s.severe_files_per_test_fixed:g}:1; with no test fixed the ratio is unbounded: more than "
+          "{s.max_files_per_test_fixed:g} files is s = 1); or more than {half} (and at least {s.min_unrelated_files}) of the "
           "changed non-test files in no failing test's stack trace (s from {one_half} to all); or a rename no failure "
           "points to (s = 0)"),
     reads="changes.files, the tests fixed, the failing tests' stack traces",
@@ -129,10 +130,17 @@ def _files_per_fix(it: IterationFacts, files_changed: int, rule: Shotgun) -> lis
     """Files changed per test fixed above the policy's ratio."""
     if it.tests_fixed is None:
         return []
-    ratio = files_changed / max(it.tests_fixed, 1)
+    broken = f", {plural(it.tests_broken, 'test')} broken" if it.tests_broken else ""
+    if not it.tests_fixed:
+        # No test fixed: the ratio is unbounded, past the severe end; more files than one fix may
+        # take is the threshold, so that a small failed attempt is not shotgun debugging.
+        if files_changed <= rule.max_files_per_test_fixed:
+            return []
+        return [(1.0, (f"{plural(files_changed, 'file')} changed and no test fixed (more than "
+                       f"{fmt_num(rule.max_files_per_test_fixed)} files even for one fix){broken}"), it.tests_basis, {})]
+    ratio = files_changed / it.tests_fixed
     if ratio <= rule.max_files_per_test_fixed:
         return []
-    broken = f", {plural(it.tests_broken, 'test')} broken" if it.tests_broken else ""
     return [(severity(ratio, rule.max_files_per_test_fixed, rule.severe_files_per_test_fixed),
              (f"{plural(files_changed, 'file')} changed for {plural(it.tests_fixed, 'test')} fixed "
               f"({fmt_num(round(ratio, 1))}:1 > {fmt_num(rule.max_files_per_test_fixed)}:1){broken}"),

@@ -10,7 +10,7 @@ from ..classify import suspicious_jump as jump_in
 from ..facts import IterationFacts, RunFacts, held_back_fails
 from ..numbers import fmt_num
 from ..policy import Policy
-from .base import Hit, detector, each, feedback_steps, having, plural
+from .base import Hit, detector, each, feedback_steps, having, plural, share
 
 FORMATS = ("sprint", "standard", "marathon")
 
@@ -195,13 +195,13 @@ def _phase_split(facts: RunFacts, total: float, profile: tuple[float, ...], tole
     values=lambda p: {"profiles": {name: "/".join(f"{round(share * 100, 4):g}" for share in p.format(name).time_profile)
                                    for name in FORMATS},
                       "tolerance": round(p.trajectory.time_allocation.profile_tolerance * 100, 4)},
-    summary=("Front-loaded time (iteration 0 took the longest) {s.front_loaded:+g}; back-loaded time (each iteration "
+    summary=("Front-loaded time (iteration 0 took longer than any other) {s.front_loaded:+g}; back-loaded time (each iteration "
              "took at least as long as the one before, the last longer than the first) {s.back_loaded:+g}; also how the "
              "run's time split compares with the format's recommended profile."),
     points="{s.front_loaded:+g} / {s.back_loaded:+g}",
-    rule=("front-loaded (iteration 0 took the longest) {s.front_loaded:+g}; back-loaded (never shorter than the one "
-          "before, last longer than first) {s.back_loaded:+g}; the evidence compares the split with the format's "
-          "recommended profile (standard {profiles[standard]}, sprint {profiles[sprint]}, tolerance "
+    rule=("front-loaded (iteration 0 took longer than any other; a tie is not) {s.front_loaded:+g}; back-loaded (never "
+          "shorter than the one before, last longer than first) {s.back_loaded:+g}; the evidence compares the split with "
+          "the format's recommended profile (standard {profiles[standard]}, sprint {profiles[sprint]}, tolerance "
           "{tolerance:g} points)"),
     reads="duration_seconds of every submission",
     source="Concrete Examples 1 and 2; Time Management",
@@ -220,7 +220,7 @@ def time_allocation(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     split = "/".join(f"{s:.0%}" for s in shares)
     against = _against_profile(facts, shares, total, policy.format(facts.format).time_profile, rule.profile_tolerance)
     numbers_ = tuple(it.number for it in timed)
-    if durations[0] >= max(durations) and durations[0] > min(durations):
+    if durations[0] > max(durations[1:]):  # a later iteration as long as iteration 0 is no front-loading
         yield Hit(points=rule.front_loaded, iterations=numbers_,
                   evidence=f"front-loaded: minutes per iteration {shown} ({split}){against}",
                   detail={"time_distribution": [round(s, 4) for s in shares], "front_loaded": True})
@@ -258,4 +258,42 @@ def suspicious_jump(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         yield Hit(points=policy.rules.suspicious_jump, iterations=(facts.iterations[step].number,), evidence=text)
 
 
-DETECTORS = [monotonic_improvement, rapid_convergence, wasted_iteration, time_allocation, suspicious_jump]
+@detector(
+    "early_reach", "trajectory", section="trajectory.early_reach",
+    needs=feedback_steps,
+    values=lambda p: {"pct": share(p.trajectory.early_reach.share), "fmts": ", ".join(p.trajectory.early_reach.formats)},
+    summary=("{s.points:+g}: the run reached {pct} of its final score by iteration {s.by_iteration} and went on "
+             "(named in {fmts} runs): the agent understood the problem on first read, and what came after bought "
+             "the rest."),
+    points="{s.points:+g}",
+    rule=("a submission at or before iteration {s.by_iteration} scored at least {pct} of the final score, the run made "
+          "submissions after iteration {s.by_iteration}, and it converged as rapid_convergence means it (final "
+          "{p.trajectory.rapid_convergence.min_final:g}+, not {p.trajectory.wasted_iteration.min_delta:g}+ below its best, "
+          "its held-back suite passing where one ran); "
+          "in {fmts} runs; the rulebook gives it no "
+          "points (`trajectory.early_reach.points`)"),
+    reads="the scores",
+    source="Rapid Convergence Bonus (\"Reaching 90% of your final score by iteration 1\")",
+)
+def early_reach(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
+    rule = policy.trajectory.early_reach
+    if facts.format not in rule.formats or len(facts.iterations) <= rule.by_iteration + 1:
+        return
+    final = facts.final.score
+    early = [it for it in facts.iterations if it.number <= rule.by_iteration]
+    converged = policy.trajectory.rapid_convergence
+    if not early or final < converged.min_final or max(facts.trajectory) - final >= \
+            policy.trajectory.wasted_iteration.min_delta:
+        return  # 90% of a poor final, or of a final below the run's best, is no efficiency
+    if converged.held_back == "must_pass" and held_back_fails(facts.final, policy):
+        return  # nor 90% of an answer the held-back suite rejects
+    first = next((it for it in early if it.score >= rule.share * final), None)
+    if first is None:
+        return
+    later = sum(1 for it in facts.iterations if it.number > first.number)
+    yield Hit(points=rule.points, iterations=(first.number,),
+              evidence=(f"iteration {first.number} scored {fmt_num(first.score)}, {first.score / final:.0%} of the final "
+                        f"{fmt_num(final)} (>= {rule.share:.0%}); {plural(later, 'iteration')} after it"))
+
+
+DETECTORS = [monotonic_improvement, rapid_convergence, wasted_iteration, time_allocation, suspicious_jump, early_reach]

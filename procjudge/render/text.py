@@ -126,8 +126,10 @@ def loop_summary(loop: LoopSummary) -> str:
     gate = loop.gate
     if gate.replayed_runs:
         rates = ", ".join(f"round {k} {v:.0%}" for k, v in gate.rejection_rate_per_round.items()) or "none offered"
-        parts.append(f"gate replayed on {plural(gate.replayed_runs, 'run')}: returned round 1 in "
-                     f"{gate.share_returned_round_1 or 0:.0%}; rejected {rates}")
+        returned = ", ".join(f"{k} {v:.0%}" for k, v in gate.share_returned_round.items()) or \
+            f"1 {gate.share_returned_round_1 or 0:.0%}"
+        parts.append(f"gate replayed on {plural(gate.replayed_runs, 'run')}: returned round {returned}; early exit "
+                     f"{gate.share_early_exit or 0:.0%}; rejected {rates}")
     return "; ".join(parts)
 
 
