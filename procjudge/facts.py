@@ -24,7 +24,7 @@ import msgspec
 from . import outcome
 from .model import Changes, Counts, Entry, HistoryRead, Run, TestResults
 from .numbers import fmt_num
-from .outcome import SCORE_NEEDED, held_back_only, test_counts
+from .outcome import SCORE_NEEDED, held_back_only, hold_back_categories, test_counts
 from .policy import Policy
 
 _DIFF_FILE = re.compile(r"^\+\+\+ (?:b/)?(.+?)\s*$")
@@ -764,6 +764,7 @@ def baseline_failures(entry: Entry) -> list[str]:
 def derive(run: Run, policy: Policy) -> RunFacts:
     """Facts for every scored submission of a run, in order: the plan, then each submission
     against the one before it and against the last one whose tests ran."""
+    run = hold_back_categories(run, frozenset(policy.anti_patterns.test_chasing.hidden_categories))
     positions, excluded, phase_budgets, budget = _plan(run, policy)
     scratch = _scratch_paths(run)
     facts: list[IterationFacts] = []

@@ -5,7 +5,9 @@ on the trajectory at all (``scoreable``)."""
 
 from __future__ import annotations
 
-from .model import Counts, Entry
+import msgspec
+
+from .model import Counts, Entry, HiddenSuite, Run
 
 
 def build_failed(entry: Entry) -> bool:
@@ -64,3 +66,43 @@ def held_back_only(entry: Entry) -> float | None:
         return None
     total = results.hidden.total_or_sum
     return round(100.0 * results.hidden.passed / total, 2) if total else None
+
+
+def hold_back_categories(run: Run, categories: frozenset[str]) -> Run:
+    """The run with every per-test outcome whose category is a held-back one (the policy's
+    ``test_chasing.hidden_categories``: an adversarial suite reported beside the visible tests)
+    moved out of ``test_results.tests`` into a held-back suite named after the categories, added
+    to ``test_results.hidden``. The visible counts and test names then leave those tests out, and
+    the held-back rules (``hidden_suite_gap``, the tier, ``rapid_convergence``) read them. A record
+    whose tests all carry such a category, with no other count or score, keeps them: nothing else
+    could score it."""
+    if not categories:
+        return run
+    entries = [_hold_back(entry, categories) for entry in run.iterations]
+    if all(new is old for new, old in zip(entries, run.iterations, strict=True)):
+        return run
+    return msgspec.structs.replace(run, iterations=entries)
+
+
+def _hold_back(entry: Entry, categories: frozenset[str]) -> Entry:
+    telemetry = entry.iteration_telemetry
+    results = telemetry.test_results
+    if results is None or not results.tests or not any(t.category in categories for t in results.tests):
+        return entry
+    visible = [t for t in results.tests if t.category not in categories]
+    held = [t for t in results.tests if t.category in categories]
+    counted_elsewhere = results.post_iteration is not None or (telemetry.score is not None and
+                                                               telemetry.score.post_iteration is not None)
+    if not visible and not counted_elsewhere:
+        return entry
+    passed = sum(1 for t in held if t.outcome == "passed")
+    failed = sum(1 for t in held if t.outcome in ("failed", "error"))
+    before = results.hidden or Counts(passed=0, failed=0, total=0)
+    hidden = Counts(passed=before.passed + passed, failed=(before.failed or 0) + failed,
+                    total=before.total_or_sum + passed + failed)
+    name = "categories: " + ", ".join(sorted({t.category for t in held if t.category}))
+    suite = HiddenSuite(name=name, passed=passed, failed=failed, total=passed + failed,
+                        tests=held)
+    results = msgspec.structs.replace(results, tests=visible or None, hidden=hidden,
+                                      hidden_suites=[*(results.hidden_suites or ()), suite])
+    return msgspec.structs.replace(entry, iteration_telemetry=msgspec.structs.replace(telemetry, test_results=results))

@@ -176,6 +176,9 @@ class TestChasing(Section, frozen=True):
     range: Range = Range(mild=-5, severe=-15)
     definite: Points = -10.0
     per_extra_shape: Points = -2.5
+    # per-test outcomes (test_results.tests) of these categories are a held-back suite reported
+    # beside the visible tests ("the adversarial test suite catches this"): they leave the visible
+    # score and test names and join test_results.hidden; [] reads every test as visible
     hidden_categories: tuple[str, ...] = ("adversarial", "hidden", "held_back")
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import msgspec
 import pytest
 
+from procjudge.policy import load_policy
+
 from conftest import DEFAULT, items_by_id, points, trajectory_run, verdict_of
 
 # (trajectory, monotonic points, wasted count, convergence bonus?, pattern, tier)
@@ -348,3 +350,31 @@ def test_the_held_back_suite_can_be_left_out_of_the_first_tier(tmp_path) -> None
     policy.write_text("tier: {first_time_held_back: sometimes}\n")
     with pytest.raises(Exception, match="first_time_held_back"):
         load_policy(policy)
+
+
+def _categorised(outcomes: dict[str, tuple[str, str]]) -> dict:
+    return {"iteration_telemetry": {"test_results": {"tests": [
+        {"name": name, "outcome": outcome, "category": category} for name, (outcome, category) in outcomes.items()]}}}
+
+
+def test_tests_of_a_held_back_category_are_the_held_back_suite_not_the_visible_one() -> None:
+    # the rulebook's detection of test-chasing: the static tests pass, the adversarial ones fail
+    run = {"iterations": [
+        _categorised({"test_basic_tax": ("failed", "static"), "test_high": ("passed", "static"),
+                      "adv_random_income": ("passed", "adversarial")}),
+        _categorised({"test_basic_tax": ("passed", "static"), "test_high": ("passed", "static"),
+                      "adv_random_income": ("failed", "adversarial"), "adv_negative": ("failed", "adversarial")}),
+    ]}
+    verdict = verdict_of(run)
+    assert verdict.trajectory == [50.0, 100.0]  # the visible suite alone
+    assert verdict.held_back is not None and (verdict.held_back.passed, verdict.held_back.total) == (0, 2)
+    assert set(verdict.held_back.failing) == {"adv_random_income", "adv_negative"}
+    assert "hidden_suite_gap" in items_by_id(verdict) and "rapid_convergence" not in items_by_id(verdict)
+    # with no held-back category the same tests are all visible, and nothing is held back
+    plain = verdict_of(run, load_policy(None, {"anti_patterns": {"test_chasing": {"hidden_categories": []}}}))
+    assert plain.trajectory == [66.67, 50.0] and plain.held_back is None
+
+
+def test_a_record_whose_tests_are_all_held_back_keeps_them_visible() -> None:
+    run = {"iterations": [_categorised({"a": ("passed", "hidden")}), _categorised({"a": ("passed", "hidden")})]}
+    assert verdict_of(run).trajectory == [100.0, 100.0]
