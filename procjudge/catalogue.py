@@ -78,7 +78,8 @@ def example(rule_id: str, policy: Policy = DEFAULT) -> Example | None:
         text = yaml.dump(case["run"], Dumper=_Dumper, sort_keys=False, default_flow_style=None, width=100)
         verdict = judge(load_run(f"{rule_id}.yaml", text.encode("utf-8")), policy)
         found = [(i.points, i.iterations, i.strength, i.basis, i.evidence) for i in verdict.items if i.id == rule_id]
-        return Example(name=case["name"], run=text, findings=found)
+        # a case's name may state the rule's numbers as its texts do ({s...}, {p...})
+        return Example(name=_detector(rule_id).text(case["name"], policy), run=text, findings=found)
     return None
 
 

@@ -107,6 +107,11 @@ def _numbers(value: object) -> set[float]:
     return set()
 
 
+def _example_name(rule_id: str, policy: object) -> str:
+    found = example(rule_id, policy)  # type: ignore[arg-type]
+    return found.name if found is not None else ""
+
+
 def test_no_rule_text_copies_a_number_of_its_own_policy_section() -> None:
     """Under a policy with every number moved, a number of a rule's own section that still shows
     in its texts is a copy of the default, and would contradict the policy in force."""
@@ -126,8 +131,10 @@ def test_no_rule_text_copies_a_number_of_its_own_policy_section() -> None:
         for part in det.section.split("."):
             section = getattr(section, part)
         own = _numbers(section) - {0.0}
-        for field in ("summary", "points", "rule"):
-            kept = set(number.findall(getattr(before, field))) & set(number.findall(getattr(after, field)))
+        texts = {field: (getattr(before, field), getattr(after, field)) for field in ("summary", "points", "rule")}
+        texts["example"] = (_example_name(det.id, DEFAULT), _example_name(det.id, custom))
+        for field, (text_before, text_after) in texts.items():
+            kept = set(number.findall(text_before)) & set(number.findall(text_after))
             stale = {n for n in kept if abs(float(n)) in own} - quoted.get(det.id, set())
             assert not stale, f"{det.id}.{field} copies {sorted(stale)} from the default policy"
 
