@@ -402,7 +402,8 @@ def drift(
     """Mean attempts, pass rate, findings and the first failing test per source (run.source) and
     window (run.started_at): attempts move before the pass rate does. Each window is compared with
     the source's baseline (the windows before it), so a sustained shift alerts whatever the window.
-    Exit 1 on an alert (0 with --exit-zero).
+    A source is segmented by run.doc_type and run.verifier_version where runs carry them
+    (drift.segment_by). Exit 1 on an alert (0 with --exit-zero).
 
     Example: procjudge drift runs/ --window day --threshold 0.5
     """
@@ -413,7 +414,8 @@ def drift(
     rows, errors = _rows(targets, policy, jobs)
     rule = policy_in_force(policy).drift
     result = compute(rows, window, threshold if threshold is not None else rule.threshold,
-                     collapse if collapse is not None else rule.collapse, baseline or rule.baseline_windows)
+                     collapse if collapse is not None else rule.collapse, baseline or rule.baseline_windows,
+                     rule.segment_by)
     write(output_formats.render("drift", format.value, result, width=columns(120, 72)))
     raise typer.Exit(2 if errors else (1 if result.alerts and not exit_zero else 0))
 

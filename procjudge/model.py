@@ -283,6 +283,10 @@ class RunInfo(Record, frozen=True):
     process_weight: Annotated[float, msgspec.Meta(ge=0, le=1)] | None = None
     source: Name | None = None
     started_at: Name | None = None
+    # what the run worked on and which verifier graded it (the chapter's "doc_type" and
+    # "verifier_version" tags): drift segments each source by them where runs carry them
+    doc_type: Name | None = None
+    verifier_version: Name | None = None
     phases: list[Phase] | None = None
     phase_budget: Literal["per_phase", "global"] | None = None
     task: Task | None = None

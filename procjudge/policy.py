@@ -353,6 +353,9 @@ class Drift(Section, frozen=True):
     baseline_windows: Annotated[int, msgspec.Meta(ge=1, le=1000)] = 3
     threshold: Positive = 0.5  # mean attempts above the baseline by more than this: an alert ("more than 0.5")
     collapse: Fraction = 0.6  # one test this share of a source's first failures, from below it: an alert
+    # the run tags that segment a source (each segment its own series and baseline), where runs carry
+    # them; [] follows each source as a whole
+    segment_by: tuple[Literal["doc_type", "verifier_version"], ...] = ("doc_type", "verifier_version")
 
 
 class Plausibility(Section, frozen=True):

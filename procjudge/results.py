@@ -76,6 +76,8 @@ class Row(msgspec.Struct, frozen=True, kw_only=True):
     best_iteration: int | None = None
     gated_final: float | None = None  # the score of the submission the replayed gate would return
     gate_early_exit: bool | None = None  # the replayed gate stopped offering rounds: the incumbent passed everything
+    doc_type: str = ""
+    verifier_version: str = ""
 
     @classmethod
     def of(cls, verdict: Verdict, path: str) -> Row:
@@ -97,6 +99,7 @@ class Row(msgspec.Struct, frozen=True, kw_only=True):
             best_score=verdict.best_score, best_iteration=verdict.best_iteration,
             gated_final=gate.gated_final if gate.replayed else None,
             gate_early_exit=gate.stopped == "early_exit" if gate.replayed else None,
+            doc_type=run.doc_type or "", verifier_version=run.verifier_version or "",
         )
 
 
@@ -355,6 +358,21 @@ class DriftPart(msgspec.Struct, frozen=True, kw_only=True):
     """Base of the drift result's parts."""
 
 
+class Segment(DriftPart, frozen=True):
+    """What drift follows over time: a source, segmented by the runs' document type and verifier
+    version where they carry them."""
+
+    source: str
+    doc_type: str | None  # null where the runs carry none
+    verifier_version: str | None
+
+    @property
+    def segment(self) -> str:
+        """``broker-a``, or ``broker-a · claim_form · verifier 3``."""
+        parts = [self.source, self.doc_type or "", f"verifier {self.verifier_version}" if self.verifier_version else ""]
+        return " · ".join(part for part in parts if part)
+
+
 class FirstFailing(DriftPart, frozen=True):
     """The mix of a window's first failing tests: the most common, its share, how many distinct."""
 
@@ -363,10 +381,9 @@ class FirstFailing(DriftPart, frozen=True):
     distinct: int
 
 
-class DriftWindow(DriftPart, frozen=True):
-    """One source over one window (a day or an ISO week)."""
+class DriftWindow(Segment, frozen=True):
+    """One segment over one window (a day or an ISO week)."""
 
-    source: str
     window: str
     runs: int
     mean_attempts: float
@@ -375,8 +392,7 @@ class DriftWindow(DriftPart, frozen=True):
     first_failing_test: FirstFailing
 
 
-class DriftAlert(DriftPart, frozen=True):
-    source: str
+class DriftAlert(Segment, frozen=True):
     window: str
     kind: Literal["attempts", "first_failing_test"]
     message: str

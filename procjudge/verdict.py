@@ -46,6 +46,8 @@ class RunSummary(Part, frozen=True):
     budget: int
     started_at: str | None
     first_failing_test: str | None
+    doc_type: str | None = None
+    verifier_version: str | None = None
 
 
 class GateRound(Part, frozen=True):

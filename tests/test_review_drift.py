@@ -8,6 +8,7 @@ import json
 import random
 from pathlib import Path
 
+import msgspec
 import pytest
 from typer.testing import CliRunner
 
@@ -204,3 +205,43 @@ def test_the_documents_drift_alerts_with_the_daily_window() -> None:
     assert "2.10" in alerts[0].message and "(2026-03-23..2026-03-24)" in alerts[0].message
     # window over window (a baseline of one window) finds nothing, as in the chapter
     assert not [a for a in drift(rows, baseline_windows=1).alerts if a.kind == "attempts"]
+
+
+def _attempts(mean: float, n: int = 10) -> list[int]:
+    """n attempt counts whose mean is ``mean`` (1 to 3, in tenths)."""
+    if mean < 2:
+        return [2] * round((mean - 1) * n) + [1] * (n - round((mean - 1) * n))
+    return [3] * round((mean - 2) * n) + [2] * (n - round((mean - 2) * n))
+
+
+def test_drift_segments_a_source_by_document_type_and_verifier_version() -> None:
+    """004 tags its attempt histogram with doc_type and verifier_version. The broker's claim forms
+    go from 1.1 to 2.6 mean attempts while its invoices, four times as many, stay at 1.1: the
+    source's mean moves by less than the threshold, the claim-form segment alerts."""
+    days = {"2026-03-23": 1.1, "2026-03-24": 1.6, "2026-03-25": 2.1, "2026-03-26": 2.6}
+    rows = []
+    for day, mean in days.items():
+        for doc_type, target, n in (("claim_form", mean, 10), ("invoice", 1.1, 40)):
+            for k, count in enumerate(_attempts(target, n)):
+                rows.append(make_row(path=f"{doc_type}-{day}-{k}", source="broker-a", doc_type=doc_type,
+                                     verifier_version="3", started_at=f"{day}T10:00:00Z", iterations_used=count,
+                                     outcome="passed", items=[], first_failing_test=""))
+    mixed = drift([msgspec.structs.replace(r, doc_type="", verifier_version="") for r in rows])
+    assert not [a for a in mixed.alerts if a.kind == "attempts"]  # 1.1 -> 1.4: the invoices hide it
+    result = drift(rows)
+    alerts = [a for a in result.alerts if a.kind == "attempts"]
+    assert [(a.source, a.doc_type, a.verifier_version, a.window) for a in alerts] == \
+        [("broker-a", "claim_form", "3", "2026-03-25")]
+    assert alerts[0].message.startswith("broker-a · claim_form · verifier 3: mean attempts")
+    assert {e.segment for e in result.series} == {"broker-a · claim_form · verifier 3", "broker-a · invoice · verifier 3"}
+
+
+def test_a_new_verifier_version_starts_a_new_series_instead_of_reading_as_drift() -> None:
+    rows = [make_row(path=f"r{day}-{k}", source="s", verifier_version="1" if day < 25 else "2",
+                     started_at=f"2026-03-{day}T10:00:00Z", iterations_used=1 if day < 25 else 3, outcome="passed",
+                     items=[], first_failing_test="") for day in (22, 23, 24, 25, 26) for k in range(5)]
+    assert not [a for a in drift(rows).alerts if a.kind == "attempts"]
+    flat = [msgspec.structs.replace(r, verifier_version="") for r in rows]
+    assert [a.window for a in drift(flat).alerts if a.kind == "attempts"] == ["2026-03-25"]
+    # the policy can follow each source whole
+    assert [a.window for a in drift(rows, segment_by=()).alerts if a.kind == "attempts"] == ["2026-03-25"]

@@ -9,15 +9,21 @@ from ..results import DriftResult
 from .text import one_line
 
 
+def _cut(text: str, room: int) -> str:
+    text = one_line(text)
+    return text if len(text) <= room else text[: room - 1] + "…"
+
+
 def table(result: DriftResult, width: int = 120) -> str:
-    head = f"{'source':<20} {'window':<10} {'runs':>5} {'attempts':>8} {'pass':>5}  first failing test"
-    lines = [head]
+    # the source column fits its longest segment ("broker-a · claim_form · verifier 3"), within reason
+    room = max(20, min(max((len(one_line(e.segment)) for e in result.series), default=0), width - 50, 40))
+    head = f"{'source':<{room}} {'window':<10} {'runs':>5} {'attempts':>8} {'pass':>5}  first failing test"
+    lines = [head.rstrip()]
     for entry in result.series:
         first = entry.first_failing_test
-        name, room = one_line(first.top or ""), min(40, width - 60)
-        name = name if len(name) <= room else name[: room - 1] + "…"
+        name = _cut(first.top or "", max(8, min(40, width - 39 - room)))  # the line fits the width
         top = f"{name} {first.top_share:.0%}" if first.top and first.top_share is not None else "-"
-        lines.append(f"{one_line(entry.source, 20):<20} {entry.window:<10} {entry.runs:>5} "
+        lines.append(f"{_cut(entry.segment, room):<{room}} {entry.window:<10} {entry.runs:>5} "
                      f"{entry.mean_attempts:>8.2f} {entry.pass_rate:>5.0%}  {top}")
     lines += [line for a in result.alerts
               for line in textwrap.wrap(f"ALERT {one_line(a.message, 300)}", width=width,
