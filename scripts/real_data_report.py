@@ -50,8 +50,12 @@ def score_folder(folder: Path) -> tuple[list[dict], collections.Counter]:
 
 
 def main(realdata: Path) -> None:
+    with tempfile.TemporaryDirectory(prefix="procjudge-realdata-") as folder:
+        report(realdata, Path(folder))
+
+
+def report(realdata: Path, work: Path) -> None:
     out = sys.stdout.write
-    work = Path(tempfile.mkdtemp(prefix="procjudge-realdata-"))
     logs = sorted(p for p in realdata.rglob("*.jsonl") if is_run_log(str(p)))
     others = sorted(p for p in realdata.rglob("*.jsonl") if p not in logs)
     out("# procjudge on real code-repair logs\n\n")
