@@ -65,24 +65,7 @@ def drift(rows: list[Row], window: str = "day", threshold: float = 0.5, collapse
     history: dict[tuple[str, str, str], list[DriftWindow]] = {}
     shifted: set[tuple[str, str, str]] = set()  # segments whose last window was above its baseline
     for (source, doc_type, verifier, key) in sorted(groups):
-        members = groups[(source, doc_type, verifier, key)]
-        n = len(members)
-        firsts: dict[str, int] = {}
-        for row in members:
-            if row.first_failing_test:
-                firsts[row.first_failing_test] = firsts.get(row.first_failing_test, 0) + 1
-        failing_runs = sum(firsts.values())
-        top = max(firsts.items(), key=lambda kv: (kv[1], kv[0])) if firsts else None
-        entry = DriftWindow(
-            source=source, window=key, runs=n, doc_type=doc_type or None, verifier_version=verifier or None,
-            mean_attempts=round(sum(r.iterations_used for r in members) / n, 4),
-            pass_rate=round(sum(1 for r in members if r.outcome == "passed") / n, 4),
-            finding_share={f: round(sum(1 for r in members if f in (r.items or ())) / n, 4)
-                           for f in FINDINGS_TRACKED if any(f in (r.items or ()) for r in members)},
-            first_failing_test=FirstFailing(top=top[0] if top else None,
-                                            top_share=round(top[1] / failing_runs, 4) if top else None,
-                                            distinct=len(firsts)),
-        )
+        entry, failing_runs = _window(source, doc_type, verifier, key, groups[(source, doc_type, verifier, key)])
         earlier = history.setdefault((source, doc_type, verifier), [])
         if earlier:
             alerts += _alerts(earlier, entry, threshold, collapse, failing_runs, baseline_windows, shifted)
@@ -90,6 +73,27 @@ def drift(rows: list[Row], window: str = "day", threshold: float = 0.5, collapse
         series.append(entry)
     return DriftResult(schema=SCHEMA, window=window, threshold=threshold, collapse=collapse,
                        runs=len(rows), runs_without_time=untimed, series=series, alerts=alerts)
+
+
+def _window(source: str, doc_type: str, verifier: str, key: str, members: list[Row]) -> tuple[DriftWindow, int]:
+    """One segment's figures over one window, and how many of its runs name a first failing test."""
+    n = len(members)
+    firsts: dict[str, int] = {}
+    for row in members:
+        if row.first_failing_test:
+            firsts[row.first_failing_test] = firsts.get(row.first_failing_test, 0) + 1
+    failing_runs = sum(firsts.values())
+    top = max(firsts.items(), key=lambda kv: (kv[1], kv[0])) if firsts else None
+    return DriftWindow(
+        source=source, window=key, runs=n, doc_type=doc_type or None, verifier_version=verifier or None,
+        mean_attempts=round(sum(r.iterations_used for r in members) / n, 4),
+        pass_rate=round(sum(1 for r in members if r.outcome == "passed") / n, 4),
+        finding_share={f: round(sum(1 for r in members if f in (r.items or ())) / n, 4)
+                       for f in FINDINGS_TRACKED if any(f in (r.items or ()) for r in members)},
+        first_failing_test=FirstFailing(top=top[0] if top else None,
+                                        top_share=round(top[1] / failing_runs, 4) if top else None,
+                                        distinct=len(firsts)),
+    ), failing_runs
 
 
 def _alerts(earlier: list[DriftWindow], entry: DriftWindow, threshold: float, collapse: float, failing_runs: int,

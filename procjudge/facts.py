@@ -91,6 +91,9 @@ class FileDiff(msgspec.Struct, frozen=True):
     added_text: str  # the added lines joined by newlines, built once for the detectors that scan it
     created: bool = False  # the diff creates the file (``--- /dev/null``)
     tests_touched: tuple[str, ...] = ()  # a test file: the test functions whose lines the diff changes
+    # each hunk's lines as the diff writes them (`` ``, ``+``, ``-`` first; its ``@@`` header
+    # first): the context the cheat shapes read a fragment in, and what rebuilds a whole file
+    hunks: tuple[tuple[str, ...], ...] = ()
 
 
 class Diff(msgspec.Struct, frozen=True):
@@ -146,6 +149,15 @@ def _tests_touched(body: list[str]) -> tuple[str, ...]:
     return tuple(touched)
 
 
+def _hunks(body: list[str]) -> tuple[tuple[str, ...], ...]:
+    """The body of one file's diff cut at each ``@@`` header (lines before the first are dropped)."""
+    starts = [k for k, line in enumerate(body) if line.startswith("@@")]
+    if not starts:
+        return (tuple(body),) if any(line[:1] in "+-" for line in body) else ()
+    starts.append(len(body))
+    return tuple(tuple(body[a:b]) for a, b in itertools.pairwise(starts))
+
+
 def parse_diff(text: str) -> Diff:
     """Split a unified diff per file into added and removed lines (linear, no per-line branching)."""
     per_file = []
@@ -178,7 +190,7 @@ def parse_diff(text: str) -> Diff:
         if path or added or removed:
             is_test = is_test_path(path) if path else False
             per_file.append(FileDiff(path, added, removed, is_test, "\n".join(added), created,
-                                     _tests_touched(body) if is_test else ()))
+                                     _tests_touched(body) if is_test else (), _hunks(body)))
     return Diff(tuple(per_file))
 
 

@@ -74,6 +74,14 @@ def wilson(defects: int, n: int) -> tuple[float, float] | None:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def _stratum(population: int, share: float, reviewed: int, defects: int) -> StratumEstimate:
+    rate = defects / reviewed if reviewed else None
+    interval = wilson(defects, reviewed)
+    return StratumEstimate(population=population, share=round(share, 6), reviewed=reviewed, defects=defects,
+                           rate=round(rate, 6) if rate is not None else None,
+                           ci95=[round(x, 6) for x in interval] if interval else None)
+
+
 def estimate(queue: ReviewQueue, labels: Iterable[tuple[str, bool]]) -> ReviewEstimate:
     """Per stratum: reviewed runs, defects, the rate and its Wilson interval. Overall: the rate
     reweighted by each stratum's share of the runs, sum(share x rate), with a normal interval from
@@ -90,10 +98,7 @@ def estimate(queue: ReviewQueue, labels: Iterable[tuple[str, bool]]) -> ReviewEs
         defects = sum(1 for p in paths if labelled[p])
         share = info.population / total if total else 0.0
         rate = defects / n if n else None
-        interval = wilson(defects, n)
-        strata[name] = StratumEstimate(population=info.population, share=round(share, 6), reviewed=n, defects=defects,
-                                       rate=round(rate, 6) if rate is not None else None,
-                                       ci95=[round(x, 6) for x in interval] if interval else None)
+        strata[name] = _stratum(info.population, share, n, defects)
         if rate is not None:
             weighted += share * rate
             covered += share

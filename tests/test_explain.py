@@ -35,7 +35,7 @@ def test_explain_shows_points_rule_evidence_source_and_example() -> None:
     assert out.startswith("test_chasing  (anti_pattern; accuses")
     for label in ("points ", "rule ", "reads ", "source ", "example "):
         assert f"\n{label}" in out
-    assert "-> -12.5 at iteration 1 [definite; code (python ast)]" in out
+    assert "-> -12.5 at iteration 1 [definite; diff (python ast)]" in out
 
 
 def test_points_follow_the_policy_in_force(tmp_path: Path) -> None:

@@ -1,0 +1,138 @@
+"""Code read from what a submission carries when it is not a whole file that parses.
+
+Real logs often show a submission as a diff hunk or an excerpt. Three readings, from the most to
+the least certain, and the cheat shapes say which one they rest on:
+
+1. ``rebuilt``: the submission's diff applied to the last whole program the run carries (a hunk
+   whose old lines are not found where it says, nor anywhere else, makes the rebuild fail);
+2. ``hunk``: each hunk's new side (context and added lines) parsed as a statement block, dedented,
+   with elisions (``...``, ``# ...``, ``…``, ``# rest unchanged``) read as ``pass`` and a block
+   cut at either end trimmed until it parses;
+3. text patterns, where neither parses (``shapes.text_special_cases``, ``text_tampering``).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+import warnings
+from collections.abc import Sequence
+
+# A line that stands for code left out: "...", "# ...", "…", "# rest of the function unchanged".
+_ELISION = re.compile(r"^\s*(?:\.\.\.|…|#\s*(?:\.\.\.|…).*|#.*\b(?:unchanged|omitted|rest of|as before|existing code)\b.*)\s*$",
+                      re.IGNORECASE)
+TRIM = 6  # lines dropped at most from either end of a block cut mid-statement
+
+
+def _parse(text: str) -> ast.Module | None:
+    if len(text) > 200_000:
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(text)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+
+
+def _elided(lines: Sequence[str]) -> list[str]:
+    """Elision lines as ``pass`` at their own indentation (an elided body still makes a block)."""
+    out = []
+    for line in lines:
+        if _ELISION.match(line):
+            out.append(line[: len(line) - len(line.lstrip())] + "pass")
+        else:
+            out.append(line)
+    return out
+
+
+def _closed(lines: list[str]) -> list[str]:
+    """A block whose last line opens a body (``if x:``) given one, so that it parses."""
+    last = next((line for line in reversed(lines) if line.strip()), "")
+    if last.rstrip().endswith(":"):
+        indent = len(last) - len(last.lstrip())
+        return [*lines, " " * (indent + 4) + "pass"]
+    return lines
+
+
+def parse_block(lines: Sequence[str]) -> tuple[str, int] | None:
+    """A statement block from lines of code that may be cut at either end: the text that parses
+    (dedented, elisions as ``pass``) and how many leading lines were dropped (its line numbers count
+    from the first line kept); None when no trimming makes it parse."""
+    base = _elided(lines)
+    for dropped in range(min(2 * TRIM, len(base) - 1) + 1):  # the fewest lines dropped first
+        for head in range(min(dropped, TRIM) + 1):
+            tail = dropped - head
+            if tail > TRIM:
+                continue
+            kept = base[head: len(base) - tail]
+            if not any(line.strip() for line in kept):
+                continue
+            text = textwrap.dedent("\n".join(_closed(kept)))
+            if _parse(text) is not None:
+                return text, head
+    return None
+
+
+def new_side(hunk: Sequence[str]) -> tuple[list[str], set[int]]:
+    """A hunk's new side: its context and added lines in order, and the (1-based) numbers of the
+    added ones among them."""
+    lines: list[str] = []
+    added: set[int] = set()
+    for line in hunk:
+        if line.startswith(("@@", "\\")):
+            continue
+        mark, text = line[:1], line[1:]
+        if mark == "-":
+            continue
+        lines.append(text if mark in ("+", " ") else line)
+        if mark == "+":
+            added.add(len(lines))
+    return lines, added
+
+
+_HEADER = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+
+
+def apply_hunks(source: str, hunks: Sequence[Sequence[str]]) -> str | None:
+    """The file after its diff: each hunk's old side (context and removed lines) replaced by its
+    new side, found at the line its header names or, failing that, anywhere after the previous
+    hunk; None when a hunk's old lines are not in the file (the diff is of another version)."""
+    lines = source.split("\n")
+    out: list[str] = []
+    at = 0
+    for hunk in hunks:
+        old = [line[1:] for line in hunk if line[:1] in (" ", "-")]
+        new = [line[1:] for line in hunk if line[:1] in (" ", "+")]
+        if not old:  # a pure insertion: its header says where
+            header = _HEADER.match(hunk[0]) if hunk and hunk[0].startswith("@@") else None
+            if header is None:
+                return None
+            # "-10,0": insert after line 10; "-10": the hunk starts at line 10
+            where = int(header.group(1)) - (0 if header.group(2) == "0" else 1)
+            where = min(max(where, at), len(lines))
+            out += lines[at:where] + new
+            at = where
+            continue
+        start = _find(lines, old, at, hunk[0] if hunk and hunk[0].startswith("@@") else "")
+        if start is None:
+            return None
+        out += lines[at:start] + new
+        at = start + len(old)
+    out += lines[at:]
+    return "\n".join(out)
+
+
+def _find(lines: list[str], old: list[str], after: int, header: str) -> int | None:
+    """Where ``old`` begins in ``lines`` at or after ``after``: the header's line first, then the
+    nearest match; trailing whitespace is ignored."""
+    wanted = [line.rstrip() for line in old]
+    match = _HEADER.match(header)
+    hint = int(match.group(1)) - 1 if match else after
+    candidates = [hint] if hint >= after else []
+    candidates += sorted(range(after, len(lines) - len(old) + 1), key=lambda k: abs(k - hint))
+    for start in candidates:
+        if [line.rstrip() for line in lines[start: start + len(old)]] == wanted:
+            return start
+    return None
