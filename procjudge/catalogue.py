@@ -37,6 +37,21 @@ def catalogue(policy: Policy = DEFAULT) -> list[Rule]:
     return [rule(det.id, policy) for det in ALL]
 
 
+def placements(policy: Policy = DEFAULT) -> list[Rule]:
+    """The tiers and patterns every verdict names, as catalogue entries (``explain --list``)."""
+    from .classify import PLACEMENTS
+
+    return [explain(ident, policy).rule for ident, _, _ in PLACEMENTS if ident not in {det.id for det in ALL}]
+
+
+def names() -> list[str]:
+    """Every name ``explain`` knows: the rules, then the tiers and patterns."""
+    from .classify import PLACEMENTS
+
+    known = [det.id for det in ALL]
+    return known + [ident for ident, _, _ in PLACEMENTS if ident not in known]
+
+
 def cases(rule_id: str) -> list[dict[str, Any]]:
     """The named cases of a rule (procjudge/cases/<file>.yaml; signals share signals.yaml)."""
     import yaml
@@ -88,7 +103,19 @@ def explain(rule_id: str, policy: Policy = DEFAULT) -> Explanation:
     unknown id."""
     import difflib
 
-    known = [det.id for det in ALL]
+    from .classify import PLACEMENTS, placement
+
+    placed = placement(rule_id, policy)
+    if placed is not None and rule_id not in {det.id for det in ALL}:
+        kind, text, source = placed
+        first = "The tiers, best first, and the first that holds places the run" if kind == "tier" else \
+            "The patterns, in the order they are tried; the first that holds names the trajectory"
+        entry = Rule(id=rule_id, kind=kind, points="none: it names the run", rule=text,
+                     reads="the scores of every submission" + (", the held-back suite, definite cheating findings"
+                                                                if kind == "tier" else ""),
+                     source=source, summary=f"{first}: {', '.join(i for i, k, _ in PLACEMENTS if k == kind)}.")
+        return Explanation(rule=entry, example=None)
+    known = [det.id for det in ALL] + [ident for ident, _, _ in PLACEMENTS]
     if rule_id not in known:
         close = list(dict.fromkeys([k for k in known if k.startswith(rule_id)]
                                    + difflib.get_close_matches(rule_id, known, n=3)))[:3]

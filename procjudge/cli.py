@@ -443,24 +443,33 @@ def policy_show(
         _usage(f"policy error: {exc}")
 
 
+def _explain_names(incomplete: str) -> list[str]:
+    from .catalogue import names
+
+    return [name for name in names() if name.startswith(incomplete)]
+
+
 @app.command()
 def explain(
-    rule_id: str | None = typer.Argument(None, metavar="RULE", help="A rule id, as in a verdict's items (e.g. test_chasing)."),
-    list_all: bool = typer.Option(False, "--list", help="List every rule with its kind and points."),
+    rule_id: str | None = typer.Argument(None, metavar="RULE", autocompletion=_explain_names,
+                                         help="A rule id, as in a verdict's items (e.g. test_chasing), or a tier or "
+                                              "pattern a verdict names (e.g. persistent_thrashing)."),
+    list_all: bool = typer.Option(False, "--list", help="List every rule, tier and pattern with its kind and points."),
     as_json: bool = typer.Option(False, "--json", help="The catalogue entry (and example) as JSON."),
     policy: Path | None = POLICY_OPTION,
 ) -> None:
     """Explain a rule: what it detects, its points and range under the policy in force, the
-    evidence it reads, the section of the rulebook it comes from, and an example scored now.
+    evidence it reads, the section of the rulebook it comes from, and an example scored now. Tiers
+    and patterns (what a verdict calls the run) are explained too.
 
-    Example: procjudge explain test_chasing        procjudge explain --list
+    Example: procjudge explain test_chasing        procjudge explain persistent_thrashing
     """
-    from .catalogue import catalogue
+    from .catalogue import catalogue, placements
     from .catalogue import explain as explanation
 
     active, fmt = policy_in_force(policy), "json" if as_json else "table"
     if list_all:
-        write(output_formats.render("rules", fmt, catalogue(active), width=columns(120, 40, 120)))
+        write(output_formats.render("rules", fmt, catalogue(active) + placements(active), width=columns(120, 40, 120)))
         return
     if rule_id is None:
         _usage("explain: name a rule, or --list to see them all")

@@ -151,6 +151,7 @@ def compare_folders(rows_a: list[Row], rows_b: list[Row], seed: int = 0,
                       mean_difference=mean, ci95=list(interval) if interval else None, seed=seed, resamples=10_000),
         unmatched=Unmatched(a=[UnmatchedRun(path=r.path, key=match_key(r)) for r in unmatched_a],
                             b=[UnmatchedRun(path=r.path, key=match_key(r)) for r in unmatched_b]),
+        clear=overall != "tie" and interval is not None and (interval[0] > 0 or interval[1] < 0),
     )
 
 

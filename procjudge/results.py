@@ -342,10 +342,13 @@ class FoldersComparison(ComparisonPart, frozen=True):
     a: Side
     b: Side
     rows: list[Pair]
-    winner: Winner
+    winner: Winner  # the side the mean paired difference favours
     paired: Paired
     unmatched: Unmatched
     errors: list[str] = []
+    # false when the 95% bootstrap interval of the mean paired difference includes 0 (or there are
+    # too few pairs for one): the reports then say "no clear winner" rather than naming ``winner``
+    clear: bool = True
 
 
 Comparison = RunsComparison | FoldersComparison

@@ -170,3 +170,20 @@ def test_compare_folders_library_on_rows() -> None:
     rows_b = [make_row(**{**base, "agent": "b", "path": "b/1.yaml", "process_score": 1.0})]
     result = compare_folders(rows_a, rows_b)
     assert result.winner == "tie" and result.paired.ties == 1 and result.paired.ci95 is None
+
+
+def test_no_clear_winner_when_the_interval_includes_zero() -> None:
+    from procjudge.render.compare import verdict_line
+
+    def rows(agent: str, scores: list[float]) -> list:
+        return [make_row(id=f"r{k}", agent=agent, challenge=f"c{k}", path=f"{agent}/{k}.yaml", process_score=s)
+                for k, s in enumerate(scores)]
+
+    # B ahead on average (+1), but as often behind as ahead: the interval straddles 0
+    mixed = compare_folders(rows("a", [0, 0, 0, 0, 0, 0]), rows("b", [8, -6, 5, -5, 7, -3]), seed=0)
+    low, high = mixed.paired.ci95
+    assert low < 0 < high and mixed.winner == "b" and not mixed.clear
+    assert verdict_line(mixed).startswith("no clear winner (B ahead on average")
+    # B ahead on every pair: a winner
+    ahead = compare_folders(rows("a", [0, 0, 0, 0, 0, 0]), rows("b", [3, 4, 5, 3, 4, 5]), seed=0)
+    assert ahead.clear and verdict_line(ahead).startswith("winner: B")

@@ -48,10 +48,13 @@ def test_points_follow_the_policy_in_force(tmp_path: Path) -> None:
 
 
 def test_list_and_json() -> None:
+    from procjudge.catalogue import names
+
     listed = runner.invoke(app, ["explain", "--list"])
-    assert listed.exit_code == 0 and len(listed.stdout.splitlines()) == len(ALL)
+    assert listed.exit_code == 0 and len(listed.stdout.splitlines()) == len(names())
     entries = json.loads(runner.invoke(app, ["explain", "--list", "--json"]).stdout)
-    assert {e["id"] for e in entries} == {det.id for det in ALL}
+    assert {e["id"] for e in entries} == set(names())
+    assert {e["kind"] for e in entries if e["id"] not in {det.id for det in ALL}} == {"tier", "pattern"}
     one = json.loads(runner.invoke(app, ["explain", "late_pass", "--json"]).stdout)
     assert one["rule"]["id"] == "late_pass" and one["example"]["findings"]
 
@@ -77,8 +80,35 @@ def test_the_rule_list_fits_80_columns_and_keeps_one_rule_a_line_start() -> None
     result = runner.invoke(app, ["explain", "--list"], env={"COLUMNS": "80"})
     lines = result.output.splitlines()
     assert max(len(line) for line in lines) <= 80
+    from procjudge.catalogue import names
+
     starts = [line.split()[0] for line in lines if not line.startswith(" ")]
-    assert starts == [det.id for det in ALL]
+    assert starts == names()
+
+
+def test_explain_knows_every_tier_and_pattern_a_verdict_names_and_completes_names() -> None:
+    from procjudge.classify import PLACEMENTS
+    from procjudge.cli import _explain_names
+    from procjudge.policy import load_policy
+
+    from conftest import trajectory_run, verdict_of
+
+    tiers = {i for i, k, _ in PLACEMENTS if k == "tier"}
+    assert tiers == {"get_it_right_first_time", "systematic_refinement", "exploratory_converging",
+                     "thrashing_recovering", "persistent_thrashing", "regression_spiral"}
+    named = {(v.tier, v.pattern) for v in (verdict_of(trajectory_run(s)) for s in (
+        [91], [50], [20, 20, 85, 85], [88, 90, 91, 91], [45, 80, 78, 92], [45, 44, 46, 48], [45, 72, 88, 91],
+        [80, 70, 60, 50], [60, 64, 68, 72], [38, 51, 48, 71]))}
+    assert {name for pair in named for name in pair} <= {i for i, _, _ in PLACEMENTS}
+    result = runner.invoke(app, ["explain", "persistent_thrashing"], env={"COLUMNS": "100"})
+    assert result.exit_code == 0 and result.stdout.startswith("persistent_thrashing  (tier)")
+    assert "Summary: The Iteration Hierarchy" in result.stdout
+    custom = load_policy(None, {"tier": {"acceptable_final": 60}})
+    from procjudge.catalogue import explain
+
+    assert "of 60 or more" in explain("thrashing_recovering", custom).rule.rule
+    assert "did you mean thrashing" in runner.invoke(app, ["explain", "thrashng"]).stderr
+    assert _explain_names("persis") == ["persistent_build_failure", "persistent_thrashing"]
 
 
 def _perturbed(value: object) -> object:

@@ -204,7 +204,12 @@ def verdict_line(result: Comparison) -> str:
     interval = paired.ci95
     shown = f"[{signed(interval[0])}, {signed(interval[1])}]" if interval else "n/a (fewer than 2 pairs)"
     mean = "n/a" if paired.mean_difference is None else signed(paired.mean_difference)
-    head = "tie" if result.winner == "tie" else f"winner: {result.winner.upper()}"
+    if result.winner == "tie":
+        head = "tie"
+    elif not result.clear:
+        head = f"no clear winner ({result.winner.upper()} ahead on average, but the interval includes 0)"
+    else:
+        head = f"winner: {result.winner.upper()}"
     return (f"{head} · {paired.pairs} pairs: B wins {paired.b_wins}, loses {paired.b_losses}, ties {paired.ties} · "
             f"mean paired difference B − A {mean}, 95% bootstrap interval {shown} (seed {paired.seed})")
 
