@@ -153,34 +153,43 @@ def _after_first_time(trajectory: list[float], deltas: list[float], judged: list
 # (id, kind, rule as a template filled from the policy: {p...}), in the order the rules apply.
 PLACEMENTS: tuple[tuple[str, str, str], ...] = (
     ("single_iteration", "pattern", "only one scored submission: there is no trajectory to read"),
-    ("suspicious_jump", "pattern",
-     "a gain of {p.pattern.suspicious_jump_points:g} points or more right after a step that moved less than "
-     "{p.trajectory.wasted_iteration.min_delta:g} (a stall of failed builds is not one: a repaired build jumps "
-     "honestly); possible brute force or copying. The rule of the same name makes it gateable"),
+    ("suspicious_jump", "pattern", (
+        "a gain of {p.pattern.suspicious_jump_points:g} points or more right after a step that moved less "
+        "than {p.trajectory.wasted_iteration.min_delta:g} (a stall of failed builds is not one: a repaired "
+        "build jumps honestly); possible brute force or copying. The rule of the same name makes it gateable"
+    )),
     ("strong_start", "pattern", "the first score is at least {p.pattern.strong_start:g} and no step regresses"),
-    ("regression_recovered", "pattern",
-     "some step regresses, and the final score is above every score before the last regression, with a mean gain of "
-     "{p.pattern.thrashing_mean_gain:g} a step or more"),
-    ("thrashing", "pattern",
-     "a regression never recovered, or a mean gain under {p.pattern.thrashing_mean_gain:g} a step with at least half "
-     "of the steps stalled (moving less than {p.trajectory.wasted_iteration.min_delta:g})"),
+    ("regression_recovered", "pattern", (
+        "some step regresses, and the final score is above every score before the last regression, with a "
+        "mean gain of {p.pattern.thrashing_mean_gain:g} a step or more"
+    )),
+    ("thrashing", "pattern", (
+        "a regression never recovered, or a mean gain under {p.pattern.thrashing_mean_gain:g} a step with at "
+        "least half of the steps stalled (moving less than {p.trajectory.wasted_iteration.min_delta:g})"
+    )),
     ("healthy_progression", "pattern", "otherwise: no regression and steady gains"),
-    ("get_it_right_first_time", "tier",
-     "first score {p.tier.first_time_score:g} or more in at most {p.tier.first_time_max_iterations} submissions, no "
-     "regression, no definite cheating, and (tier.first_time_held_back: {p.tier.first_time_held_back}) no failing "
-     "held-back suite on the final submission"),
-    ("regression_spiral", "tier",
-     "two steps or more, the final score below the first, and at least half of the steps regress"),
-    ("systematic_refinement", "tier",
-     "no regression, no wasted step, and a mean gain of {p.pattern.thrashing_mean_gain:g} a step or more"),
-    ("exploratory_converging", "tier",
-     "no regression and a final score of {p.tier.acceptable_final:g} or more, or most steps still gaining; also a "
-     "single submission below {p.tier.first_time_score:g} (no iteration to judge)"),
-    ("thrashing_recovering", "tier",
-     "regressions happened, but the final score of {p.tier.acceptable_final:g} or more is acceptable"),
-    ("persistent_thrashing", "tier",
-     "otherwise (no convergence, iterations wasted, score stagnant); and at best this tier for a run with definite "
-     "evidence of cheating"),
+    ("get_it_right_first_time", "tier", (
+        "first score {p.tier.first_time_score:g} or more in at most {p.tier.first_time_max_iterations} "
+        "submissions, no regression, no definite cheating, and (tier.first_time_held_back: "
+        "{p.tier.first_time_held_back}) no failing held-back suite on the final submission"
+    )),
+    ("regression_spiral", "tier", (
+        "two steps or more, the final score below the first, and at least half of the steps regress"
+    )),
+    ("systematic_refinement", "tier", (
+        "no regression, no wasted step, and a mean gain of {p.pattern.thrashing_mean_gain:g} a step or more"
+    )),
+    ("exploratory_converging", "tier", (
+        "no regression and a final score of {p.tier.acceptable_final:g} or more, or most steps still gaining;"
+        " also a single submission below {p.tier.first_time_score:g} (no iteration to judge)"
+    )),
+    ("thrashing_recovering", "tier", (
+        "regressions happened, but the final score of {p.tier.acceptable_final:g} or more is acceptable"
+    )),
+    ("persistent_thrashing", "tier", (
+        "otherwise (no convergence, iterations wasted, score stagnant); and at best this tier for a run with "
+        "definite evidence of cheating"
+    )),
 )
 SOURCES = {"pattern": "Score Trajectory (the five interpretations), and one submission",
            "tier": "Summary: The Iteration Hierarchy (best to worst)"}
