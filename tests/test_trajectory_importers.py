@@ -345,3 +345,42 @@ def test_a_repaired_regression_is_shown_but_is_not_an_anti_pattern_of_the_run() 
     (item,) = [i for i in verdict.items if i.id == "regression_blindness"]
     assert item.points == 0 and item.detail["repaired_at"] == 2 and "repaired at iteration 2" in item.evidence
     assert "regression_blindness" not in verdict.anti_patterns and "regression_blindness" not in verdict.findings
+
+
+def test_every_importer_takes_folders(tmp_path: Path) -> None:
+    realdata = ROOT / "tests" / "fixtures" / "realdata"
+    folder = tmp_path / "logs"
+    (folder / "deeper").mkdir(parents=True)
+    log = next(realdata.rglob("*.jsonl"))
+    (folder / "deeper" / log.name).write_bytes(log.read_bytes())
+    direct = runner.invoke(app, ["import", "reflexion", str(log), "--out", str(tmp_path / "a")])
+    through = runner.invoke(app, ["import", "reflexion", str(folder), "--out", str(tmp_path / "b")])
+    assert direct.exit_code == through.exit_code, through.stderr  # the fixture holds one broken line: 2 both
+    assert direct.stdout.split()[1] == through.stdout.split()[1] != "0"  # the same number of runs
+    openhands_folder = tmp_path / "oh"
+    openhands_folder.mkdir()
+    (openhands_folder / "output.jsonl").write_bytes(OPENHANDS.read_bytes())
+    assert runner.invoke(app, ["import", "openhands", str(openhands_folder), "--out", str(tmp_path / "c")]).exit_code == 0
+    inspect_folder = ROOT / "tests" / "fixtures" / "inspect"
+    assert runner.invoke(app, ["import", "inspect", str(inspect_folder), "--out", str(tmp_path / "d")]).exit_code in (0, 2)
+    assert list((tmp_path / "d").rglob("*.json"))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    refused = runner.invoke(app, ["import", "atif", str(empty), "--out", str(tmp_path / "e")])
+    assert refused.exit_code == 2 and "no trajectory.json files in this folder" in refused.stderr
+
+
+def test_the_wrong_importer_says_so_in_one_line_and_leaves_no_empty_folder(tmp_path: Path) -> None:
+    log = next((ROOT / "tests" / "fixtures" / "realdata").rglob("*.jsonl"))
+    records = sum(1 for line in log.read_text().splitlines() if line.strip())
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["import", "openhands", str(log), "--out", str(out)])
+    assert result.exit_code == 2 and records > 3
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"{records} records could not be read as openhands logs" in lines[0]
+    assert f"it looks like a reflexion log: procjudge import reflexion {log}" in lines[0]
+    assert not out.exists()  # the import created it, wrote nothing and removed it again
+    kept = tmp_path / "kept"
+    (kept / "mine").mkdir(parents=True)
+    runner.invoke(app, ["import", "openhands", str(log), "--out", str(kept)])
+    assert (kept / "mine").is_dir()  # a folder the import did not create is left alone, empty or not

@@ -44,16 +44,76 @@ def files_in(paths: list[Path], suffixes: tuple[str, ...]) -> list[Path]:
     return found
 
 
-def import_report(written: int, issues: list[Any], out: Path, unit: str, note_unit: str) -> NoReturn:
-    """Print an import's errors, its notes (the first 20) and its one-line summary; exit 2 on an error."""
+SHOWN = 20  # errors and notes printed at most (the rest are counted)
+
+
+def _likely_importer(path: str, used: str | None) -> str | None:
+    """The importer that recognises a file, when it is not the one used."""
+    from .base import recognise, registry
+
+    found = recognise(path, registry()[0])
+    return found.name if found is not None and found.name != used else None
+
+
+def error_lines(errors: list[Any], used: str | None) -> list[str]:
+    """The errors as lines: a file none of whose many records could be read is one line, naming
+    the importer that recognises it; at most SHOWN lines, the rest counted."""
+    by_path: dict[str, list[Any]] = {}
+    for issue in errors:
+        by_path.setdefault(issue.path, []).append(issue)
+    lines: list[str] = []
+    for path, found in by_path.items():
+        if len(found) > 3:
+            likely = _likely_importer(path, used)
+            hint = f"; it looks like a {likely} log: procjudge import {likely} {path}" if likely else ""
+            lines.append(f"{path}: {len(found):,} records could not be read{f' as {used} logs' if used else ''} (first, "
+                         f"line {found[0].line}: {found[0].reason}){hint}")
+        else:
+            lines += [str(issue) for issue in found]
+    if len(lines) > SHOWN:
+        lines = lines[:SHOWN] + [f"{len(lines) - SHOWN:,} more errors"]
+    return lines
+
+
+class Folders:
+    """The agent folders an import creates under ``--out``, so that those left empty (every record
+    of their file refused) are removed again: the import leaves no empty folder behind. Nothing it
+    did not create is touched, and a folder is removed only while empty."""
+
+    def __init__(self, out: Path) -> None:
+        self.out, self.existed = out, out.is_dir()
+        self.before = {p.name for p in out.iterdir() if p.is_dir()} if self.existed else set()
+
+    def tidy(self) -> None:
+        if not self.out.is_dir():
+            return
+        for folder in self.out.iterdir():
+            if folder.is_dir() and folder.name not in self.before:
+                try:
+                    folder.rmdir()  # only while empty
+                except OSError:
+                    pass
+        if not self.existed:
+            try:
+                self.out.rmdir()
+            except OSError:
+                pass
+
+
+def import_report(written: int, issues: list[Any], out: Path, unit: str, note_unit: str, used: str | None = None,
+                  folders: Folders | None = None) -> NoReturn:
+    """Print an import's errors and notes (the first SHOWN of each) and its one-line summary, after
+    removing the folders the import created and left empty; exit 2 on an error."""
+    if folders is not None:
+        folders.tidy()
     errors = [issue for issue in issues if not issue.note]
     notes = [issue for issue in issues if issue.note]
-    for issue in errors:
-        err(f"procjudge: {issue}")
-    for issue in notes[:20]:
+    for line in error_lines(errors, used):
+        err(f"procjudge: {line}")
+    for issue in notes[:SHOWN]:
         err(f"procjudge: note: {issue}")
-    if len(notes) > 20:
-        err(f"procjudge: note: {len(notes) - 20:,} more notes")
+    if len(notes) > SHOWN:
+        err(f"procjudge: note: {len(notes) - SHOWN:,} more notes")
     skipped = f"; {plural(len(errors), unit)} skipped" if errors else ""
     skipped += f"; {plural(len(notes), note_unit)}" if notes else ""
     sys.stdout.write(f"imported {plural(written, 'run')} into {out}{skipped}\n")
@@ -63,7 +123,8 @@ def import_report(written: int, issues: list[Any], out: Path, unit: str, note_un
 @import_app.command("reflexion")
 def import_reflexion(
     files: list[Path] = typer.Argument(..., metavar="FILE.jsonl...",
-                                       help="Reflexion-family logs: LDB, Reflexion, MapCoder's Reflexion runs."),
+                                       help="Reflexion-family logs (LDB, Reflexion, MapCoder's Reflexion runs), or folders "
+                                            "holding .jsonl logs."),
     out: Path = IMPORT_OUT_OPTION,
     agent: str | None = typer.Option(None, "--agent",
                                      help="Agent name (default: the file's folder; plus the file name when several files share a "
@@ -87,16 +148,18 @@ def import_reflexion(
     """
     from .reflexion import import_files
 
-    require_files(list(files) + ([hidden_from] if hidden_from else []))
+    files = files_in(list(files), (".jsonl",))
+    require_files([hidden_from] if hidden_from else [])
+    folders = Folders(out)
     written, issues = import_files([str(f) for f in files], str(out), agent=agent,
                                    hidden_from=str(hidden_from) if hidden_from else None,
                                    max_iterations=max_iterations, hidden_name=hidden_name)
-    import_report(written, issues, out, "line", "record with nothing to judge")
+    import_report(written, issues, out, "line", "record with nothing to judge", "reflexion", folders)
 
 
 @import_app.command("inspect")
 def import_inspect(
-    files: list[Path] = typer.Argument(..., metavar="LOG...", help="Inspect AI logs (.eval or .json)."),
+    files: list[Path] = typer.Argument(..., metavar="LOG...", help="Inspect AI logs (.eval or .json), or folders holding them."),
     out: Path = IMPORT_OUT_OPTION,
     agent: str | None = typer.Option(None, "--agent", help="Agent name (default: the log's model)."),
 ) -> None:
@@ -112,9 +175,10 @@ def import_inspect(
     """
     from .inspect import import_files
 
-    require_files(list(files))
+    files = files_in(list(files), (".eval", ".json"))
+    folders = Folders(out)
     written, issues = import_files([str(f) for f in files], str(out), agent=agent)
-    import_report(written, issues, out, "log", "note")
+    import_report(written, issues, out, "log", "note", "inspect", folders)
 
 
 @import_app.command("swe-agent")
@@ -149,14 +213,16 @@ def import_swe_agent(
     from .swe_agent import import_files
 
     files = files_in(list(files), (".traj.json", ".traj"))
+    folders = Folders(out)
     written, issues = import_files([str(f) for f in files], str(out), agent=agent, reports=str(reports) if reports else None)
-    import_report(written, issues, out, "file", "note")
+    import_report(written, issues, out, "file", "note", "swe-agent", folders)
 
 
 @import_app.command("openhands")
 def import_openhands(
     files: list[Path] = typer.Argument(..., metavar="OUTPUT.jsonl...",
-                                       help="OpenHands evaluation output: one instance per line."),
+                                       help="OpenHands evaluation output (one instance per line), or folders "
+                                            "holding .jsonl files."),
     out: Path = IMPORT_OUT_OPTION,
     reports: Path | None = reports_option("the line's own test_result.report"),
     agent: str | None = typer.Option(None, "--agent", help="Agent name (default: the model in the line's metadata)."),
@@ -173,15 +239,17 @@ def import_openhands(
     """
     from .openhands import import_files
 
-    require_files(list(files))
+    files = files_in(list(files), (".jsonl",))
+    folders = Folders(out)
     written, issues = import_files([str(f) for f in files], str(out), agent=agent, reports=str(reports) if reports else None)
-    import_report(written, issues, out, "line", "note")
+    import_report(written, issues, out, "line", "note", "openhands", folders)
 
 
 @import_app.command("atif")
 def import_atif(
     files: list[Path] = typer.Argument(..., metavar="TRAJECTORY.json...",
-                                       help="ATIF trajectories (Harbor: TRIAL/agent/trajectory.json)."),
+                                       help="ATIF trajectories (Harbor: TRIAL/agent/trajectory.json), or folders "
+                                            "holding them."),
     out: Path = IMPORT_OUT_OPTION,
     agent: str | None = typer.Option(None, "--agent", help="Agent name (default: the trajectory's agent name and model)."),
 ) -> None:
@@ -195,9 +263,10 @@ def import_atif(
     """
     from .atif import import_files
 
-    require_files(list(files))
+    files = files_in(list(files), ("trajectory.json",))
+    folders = Folders(out)
     written, issues = import_files([str(f) for f in files], str(out), agent=agent)
-    import_report(written, issues, out, "file", "note")
+    import_report(written, issues, out, "file", "note", "atif", folders)
 
 
 @import_app.command("list")
@@ -259,6 +328,7 @@ def import_auto(
         if chosen is None:
             err(f"procjudge: no importer named {using!r}; there are: {', '.join(i.name for i in importers)}")
             raise typer.Exit(2)
+    folders = Folders(out)
     named = {str(t) for t in targets if t.is_file()}
     groups: dict[str, list[str]] = {}
     passed_over: list[str] = []
@@ -285,4 +355,4 @@ def import_auto(
 
         issues += [ImportIssue(path, 1, "not a log any importer recognises (see procjudge import list; "
                                "--using NAME forces one)") for path in unknown]
-    import_report(written, issues, out, "file", "note")
+    import_report(written, issues, out, "file", "note", using, folders)

@@ -183,7 +183,7 @@ def import_files(paths: list[str], out: str, agent: str | None = None,
     issues: list[ImportIssue] = []
     for path in paths:
         for number, record in records_of(path, issues):
-            instance = str(record.get("instance_id"))
+            instance = str(record.get("instance_id") or f"record {number}")
             name = agent or model_name(record) or "openhands"
             try:
                 report = find_report(reports, instance, path) if reports else None
