@@ -401,6 +401,13 @@ def batch_inputs(targets: list[str], format: Enum | None, output: list[str], con
     return chosen, paths, gates
 
 
+def project_root() -> str:
+    """What CI annotations are relative to, as ruff does: the folder of the configuration in force,
+    else the working folder."""
+    config = configuration()
+    return os.path.dirname(os.path.abspath(config.path)) if config.path else os.getcwd()
+
+
 def run_batch(targets: list[str], paths: list[str], chosen: list[tuple[str, str | None]], gates: Gates, policy: Policy, *,
               quiet: bool, engine: str, scheduler: str | None, jobs: int) -> BatchReport:
     """One scoring pass feeding every report asked for (exit 2 on what cannot be done)."""
@@ -412,7 +419,7 @@ def run_batch(targets: list[str], paths: list[str], chosen: list[tuple[str, str 
 
     def reporter(name: str) -> Reporter:
         made: Reporter = output_formats.reporter(name, quiet=lambda: quiet, rules=lambda: catalogue(policy),
-                                                 version=lambda: __version__)
+                                                 version=lambda: __version__, root=project_root)
         return made
 
     nothing = f"{no_runs(targets)} (hidden, git-ignored and excluded files are skipped; --list-files shows what is read)"

@@ -83,3 +83,32 @@ def test_an_empty_stream_is_still_valid(fmt: str, tmp_path: Path) -> None:
         assert document["runs"][0]["results"] == []
     else:
         assert document == []
+
+
+def test_absolute_inputs_are_reported_relative_to_the_project_root(tmp_path: Path) -> None:
+    """CI links an annotation only by a path relative to the repository: absolute inputs under the
+    project root (the working folder here, or the folder of the configuration in force) are made
+    relative in GitLab, SARIF (with originalUriBaseIds) and GitHub; a file outside stays absolute."""
+    import os
+
+    project = tmp_path / "project"
+    (project / "runs").mkdir(parents=True)
+    (project / "runs" / "bad.yaml").write_bytes((SAMPLES / "example2_bad_standard.yaml").read_bytes())
+    outside = tmp_path / "elsewhere.yaml"
+    outside.write_bytes((SAMPLES / "example2_bad_standard.yaml").read_bytes())
+    here = os.getcwd()
+    os.chdir(project)
+    try:
+        gitlab = batch("gitlab", project / "runs" / "bad.yaml", outside)[1]
+        sarif = batch("sarif", project / "runs" / "bad.yaml")[1]
+        github = runner.invoke(app, ["batch", str(project / "runs" / "bad.yaml"), "--format", "github", "--jobs", "1"]).stdout
+    finally:
+        os.chdir(here)
+    paths = {issue["location"]["path"] for issue in gitlab}
+    assert paths == {"runs/bad.yaml", str(outside)}
+    run = sarif["runs"][0]
+    assert run["originalUriBaseIds"]["PROJECTROOT"]["uri"] == project.as_uri() + "/"
+    artifact = run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert artifact == {"uri": "runs/bad.yaml", "uriBaseId": "PROJECTROOT"}
+    jsonschema.Draft4Validator(SCHEMA, format_checker=jsonschema.FormatChecker()).validate(sarif)
+    assert "::warning file=runs/bad.yaml," in github and str(project) not in github

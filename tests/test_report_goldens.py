@@ -35,7 +35,8 @@ def invoke(args: list[str], columns: int = 120) -> str:
     finally:
         os.chdir(here)
     assert result.exit_code in (0, 1), result.output
-    return result.stdout
+    # SARIF names the project root it resolves relative paths against: a machine path
+    return result.stdout.replace(ROOT.as_uri() + "/", "file:///PROJECT/")
 
 
 def check(name: str, output: str, update: bool) -> None:

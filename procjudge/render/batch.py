@@ -130,19 +130,33 @@ def _gh_property(value: str) -> str:
     return _gh_data(literal(value)).replace(":", "%3A").replace(",", "%2C")
 
 
-def _github_lines(result: Result, reasons: list[str] | None) -> Iterator[str]:
+def relative(path: str, root: str) -> str:
+    """A path as CI links it: relative to the project root (forward slashes) when it lies under
+    it, else absolute; unchanged without a root."""
+    if not root:
+        return path
+    absolute = os.path.abspath(path)
+    try:
+        inside = os.path.commonpath([absolute, os.path.abspath(root)]) == os.path.abspath(root)
+    except ValueError:  # another drive
+        inside = False
+    return os.path.relpath(absolute, root).replace(os.sep, "/") if inside else absolute
+
+
+def _github_lines(result: Result, reasons: list[str] | None, root: str = "") -> Iterator[str]:
+    where = _gh_property(relative(result.location, root))
     if result.error is not None:
         line = f",line={result.error_line}" if result.error_line else ""
-        yield (f"::error file={_gh_property(result.location)}{line},title=procjudge%3A unreadable run file::"
+        yield (f"::error file={where}{line},title=procjudge%3A unreadable run file::"
                f"{_gh_data(literal(result.error))}\n")
         return
     for finding in result.findings():
         line = f",line={finding.line}" if finding.line else ""
         title = f"procjudge {finding.id} ({signed(finding.points)})"
-        yield (f"::warning file={_gh_property(result.location)}{line},title={_gh_property(title)}::"
+        yield (f"::warning file={where}{line},title={_gh_property(title)}::"
                f"{_gh_data(literal(f'iteration {finding.iteration}: {finding.evidence}'))}\n")
     if reasons:
-        yield (f"::error file={_gh_property(result.location)},title=procjudge gate::"
+        yield (f"::error file={where},title=procjudge gate::"
                f"{_gh_data(literal((result.row.id if result.row else result.path) + ': ' + '; '.join(reasons)))}\n")
 
 
@@ -363,22 +377,34 @@ class JunitReporter(Reporter):
 
 
 class GithubReporter(Reporter):
+    """GitHub workflow commands: a file= relative to the project root links the annotation."""
+
     needs_lines = True
 
+    def __init__(self, quiet: bool = False, root: str = "") -> None:
+        super().__init__(quiet)
+        self.root = root
+
     def each(self, result: Result, reasons: list[str] | None) -> str:
-        return "".join(_github_lines(result, reasons))
+        return "".join(_github_lines(result, reasons, self.root))
 
     def finish(self, report: BatchReport) -> str:
         return _github_notice(report)
 
 
-def _uri(path: str) -> str:
-    """A SARIF artifact URI for a run file: relative paths stay relative (percent-encoded)."""
+ROOT_ID = "PROJECTROOT"
+
+
+def _location(path: str, root: str = "") -> dict[str, str]:
+    """A SARIF artifactLocation for a run file: relative to the project root (``uriBaseId``, which
+    ``originalUriBaseIds`` resolves) when it lies under it, else an absolute file URI; a relative
+    path stays relative without a root (percent-encoded)."""
     from urllib.parse import quote
 
-    if os.path.isabs(path):
-        return "file://" + quote(path.replace(os.sep, "/"))
-    return quote(path.replace(os.sep, "/"))
+    shown = relative(path, root)
+    if os.path.isabs(shown):
+        return {"uri": "file://" + quote(shown.replace(os.sep, "/"))}
+    return {"uri": quote(shown.replace(os.sep, "/")), **({"uriBaseId": ROOT_ID} if root else {})}
 
 
 class SarifReporter(Reporter):
@@ -390,10 +416,11 @@ class SarifReporter(Reporter):
 
     needs_lines = True
 
-    def __init__(self, quiet: bool = False, rules: Sequence[Rule] = (), version: str = "") -> None:
+    def __init__(self, quiet: bool = False, rules: Sequence[Rule] = (), version: str = "", root: str = "") -> None:
         super().__init__(quiet)
         self.rules = list(rules)
         self.version = version
+        self.root = root
         self.index = {rule.id: k for k, rule in enumerate(self.rules)}
         self.first = True
 
@@ -411,7 +438,13 @@ class SarifReporter(Reporter):
         head = {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0"}
         driver = {"name": "procjudge", "version": __version__, "semanticVersion": __version__, "rules": rules}
         text = dumps(head).rstrip()[:-2]  # the object left open
-        return text + ',\n  "runs": [{\n"tool": {"driver": ' + dumps(driver).rstrip() + '},\n"results": ['
+        base = ""
+        if self.root:
+            from urllib.parse import quote
+
+            uri = "file://" + quote(os.path.abspath(self.root).replace(os.sep, "/").rstrip("/") + "/")
+            base = '"originalUriBaseIds": ' + dumps({ROOT_ID: {"uri": uri}}).rstrip() + ",\n"
+        return text + ',\n  "runs": [{\n"tool": {"driver": ' + dumps(driver).rstrip() + '},\n' + base + '"results": ['
 
     def each(self, result: Result, reasons: list[str] | None) -> str:
         verdict = result.verdict()
@@ -423,7 +456,7 @@ class SarifReporter(Reporter):
         out = []
         for item in items:
             line = lines.get(item.iterations[-1]) if item.iterations else None
-            location: dict[str, Any] = {"artifactLocation": {"uri": _uri(result.location)}}
+            location: dict[str, Any] = {"artifactLocation": _location(result.location, self.root)}
             if line:
                 location["region"] = {"startLine": line}
             accusing = item.id in self.index and self.rules[self.index[item.id]].accuses and item.strength == "definite"
@@ -433,7 +466,7 @@ class SarifReporter(Reporter):
                 "message": {"text": f"{run.id}: iteration {iterations(item.iterations)}: {item.evidence} "
                                     f"({item.points:+g} points; {item.strength} evidence: {item.basis})"},
                 "locations": [{"physicalLocation": location}],
-                "partialFingerprints": {"procjudgeFinding/v1": _fingerprint(result.path, item.id, item.iterations)},
+                "partialFingerprints": {"procjudgeFinding/v1": _fingerprint(relative(result.path, self.root), item.id, item.iterations)},
                 "properties": {"run": run.id, "agent": run.agent, "points": item.points, "iterations": item.iterations,
                                "strength": item.strength, "basis": item.basis},
             }
@@ -447,7 +480,7 @@ class SarifReporter(Reporter):
     def finish(self, report: BatchReport) -> str:
         notifications = [{
             "level": "error", "message": {"text": one_line(error.message, 2000)},
-            "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(error.path)},
+            "locations": [{"physicalLocation": {"artifactLocation": _location(error.path, self.root),
                                                 **({"region": {"startLine": error.line}} if error.line else {})}}],
         } for error in report.errors]
         invocation = {"executionSuccessful": not report.errors, "toolExecutionNotifications": notifications,
@@ -472,17 +505,18 @@ class GitlabReporter(Reporter):
 
     needs_lines = True
 
-    def __init__(self, quiet: bool = False, rules: Sequence[Rule] = ()) -> None:
+    def __init__(self, quiet: bool = False, rules: Sequence[Rule] = (), root: str = "") -> None:
         super().__init__(quiet)
         self.accusing = {rule.id for rule in rules if rule.accuses}
         self.first = True
+        self.root = root
 
     def start(self) -> str:
         return "["
 
     def _issue(self, description: str, check: str, fingerprint: str, severity: str, path: str, line: int | None) -> str:
         issue = {"description": one_line(description, 2000), "check_name": check, "fingerprint": fingerprint,
-                 "severity": severity, "location": {"path": path, "lines": {"begin": line or 1}}}
+                 "severity": severity, "location": {"path": relative(path, self.root), "lines": {"begin": line or 1}}}
         text = ("\n" if self.first else ",\n") + msgspec.json.encode(issue).decode()
         self.first = False
         return text
@@ -491,7 +525,7 @@ class GitlabReporter(Reporter):
         verdict = result.verdict()
         if verdict is None:
             return self._issue(result.error or "unreadable run file", "procjudge/unreadable",
-                               _fingerprint(result.path, "unreadable", []), "blocker", result.location, result.error_line)
+                               _fingerprint(relative(result.path, self.root), "unreadable", []), "blocker", result.location, result.error_line)
         run = verdict.run
         lines = result.lines or {}
         out = []
@@ -499,7 +533,7 @@ class GitlabReporter(Reporter):
             severity = "critical" if item.id in self.accusing and item.strength == "definite" else GITLAB_SEVERITY[item.strength]
             out.append(self._issue(
                 f"{run.id}: {item.id} at iteration {iterations(item.iterations)} ({item.points:+g}): {item.evidence}",
-                f"procjudge/{item.id}", _fingerprint(result.path, item.id, item.iterations), severity, result.location,
+                f"procjudge/{item.id}", _fingerprint(relative(result.path, self.root), item.id, item.iterations), severity, result.location,
                 lines.get(item.iterations[-1]) if item.iterations else None))
         return "".join(out)
 
