@@ -466,7 +466,8 @@ class SarifReporter(Reporter):
                 "message": {"text": f"{run.id}: iteration {iterations(item.iterations)}: {item.evidence} "
                                     f"({item.points:+g} points; {item.strength} evidence: {item.basis})"},
                 "locations": [{"physicalLocation": location}],
-                "partialFingerprints": {"procjudgeFinding/v1": _fingerprint(relative(result.path, self.root), item.id, item.iterations)},
+                "partialFingerprints": {
+                    "procjudgeFinding/v1": _fingerprint(relative(result.path, self.root), item.id, item.iterations)},
                 "properties": {"run": run.id, "agent": run.agent, "points": item.points, "iterations": item.iterations,
                                "strength": item.strength, "basis": item.basis},
             }
@@ -525,7 +526,8 @@ class GitlabReporter(Reporter):
         verdict = result.verdict()
         if verdict is None:
             return self._issue(result.error or "unreadable run file", "procjudge/unreadable",
-                               _fingerprint(relative(result.path, self.root), "unreadable", []), "blocker", result.location, result.error_line)
+                               _fingerprint(relative(result.path, self.root), "unreadable", []), "blocker", result.location,
+                               result.error_line)
         run = verdict.run
         lines = result.lines or {}
         out = []
@@ -533,7 +535,8 @@ class GitlabReporter(Reporter):
             severity = "critical" if item.id in self.accusing and item.strength == "definite" else GITLAB_SEVERITY[item.strength]
             out.append(self._issue(
                 f"{run.id}: {item.id} at iteration {iterations(item.iterations)} ({item.points:+g}): {item.evidence}",
-                f"procjudge/{item.id}", _fingerprint(relative(result.path, self.root), item.id, item.iterations), severity, result.location,
+                f"procjudge/{item.id}", _fingerprint(relative(result.path, self.root), item.id, item.iterations), severity,
+                result.location,
                 lines.get(item.iterations[-1]) if item.iterations else None))
         return "".join(out)
 
