@@ -18,6 +18,7 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
+import msgspec
 import typer
 
 from .console import (
@@ -101,6 +102,9 @@ FAIL_ON = typer.Option(None, "--fail-on", metavar="FINDING[,...]",
                        help="Gate, per run: fail (exit 1) when any run has one of these findings, e.g. "
                             "test_chasing,regression_blindness; repeatable, every one given counts.")
 QUIET = typer.Option(False, "--quiet", "-q", help=QUIET_HELP)
+STRICT = typer.Option(None, "--strict/--no-strict",
+                      help="Refuse a run with any warning about its input (an unknown key, an implausible value): exit 2, "
+                           "as for an unreadable file [default: strict in the configuration, else off].")
 EXCLUDE = typer.Option(None, "--exclude", metavar="PATTERN",
                        help="Skip files and folders matching PATTERN (gitignore syntax, relative to each folder given); "
                             "repeatable; adds to the configuration's.")
@@ -161,6 +165,7 @@ def score(
     fail_under: float | None = SCORE_FAIL_UNDER,
     exit_zero: bool = EXIT_ZERO,
     quiet: bool = SCORE_QUIET,
+    strict: bool | None = STRICT,
 ) -> None:
     """Score one run: every item with its points, iterations and evidence; totals, pattern, tier.
 
@@ -173,6 +178,10 @@ def score(
 
     run = load_or_exit(run_file)
     verdict = judge(run, policy_in_force(policy))
+    if (strict if strict is not None else configuration().strict) and verdict.input_warnings:
+        for warning in verdict.warnings[:verdict.input_warnings]:
+            err(f"procjudge: {run_file}: --strict: {warning}")
+        raise typer.Exit(2)
     for warning in [] if quiet else verdict.warnings:
         err(f"procjudge: warning: {run_file}: {warning}")
     fmt = format_of(format, "score")
@@ -209,6 +218,7 @@ def batch(
     jobs: int | None = BATCH_JOBS,
     engine: str = ENGINE,
     scheduler: str | None = SCHEDULER,
+    strict: bool | None = STRICT,
     policy: Path | None = POLICY_OPTION,
 ) -> None:
     """Score every run file under folders and globs, in a deterministic order, and gate on the result.
@@ -224,20 +234,29 @@ def batch(
     Exit codes: 0 all scored and gates passed; 1 a gate failed; 2 a file could not be read or
     validated (each is listed on stderr; every other file is still scored and reported).
 
+    - reads the targets from standard input, one per line (find runs -name '*.yaml' | procjudge
+    batch -), or JSON lines of runs (cat runs.jsonl | procjudge batch -).
+
     Example: procjudge batch runs/ --format junit --output procjudge.xml --fail-under -10
     """
-    from .console import batch_inputs, finish_batch, run_batch
+    from contextlib import ExitStack
+
+    from .console import batch_inputs, finish_batch, run_batch, stdin_targets
 
     config = configuration()
-    outputs, paths, gates = batch_inputs(targets, format, output or [], config, fail_on=fail_on, exclude=exclude,
-                                         include=include, respect_gitignore=respect_gitignore, fail_under=fail_under,
-                                         fail_under_mean=fail_under_mean)
-    if list_files:
-        write("".join(f"{path}\n" for path in paths))
-        raise typer.Exit(0)
-    report = run_batch(targets, paths, outputs, gates, policy_in_force(policy), quiet=quiet, engine=engine, scheduler=scheduler,
-                       jobs=jobs if jobs is not None else (config.jobs or 0))
-    code = finish_batch(report, outputs, quiet)
+    with ExitStack() as spool:
+        targets = stdin_targets(targets, spool)
+        outputs, paths, gates = batch_inputs(targets, format, output or [], config, fail_on=fail_on, exclude=exclude,
+                                             include=include, respect_gitignore=respect_gitignore, fail_under=fail_under,
+                                             fail_under_mean=fail_under_mean)
+        if strict if strict is not None else config.strict:
+            gates = msgspec.structs.replace(gates, strict=True)
+        if list_files:
+            write("".join(f"{path}\n" for path in paths))
+            raise typer.Exit(0)
+        report = run_batch(targets, paths, outputs, gates, policy_in_force(policy), quiet=quiet, engine=engine,
+                           scheduler=scheduler, jobs=jobs if jobs is not None else (config.jobs or 0))
+        code = finish_batch(report, outputs, quiet)
     raise typer.Exit(0 if exit_zero and code == 1 else code)
 
 
@@ -248,6 +267,7 @@ def compare(
     format: CompareFormat | None = COMPARE_FORMAT,
     output: str | None = OUTPUT,
     exit_zero: bool = EXIT_ZERO,
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Only the verdict line (table format); no warnings on stderr."),
     fail_if_worse: float | None = FAIL_IF_WORSE,
     plot: Path | None = PLOT,
     seed: int = SEED,
@@ -276,9 +296,15 @@ def compare(
                                jobs=jobs or os.cpu_count() or 1, detail=output_formats.shows_detail(chosen))
     except UsageError as exc:
         _usage(str(exc))
-    for line in warning_lines(done.warnings, done.warning_count):
-        err(line)
-    deliver(output_formats.render("compare", chosen, done.result, judged=done.judged), output, inputs)
+    if not quiet:
+        for line in warning_lines(done.warnings, done.warning_count):
+            err(line)
+    if quiet and chosen == "table":
+        from .render.compare import verdict_line
+
+        deliver(verdict_line(done.result) + "\n", output, inputs)
+    else:
+        deliver(output_formats.render("compare", chosen, done.result, judged=done.judged), output, inputs)
     draw_plot(done.result, plot)
     for error in done.result.errors:
         err(f"procjudge: {error}")
@@ -291,9 +317,9 @@ def compare(
             raise typer.Exit(1)
 
 
-def _rows(targets: list[str], active_policy: Path | None, jobs: int) -> tuple[list[Row], list[str]]:
+def _rows(targets: list[str], active_policy: Path | None, jobs: int, quiet: bool = False) -> tuple[list[Row], list[str]]:
     """Score the runs under targets (batch's discovery and workers); unreadable files are listed
-    on stderr and make the exit code 2 at the end, as in batch."""
+    on stderr (counted in one line with ``quiet``) and make the exit code 2 at the end, as in batch."""
     from .batch import score_rows
     from .console import find_runs, no_runs
 
@@ -303,8 +329,10 @@ def _rows(targets: list[str], active_policy: Path | None, jobs: int) -> tuple[li
         err(no_runs(targets))
         raise typer.Exit(2)
     rows, errors = score_rows(paths, active, jobs=jobs or os.cpu_count() or 1)
-    for error in errors:
+    for error in errors if not quiet else ():
         err(f"procjudge: {error}")
+    if quiet and errors:
+        err(f"procjudge: {len(errors):,} unreadable file(s)")
     return rows, errors
 
 
@@ -395,6 +423,8 @@ def drift(
                                         help="The baseline: the mean of up to this many windows before each one "
                                              "[default: drift.baseline_windows, 3]."),
     format: DriftFormat = typer.Option(DriftFormat["table"], "--format", "-f", help="table, json or markdown."),
+    output: str | None = OUTPUT,
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Only the alerts (table format); no per-file errors on stderr."),
     exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even on an alert (unreadable input still exits 2)."),
     jobs: int = JOBS,
     policy: Path | None = POLICY_OPTION,
@@ -411,12 +441,17 @@ def drift(
 
     if window not in ("day", "week"):
         _usage(f"--window: expected day or week, got {window!r}")
-    rows, errors = _rows(targets, policy, jobs)
+    rows, errors = _rows(targets, policy, jobs, quiet)
     rule = policy_in_force(policy).drift
     result = compute(rows, window, threshold if threshold is not None else rule.threshold,
                      collapse if collapse is not None else rule.collapse, baseline or rule.baseline_windows,
                      rule.segment_by)
-    write(output_formats.render("drift", format.value, result, width=columns(120, 72)))
+    if quiet and format.value == "table":
+        from .render.drift import alerts
+
+        deliver(alerts(result, columns(120, 72)), output, [*targets])
+    else:
+        deliver(output_formats.render("drift", format.value, result, width=columns(120, 72)), output, [*targets])
     raise typer.Exit(2 if errors else (1 if result.alerts and not exit_zero else 0))
 
 
@@ -529,6 +564,40 @@ def run() -> NoReturn:
     flush_and_exit(code)
 
 
+GLOBALS = ("--isolated", "--config")
+
+
+def hoist_globals(argv: list[str]) -> list[str]:
+    """The arguments with the global options (``--isolated``, ``--config FILE``) given after the
+    command moved before it, as they must be read: ``procjudge batch runs/ --isolated`` works as
+    ``procjudge --isolated batch runs/``. Nothing after a ``--`` is moved."""
+    front: list[str] = []
+    rest: list[str] = []
+    seen_command = False
+    k = 0
+    while k < len(argv):
+        token = argv[k]
+        if token == "--":
+            rest += argv[k:]
+            break
+        if not seen_command:
+            if token == "--config" and k + 1 < len(argv):
+                front += argv[k:k + 2]
+                k += 2
+                continue
+            seen_command = not token.startswith("-")
+            (rest if seen_command else front).append(token)
+        elif token == "--isolated" or token.startswith("--config="):
+            front.append(token)
+        elif token == "--config" and k + 1 < len(argv):
+            front += argv[k:k + 2]
+            k += 1
+        else:
+            rest.append(token)
+        k += 1
+    return front + rest
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; return the exit code.  No Python traceback ever reaches the user; Ctrl-C
     exits 130 and SIGTERM 143, each within a moment and without leaving a half-written report."""
@@ -541,7 +610,7 @@ def main(argv: list[str] | None = None) -> int:
 
         completion_init()
     try:
-        code = app(args=argv, prog_name="procjudge", standalone_mode=False)
+        code = app(args=hoist_globals(sys.argv[1:] if argv is None else argv), prog_name="procjudge", standalone_mode=False)
         if code == 130:  # typer's answer to Ctrl-C, returned rather than raised
             err("procjudge: interrupted")
         return code if isinstance(code, int) else 0

@@ -47,6 +47,7 @@ class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     include: list[str] = []
     respect_gitignore: bool = True
     jobs: int | None = msgspec.field(default=None)
+    strict: bool = False  # every warning about an input is an error (exit 2), as --strict
     policy: dict[str, Any] | None = None
     path: str | None = None  # where it was read from (set by procjudge, not by the file)
 

@@ -174,6 +174,27 @@ def deliver(rendered: str | RenderableType, target: str | None, inputs: list[str
 STDIN_LIMIT = 64 * 1024 * 1024
 
 
+def _one_record(path: str) -> Run:
+    """The run of a JSON-lines file that holds one; a file of several is a usage error pointing at
+    ``batch``, which scores each of them."""
+    from .loading import LoadError
+    from .records import load_record, read_records
+
+    found: list[tuple[int, bytes]] = []
+    for number, record in read_records(path):
+        if isinstance(record, LoadError):
+            raise record
+        found.append((number, record))
+        if len(found) > 1:
+            err(f"procjudge: {path}: a JSON-lines file of several runs; score reads one run: "
+                f"procjudge batch {path} scores each of them")
+            raise typer.Exit(2)
+    if not found:
+        raise LoadError(path, "no run in this JSON-lines file")
+    number, record = found[0]
+    return load_record(record, path, number)
+
+
 def load_or_exit(target: str) -> Run:
     """A run from a file, or from standard input for ``-``; exit 2 with the message if unreadable."""
     from .loading import LoadError, load_run
@@ -182,6 +203,10 @@ def load_or_exit(target: str) -> Run:
         if target == "-":
             data = sys.stdin.buffer.read(STDIN_LIMIT + 1) if sys.stdin is not None else b""
             return load_run("<stdin>", data)
+        from .records import is_records
+
+        if is_records(target):
+            return _one_record(target)
         return load_run(target)
     except LoadError as exc:
         err(f"procjudge: {exc}")
@@ -374,6 +399,33 @@ def flush_and_exit(code: int) -> NoReturn:
     os._exit(code)
 
 
+def stdin_targets(targets: list[str], spool: Any) -> list[str]:
+    """``-`` among batch's targets read from standard input: JSON lines of runs (a first line that
+    starts with ``{`` or ``[``), spooled to ``stdin.jsonl`` in a temporary folder that ``spool`` (an
+    ExitStack) removes; else one target per line (files, folders or globs; blank lines and ``#``
+    comments skipped), as ``find ... | procjudge batch -`` gives them."""
+    import shutil
+    import tempfile
+
+    if "-" not in targets:
+        return targets
+    rest = [t for t in targets if t != "-"]
+    stream = sys.stdin.buffer
+    head = stream.read(64 * 1024)
+    if head.lstrip()[:1] in (b"{", b"["):
+        folder = spool.enter_context(tempfile.TemporaryDirectory(prefix="procjudge-stdin-"))
+        path = os.path.join(folder, "stdin.jsonl")
+        with open(path, "wb") as handle:
+            handle.write(head)
+            shutil.copyfileobj(stream, handle, 1024 * 1024)
+        return rest + [path]
+    text = (head + stream.read()).decode("utf-8", "replace")
+    named = [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    if not named:
+        err("procjudge: warning: standard input (-) named no run file")
+    return rest + named
+
+
 def batch_inputs(targets: list[str], format: Enum | None, output: list[str], config: Config, *,
                  fail_on: list[str] | None, exclude: list[str] | None, include: list[str] | None,
                  respect_gitignore: bool | None, fail_under: float | None,
@@ -395,6 +447,11 @@ def batch_inputs(targets: list[str], format: Enum | None, output: list[str], con
     found = discover(targets, exclude=[*config.exclude, *(exclude or [])], include=[*(include or config.include)],
                      respect_gitignore=config.respect_gitignore if respect_gitignore is None else respect_gitignore)
     paths = without_own_outputs(found, [target for _, target in chosen if target is not None])
+    from .discovery import empty_globs
+
+    if paths:  # with nothing found at all, batch says so as an error
+        for pattern in empty_globs(targets):
+            err(f"procjudge: warning: {pattern} matches no file")
     gates = Gates(fail_under=fail_under if fail_under is not None else config.fail_under,
                   fail_under_mean=fail_under_mean if fail_under_mean is not None else config.fail_under_mean,
                   fail_on=gates_on)

@@ -159,6 +159,12 @@ def discover(targets: Iterable[str], exclude: Sequence[str] = (), include: Seque
     return Discovery(exclude, include, respect_gitignore, skip).files(targets)
 
 
+def empty_globs(targets: Iterable[str]) -> list[str]:
+    """The globs among the targets that match no file at all (a typo in CI would pass unseen)."""
+    return [t for t in targets if not os.path.exists(t) and any(ch in t for ch in "*?[")
+            and not any(os.path.isfile(p) for p in glob.iglob(t, recursive=True))]
+
+
 def nothing_found(targets: Iterable[str | os.PathLike[str]]) -> str:
     """What a command that found no run file says: every suffix discovery reads."""
     plain = ", ".join(s for s in RUN_SUFFIXES if not s.endswith((".gz", ".zst")))

@@ -232,9 +232,13 @@ def judge(run: Run, policy: Policy = DEFAULT) -> Verdict:
     tier, tier_rule = classify_tier(trajectory, wasted, policy, judged, cheating, held_back_failing(facts, policy))
     computed = aggregate(facts, wasted)
     best, best_iteration, final_minus_best = loop.best_so_far(facts)
-    warnings = list(run.warnings) + list(run.info.notes or ()) + list(facts.warnings)
+    # what is wrong with the input first (loading, plausibility, the aggregate), then what an
+    # importer noticed about the log it read: --strict refuses a run for the former only
+    warnings = list(run.warnings) + list(facts.warnings)
     if run.aggregate is not None:
         warnings += _compare_aggregate(run.aggregate, computed)
+    input_warnings = len(warnings)
+    warnings += list(run.info.notes or ())
     # The per-iteration table is read off the signal items: the checks run once.
     table: dict[int, list[str]] = {it.number: [] for it in facts.iterations}
     for item in items:
@@ -270,6 +274,7 @@ def judge(run: Run, policy: Policy = DEFAULT) -> Verdict:
                                                                    items), aggregate=computed, iterations=iterations,
                                                                    warnings=warnings,
         held_back=held_back(facts),
+        input_warnings=input_warnings,
     )
 
 

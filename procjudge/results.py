@@ -78,6 +78,7 @@ class Row(msgspec.Struct, frozen=True, kw_only=True):
     gate_early_exit: bool | None = None  # the replayed gate stopped offering rounds: the incumbent passed everything
     doc_type: str = ""
     verifier_version: str = ""
+    input_warnings: tuple[str, ...] = ()  # the first of the warnings about the input itself (--strict refuses those)
 
     @classmethod
     def of(cls, verdict: Verdict, path: str) -> Row:
@@ -100,6 +101,7 @@ class Row(msgspec.Struct, frozen=True, kw_only=True):
             gated_final=gate.gated_final if gate.replayed else None,
             gate_early_exit=gate.stopped == "early_exit" if gate.replayed else None,
             doc_type=run.doc_type or "", verifier_version=run.verifier_version or "",
+            input_warnings=tuple(verdict.warnings[:min(verdict.input_warnings, 3)]),
         )
 
 

@@ -56,8 +56,9 @@ def run_schema(lenient: bool = False) -> str:
         "title": "procjudge run file",
         "description": (
             "One agent's attempt at one challenge, iteration by iteration: a mapping with "
-            "`iterations:`, a list of iteration entries, or one entry. (A YAML stream holds one "
-            "entry per document.)"
+            "`iterations:`, a list of iteration entries, or one entry. A YAML stream holds one "
+            "entry per document, after an optional `run:` document and before an optional "
+            "`aggregate_telemetry:` document; each document is one of these shapes."
         ),
         # The shapes are told apart by their keys, so that a wrapped run is checked as a wrapped run:
         # a mapping with `iterations:` or `run:` is never also accepted as a bare record.
@@ -66,8 +67,17 @@ def run_schema(lenient: bool = False) -> str:
             {"type": "array", "items": either},
             {"allOf": [{"type": "object", "required": ["iteration_telemetry"]}, entry]},
             {"allOf": [{"type": "object", "not": {"anyOf": [{"required": [k]} for k in ("iterations", "run",
-                                                                                        "iteration_telemetry")]}},
+                                                                                        "iteration_telemetry",
+                                                                                        "aggregate_telemetry")]}},
                        bare_record]},
+            # the head and tail documents of a YAML stream
+            {"type": "object", "required": ["run"], "not": {"required": ["iterations"]},
+             "properties": {"run": components["RunFile"]["properties"]["run"],
+                            "aggregate_telemetry": components["RunFile"]["properties"]["aggregate_telemetry"]},
+             **({} if lenient else {"additionalProperties": False})},
+            {"type": "object", "required": ["aggregate_telemetry"],
+             "properties": {"aggregate_telemetry": components["RunFile"]["properties"]["aggregate_telemetry"]},
+             **({} if lenient else {"additionalProperties": False})},
         ],
         "$defs": components,
     }

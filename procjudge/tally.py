@@ -31,6 +31,7 @@ class Gates(msgspec.Struct, frozen=True, kw_only=True):
     fail_under: float | None = None
     fail_on: tuple[str, ...] = ()
     fail_under_mean: float | None = None
+    strict: bool = False  # a run with a warning about its input is refused, as an unreadable file is
 
     def failures(self, row: Row) -> list[str]:
         """Why a run fails the gates (empty when it passes)."""
@@ -41,6 +42,16 @@ class Gates(msgspec.Struct, frozen=True, kw_only=True):
         if found:
             reasons.append(f"--fail-on: {', '.join(found)}")
         return reasons
+
+
+def strict_refusal(result: Result) -> Result:
+    """A scored run whose input drew warnings, refused under ``--strict``: the file becomes an
+    error naming its first warning (and how many there are)."""
+    row = result.row
+    assert row is not None
+    first = row.input_warnings[0]
+    more = " (and more)" if len(row.input_warnings) > 1 else ""
+    return Result(path=result.path, file=result.file, error=f"{result.path}: --strict: {first}{more}")
 
 
 class LoopTally:
@@ -149,6 +160,8 @@ class Collector:
 
     def feed(self, results: Iterable[Result]) -> Iterator[tuple[Result, list[str] | None]]:
         for result in results:
+            if self.gates.strict and result.row is not None and result.row.input_warnings:
+                result = strict_refusal(result)
             yield result, self.add(result)
 
     @property

@@ -193,6 +193,9 @@ class Verdict(Part, frozen=True, omit_defaults=True):
     iterations: list[IterationRow]
     warnings: list[str]
     held_back: HeldBack | None = None  # only for runs with a held-back suite
+    # how many of ``warnings`` (the first ones) are about the input (unknown keys, implausible
+    # values, an aggregate that disagrees); the rest are what an importer noticed in its log
+    input_warnings: int = 0
 
     @property
     def anti_patterns(self) -> list[str]:

@@ -99,3 +99,16 @@ def test_the_shapes_a_run_may_take() -> None:
                      {"iterations": [record]}):
         assert not list(STRICT.iter_errors(document)), document
         load_run("shape.yaml", yaml.safe_dump(document).encode())
+
+
+@pytest.mark.parametrize("path", sorted(p for p in SAMPLES.rglob("*.yaml") if p not in single_documents()),
+                         ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_document_of_a_yaml_stream_validates(path: Path) -> None:
+    """An editor validates a YAML stream document by document: the `run:` head, each record and an
+    `aggregate_telemetry:` tail are shapes of the schema."""
+    documents = [d for d in yaml.safe_load_all(path.read_text()) if d is not None]
+    assert len(documents) > 1
+    for document in [*documents, {"aggregate_telemetry": {"total_iterations": 3}}]:
+        errors = list(STRICT.iter_errors(document))
+        assert not errors, jsonschema.exceptions.best_match(errors).message
+    assert list(STRICT.iter_errors({"run": {"id": "r", "formt": "standard"}}))  # a typo in the head still fails

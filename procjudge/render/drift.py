@@ -25,12 +25,17 @@ def table(result: DriftResult, width: int = 120) -> str:
         top = f"{name} {first.top_share:.0%}" if first.top and first.top_share is not None else "-"
         lines.append(f"{_cut(entry.segment, room):<{room}} {entry.window:<10} {entry.runs:>5} "
                      f"{entry.mean_attempts:>8.2f} {entry.pass_rate:>5.0%}  {top}")
-    lines += [line for a in result.alerts
-              for line in textwrap.wrap(f"ALERT {one_line(a.message, 300)}", width=width,
-                                        subsequent_indent="      ")] or ["no alert"]
+    lines += alerts(result, width).rstrip("\n").split("\n")
     if result.runs_without_time:
         lines.append(f"{result.runs_without_time} runs have no time (run.started_at or timestamp_start) and are left out")
     return "\n".join(lines) + "\n"
+
+
+def alerts(result: DriftResult, width: int = 120) -> str:
+    """Only the alerts (``drift -q``), wrapped to the width; "no alert" when there is none."""
+    lines = [line for a in result.alerts
+             for line in textwrap.wrap(f"ALERT {one_line(a.message, 300)}", width=width, subsequent_indent="      ")]
+    return "\n".join(lines or ["no alert"]) + "\n"
 
 
 def markdown(result: DriftResult, width: int = 120) -> str:
