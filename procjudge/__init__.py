@@ -18,5 +18,14 @@ from .policy import Policy, PolicyError, load_policy
 
 __all__ = [
     "DEFAULT_POLICY", "Item", "LoadError", "Policy", "PolicyError", "Verdict", "__version__",
-    "judge", "load_policy", "load_run",
+    "frames", "judge", "load_policy", "load_run",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``procjudge.frames`` on first use (it brings pandas in only when called)."""
+    if name == "frames":
+        from .dataframes import frames
+
+        return frames
+    raise AttributeError(f"module 'procjudge' has no attribute {name!r}")

@@ -286,3 +286,32 @@ def test_reports_that_read_rows_get_the_lighter_result() -> None:
         assert all(r.verdict_msgpack is not None for r in full if r.error is None)
     needs = {name: formats.renderer("batch", name)().needs_verdict for name in formats.names("batch")}
     assert {name for name, need in needs.items() if not need} == {"csv", "junit", "markdown", "table"}
+
+
+def test_frames_give_typed_tables_with_the_parquet_names(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    import procjudge
+    from procjudge.dataframes import COLUMNS
+    from procjudge.render.parquet import _schemas
+
+    runs, items, iterations = procjudge.frames([SAMPLES / "example2_bad_standard.yaml", SAMPLES / "drift"])
+    assert list(runs.columns) == list(COLUMNS["runs"]) and list(items.columns) == list(COLUMNS["items"])
+    parquet_runs, parquet_items = _schemas()
+    assert list(runs.columns) == parquet_runs.names and list(items.columns) == parquet_items.names
+    assert str(runs.iterations_used.dtype) == "Int64" and str(runs.held_back_resolved.dtype) == "boolean"
+    bad = runs[runs.id == "user-registration/agent-b"].iloc[0]
+    assert bad.process_score == -18 and bad.anti_patterns == ["shotgun_debugging", "regression_blindness"]
+    assert set(items[items.run == "user-registration/agent-b"].id) >= {"shotgun_debugging", "regression_blindness"}
+    assert list(iterations[iterations.run == "user-registration/agent-b"].score) == [38, 51, 48, 71]
+    # verdicts already made are taken as they are
+    from procjudge import judge, load_run
+
+    verdict = judge(load_run(SAMPLES / "example1_good_standard.yaml"))
+    assert procjudge.frames([verdict]).runs.process_score.tolist() == [verdict.process_score]
+    # score never imports pandas
+    code = "import sys, procjudge.cli as c; c.main(['score', sys.argv[1], '-q']); print('pandas' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code, str(SAMPLES / "example1_good_standard.yaml")],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.stdout.strip().endswith("False"), done.stdout
