@@ -10,8 +10,10 @@ message and an exit code, never a traceback.
 from __future__ import annotations
 
 import contextlib
+import io
 import math
 import os
+import re
 import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -213,6 +215,41 @@ def load_or_exit(target: str) -> Run:
         raise typer.Exit(2) from None
 
 
+_TRAILING = re.compile(r"[ \t]+((?:\x1b\[[0-9;]*m)*)$")
+
+
+class Trimmed(io.TextIOBase):
+    """A text stream that drops the spaces rich pads the end of each line with (before any colour
+    reset), so that no report line ends in whitespace; everything else passes through."""
+
+    def __init__(self, target: TextIO) -> None:
+        super().__init__()
+        self.target, self.pending = target, ""
+
+    def write(self, text: str) -> int:
+        lines = (self.pending + text).split("\n")
+        self.pending = lines.pop()
+        if lines:
+            self.target.write("\n".join(_TRAILING.sub(r"\1", line) for line in lines) + "\n")
+        return len(text)
+
+    def flush(self) -> None:
+        if self.pending:
+            self.target.write(self.pending)
+            self.pending = ""
+        self.target.flush()
+
+    def isatty(self) -> bool:
+        return self.target.isatty()
+
+    def fileno(self) -> int:
+        return self.target.fileno()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self.target, "encoding", None) or "utf-8"
+
+
 def console_for(file: TextIO | None = None) -> Console:
     from rich.console import Console
 
@@ -220,7 +257,8 @@ def console_for(file: TextIO | None = None) -> Console:
         err("procjudge: standard output is closed; nothing was written (use --output FILE, or a pipe)")
         raise typer.Exit(2)
 
-    return Console(file=file or sys.stdout, highlight=False, markup=False, emoji=False, soft_wrap=False)
+    return Console(file=cast(TextIO, Trimmed(file or sys.stdout)), highlight=False, markup=False, emoji=False,
+                   soft_wrap=False)
 
 
 def silence_stdout() -> None:

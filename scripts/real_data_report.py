@@ -24,6 +24,7 @@ from procjudge.discovery import discover
 from procjudge.importers import swe_agent
 from procjudge.importers.reflexion import import_files, is_run_log
 from procjudge.policy import DEFAULT
+from procjudge.render.batch import TIER_SHORT
 
 TIERS = ["get_it_right_first_time", "systematic_refinement", "exploratory_converging",
          "thrashing_recovering", "persistent_thrashing", "regression_spiral"]
@@ -31,9 +32,6 @@ FINDINGS = ["identical_submission", "regression_blindness", "test_chasing", "che
             "visible_suite_contradicted", "copy_paste_loop", "shotgun_debugging", "scope_creep", "wasted_iteration",
             "early_termination", "returned_worse",
             "late_pass"]
-TIER_SHORT = {"get_it_right_first_time": "first", "systematic_refinement": "systematic",
-              "exploratory_converging": "exploratory", "thrashing_recovering": "recovering",
-              "persistent_thrashing": "thrashing", "regression_spiral": "spiral"}
 
 
 def score_folder(folder: Path) -> tuple[list[dict], collections.Counter]:

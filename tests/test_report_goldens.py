@@ -96,5 +96,36 @@ def test_a_long_id_is_shortened_from_the_left(tmp_path: Path) -> None:
     (tmp_path / "run.yaml").write_text(f"run: {{id: {long_id}}}\niterations:\n  - score: {{post_iteration: 50}}\n")
     result = runner.invoke(app, ["batch", str(tmp_path)], env={"COLUMNS": "80"})
     line = next(line for line in result.stdout.splitlines() if "HumanEval_123" in line)
-    cell = line.split("│")[0].strip()
+    cell = line.split("  ")[0].strip()
     assert cell.startswith("…") and long_id.endswith(cell[1:]) and len(line) <= 80
+
+
+@pytest.mark.parametrize("columns", [60, 80, 120, 200])
+def test_the_batch_table_is_one_line_per_run_in_one_layout_at_any_width(columns: int) -> None:
+    """The same columns in the same order at every width, one line per run, ids cut with an
+    ellipsis and never split, and no line ending in a space."""
+    output = invoke(["batch", "tests/labelled/runs", "--jobs", "1"], columns=columns)
+    lines = output.splitlines()
+    header = next(line for line in lines if line.startswith("run "))
+    assert header.split()[:6] == ["run", "process", "final", "it", "tier", "held"]
+    runs = lines[lines.index(header) + 1: lines.index(header) + 1 + 61]
+    assert len(runs) == 61 and all(len(line) <= max(columns, 60) for line in runs)
+    assert not any(line.startswith(" ") for line in runs)  # no id wrapped onto a second line
+    assert not [line for line in lines if line != line.rstrip()]
+
+
+@pytest.mark.parametrize("args", [["score", "sample_telemetry/example2_bad_standard.yaml"],
+                                  ["compare", "sample_telemetry/example1_good_standard.yaml",
+                                   "sample_telemetry/example2_bad_standard.yaml"],
+                                  ["explain", "test_chasing"], ["explain", "--list"], ["drift", "sample_telemetry/drift"],
+                                  ["policy", "show"], ["batch", "sample_telemetry", "-q"]])
+def test_no_text_output_ends_a_line_with_whitespace(args: list[str]) -> None:
+    for columns in (80, 120):
+        here = os.getcwd()
+        os.chdir(ROOT)
+        try:
+            output = runner.invoke(app, [*args, "--jobs", "1"] if args[0] in ("batch", "drift") else args,
+                                   env={"COLUMNS": str(columns)}).stdout
+        finally:
+            os.chdir(here)
+        assert output and not [line for line in output.splitlines() if line != line.rstrip()], (args, columns)

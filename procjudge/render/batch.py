@@ -12,16 +12,15 @@ import os
 import re
 import textwrap
 from collections.abc import Iterator, Sequence
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 from rich.console import Group
-from rich.table import Table
 from rich.text import Text
 
 from ..numbers import fmt_num as num
 from ..results import AgentSummary, BatchReport, Result, Row, Rule, annotated
-from .fit import Fitted, left_ellipsis, right_ellipsis, spare
+from .fit import AtWidth, left_ellipsis, right_ellipsis
 from .json import dumps
 from .markdown import cell
 from .text import (
@@ -166,22 +165,6 @@ def _github_notice(report: BatchReport) -> str:
             f"{summary.errors} unreadable\n")
 
 
-def _runs_wide(rows: list[Row]) -> Table:
-    runs = Table(show_edge=False, pad_edge=False, header_style="bold", title="runs", title_justify="left", title_style="dim")
-    held = any(row.held_back_total is not None for row in rows)  # a column only where a held-back suite ran
-    columns: tuple[tuple[str, Literal["left", "right"]], ...] = (
-        ("run", "left"), ("agent", "left"), ("iters", "right"), ("final", "right"), ("process", "right"),
-        ("tier", "left"), *((("held", "right"),) if held else ()), ("anti-patterns", "left"), ("gate", "left"))
-    for column, justify in columns:
-        runs.add_column(column, justify=justify, overflow="fold", no_wrap=column in ("tier", "process", "final", "held", "gate"))
-    for row in rows:
-        gate = Text("FAIL", style="red") if row.gate_failures else Text("ok", style="green")
-        runs.add_row(Text(literal(row.id)), Text(literal(row.agent or "-")), str(row.iterations_used),
-                     num(row.final_score), signed(row.process_score), row.tier, *((held_text(row),) if held else ()),
-                     ", ".join(row.anti_patterns) or "-", gate)
-    return runs
-
-
 def held_cell(row: Row) -> str:
     """The held-back outcome in a few characters: ``3/3`` resolved, ``2/3`` not; ``-`` when none ran."""
     return "-" if row.held_back_total is None else f"{row.held_back_passed}/{row.held_back_total}"
@@ -191,46 +174,68 @@ def held_text(row: Row) -> Text:
     return Text(held_cell(row), style="green" if row.held_back_resolved else "red" if row.held_back_resolved is False else "")
 
 
-def _runs_narrow(rows: list[Row], width: int) -> Table:
-    """Below 100 columns: the run id shortened from the left, agent and anti-patterns on a dim
-    second line under it, and the figures in narrow columns."""
-    cells = [[signed(r.process_score) for r in rows] + ["process"], [num(r.final_score) for r in rows] + ["final"],
-             [str(r.iterations_used) for r in rows] + ["it"], [r.tier for r in rows] + ["tier"], ["FAIL", "gate"]]
+TIER_SHORT = {"get_it_right_first_time": "first", "systematic_refinement": "systematic",
+              "exploratory_converging": "exploratory", "thrashing_recovering": "recovering",
+              "persistent_thrashing": "thrashing", "regression_spiral": "spiral"}
+GAP = "  "
+
+
+def _findings_cell(found: Sequence[str], room: int) -> str:
+    """The anti-patterns in ``room`` characters: all of them when they fit, else the first cut
+    with an ellipsis and how many more there are (``shotgun_deb… +1``)."""
+    whole = ", ".join(found) or "-"
+    if len(whole) <= room or len(found) <= 1:
+        return right_ellipsis(whole, room)
+    more = f" +{len(found) - 1}"
+    return right_ellipsis(found[0], room - len(more)) + more
+
+
+def _cell_style(column: str, row: Row) -> str:
+    if column == "gate":
+        return "red" if row.gate_failures else "green"
+    if column == "held" and row.held_back_resolved is not None:
+        return "green" if row.held_back_resolved else "red"
+    return ""
+
+
+def _runs(rows: list[Row], width: int) -> Text:
+    """One line per run at any width, the same columns in the same order: the run id (cut from the
+    left, so its distinctive end stays), process, final, iterations, tier (short name), the
+    held-back outcome where a suite ran, the gate, and the anti-patterns in what room is left (cut
+    with an ellipsis, never split mid-word). A legend names the short tiers."""
     held = any(row.held_back_total is not None for row in rows)
-    if held:
-        cells.insert(4, [held_cell(r) for r in rows] + ["held"])
-    room = spare(width, cells)
-    runs = Table(show_edge=False, pad_edge=False, header_style="bold", title="runs", title_justify="left", title_style="dim")
-    runs.add_column("run", no_wrap=True, overflow="ellipsis", max_width=room)
-    for column, justify in (("process", "right"), ("final", "right"), ("it", "right"), ("tier", "left"),
-                            *((("held", "right"),) if held else ()), ("gate", "left")):
-        runs.add_column(column, justify=justify, no_wrap=True)
-    several_agents = len({row.agent for row in rows}) > 1
-    for row in rows:
-        name = Text(left_ellipsis(literal(row.id), room))
-        agent = literal(row.agent) if several_agents else ""
-        extra = " · ".join(part for part in (agent, ", ".join(row.anti_patterns)) if part)
-        for line in textwrap.wrap(extra, width=room, break_on_hyphens=False, break_long_words=False)[:4]:
-            name.append("\n" + right_ellipsis(line, room), style="dim")
-        gate = Text("FAIL", style="red") if row.gate_failures else Text("ok", style="green")
-        runs.add_row(name, signed(row.process_score), num(row.final_score), str(row.iterations_used), row.tier,
-                     *((held_text(row),) if held else ()), gate)
-    return runs
+    figures = [("process", "right", [signed(r.process_score) for r in rows]),
+               ("final", "right", [num(r.final_score) for r in rows]),
+               ("it", "right", [str(r.iterations_used) for r in rows]),
+               ("tier", "left", [TIER_SHORT.get(r.tier, r.tier) for r in rows]),
+               *((("held", "right", [held_cell(r) for r in rows]),) if held else ()),
+               ("gate", "left", ["FAIL" if r.gate_failures else "ok" for r in rows])]
+    widths = [max([len(name), *(len(c) for c in cells)]) for name, _, cells in figures]
+    fixed = sum(widths) + len(GAP) * (len(widths) + 1)
+    ids = [literal(r.id) for r in rows]
+    room = max(12, min(max((len(i) for i in ids), default=3), width - fixed - 12))
+    findings_room = max(0, width - fixed - room)
+    text = Text("runs", style="dim")
+    head = [f"{'run':<{room}}"] + [f"{name:>{w}}" if justify == "right" else f"{name:<{w}}"
+                                   for (name, justify, _), w in zip(figures, widths, strict=True)]
+    text.append("\n" + GAP.join(head) + (GAP + "anti-patterns" if findings_room >= 8 else ""), style="bold")
+    for k, row in enumerate(rows):
+        text.append("\n" + f"{left_ellipsis(ids[k], room):<{room}}")
+        for (name, justify, cells), w in zip(figures, widths, strict=True):
+            cell_text = f"{cells[k]:>{w}}" if justify == "right" else f"{cells[k]:<{w}}"
+            text.append(GAP)
+            text.append(cell_text, style=_cell_style(name, row))
+        if findings_room >= 8:
+            text.append(GAP + _findings_cell(row.anti_patterns, findings_room), style="dim")
+    shown = [t for t in TIER_SHORT if any(r.tier == t for r in rows)]
+    if shown:
+        legend = "tiers: " + ", ".join(f"{TIER_SHORT[t]} = {t}" for t in shown)
+        text.append("\n" + "\n".join(textwrap.wrap(legend, width=max(width, 40), break_on_hyphens=False)), style="dim")
+    return text
 
 
-def _agents_wide(agents: list[AgentSummary]) -> Table:
-    table = Table(show_edge=False, pad_edge=False, header_style="bold", title="per agent", title_justify="left",
-                  title_style="dim")
-    for column in ("agent", "runs", "mean", "median", "tiers", "anti-patterns (share of runs)"):
-        table.add_column(column, overflow="fold")
-    for agent in agents:
-        table.add_row(Text(literal(agent.agent)), str(agent.runs), signed(round(agent.mean_process_score, 2)),
-                      signed(agent.median_process_score), counts(agent.tiers), shares(agent.anti_pattern_share))
-    return table
-
-
-def _agents_narrow(agents: list[AgentSummary], width: int) -> Text:
-    """Below 100 columns: one line of figures per agent, its tiers and anti-patterns under it."""
+def _agents(agents: list[AgentSummary], width: int) -> Text:
+    """One line of figures per agent, its tiers and anti-patterns under it (at any width)."""
     text = Text("per agent", style="dim")
     for agent in agents:
         text.append("\n")
@@ -247,8 +252,8 @@ def table_report(report: BatchReport, quiet: bool = False) -> Group:
     printed at (below 100 columns the narrow layout of ``render.fit``)."""
     summary = report.summary
     rows = report.rows
-    runs = Fitted(lambda: _runs_wide(rows), lambda width: _runs_narrow(rows, width))
-    agents = Fitted(lambda: _agents_wide(summary.agents), lambda width: _agents_narrow(summary.agents, width))
+    runs = AtWidth(lambda width: _runs(rows, width))
+    agents = AtWidth(lambda width: _agents(summary.agents, width))
     footer = Text()
     footer.append(f"{plural(summary.runs_scored, 'run')} scored, {summary.gate.failed_runs} failed the gate, "
                   f"{summary.errors} unreadable")

@@ -50,3 +50,13 @@ class Fitted:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         width = options.max_width
         yield self.wide() if width >= NARROW else self.narrow(width)
+
+
+class AtWidth:
+    """A renderable laid out for the width it is printed at, one layout whatever the width."""
+
+    def __init__(self, render: Callable[[int], RenderableType]) -> None:
+        self.render = render
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield self.render(options.max_width)
