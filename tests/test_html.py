@@ -129,19 +129,32 @@ def test_the_sample_pages_for_score_batch_and_compare_are_self_contained(tmp_pat
     assert "95% bootstrap interval" in pages[3] and "The pairs that differ most" in pages[3]
 
 
-def test_a_large_batch_lists_every_run_and_details_only_the_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_large_batch_lists_every_run_worst_first_and_details_the_worst(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    import re
+
     from procjudge.render import html as page
 
     monkeypatch.setattr(page, "DETAIL_CAP", 3)
-    for k in range(7):
-        (tmp_path / "runs").mkdir(exist_ok=True)
-        (tmp_path / "runs" / f"r{k}.json").write_text(json.dumps({"iterations": [
-            {"iteration_telemetry": {"score": {"post_iteration": 40 + k}}},
-            {"iteration_telemetry": {"score": {"post_iteration": 60 + k}}}]}))
-    html = html_of(["batch", str(tmp_path / "runs"), "--exit-zero"], tmp_path)
-    assert html.count("<tr data-k=") == 7
-    assert html.count('<section class="run">') == 3
-    assert "4 of 7 runs are listed without their detail: the page details the first 3" in html
+    (tmp_path / "runs").mkdir(exist_ok=True)
+    # r0..r5 climb (positive scores); r6 regresses twice (the lowest score); r3 fails the --fail-on gate
+    for k in range(6):
+        scores = [40 + k, 60 + k] if k != 3 else [60, 50]
+        run_id = f"HumanEval/{[2, 10, 1, 3, 20, 100][k]}"
+        (tmp_path / "runs" / f"r{k}.json").write_text(json.dumps({"run": {"id": run_id}, "iterations": [
+            {"iteration_telemetry": {"score": {"post_iteration": s}}} for s in scores]}))
+    (tmp_path / "runs" / "r6.json").write_text(json.dumps({"run": {"id": "HumanEval/6"}, "iterations": [
+        {"iteration_telemetry": {"score": {"post_iteration": s}}} for s in (80, 60, 40)]}))
+    html = html_of(["batch", str(tmp_path / "runs"), "--exit-zero", "--fail-on", "returned_worse"], tmp_path)
+    assert html.count("<tr data-k=") == 7 and html.count('<section class="run">') == 3
+    assert "4 of 7 runs are listed without their detail: the page details the 3 worst" in html
+    order = re.findall(r'<tr data-k="\d+" data-id="([^"]+)"', html)
+    assert order[:2] == ["HumanEval/6", "HumanEval/3"]  # the two gate failures first (returned_worse), lowest first
+    linked = re.findall(r'data-id="([^"]+)"[^>]*>\s*<td><a href="#run-', html)
+    assert linked == order[:3]  # the detailed runs are the three worst
+    # the runs that cost the most say what cost them: items with their points, not anti-patterns alone
+    row = html[html.index('data-id="HumanEval/6"'):html.index("</tr>", html.index('data-id="HumanEval/6"'))]
+    assert "gate failed" in row and "monotonic_improvement -10" in row
 
 
 def test_html_is_not_imported_by_other_formats() -> None:

@@ -10,6 +10,7 @@ on the lowest versions)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -66,8 +67,8 @@ def browser() -> Iterator[Any]:
 class Opened:
     """A page loaded offline, with what its console said and every request it tried."""
 
-    def __init__(self, browser: Any, path: Path, **options: Any) -> None:
-        self.context = browser.new_context(viewport={"width": 1280, "height": 900}, **options)
+    def __init__(self, browser: Any, path: Path, width: int = 1280, **options: Any) -> None:
+        self.context = browser.new_context(viewport={"width": width, "height": 900}, **options)
         self.page = self.context.new_page()
         self.console: list[str] = []
         self.requests: list[str] = []
@@ -269,4 +270,36 @@ def test_a_table_of_thousands_of_runs_sorts(browser: Any, tmp_path: Path) -> Non
     assert set(agents) == {"agent-1"} and len(agents) == 500
     page.locator("#more").click()
     assert page.locator("#runs tbody tr").count() == 667 and not page.locator("#more").is_visible()
+    opened.close()
+
+
+def test_the_batch_page_reads_on_a_phone_and_sorts_ids_naturally(browser: Any, tmp_path: Path) -> None:
+    """At 390 px the runs table scrolls sideways rather than squeezing: no two header cells overlap
+    and no tier name breaks mid-word. Sorting by run orders ids naturally (HumanEval/2 before /10)."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for number in (0, 1, 10, 100, 2, 20):
+        (runs / f"r{number}.json").write_text(json.dumps({"run": {"id": f"HumanEval/{number}", "agent": "model-a"},
+                                                          "iterations": [{"iteration_telemetry": {"score": {"post_iteration": s}}}
+                                                                         for s in (40, 40 + number % 50)]}))
+    page_file = render(["batch", str(runs), str(SAMPLES / "example2_bad_standard.yaml"), "--exit-zero"],
+                       tmp_path / "batch.html")
+    opened = Opened(browser, page_file, width=390)
+    page = opened.page
+    boxes = page.eval_on_selector_all("#runs thead th", "cells => cells.map(c => { const r = c.getBoundingClientRect(); "
+                                      "return [r.left, r.right, r.top, r.bottom]; })")
+    for (_, right, _, _), (next_left, _, _, _) in itertools.pairwise(boxes):
+        assert right <= next_left + 0.5, boxes  # side by side, none over another
+    tier_heights = page.eval_on_selector_all("#runs tbody td:nth-child(6)",
+                                             "cells => cells.map(c => c.getBoundingClientRect().height)")
+    first_cell = page.eval_on_selector("#runs tbody td:nth-child(2)", "c => c.getBoundingClientRect().height")
+    assert max(tier_heights) <= first_cell + 1  # one line each: no tier name broken over two
+    overflow = page.eval_on_selector("div.scroll", "d => d.scrollWidth > d.clientWidth")
+    assert overflow  # the table is wider than the phone, and scrolls
+    opened.shot("batch-phone")
+    page.locator("th[data-key=id] button").click()  # descending first
+    page.locator("th[data-key=id] button").click()
+    ids = page.eval_on_selector_all("#runs tbody tr", "rows => rows.map(r => r.dataset.id)")
+    numbered = [i for i in ids if i.startswith("HumanEval/")]
+    assert numbered == [f"HumanEval/{n}" for n in (0, 1, 2, 10, 20, 100)], ids
     opened.close()

@@ -71,7 +71,9 @@ def monotonic_improvement(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     if fell:
         falls = ", ".join(f"iter {it.number}: {fmt_num(it.delta or 0.0)}" for it in fell)
         parts.append(f"{plural(len(fell), 'regression')} x {fmt_num(rule.per_regression)} ({falls})")
-    yield Hit(points=points, iterations=tuple(it.number for it in steps), evidence="; ".join(parts))
+    shares = {str(it.number): rule.per_step for it in held} | {str(it.number): rule.per_regression for it in fell}
+    yield Hit(points=points, iterations=tuple(it.number for it in steps), evidence="; ".join(parts),
+              detail={"per_iteration": {n: p for n, p in shares.items() if p}} if len(steps) > 1 else None)
 
 
 def _per_unused(p: Policy) -> str:

@@ -19,7 +19,7 @@ import json
 import os
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -174,7 +174,7 @@ class IterationView:
     log: list[str] = field(default_factory=list)
     summary: list[str] = field(default_factory=list)
     build: str | None = None
-    items: list[tuple[int, str, float]] = field(default_factory=list)
+    items: list[tuple[int, str, float, str]] = field(default_factory=list)
 
     @property
     def meta(self) -> list[str]:
@@ -214,16 +214,34 @@ class RunView:
     totals: dict[str, float]
 
 
+def iteration_shares(item: Item) -> Callable[[int], tuple[float, str]]:
+    """What an item shows at each iteration it concerns: its share there and, when the share is
+    not all of it, what it is a share of. A signal pays the same at each iteration; an item that
+    records its split (``detail.per_iteration``, the monotonic bonus) shows it; any other item
+    spanning several iterations shows its total, said to be over them all."""
+    count = len(item.iterations)
+    split = (item.detail or {}).get("per_iteration") if isinstance(item.detail, dict) else None
+    if count <= 1:
+        return lambda number: (item.points, "")
+    if isinstance(split, dict):
+        return lambda number: (float(split.get(str(number), 0.0)), f"of {item.points:+g} over {count} iterations")
+    if item.kind == "signal":
+        return lambda number: (round(item.points / count, 4), f"of {item.points:+g} over {count} iterations")
+    return lambda number: (item.points, f"the run's total, over {count} iterations")
+
+
 def run_view(verdict: Verdict, detail: RunDetail | None = None, anchor: str = "r0") -> RunView:
     """A run's section of a page: its verdict, and the detail the worker read beside it (diffs,
     test names, actions; without it, the verdict alone)."""
     items = [(k, item, _kind(item)) for k, item in enumerate(verdict.items)]
-    per_iteration: dict[int, list[tuple[int, str, float]]] = {}
+    per_iteration: dict[int, list[tuple[int, str, float, str]]] = {}
     for k, item in enumerate(verdict.items):
         if item.per_iteration:
             continue
+        shares = iteration_shares(item)
         for number in item.iterations:
-            per_iteration.setdefault(number, []).append((k, item.id, item.points))
+            share, note = shares(number)
+            per_iteration.setdefault(number, []).append((k, item.id, share, note))
     views = []
     details = {d.number: d for d in detail.iterations} if detail is not None else {}
     previous_names: tuple[set[str], set[str]] | None = None
@@ -321,37 +339,73 @@ def _shares(rows: Iterable[Any]) -> list[tuple[str, int, float, float]]:
     return [(name, n, n / total, round(300 * n / top, 1)) for name, n in counts.most_common(12)]
 
 
+ACCUSING = ("test_chasing", "checker_tampering", "repository_history")
+
+
+def worst_first(row: Any, failed: bool) -> tuple[int, int, float]:
+    """How a run ranks for a reader, worst first: a failed gate, then an accusation, then the lowest
+    process score (a sort key: smaller is worse)."""
+    return (0 if failed else 1, 0 if any(f in ACCUSING for f in row.anti_patterns) else 1, row.process_score)
+
+
+def costliest(verdict: Verdict, count: int = 3) -> list[tuple[str, float]]:
+    """The items that cost a run the most (points summed per id), worst first."""
+    lost: dict[str, float] = {}
+    for item in verdict.items:
+        if item.points < 0:
+            lost[item.id] = lost.get(item.id, 0.0) + item.points
+    return sorted(lost.items(), key=lambda pair: (pair[1], pair[0]))[:count]
+
+
 class HtmlReporter:
-    """The batch page: runs stream in; the first ``DETAIL_CAP`` keep their verdict for a detailed
-    section, every run is a row of the table."""
+    """The batch page: runs stream in; every run is a row of the table, opened worst first, with the
+    items that cost it the most; the ``DETAIL_CAP`` worst (a failed gate, then an accusation, then
+    the lowest score) keep their verdict for a detailed section, in a bounded heap, so memory stays
+    flat however many runs stream past."""
 
     needs_lines = False
-    needs_verdict = True  # the detailed runs
+    needs_verdict = True  # the detailed runs, and the items that cost each run the most
     needs_detail = True  # and what the page shows of them beyond the verdict
 
     def __init__(self, quiet: bool = False) -> None:
         self.quiet = quiet
         self.rows: list[Any] = []
-        self.detailed: list[RunView] = []
+        self.failed: list[bool] = []
+        self.costs: list[list[tuple[str, float]]] = []
+        self.heap: list[tuple[tuple[float, float, float], int, Any, Any]] = []  # the worst, as a max-heap on badness
 
     def start(self) -> str:
         return ""
 
     def each(self, result: Any, reasons: list[str] | None) -> str:
+        import heapq
+
         if result.row is None:
             return ""
+        k = len(self.rows)
         self.rows.append(result.row)
-        if not self.quiet and len(self.detailed) < DETAIL_CAP:
-            verdict = result.verdict()
-            if verdict is not None:
-                self.detailed.append(run_view(verdict, result.detail, anchor=f"run-{len(self.rows) - 1}"))
+        self.failed.append(bool(reasons))
+        verdict = result.verdict()
+        self.costs.append(costliest(verdict) if verdict is not None else [])
+        if self.quiet or verdict is None or DETAIL_CAP <= 0:
+            return ""
+        rank = worst_first(result.row, bool(reasons))
+        entry = ((-rank[0], -rank[1], -rank[2]), -k, verdict, result.detail)  # the heap's top is the least bad
+        if len(self.heap) < DETAIL_CAP:
+            heapq.heappush(self.heap, entry)
+        elif entry[:2] > self.heap[0][:2]:
+            heapq.heapreplace(self.heap, entry)
         return ""
 
     def finish(self, report: BatchReport) -> str:
         summary = report.summary
         rows = self.rows
+        kept = sorted(self.heap, key=lambda e: e[:2], reverse=True)  # worst first
+        self.detailed = [run_view(verdict, detail, anchor=f"run-{-k}") for _, k, verdict, detail in kept]
         detailed = {view.anchor for view in self.detailed}
-        table = [{"k": k, "anchor": f"run-{k}" if f"run-{k}" in detailed else None, "row": row} for k, row in enumerate(rows)]
+        order = sorted(range(len(rows)), key=lambda k: (*worst_first(rows[k], self.failed[k]), k))
+        table = [{"k": k, "anchor": f"run-{k}" if f"run-{k}" in detailed else None, "row": rows[k],
+                  "failed": self.failed[k], "costs": self.costs[k]} for k in order]
         scores = [row.process_score for row in rows]
         agents = sorted({row.agent for row in rows})
         tiers = sorted({row.tier for row in rows})

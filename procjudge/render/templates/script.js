@@ -66,6 +66,7 @@
   });
   more.addEventListener("click", function () { limit += PAGE; render(); });
 
+  var natural = new Intl.Collator(undefined, { numeric: true, sensitivity: "base" });
   var headers = table.tHead.rows[0].cells;
   Array.prototype.forEach.call(headers, function (th) {
     var button = th.querySelector("button");
@@ -81,7 +82,8 @@
         return { row: row, value: numeric ? parseFloat(value) : value, k: parseInt(row.getAttribute("data-k"), 10) };
       });
       keyed.sort(function (a, b) {
-        var order = numeric ? a.value - b.value : (a.value < b.value ? -1 : a.value > b.value ? 1 : 0);
+        // ids in natural order: HumanEval/2 before HumanEval/10
+        var order = numeric ? a.value - b.value : natural.compare(a.value, b.value);
         if (order === 0) order = a.k - b.k;
         return descending ? -order : order;
       });
