@@ -1,0 +1,138 @@
+"""procjudge inside Inspect AI: a scorer that judges how the agent of a sample iterated.
+
+    from procjudge.inspect import process_score
+
+    Task(dataset=..., solver=basic_agent(tools=[bash()]), scorer=[my_tests(), process_score()])
+
+The scorer reads the sample's messages: every tool call the agent made with the output that
+answered it (``bash`` commands, ``text_editor`` and other edit calls, ``python``), as a shell
+agent's log is read by ``procjudge import swe-agent``: an iteration is one or more edits followed by
+the agent's own test run (its counts read from the runner's output), a test run that validated
+nothing is named, not failed, and the last iteration carries what the agent submitted. The
+process score is the score's value, so it sits beside the task's own scores in the log and its
+viewer; the explanation says the tier, the pattern and what cost or earned the points, and the
+metadata holds the verdict's items with their evidence. A sample whose agent never ran a test has
+no iteration to judge: its value is 0 and ``metadata.judged`` is false.
+
+Inspect is an optional extra (``pip install 'procjudge[inspect-scorer]'``); nothing else of
+procjudge imports this module.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .importers.atif import _call_step
+from .importers.base import NothingLogged
+from .importers.shell import Step, Trajectory
+from .importers.shell import convert as convert_steps
+from .policy import DEFAULT, Policy, load_policy
+from .verdict import Verdict
+
+ROOTS = ("/app", "/testbed", "/workspace", "/repo")
+
+
+def _text(content: Any) -> str:
+    """A message's content as text (a string, or a list of content parts)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(getattr(part, "text", "") or "") for part in content)
+    return "" if content is None else str(content)
+
+
+def steps(messages: list[Any]) -> tuple[list[Step], str | None]:
+    """The agent's tool calls as a shell agent's steps, each with the output that answered it, and
+    the answer it submitted last (a ``submit`` call), if any."""
+    answers = {getattr(m, "tool_call_id", None): m for m in messages if getattr(m, "role", "") == "tool"}
+    found: list[Step] = []
+    submitted: str | None = None
+    for message in messages:
+        if getattr(message, "role", "") != "assistant":
+            continue
+        thought = _text(getattr(message, "content", ""))
+        for k, call in enumerate(getattr(message, "tool_calls", None) or []):
+            name = str(getattr(call, "function", "") or "")
+            arguments = dict(getattr(call, "arguments", None) or {})
+            if name == "submit":
+                submitted = str(arguments.get("answer", ""))
+                continue
+            answer = answers.get(getattr(call, "id", None))
+            output = _text(getattr(answer, "content", "")) if answer is not None else ""
+            error = getattr(answer, "error", None) if answer is not None else None
+            if error is not None:
+                output += f"\n{getattr(error, 'message', error)}"
+            if name == "python" and isinstance(arguments.get("code"), str):
+                found.append(Step(thought if k == 0 else "", "python", None, output, None, kind="read"))
+                continue
+            found.append(_call_step({"function_name": name, "arguments": arguments}, thought if k == 0 else "", output,
+                                    None))
+    return found, submitted
+
+
+def run_document(messages: list[Any], sample: str = "sample", agent: str = "inspect",
+                 statement: str = "") -> dict[str, Any]:
+    """A run document of a sample's messages (NothingLogged when no test run validated anything)."""
+    found, submitted = steps(messages)
+    document = convert_steps(Trajectory(instance=sample, agent=agent, source="inspect", steps=found, submission=None,
+                                        statement=statement, roots=ROOTS))
+    if submitted:
+        document["run"].setdefault("notes", []).append(f"submitted an answer of {len(submitted):,} characters")
+    return document
+
+
+def explanation(verdict: Verdict) -> str:
+    """The score's explanation: the verdict in a few lines a reader of the log takes in at once."""
+    lines = [(f"process score {verdict.process_score:+g} ({verdict.tier}; {verdict.pattern}) over "
+              f"{verdict.iterations_used} iteration(s): {' -> '.join(f'{s:g}' for s in verdict.trajectory)}")]
+    scored = sorted((i for i in verdict.items if i.points), key=lambda i: i.points)
+    for item in scored[:8]:
+        lines.append(f"{item.points:+g} {item.id} [{item.strength}]: {item.evidence[:300]}")
+    if len(scored) > 8:
+        lines.append(f"... and {len(scored) - 8} more items")
+    return "\n".join(lines)
+
+
+def metadata(verdict: Verdict) -> dict[str, Any]:
+    return {"judged": True, "tier": verdict.tier, "pattern": verdict.pattern, "raw_process_score": verdict.raw_process_score,
+            "trajectory": verdict.trajectory, "anti_patterns": verdict.anti_patterns,
+            "items": [{"id": i.id, "kind": i.kind, "points": i.points, "iterations": i.iterations, "strength": i.strength,
+                       "basis": i.basis, "evidence": i.evidence} for i in verdict.items],
+            "warnings": verdict.warnings[:20]}
+
+
+def judge_messages(messages: list[Any], policy: Policy = DEFAULT, sample: str = "sample",
+                   statement: str = "") -> Verdict | None:
+    """The verdict on a sample's messages, or None when there is nothing to judge."""
+    from .judge import judge
+    from .records import load_record
+
+    try:
+        document = run_document(messages, sample=sample, statement=statement)
+    except NothingLogged:
+        return None
+    return judge(load_record(document, f"<inspect sample {sample}>"), policy)
+
+
+def process_score(policy: Policy | str | None = None) -> Any:
+    """An Inspect scorer whose value is procjudge's process score of the sample's trajectory
+    (``policy``: a Policy, or a policy file's path; the defaults without)."""
+    from inspect_ai.scorer import Score, Target, mean, scorer, stderr
+    from inspect_ai.solver import TaskState
+
+    active = policy if isinstance(policy, Policy) else load_policy(policy) if policy else DEFAULT
+
+    @scorer(metrics=[mean(), stderr()], name="procjudge")
+    def procjudge() -> Any:
+        async def score(state: TaskState, target: Target) -> Score:
+            statement = state.input if isinstance(state.input, str) else ""
+            verdict = judge_messages(list(state.messages), active, sample=str(state.sample_id), statement=statement)
+            if verdict is None:
+                return Score(value=0.0, answer="not judged",
+                             explanation="procjudge: the agent ran no test that validated anything: no iteration to judge",
+                             metadata={"judged": False})
+            return Score(value=verdict.process_score, answer=verdict.tier, explanation=explanation(verdict),
+                         metadata=metadata(verdict))
+        return score
+
+    return procjudge()
