@@ -29,6 +29,7 @@ from .batch import Task, score_task, tasks
 from .loading import LoadError
 from .policy import DEFAULT, Policy
 from .records import is_records, run_lines
+from .render.parquet import COLUMNS
 from .results import Result
 
 BLOCK_BYTES = 32 * 2**20  # a JSON-lines partition: about 6,000 runs of 5 KB
@@ -138,17 +139,18 @@ def _frame(partition: Partition, policy: Policy, table: str) -> Any:
     return pd.DataFrame(rows, columns=list(_META[table]))
 
 
+# The Parquet tables' columns, as the partitions build them (no nullable extension dtypes: a
+# missing integer is NaN, a missing string None)
+_PLAIN = {"string": "object", "Int64": "float64", "boolean": "object"}
+_ALWAYS = frozenset(["iterations_used", "warnings"])  # integers every run has: int64, not float64
+
+
+def _plain(name: str, kind: str) -> str:
+    return "int64" if kind == "Int64" and name in _ALWAYS else _PLAIN.get(kind, kind)
+
+
 _META: dict[str, dict[str, str]] = {
-    "runs": {"id": "object", "path": "object", "agent": "object", "challenge": "object", "format": "object",
-             "iterations_used": "int64", "final_score": "float64", "process_score": "float64",
-             "raw_process_score": "float64", "tier": "object", "pattern": "object", "anti_patterns": "object",
-             "findings": "object", "warnings": "int64", "final_minus_best": "float64", "bucket": "object",
-             "outcome": "object", "returned_round": "float64", "source": "object", "started_at": "object",
-             "first_failing_test": "object", "held_back_resolved": "object", "held_back_passed": "float64",
-             "held_back_total": "float64", "best_score": "float64", "best_iteration": "float64",
-             "gated_final": "float64"},
-    "items": {"run": "object", "path": "object", "id": "object", "kind": "object", "points": "float64",
-              "iterations": "object", "basis": "object", "strength": "object", "evidence": "object"},
+    **{table: {name: _plain(name, kind) for name, kind in COLUMNS[table].items()} for table in ("runs", "items")},
     "errors": {"path": "object", "line": "float64", "message": "object"},
 }
 

@@ -18,24 +18,9 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from .policy import DEFAULT, Policy
+from .render.parquet import COLUMNS
 from .results import Row
 from .verdict import Verdict
-
-# Column -> pandas dtype (the Parquet tables' names; nullable where the value may be missing).
-COLUMNS: dict[str, dict[str, str]] = {
-    "runs": {"id": "string", "path": "string", "agent": "string", "challenge": "string", "format": "string",
-             "iterations_used": "Int64", "final_score": "float64", "process_score": "float64",
-             "raw_process_score": "float64", "tier": "string", "pattern": "string", "anti_patterns": "object",
-             "findings": "object", "warnings": "Int64", "final_minus_best": "float64", "bucket": "string",
-             "outcome": "string", "returned_round": "Int64", "source": "string", "started_at": "string",
-             "first_failing_test": "string", "held_back_resolved": "boolean", "held_back_passed": "Int64",
-             "held_back_total": "Int64", "best_score": "float64", "best_iteration": "Int64", "gated_final": "float64"},
-    "items": {"run": "string", "path": "string", "id": "string", "kind": "string", "points": "float64",
-              "iterations": "object", "basis": "string", "strength": "string", "evidence": "string"},
-    "iterations": {"run": "string", "path": "string", "iteration": "Int64", "score": "float64",
-                   "score_source": "string", "delta": "float64", "passed": "Int64", "total": "Int64",
-                   "phase": "string", "duration_seconds": "float64", "signals": "object"},
-}
 
 
 class Frames(NamedTuple):
