@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .importers.atif import _call_step
+from .importers.atif import call_step
 from .importers.base import NothingLogged
 from .importers.shell import Step, Trajectory
 from .importers.shell import convert as convert_steps
@@ -65,7 +65,7 @@ def steps(messages: list[Any]) -> tuple[list[Step], str | None]:
             if name == "python" and isinstance(arguments.get("code"), str):
                 found.append(Step(thought if k == 0 else "", "python", None, output, None, kind="read"))
                 continue
-            found.append(_call_step({"function_name": name, "arguments": arguments}, thought if k == 0 else "", output,
+            found.append(call_step({"function_name": name, "arguments": arguments}, thought if k == 0 else "", output,
                                     None))
     return found, submitted
 

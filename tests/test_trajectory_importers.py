@@ -203,7 +203,7 @@ def test_a_ctrf_report_gives_every_test_of_the_verifier(tmp_path: Path) -> None:
     ({"function_name": "read_file", "arguments": {"path": "/app/x.py"}}, []),
 ])
 def test_atif_tool_calls_become_edits_or_reads(call: dict[str, Any], expected: list[tuple[str, str]]) -> None:
-    assert atif._call_step(call, "", "", None).writes == expected
+    assert atif.call_step(call, "", "", None).writes == expected
 
 
 def test_a_file_that_is_not_atif_is_refused_at_its_line(tmp_path: Path) -> None:

@@ -43,6 +43,7 @@ from ..facts import (
     outside_repository,
 )
 from ..model import Run
+from .base import plural
 from .fragments import apply_hunks, new_side, parse_block
 
 DEFINITE, LIKELY, WEAK = "definite", "likely", "weak"
@@ -181,6 +182,11 @@ class Case(msgspec.Struct, frozen=True):
     @property
     def inputs(self) -> frozenset[Any]:
         return frozenset(leaf for arg in self.args for leaf in leaves(arg))
+
+    @property
+    def arg_leaves(self) -> list[Any]:
+        """The scalar literals of the arguments, in order and with repeats (``f(2, 2)``: two)."""
+        return [leaf for arg in self.args for leaf in leaves(arg)]
 
     @property
     def args_key(self) -> Any:
@@ -505,7 +511,7 @@ def _covers(combo: list[Any], case: Case) -> int:
     """How many of the case's argument literals the combination compares (each used once)."""
     pool = list(combo)
     hits = 0
-    for leaf in (leaf for arg in case.args for leaf in leaves(arg)):
+    for leaf in case.arg_leaves:
         if leaf in pool:
             pool.remove(leaf)
             hits += 1
@@ -518,6 +524,13 @@ def _specific(combo: list[Any]) -> bool:
     return any(distinctive(k) for k in combo) or sum(1 for k in combo if k not in _TRIVIAL) >= 2
 
 
+def _names_every_argument(combo: list[Any], case: Case) -> bool:
+    """Whether a combination compares every argument literal of a test, and enough to single it out
+    (two or more, or one distinctive literal)."""
+    size = len(case.arg_leaves)
+    return _covers(combo, case) == size and (size >= 2 or distinctive(combo[0]))
+
+
 def _argument_match(combo: list[Any], exact: bool, failing: tuple[Case, ...],
                     visible: tuple[Case, ...]) -> tuple[str, Case, int] | None:
     """(strength, case, arguments matched) for the best test whose arguments the combination names."""
@@ -525,12 +538,11 @@ def _argument_match(combo: list[Any], exact: bool, failing: tuple[Case, ...],
         return None
     for group, whole_strength in ((failing, DEFINITE), (visible, LIKELY)):
         for case in group:
-            size = sum(1 for arg in case.args for _ in leaves(arg))
-            hits = _covers(combo, case)
-            if hits == size and (size >= 2 or distinctive(combo[0])) and len(combo) <= size + 1:
+            size, hits = len(case.arg_leaves), _covers(combo, case)
+            if _names_every_argument(combo, case) and len(combo) <= size + 1:
                 return (whole_strength if exact else LIKELY), case, hits
             if group is failing and size >= 3 and hits >= 2 and hits * 3 >= size * 2 and \
-                    all(k in [leaf for arg in case.args for leaf in leaves(arg)] for k in combo if k not in _TRIVIAL):
+                    all(k in case.arg_leaves for k in combo if k not in _TRIVIAL):
                 return LIKELY, case, hits
     return None
 
@@ -564,7 +576,7 @@ def _argument_shapes(tree: ast.AST, lines: list[str], failing: tuple[Case, ...],
             continue
         strength, case, hits = best
         state = "failing" if case in failing else "visible"
-        size = sum(1 for arg in case.args for _ in leaves(arg))
+        size = len(case.arg_leaves)
         line = getattr(node, "lineno", None) or getattr(getattr(node, "pattern", None), "lineno", None)
         yield Shape(rule="argument_branch", strength=strength, line=line,
                     code=lines[line - 1].strip()[:200] if line and line <= len(lines) else "",
@@ -638,13 +650,9 @@ def _table_shapes(tree: ast.AST, lines: list[str], cases: tuple[Case, ...], spec
             continue  # a domain table (irregular plurals, roman numerals) that holds a tested pair or two
         named = f" `{name}`" if name else ""
         yield Shape(rule="lookup_table", strength=strength, line=node.lineno, code=_segment(lines, node),
-                    why=f"the table{named} maps {plural_of(len(matches), 'test input')} to the expected outputs "
+                    why=f"the table{named} maps {plural(len(matches), 'test input')} to the expected outputs "
                         f"(`{(failed or matches)[0].text[:100]}`{', which the feedback showed failing' if failed else ''}), "
-                        f"among {plural_of(len(node.keys), 'pair')}")
-
-
-def plural_of(count: int, word: str) -> str:
-    return f"{count} {word}" + ("" if count == 1 else "s")
+                        f"among {plural(len(node.keys), 'pair')}")
 
 
 def _module_names(tree: ast.Module) -> set[str]:
@@ -669,7 +677,7 @@ _MUTATORS = frozenset(["add", "append", "discard", "remove", "clear", "pop", "po
 _COUNTERS = frozenset(["count", "cycle"])  # itertools.count() / cycle(): next() changes them on every call
 
 
-def _state_root(node: ast.AST, func: str, classes: set[str]) -> str | None:
+def _state_root(node: ast.AST) -> str | None:
     """The name a target's state lives under: its root name; ``__class__`` for ``self.__class__.x``
     or ``type(self).x``; None when it is neither a name nor an attribute chain."""
     while isinstance(node, (ast.Attribute, ast.Subscript)):
@@ -727,10 +735,10 @@ def _persistent_state(func: ast.FunctionDef | ast.AsyncFunctionDef, scope: _Scop
     outliving = set(scope.names) | mutable_params | set(scope.classes) | {func.name, "cls", "__class__"}
     state: set[str] = set()
     for stmt in ast.walk(func):
-        target = _changed(stmt, scope)
+        target = _changed(stmt)
         if target is None:
             continue
-        root = _state_root(target, func.name, set(scope.classes))
+        root = _state_root(target)
         if root is None:
             continue
         if (isinstance(target, ast.Name) and root in declared) or (not isinstance(target, ast.Name) and root in outliving):
@@ -742,7 +750,7 @@ def _persistent_state(func: ast.FunctionDef | ast.AsyncFunctionDef, scope: _Scop
     return state
 
 
-def _changed(stmt: ast.AST, scope: _Scope) -> ast.AST | None:
+def _changed(stmt: ast.AST) -> ast.AST | None:
     """The target a statement changes as state: an augmented assignment, a flag or counter
     assignment, or a container's mutating call with what the call was given."""
     if isinstance(stmt, ast.AugAssign):
@@ -769,7 +777,7 @@ def _reads(node: ast.AST, names: set[str], scope: _Scope) -> bool:
     for sub in ast.walk(node):
         if isinstance(sub, ast.Name) and sub.id in names:
             return True
-        if isinstance(sub, (ast.Attribute, ast.Subscript)) and _state_root(sub, "", set(scope.classes)) in names:
+        if isinstance(sub, (ast.Attribute, ast.Subscript)) and _state_root(sub) in names:
             return True
     return False
 
@@ -830,8 +838,7 @@ def _keyed_on_case(func: ast.FunctionDef | ast.AsyncFunctionDef, answers: list[a
     for _, found in _conditions(func):
         for combo, _exact in found:
             for case in cases:
-                size = sum(1 for arg in case.args for _ in leaves(arg))
-                if _specific(combo) and _covers(combo, case) == size and (size >= 2 or distinctive(combo[0])):
+                if _specific(combo) and _names_every_argument(combo, case):
                     return f"the function branches on the input of `{case.text[:100]}`"
     return ""
 
@@ -1517,7 +1524,8 @@ def _fragment_shapes(file: Any, reading: _Reading, language: str | None) -> list
         return text_special_cases(file.added_text, reading.feedback, reading.spec) + text_tampering(file.added_text)
     # the added lines together first (a module-level table or counter in one hunk, the function
     # reading it in another), then each hunk in its context
-    shapes = _based(reading.shapes(file.added_text, fragment=True) or (), "diff (python ast)")
+    together = reading.shapes(file.added_text, fragment=True)
+    shapes = _based(together or (), "diff (python ast)")
     keys = {shape.key for shape in shapes}
     for hunk in file.hunks or ((f"+{line}" for line in file.added),):
         lines, added = new_side(tuple(hunk))
@@ -1535,7 +1543,7 @@ def _fragment_shapes(file: Any, reading: _Reading, language: str | None) -> list
             if shape.key not in keys and ((line in added) or (line is None and shape.code.strip() in added_text)):
                 keys.add(shape.key)
                 shapes += _based([msgspec.structs.replace(shape, line=None)], "diff hunk (python ast)")
-    if not shapes and reading.shapes(file.added_text, fragment=True) is None and not file.hunks:
+    if not shapes and together is None and not file.hunks:
         shapes = text_special_cases(file.added_text, reading.feedback, reading.spec) + text_tampering(file.added_text)
     return shapes
 

@@ -53,7 +53,7 @@ def _content(result: dict[str, Any]) -> str:
     return "" if content is None else str(content)
 
 
-def _call_step(call: dict[str, Any], thought: str, output: str, time: float | None) -> Step:
+def call_step(call: dict[str, Any], thought: str, output: str, time: float | None) -> Step:
     name = str(call.get("function_name") or "")
     arguments = as_object(call.get("arguments"))
     path = next((str(arguments[key]) for key in _PATH_ARGUMENTS if isinstance(arguments.get(key), str)), "")
@@ -95,7 +95,7 @@ def steps(trajectory: dict[str, Any]) -> list[Step]:
         time = epoch_seconds(step.get("timestamp"))
         for k, call in enumerate(calls):
             answer = by_id.get(call.get("tool_call_id")) or (results[k] if len(results) == len(calls) else None)
-            found.append(_call_step(call, thought if k == 0 else "", _content(answer) if answer else "", time))
+            found.append(call_step(call, thought if k == 0 else "", _content(answer) if answer else "", time))
     return found
 
 
