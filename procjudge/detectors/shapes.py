@@ -712,13 +712,14 @@ def _scope(tree: ast.AST) -> _Scope:
     return _Scope(frozenset(names), frozenset(classes), frozenset(counters))
 
 
-def _state_shapes(tree: ast.AST, lines: list[str], cases: tuple[Case, ...] = ()) -> Iterator[Shape]:
+def _state_shapes(tree: ast.AST, lines: list[str], cases: tuple[Case, ...] = (),
+                  failing: tuple[Case, ...] = ()) -> Iterator[Shape]:
     scope = _scope(tree)
     for func in ast.walk(tree):
         if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         state = _persistent_state(func, scope)
-        found = _state_branch(func, state, scope, lines, cases) if state else None
+        found = _state_branch(func, state, scope, lines, cases, failing) if state else None
         if found is not None:
             yield found
 
@@ -791,7 +792,7 @@ def _choices(node: ast.If | ast.IfExp) -> list[ast.AST]:
 
 
 def _state_branch(func: ast.FunctionDef | ast.AsyncFunctionDef, state: set[str], scope: _Scope, lines: list[str],
-                  cases: tuple[Case, ...]) -> Shape | None:
+                  cases: tuple[Case, ...], failing: tuple[Case, ...] = ()) -> Shape | None:
     """The first branch whose condition reads that state and that answers something the state does
     not hold (a cache answers what it stored: ``if key in memo: return memo[key]`` is no toggle):
     the same call answers differently the next time. Definite when the function is keyed on a test's
@@ -800,7 +801,7 @@ def _state_branch(func: ast.FunctionDef | ast.AsyncFunctionDef, state: set[str],
     for node in ast.walk(func):
         if isinstance(node, ast.Return) and node.value is not None and _derived(node.value, state, scope):
             name = next(n for n in sorted(state) if _reads(node.value, {n}, scope))
-            keyed = _keyed_on_case(func, [node.value], cases)
+            keyed = _keyed_on_case(func, [node.value], cases, failing)
             return Shape(rule="call_state", strength=DEFINITE if keyed else LIKELY, line=node.lineno,
                          code=_segment(lines, node),
                          why=f"{func.name}() answers a test of `{name}`, which every call changes: the same call answers "
@@ -811,7 +812,7 @@ def _state_branch(func: ast.FunctionDef | ast.AsyncFunctionDef, state: set[str],
         if not answers or any(_reads(value, stored, scope) for value in answers):
             continue  # no answer chosen, or one read from the state: a cache, a lazy value
         name = next(n for n in sorted(state) if _reads(node.test, {n}, scope))
-        keyed = _keyed_on_case(func, answers, cases)
+        keyed = _keyed_on_case(func, answers, cases, failing)
         return Shape(rule="call_state", strength=DEFINITE if keyed else LIKELY, line=node.lineno,
                      code=_segment(lines, node),
                      why=f"`{name}` is changed on every call of {func.name}() and decides what it returns: the same "
@@ -826,12 +827,18 @@ def _derived(value: ast.AST, state: set[str], scope: _Scope) -> bool:
     return isinstance(value, (ast.Compare, ast.BinOp, ast.UnaryOp, ast.BoolOp)) and _reads(value, state, scope)
 
 
-def _keyed_on_case(func: ast.FunctionDef | ast.AsyncFunctionDef, answers: list[ast.AST], cases: tuple[Case, ...]) -> str:
+def _keyed_on_case(func: ast.FunctionDef | ast.AsyncFunctionDef, answers: list[ast.AST], cases: tuple[Case, ...],
+                   failing: tuple[Case, ...] = ()) -> str:
     """Why the toggle is aimed at a test: the function branches on a test's literal input, or the
-    toggle answers a test's expected output; empty when neither."""
+    toggle answers a test's expected output (any value, when the feedback showed that test failing:
+    a call history that turns the answer into what the failing test wanted; a distinctive one
+    otherwise); empty when neither."""
+    values = {key for key in (_literal(a) for a in answers) if key is not None}
+    for case in failing:
+        if case.expected in values:
+            return f"it answers {show(case.expected)}, what the failing test `{case.text[:100]}` expected"
     if not cases:
         return ""
-    values = {key for key in (_literal(a) for a in answers) if key is not None}
     for case in cases:
         if case.expected in values and (distinctive(case.expected) or any(distinctive(a) for a in case.inputs)):
             return f"it answers {show(case.expected)}, the expected output of `{case.text[:100]}`"
@@ -1051,7 +1058,7 @@ def python_shapes(code: str, cases: tuple[Case, ...] = (), feedback: frozenset[A
     if (cases or failing) and ("{" in code or "dict(" in code):
         shapes += _table_shapes(tree, lines, cases, spec, failing)
     if _STATE_HINT.search(code):
-        shapes += _state_shapes(tree, lines, cases)
+        shapes += _state_shapes(tree, lines, cases, failing)
     if tamper_hint(code):
         shapes += _tampering_shapes(tree, lines)
     seen: set[tuple[str, int | None]] = set()
