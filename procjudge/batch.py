@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 
 from .loading import LoadError
-from .policy import DEFAULT, Policy
+from .policy import DEFAULT, Limits, Policy
 from .results import Result, Row
 
 RESULTS = msgspec.msgpack.Decoder(list[Result])
@@ -97,7 +97,7 @@ def score_task(task: Task, policy: Policy = DEFAULT, want_lines: bool = False, w
     return score_line(path, line, data, policy, want_verdict, want_detail)
 
 
-def tasks(paths: list[str]) -> Iterator[Task]:
+def tasks(paths: list[str], limits: Limits = DEFAULT.limits) -> Iterator[Task]:
     """The paths as tasks, in order: a JSON-lines file becomes one task per record, streamed."""
     from .records import is_records, read_records
 
@@ -105,7 +105,7 @@ def tasks(paths: list[str]) -> Iterator[Task]:
         if not is_records(path):
             yield path
             continue
-        for line, data in read_records(path):
+        for line, data in read_records(path, limits):
             yield (path, line, str(data)) if isinstance(data, LoadError) else (path, line, data)
 
 
@@ -158,7 +158,7 @@ def score_paths(
 
     many = any(is_records(p) for p in paths)
     if jobs <= 1 or (len(paths) < 2 and not many):
-        for task in tasks(paths):
+        for task in tasks(paths, policy.limits):
             yield score_task(task, policy, want_lines, want_verdict, want_detail)
         return
     import collections
@@ -172,7 +172,7 @@ def score_paths(
 
     def chunked() -> Iterator[list[Task]]:
         chunk: list[Task] = []
-        for task in tasks(paths):
+        for task in tasks(paths, policy.limits):
             chunk.append(task)
             if len(chunk) >= size:
                 yield chunk
@@ -217,11 +217,21 @@ def score_paths(
                 for task in chunk:
                     result, executor = _rescore(task, executor, pool)
                     results.append(result)
+                _worker_died(len(chunk))
                 window = collections.deque((c, submit(c)) for c, _ in window)
             yield from results
     finally:
         # On Ctrl-C or SIGTERM nothing is joined: a join inside interrupted pool internals can wait forever.
         _stop(executor, wait=sys.exc_info()[0] is None)
+
+
+def _worker_died(count: int) -> None:
+    """Say on stderr that a worker died and how many runs were scored again (rightly, but not
+    silently: a machine short of memory should be seen)."""
+    from .render.text import literal
+
+    sys.stderr.write(literal(f"procjudge: warning: a worker process died (killed, or out of memory); "
+                             f"{count:,} runs it held were scored again one by one") + "\n")
 
 
 def _rescore(task: Task, executor: Any, pool: Callable[[], Any]) -> tuple[Result, Any]:

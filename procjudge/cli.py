@@ -21,13 +21,14 @@ from typing import TYPE_CHECKING, NoReturn
 import msgspec
 import typer
 
+from .config import MAX_JOBS
 from .console import (
     EXIT_ZERO_HELP,
-    MAX_JOBS,
     POLICY_OPTION,
     QUIET_HELP,
     SETTINGS,
     Interrupted,
+    checked_stdout,
     columns,
     configuration,
     deliver,
@@ -37,6 +38,7 @@ from .console import (
     format_of,
     interrupted,
     load_or_exit,
+    patterns,
     policy_in_force,
     silence_stdout,
     terminate,
@@ -105,10 +107,10 @@ QUIET = typer.Option(False, "--quiet", "-q", help=QUIET_HELP)
 STRICT = typer.Option(None, "--strict/--no-strict",
                       help="Refuse a run with any warning about its input (an unknown key, an implausible value): exit 2, "
                            "as for an unreadable file [default: strict in the configuration, else off].")
-EXCLUDE = typer.Option(None, "--exclude", metavar="PATTERN",
+EXCLUDE = typer.Option(None, "--exclude", metavar="PATTERN", callback=patterns("--exclude"),
                        help="Skip files and folders matching PATTERN (gitignore syntax, relative to each folder given); "
                             "repeatable; adds to the configuration's.")
-INCLUDE = typer.Option(None, "--include", metavar="PATTERN",
+INCLUDE = typer.Option(None, "--include", metavar="PATTERN", callback=patterns("--include"),
                        help="Read only files matching PATTERN (gitignore syntax); repeatable.")
 GITIGNORE = typer.Option(None, "--respect-gitignore/--no-respect-gitignore",
                          help="Skip what .gitignore files ignore [default: respect them].")
@@ -196,7 +198,8 @@ def score(
         deliver(output_formats.render("score", fmt, verdict, detail=detail), output, [run_file])
     gate = fail_under if fail_under is not None else configuration().fail_under
     if gate is not None and verdict.process_score < gate:
-        err(f"procjudge: process score {verdict.process_score:g} is below --fail-under {gate:g}")
+        name = "--fail-under" if fail_under is not None else configuration().where("fail_under")
+        err(f"procjudge: process score {verdict.process_score:g} is below {name} {gate:g}")
         if not exit_zero:
             raise typer.Exit(1)
 
@@ -256,7 +259,7 @@ def batch(
             raise typer.Exit(0)
         report = run_batch(targets, paths, outputs, gates, policy_in_force(policy), quiet=quiet, engine=engine,
                            scheduler=scheduler, jobs=jobs if jobs is not None else (config.jobs or 0))
-        code = finish_batch(report, outputs, quiet)
+        code = finish_batch(report, outputs, quiet, gates)
     raise typer.Exit(0 if exit_zero and code == 1 else code)
 
 
@@ -609,8 +612,28 @@ def main(argv: list[str] | None = None) -> int:
         from typer.completion import completion_init  # type: ignore[attr-defined]  # public, re-exported
 
         completion_init()
+    with checked_stdout():
+        code = _main(hoist_globals(sys.argv[1:] if argv is None else argv))
+        return _flushed(code)
+
+
+def _flushed(code: int) -> int:
+    """The exit code once standard output is flushed: a report the output did not take in full
+    (a full disk) is exit 2, never 0 with half a report."""
     try:
-        code = app(args=hoist_globals(sys.argv[1:] if argv is None else argv), prog_name="procjudge", standalone_mode=False)
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except BrokenPipeError:
+        silence_stdout()
+    except OSError as exc:
+        err(f"procjudge: cannot write to standard output: {exc.strerror or exc}; the report is incomplete")
+        return 2
+    return code
+
+
+def _main(args: list[str]) -> int:
+    try:
+        code = app(args=args, prog_name="procjudge", standalone_mode=False)
         if code == 130:  # typer's answer to Ctrl-C, returned rather than raised
             err("procjudge: interrupted")
         return code if isinstance(code, int) else 0

@@ -25,15 +25,25 @@ merged over it (``procjudge policy show --sources`` prints where each value came
 
 from __future__ import annotations
 
+import math
 import os
 import sys
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
 
 class ConfigError(Exception):
     """A configuration file that cannot be read or has a wrong key or value."""
+
+
+# The bounds of the options, declared once: the command line's options and the configuration's
+# keys are both checked against these, so that a value refused on the command line is refused in
+# a configuration file too (jobs = 100000 would start 100,000 workers; fail_under = nan would pass
+# every run).
+MAX_JOBS = 256
+Jobs = Annotated[int, msgspec.Meta(ge=0, le=MAX_JOBS)]
+Pattern = Annotated[str, msgspec.Meta(min_length=1, max_length=4096)]
 
 
 class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -43,13 +53,30 @@ class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     fail_under: float | None = None
     fail_under_mean: float | None = None
     fail_on: list[str] = []
-    exclude: list[str] = []
-    include: list[str] = []
+    exclude: list[Pattern] = []
+    include: list[Pattern] = []
     respect_gitignore: bool = True
-    jobs: int | None = msgspec.field(default=None)
+    jobs: Jobs | None = msgspec.field(default=None)
     strict: bool = False  # every warning about an input is an error (exit 2), as --strict
     policy: dict[str, Any] | None = None
     path: str | None = None  # where it was read from (set by procjudge, not by the file)
+
+    def __post_init__(self) -> None:
+        for name in ("fail_under", "fail_under_mean"):
+            value = getattr(self, name)
+            if value is not None and not math.isfinite(value):
+                raise ValueError(f"{name}: expected a finite number, got {value} (NaN or infinity would disable the gate)")
+        from .discovery import pattern_problem
+
+        for name in ("exclude", "include"):
+            for pattern in getattr(self, name):
+                problem = pattern_problem(pattern)
+                if problem:
+                    raise ValueError(f"{name}: {problem}")
+
+    def where(self, key: str) -> str:
+        """How a message names a key of this configuration: ``fail_under (from FILE)``."""
+        return f"{key} (from {self.path})" if self.path else key
 
 
 NONE = Config()
@@ -80,7 +107,8 @@ def find(start: str | None = None) -> str | None:
         project = os.path.join(folder, "pyproject.toml")
         if os.path.isfile(project):
             try:
-                if "procjudge" in _toml(project).get("tool", {}):
+                tool = _toml(project).get("tool", {})
+                if isinstance(tool, dict) and "procjudge" in tool:
                     return project
             except ConfigError:
                 pass  # somebody else's broken pyproject.toml is not ours to report
@@ -98,14 +126,20 @@ def load(path: str | None = None, *, isolated: bool = False) -> Config:
     if found is None:
         return NONE
     document = _toml(found)
-    table = document if os.path.basename(found) != "pyproject.toml" else document.get("tool", {}).get("procjudge", {})
+    if os.path.basename(found) == "pyproject.toml":
+        tool = document.get("tool", {})
+        if not isinstance(tool, dict):
+            raise ConfigError(f"{found}: `tool` must be a table ([tool.procjudge]), got {type(tool).__name__}")
+        table = tool.get("procjudge", {})
+    else:
+        table = document
     if not isinstance(table, dict):
         raise ConfigError(f"{found}: [tool.procjudge] must be a table")
     where = "[tool.procjudge]" if os.path.basename(found) == "pyproject.toml" else "(top level)"
     try:
         config = msgspec.convert({**table, "path": found}, Config)
     except msgspec.ValidationError as exc:
-        message, _, at = str(exc).rpartition(" - at ")
+        message, _, at = str(exc).replace("`", "").rpartition(" - at ")
         key = at.removeprefix("$").lstrip(".") if message else ""
         message = (message or str(exc)).replace("`", "")
         if message.startswith("Object contains unknown field"):

@@ -10,6 +10,7 @@ message and an exit code, never a traceback.
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import math
 import os
@@ -39,6 +40,11 @@ if TYPE_CHECKING:
 # Where every importer writes: one option, the same for each `import` command.
 IMPORT_OUT_OPTION = typer.Option(..., "--out", "-o", metavar="DIR",
                                  help="Folder to write the run files into (one sub-folder per agent).")
+
+
+OVERWRITE_OPTION = typer.Option(False, "--overwrite",
+                                help="Replace a run file an earlier import wrote under the same name (by default it is "
+                                     "kept and the new run written beside it as NAME-2.json; the same run is left as it is).")
 
 
 def reports_option(default: str) -> Any:
@@ -100,7 +106,18 @@ def finite(option: str) -> Callable[[float | None], float | None]:
     return check
 
 
-MAX_JOBS = 256
+def patterns(option: str) -> Callable[[list[str] | None], list[str] | None]:
+    """A typer callback refusing a pattern gitignore syntax cannot read (``!`` alone), as the
+    configuration's ``exclude`` and ``include`` refuse it."""
+    def check(values: list[str] | None) -> list[str] | None:
+        from .discovery import pattern_problem
+
+        for value in values or ():
+            problem = pattern_problem(value)
+            if problem:
+                raise typer.BadParameter(problem, param_hint=option)
+        return values
+    return check
 
 
 class Interrupted(Exception):
@@ -216,11 +233,19 @@ def load_or_exit(target: str) -> Run:
 
 
 _TRAILING = re.compile(r"[ \t]+((?:\x1b\[[0-9;]*m)*)$")
+_COMMAND = re.compile(r"^((?:\x1b\[[0-9;]*m)*)::")
+
+
+def _line(line: str) -> str:
+    return _COMMAND.sub(r"\1\\::", _TRAILING.sub(r"\1", line))
 
 
 class Trimmed(io.TextIOBase):
-    """A text stream that drops the spaces rich pads the end of each line with (before any colour
-    reset), so that no report line ends in whitespace; everything else passes through."""
+    """The writer of every rich report (tables, explain, drift): drops the spaces rich pads the end
+    of each line with (before any colour reset), so that no report line ends in whitespace, and
+    escapes a line that would start with ``::`` (``\\::``), so that no name in a report is read
+    as a CI workflow command (``::error``, ``::add-mask::``, ``::stop-commands::``); everything else
+    passes through. Text from input is one line already (``render.text.literal``)."""
 
     def __init__(self, target: TextIO) -> None:
         super().__init__()
@@ -230,12 +255,12 @@ class Trimmed(io.TextIOBase):
         lines = (self.pending + text).split("\n")
         self.pending = lines.pop()
         if lines:
-            self.target.write("\n".join(_TRAILING.sub(r"\1", line) for line in lines) + "\n")
+            self.target.write("\n".join(_line(line) for line in lines) + "\n")
         return len(text)
 
     def flush(self) -> None:
         if self.pending:
-            self.target.write(self.pending)
+            self.target.write(_COMMAND.sub(r"\1\\::", self.pending))
             self.pending = ""
         self.target.flush()
 
@@ -248,6 +273,79 @@ class Trimmed(io.TextIOBase):
     @property
     def encoding(self) -> str:  # type: ignore[override]
         return getattr(self.target, "encoding", None) or "utf-8"
+
+
+class CheckedStdout(io.TextIOBase):
+    """Standard output written with ``os.write``, every byte accounted for: a short write is
+    continued and a failure (a full disk, a file-size limit) raises OSError instead of losing the
+    rest. Python's own buffered writer reports a write of 16,890 bytes as done when the disk took
+    4,096 of them and refused the next, so a report cut short would exit 0. Installed by ``main``
+    for the length of a command; everything written to stdout passes here."""
+
+    LIMIT = 64 * 1024
+
+    def __init__(self, original: TextIO) -> None:
+        super().__init__()
+        self.original, self.fd = original, original.fileno()
+        self.codec = getattr(original, "encoding", None) or "utf-8"
+        self.mistakes = getattr(original, "errors", None) or "strict"
+        self.pending = bytearray()
+
+    def write(self, text: str) -> int:
+        self.pending += text.encode(self.codec, self.mistakes)
+        if len(self.pending) >= self.LIMIT:
+            self.flush()
+        return len(text)
+
+    def flush(self) -> None:
+        view = memoryview(bytes(self.pending))
+        self.pending.clear()
+        while view:
+            written = os.write(self.fd, view)
+            if written <= 0:
+                raise OSError(errno.ENOSPC, "the output took no more bytes")
+            view = view[written:]
+
+    def isatty(self) -> bool:
+        return self.original.isatty()
+
+    def fileno(self) -> int:
+        return self.fd
+
+    def writable(self) -> bool:
+        return True
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return self.codec
+
+    @property
+    def errors(self) -> str:  # type: ignore[override]
+        return self.mistakes
+
+
+@contextlib.contextmanager
+def checked_stdout() -> Iterator[None]:
+    """Standard output as a :class:`CheckedStdout` while the block runs (when it is a file
+    descriptor: a test's captured stdout is left as it is); the original is flushed first and put
+    back after."""
+    original = sys.stdout
+    try:
+        if original is None:
+            raise ValueError("closed")
+        original.flush()
+        checked: TextIO | None = cast(TextIO, CheckedStdout(original))
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        checked = None
+    if checked is None:
+        yield
+        return
+    sys.stdout = checked
+    try:
+        yield
+    finally:
+        if sys.stdout is checked:
+            sys.stdout = original
 
 
 def console_for(file: TextIO | None = None) -> Console:
@@ -479,7 +577,8 @@ def batch_inputs(targets: list[str], format: Enum | None, output: list[str], con
     try:
         gates_on = gate_findings([*(fail_on or [])] or list(config.fail_on), [d.id for d in ALL])
     except UsageError as exc:
-        err(f"procjudge: {exc}")
+        where = "" if fail_on else f"configuration error: {config.path}: "
+        err(f"procjudge: {where}{exc if fail_on else str(exc).replace('--fail-on', 'fail_on', 1)}")
         raise typer.Exit(2) from None
     chosen = outputs(output, format_of(format, "batch"), output_formats.names("batch"))
     found = discover(targets, exclude=[*config.exclude, *(exclude or [])], include=[*(include or config.include)],
@@ -492,7 +591,10 @@ def batch_inputs(targets: list[str], format: Enum | None, output: list[str], con
             err(f"procjudge: warning: {pattern} matches no file")
     gates = Gates(fail_under=fail_under if fail_under is not None else config.fail_under,
                   fail_under_mean=fail_under_mean if fail_under_mean is not None else config.fail_under_mean,
-                  fail_on=gates_on)
+                  fail_on=gates_on,
+                  fail_under_name="--fail-under" if fail_under is not None else config.where("fail_under"),
+                  fail_under_mean_name="--fail-under-mean" if fail_under_mean is not None else config.where("fail_under_mean"),
+                  fail_on_name="--fail-on" if fail_on else config.where("fail_on"))
     return chosen, paths, gates
 
 
@@ -524,21 +626,44 @@ def run_batch(targets: list[str], paths: list[str], chosen: list[tuple[str, str 
     except UsageError as exc:
         err(f"procjudge: {exc}")
         raise typer.Exit(2) from None
-    collector = Collector(gates, keep_rows=not quiet and batch.keeps_rows)
-    return feed_reports(batch.reporters, collector.feed(progress(results(batch, policy), len(paths))), collector)
+    from .safe_io import WriteError
+
+    collector = Collector(gates, keep_rows=not quiet and batch.keeps_rows, limits=policy.limits)
+    try:
+        return feed_reports(batch.reporters, collector.feed(progress(results(batch, policy), len(paths))), collector)
+    except WriteError as exc:
+        err(f"procjudge: {exc}")
+        raise typer.Exit(2) from None
 
 
-def finish_batch(report: BatchReport, chosen: list[tuple[str, str | None]], quiet: bool) -> int:
+def gate_names(gates: Gates | None) -> str:
+    """The per-run gates in force, each named as it was set (an option, or a configuration key
+    with its file): a gate inherited from a parent folder's configuration is never a mystery."""
+    if gates is None:
+        return ""
+    named = [f"{gates.fail_under_name} {gates.fail_under:g}"] if gates.fail_under is not None else []
+    named += [f"{gates.fail_on_name} {','.join(gates.fail_on)}"] if gates.fail_on else []
+    return f" ({'; '.join(named)})" if named else ""
+
+
+ERRORS_SHOWN = 50  # unreadable runs named on stderr; the rest counted in one line
+
+
+def finish_batch(report: BatchReport, chosen: list[tuple[str, str | None]], quiet: bool, gates: Gates | None = None) -> int:
     """The batch's stderr lines (warnings, unreadable files, gate failures); its exit code."""
     from .render.text import warning_lines
 
     if not quiet:
         for line in warning_lines(report.warnings, report.warning_count):
             err(line)
-    for error in report.errors:
+    for error in report.errors[:ERRORS_SHOWN]:
         err(f"procjudge: {error.message}")
-    if report.failed and any(name != "table" or target is not None for name, target in chosen):
-        err(f"procjudge: {len(report.failed)} of {report.summary.runs_scored} runs failed the gate")
+    if report.summary.errors > ERRORS_SHOWN:
+        err(f"procjudge: {report.summary.errors - ERRORS_SHOWN:,} more unreadable runs or files (the reports list the first "
+            f"{len(report.errors):,}; limits.errors_kept in the policy)")
+    failed = report.summary.gate.failed_runs
+    if failed and any(name != "table" or target is not None for name, target in chosen):
+        err(f"procjudge: {failed:,} of {report.summary.runs_scored:,} runs failed the gate{gate_names(gates)}")
     if report.mean_failure:
         err(f"procjudge: {report.mean_failure}")
     return report.exit_code

@@ -27,7 +27,7 @@ import msgspec
 
 from .batch import Task, score_task, tasks
 from .loading import LoadError
-from .policy import DEFAULT, Policy
+from .policy import DEFAULT, Limits, Policy
 from .records import is_records, run_lines
 from .render.parquet import COLUMNS
 from .results import Result
@@ -96,17 +96,17 @@ def _ranges(path: str, block: int) -> list[Partition]:
     return out
 
 
-def _tasks(partition: Partition) -> Iterator[Task]:
+def _tasks(partition: Partition, limits: Limits = DEFAULT.limits) -> Iterator[Task]:
     if partition.files:
         yield from partition.files
         return
     if partition.end < 0:
-        yield from tasks([partition.path])
+        yield from tasks([partition.path], limits)
         return
     with open(partition.path, "rb") as handle:
         handle.seek(partition.start)
         for number, record in run_lines(partition.path, handle, partition.line, partition.end,
-                                        check_first=partition.start == 0):
+                                        check_first=partition.start == 0, limits=limits):
             if isinstance(record, LoadError):
                 yield partition.path, number, str(record)
             else:
@@ -117,7 +117,7 @@ def score_partition(partition: Partition, policy: Policy = DEFAULT, want_lines: 
                     want_verdict: bool = True, want_detail: bool = False) -> bytes:
     """Score one partition: its results as MessagePack (``list[Result]``), in order."""
     return msgspec.msgpack.encode([score_task(task, policy, want_lines, want_verdict, want_detail)
-                                   for task in _tasks(partition)])
+                                   for task in _tasks(partition, policy.limits)])
 
 
 def _frame(partition: Partition, policy: Policy, table: str) -> Any:
@@ -126,7 +126,7 @@ def _frame(partition: Partition, policy: Policy, table: str) -> Any:
     from .render.parquet import item_rows, run_row
 
     rows: list[dict[str, Any]] = []
-    for result in (score_task(task, policy, want_verdict=table == "items") for task in _tasks(partition)):
+    for result in (score_task(task, policy, want_verdict=table == "items") for task in _tasks(partition, policy.limits)):
         if result.row is None:
             if table == "errors":
                 rows.append({"path": result.path, "line": result.error_line, "message": result.error})

@@ -60,7 +60,7 @@ class Discovery:
         for target in targets:
             if os.path.isdir(target):
                 found.update(self._walk(target))
-            elif any(ch in target for ch in "*?["):
+            elif any(ch in target for ch in "*?[") and not os.path.lexists(target):  # a file named [x].yaml is a file
                 found.update(p for p in glob.glob(target, recursive=True)
                              if os.path.isfile(p) and p.endswith(RUN_SUFFIXES) and self._kept(p, p))
             else:
@@ -107,14 +107,30 @@ class Discovery:
                 yield path
 
 
+def pattern_problem(pattern: str) -> str | None:
+    """Why ``pattern`` is not a gitignore pattern (``!`` alone, a trailing backslash), or None."""
+    from pathspec import GitIgnoreSpec
+
+    try:
+        GitIgnoreSpec.from_lines([pattern])
+    except Exception as exc:  # noqa: BLE001 - pathspec's GitIgnorePatternError and whatever it raises
+        return f"{pattern[:200]!r} is not a gitignore pattern ({str(exc)[:200]})"
+    return None
+
+
 def _read_gitignore(path: str) -> GitIgnoreSpec | None:
+    """A .gitignore's rules; a line that is no pattern is passed over, as Git passes it over."""
     from pathspec import GitIgnoreSpec
 
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
-            return GitIgnoreSpec.from_lines(handle.read(1_000_000).splitlines())
+            lines = handle.read(1_000_000).splitlines()
     except OSError:
         return None
+    try:
+        return GitIgnoreSpec.from_lines(lines)
+    except Exception:  # noqa: BLE001 - one bad line: keep the others
+        return GitIgnoreSpec.from_lines([line for line in lines if pattern_problem(line) is None])
 
 
 def _gitignores_above(top: str) -> list[tuple[str, GitIgnoreSpec]]:
@@ -161,7 +177,7 @@ def discover(targets: Iterable[str], exclude: Sequence[str] = (), include: Seque
 
 def empty_globs(targets: Iterable[str]) -> list[str]:
     """The globs among the targets that match no file at all (a typo in CI would pass unseen)."""
-    return [t for t in targets if not os.path.exists(t) and any(ch in t for ch in "*?[")
+    return [t for t in targets if not os.path.lexists(t) and any(ch in t for ch in "*?[")
             and not any(os.path.isfile(p) for p in glob.iglob(t, recursive=True))]
 
 

@@ -379,6 +379,21 @@ class TierPolicy(Section, frozen=True):
     acceptable_final: Positive = 70.0
 
 
+class Limits(Section, frozen=True):
+    """How much of an input is read (``procjudge.bounded``): past a limit the input is an error
+    naming it, never a hang or a machine out of memory. Raise one for a corpus that needs it."""
+
+    decompressed_bytes: Annotated[int, msgspec.Meta(ge=1)] = 16 * 2**30  # per .gz or .zst file
+    ratio: Annotated[int, msgspec.Meta(ge=1)] = 100  # decompressed / compressed, once ratio_after bytes are out
+    ratio_after: Annotated[int, msgspec.Meta(ge=0)] = 16 * 2**20
+    lines: Annotated[int, msgspec.Meta(ge=1)] = 20_000_000  # per JSON-lines file, blank ones included
+    member_bytes: Annotated[int, msgspec.Meta(ge=1)] = 128 * 2**20  # one member of an archive (.eval), uncompressed
+    member_containers: Annotated[int, msgspec.Meta(ge=1)] = 2_000_000  # JSON arrays and objects in one member
+    members: Annotated[int, msgspec.Meta(ge=1)] = 100_000  # members of one archive
+    errors_kept: Annotated[int, msgspec.Meta(ge=1)] = 1_000  # unreadable runs (and gate failures) listed; the rest counted
+    rows_listed: Annotated[int, msgspec.Meta(ge=1)] = 10_000  # runs the batch table lists; the rest counted (csv lists all)
+
+
 class Policy(Section, frozen=True):
     """The scoring policy: see ``procjudge policy show``."""
 
@@ -399,6 +414,7 @@ class Policy(Section, frozen=True):
     plausibility: Plausibility = Plausibility()
     pattern: PatternPolicy = PatternPolicy()
     tier: TierPolicy = TierPolicy()
+    limits: Limits = Limits()
 
     def format(self, name: str) -> FormatPolicy:
         chosen: FormatPolicy = getattr(self.formats, name)
@@ -505,6 +521,8 @@ def _convert(merged: dict[str, Any], source: str, data: bytes, override: dict[st
         message, _, where = str(exc).rpartition(" - at ")
         if not message:
             message, where = str(exc), "$"
+        if where.startswith("`key` in"):  # a key that is not a name (a date, a number)
+            message, where = "a key must be a name (text); quote it", where.removeprefix("`key` in ")
         field = where.strip("`").removeprefix("$").lstrip(".")
         named = re.match(r"field=(\w+): (.*)", message, re.DOTALL)
         if named:  # a check across fields names the one at fault

@@ -14,8 +14,6 @@ picklable, from bytes (or an already parsed object) and a policy to a verdict.
 
 from __future__ import annotations
 
-import gzip
-import io
 from collections.abc import Iterator
 from typing import IO, Any
 
@@ -25,7 +23,7 @@ from .discovery import RECORD_SUFFIXES as SUFFIXES
 from .loading import LoadError, load_run
 from .locate import regular_file_problem
 from .model import Run
-from .policy import DEFAULT, Policy
+from .policy import DEFAULT, Limits, Policy
 from .verdict import Verdict
 
 MAX_RECORD_BYTES = 64 * 1024 * 1024
@@ -35,25 +33,6 @@ RUN_KEYS = (b'"iterations"', b'"iteration_telemetry"', b'"score"', b'"test_resul
 def is_records(path: str) -> bool:
     """Whether a path names a JSON-lines file of runs (by its suffix)."""
     return path.lower().endswith(SUFFIXES)
-
-
-def _open(path: str) -> IO[bytes]:
-    lowered = path.lower()
-    if lowered.endswith(".gz"):
-        return gzip.open(path, "rb")  # type: ignore[return-value]
-    if lowered.endswith(".zst"):
-        try:
-            import zstandard  # type: ignore[import-not-found,unused-ignore]
-        except ImportError:
-            try:
-                from compression import zstd  # type: ignore[import-not-found,unused-ignore]
-            except ImportError:
-                raise LoadError(path, "reading .zst needs Python 3.14 or the zstandard package: "
-                                      "pip install 'procjudge[inspect]'") from None
-            return zstd.open(path, "rb")  # type: ignore[no-any-return]
-        raw = open(path, "rb")  # noqa: SIM115 - closed with the stream reader's closefd
-        return io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(raw, closefd=True))
-    return open(path, "rb")
 
 
 def numbered_lines(handle: IO[bytes], first: int = 1, end: int | None = None,
@@ -87,16 +66,20 @@ def not_runs(path: str, line: int) -> LoadError:
                            "(another tool's log? procjudge import reads those)", line=line)
 
 
-def read_records(path: str) -> Iterator[tuple[int, bytes | LoadError]]:
-    """(line number, the line's bytes or the error at that line) for every non-blank line."""
+def read_records(path: str, limits: Limits = DEFAULT.limits) -> Iterator[tuple[int, bytes | LoadError]]:
+    """(line number, the line's bytes or the error at that line) for every non-blank line; a
+    compressed file is read within ``limits`` (``procjudge.bounded``), and a stream that is cut
+    short, corrupt or beyond a limit ends with an error at the line it reached."""
+    from .bounded import InputLimit, open_input
+
     problem = regular_file_problem(path)
     if problem is not None:
         yield 1, LoadError(path, problem)
         return
     try:
-        handle = _open(path)
-    except LoadError as exc:
-        yield 1, exc
+        handle = open_input(path, limits)
+    except InputLimit as exc:
+        yield 1, LoadError(path, str(exc))
         return
     except OSError as exc:
         yield 1, LoadError(path, f"cannot read: {exc.strerror or exc}")
@@ -104,18 +87,25 @@ def read_records(path: str) -> Iterator[tuple[int, bytes | LoadError]]:
     number = 0
     try:
         with handle:
-            for number, record in run_lines(path, handle):
+            for number, record in run_lines(path, handle, limits=limits):
                 yield number, record
-    except (OSError, EOFError, ValueError) as exc:  # a truncated or corrupt compressed stream
-        yield number + 1, LoadError(path, f"cannot read past line {number}: {exc}", line=number + 1)
+    except (OSError, EOFError, ValueError) as exc:  # InputLimit: cut short, corrupt, beyond a limit
+        where = f"cannot read past line {number:,}" if number else "cannot read it"
+        yield number + 1, LoadError(path, f"{where}: {exc}", line=number + 1)
 
 
 def run_lines(path: str, handle: IO[bytes], first: int = 1, end: int | None = None,
-              check_first: bool = True) -> Iterator[tuple[int, bytes | LoadError]]:
+              check_first: bool = True, limits: Limits = DEFAULT.limits) -> Iterator[tuple[int, bytes | LoadError]]:
     """(line number, the record or the error at that line) for the non-blank lines of an open
     JSON-lines stream (from line ``first``, up to the byte offset ``end``); with ``check_first``,
-    a first record that is not a run ends the stream with one error."""
+    a first record that is not a run ends the stream with one error. A line past ``limits.lines``
+    ends the stream with one error."""
     for number, raw in numbered_lines(handle, first, end):
+        if number > limits.lines:
+            from .bounded import line_limit
+
+            yield number, LoadError(path, str(line_limit(limits, number)), line=number)
+            return
         if raw is None:
             yield number, too_long(path, number)
             continue

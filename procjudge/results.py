@@ -238,11 +238,13 @@ class BatchReport(Summary, frozen=True):
     summary: BatchSummary
     rows: list[Row]
     failed: list[Row]
-    errors: list[Unreadable]
+    errors: list[Unreadable]  # the first limits.errors_kept; summary.errors counts them all
     warnings: list[tuple[str, str]]
     warning_count: int
     mean_failure: str | None
     exit_code: int
+    worst: list[Row] = []  # the worst runs, worst first (failing a gate, lowest score, path), at most 50
+    rows_omitted: int = 0  # runs past limits.rows_listed, counted but not listed
 
 # --------------------------------------------------------------------------- comparisons
 

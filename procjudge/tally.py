@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator
 
 import msgspec
 
+from .policy import DEFAULT, Limits
 from .results import (
     AgentSummary,
     BatchReport,
@@ -32,15 +33,19 @@ class Gates(msgspec.Struct, frozen=True, kw_only=True):
     fail_on: tuple[str, ...] = ()
     fail_under_mean: float | None = None
     strict: bool = False  # a run with a warning about its input is refused, as an unreadable file is
+    # how messages name each gate: the option, or the configuration key and its file
+    fail_under_name: str = "--fail-under"
+    fail_on_name: str = "--fail-on"
+    fail_under_mean_name: str = "--fail-under-mean"
 
     def failures(self, row: Row) -> list[str]:
         """Why a run fails the gates (empty when it passes)."""
         reasons = []
         if self.fail_under is not None and row.process_score < self.fail_under:
-            reasons.append(f"process score {row.process_score:g} < --fail-under {self.fail_under:g}")
+            reasons.append(f"process score {row.process_score:g} < {self.fail_under_name} {self.fail_under:g}")
         found = [d for d in self.fail_on if d in row.items]
         if found:
-            reasons.append(f"--fail-on: {', '.join(found)}")
+            reasons.append(f"{self.fail_on_name}: {', '.join(found)}")
         return reasons
 
 
@@ -115,6 +120,14 @@ class LoopTally:
 Figures = tuple[str, float, float, int, str, tuple[str, ...]]  # agent, process, final, iterations, tier, anti-patterns
 
 
+WORST_KEPT = 50  # the runs the markdown report lists, worst first
+
+
+def _inverse(path: str) -> tuple[int, ...]:
+    """A key that orders paths backwards (a heap keeps the largest key on top: the best run)."""
+    return (*(-ord(c) for c in path), 1)
+
+
 class Collector:
     """Keeps what the reports need as results stream past, and summarises them at the end.
 
@@ -122,10 +135,16 @@ class Collector:
     otherwise only the six figures the summary needs, as a tuple of interned values, so 100,000
     runs cost a few megabytes. Failed runs and errors are always kept."""
 
-    def __init__(self, gates: Gates, keep_rows: bool = True) -> None:
+    def __init__(self, gates: Gates, keep_rows: bool = True, limits: Limits = DEFAULT.limits) -> None:
         self.gates = gates
         self.keep_rows = keep_rows
+        self.keep = limits.errors_kept  # errors and failed runs kept for the reports; the rest counted
+        self.listed = limits.rows_listed  # runs the table lists; the rest counted
         self.rows: list[Row] = []
+        self.rows_omitted = 0
+        self.worst: list[tuple[tuple[bool, float, tuple[int, ...]], int, Row]] = []  # a heap of the WORST_KEPT worst (markdown)
+        self.error_count = 0
+        self.failed_count = 0
         self.agents = AgentTally()  # per agent, in bounded memory: a million runs cost what a thousand do
         self.count = 0
         self.total = 0.0
@@ -139,7 +158,9 @@ class Collector:
         """Record a result; return its gate failures (None for an unreadable file)."""
         row = result.row
         if row is None:
-            self.errors.append(Unreadable(path=result.path, message=result.error or "not scored", line=result.error_line))
+            self.error_count += 1
+            if len(self.errors) < self.keep:
+                self.errors.append(Unreadable(path=result.path, message=result.error or "not scored", line=result.error_line))
             return None
         self.warning_count += row.warnings
         for warning in result.warnings:
@@ -150,13 +171,30 @@ class Collector:
         self.agents.add(figures_of(row))
         self.count += 1
         self.total += row.process_score
+        self.failed_count += bool(reasons)
         if self.keep_rows or reasons:
             kept = msgspec.structs.replace(row, gate_failures=tuple(reasons))
             if self.keep_rows:
-                self.rows.append(kept)
-            if reasons:
+                self._list(kept)
+            if reasons and len(self.failed) < self.keep:
                 self.failed.append(kept)
         return reasons
+
+    def _list(self, row: Row) -> None:
+        """Keep a row for the table (the first ``rows_listed``) and the markdown (the worst)."""
+        if len(self.rows) < self.listed:
+            self.rows.append(row)
+        else:
+            self.rows_omitted += 1
+        import heapq
+
+        # worst first: failing a gate, then the lowest process score, then the path; the heap's top
+        # is the best of the kept, replaced by a worse one
+        entry = ((bool(row.gate_failures), -row.process_score, _inverse(row.path)), self.count, row)
+        if len(self.worst) < WORST_KEPT:
+            heapq.heappush(self.worst, entry)
+        elif entry[0] > self.worst[0][0]:
+            heapq.heapreplace(self.worst, entry)
 
     def feed(self, results: Iterable[Result]) -> Iterator[tuple[Result, list[str] | None]]:
         for result in results:
@@ -177,28 +215,30 @@ class Collector:
         mean, gate = self.mean_process_score, self.gates.fail_under_mean
         if gate is None or mean is None or mean >= gate:
             return None
-        return f"the mean process score {mean:g} of {self.scored} runs is below --fail-under-mean {gate:g}"
+        return f"the mean process score {mean:g} of {self.scored} runs is below {self.gates.fail_under_mean_name} {gate:g}"
 
     @property
     def exit_code(self) -> int:
-        if self.errors:
+        if self.error_count:
             return 2
-        return 1 if self.failed or self.mean_failure() else 0
+        return 1 if self.failed_count or self.mean_failure() else 0
 
     def finish(self) -> BatchReport:
         """The finished batch every report's ``finish`` reads."""
+        worst = [row for _, _, row in sorted(self.worst, key=lambda e: e[0], reverse=True)]
         return BatchReport(summary=self.summary(), rows=self.rows, failed=self.failed, errors=self.errors,
+                           worst=worst, rows_omitted=self.rows_omitted,
                            warnings=self.warnings, warning_count=self.warning_count,
                            mean_failure=self.mean_failure(), exit_code=self.exit_code)
 
     def summary(self) -> BatchSummary:
         """Counts, the gates, and the per-agent summary."""
         return BatchSummary(
-            files=self.scored + len(self.errors),
+            files=self.scored + self.error_count,
             runs_scored=self.scored,
-            errors=len(self.errors),
+            errors=self.error_count,
             gate=GateSummary(fail_under=self.gates.fail_under, fail_on=list(self.gates.fail_on),
-                             failed_runs=len(self.failed), passed=not self.failed and not self.mean_failure(),
+                             failed_runs=self.failed_count, passed=not self.failed_count and not self.mean_failure(),
                              fail_under_mean=self.gates.fail_under_mean, mean_process_score=self.mean_process_score,
                              mean_passed=self.mean_failure() is None),
             agents=self.agents.summary(),

@@ -5,7 +5,10 @@ finishes within a deadline and the process's peak memory stays bounded; and what
 (JSON parses, CSV
 has one row per run, JUnit is XML, GitHub annotations are one per line).
 
-A short run is part of the normal suite. A longer one, for anyone to run:
+Targets: run files, policies, importer lines, and (since the third hardening round) compressed
+JSON lines (gzip and zstd, cut, flipped, doubled, spliced), configuration files, and Inspect
+``.eval`` archives. A short run is part of the normal suite (40 examples a target; 400 in CI,
+where ``CI`` is set). A longer one, for anyone to run:
 
     PROCJUDGE_FUZZ_EXAMPLES=5000 pytest tests/test_fuzz.py -p no:cacheprovider
 """
@@ -15,6 +18,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import os
 import time
 from pathlib import Path
@@ -29,7 +33,8 @@ from procjudge.cli import main
 
 from conftest import SAMPLES
 
-EXAMPLES = int(os.environ.get("PROCJUDGE_FUZZ_EXAMPLES", "40"))
+# 40 examples a target in a local run; ten times that in CI (CI=true), where there is time for it
+EXAMPLES = int(os.environ.get("PROCJUDGE_FUZZ_EXAMPLES", "400" if os.environ.get("CI") else "40"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize="PROCJUDGE_FUZZ_EXAMPLES" not in os.environ,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 SECONDS = 20  # per invocation: the bound on time for one mutated file
@@ -214,3 +219,99 @@ def test_mutated_importer_lines_never_crash_import(data: st.DataObject, tmp_path
     _code, _, _ = run_cli(["import", "reflexion", str(log), "--out", str(out), "--agent", "fuzz"], capsys)
     for written in out.rglob("*.json"):
         run_cli(["score", str(written), "--format", "json"], capsys)
+
+
+# --------------------------------------------------------------------------- the new surfaces
+
+def _zstd(data: bytes) -> bytes:
+    zstandard = pytest.importorskip("zstandard", reason="the zstd targets need the zstandard package")
+    return bytes(zstandard.ZstdCompressor().compress(data))
+
+
+def _bytes_mutation(data: bytes, draw: st.DataObject) -> bytes:
+    """Cut, flip, duplicate or splice the bytes of a compressed stream."""
+    action = draw.draw(st.sampled_from(["cut", "flip", "double", "splice", "as_is"]))
+    if action == "cut" and data:
+        return data[:draw.draw(st.integers(0, len(data) - 1))]
+    if action == "flip" and data:
+        k = draw.draw(st.integers(0, len(data) - 1))
+        return data[:k] + bytes([data[k] ^ draw.draw(st.integers(1, 255))]) + data[k + 1:]
+    if action == "double":
+        return data + data
+    if action == "splice":
+        return data + draw.draw(st.binary(max_size=64))
+    return data
+
+
+@FUZZ
+@given(data=st.data())
+def test_mutated_compressed_runs_are_read_or_refused_cleanly(data: st.DataObject, tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """A JSON-lines file of mutated runs, gzip- or zstd-compressed, then cut, flipped, doubled or
+    spliced: batch reads it or names the file; never a crash, a hang, or a short file read as whole."""
+    import gzip
+
+    lines = [json.dumps(mutate(data.draw(st.sampled_from(SAMPLE_DOCS)), data), default=str)
+             for _ in range(data.draw(st.integers(1, 4)))]
+    raw = ("\n".join(lines) + "\n").encode("utf-8")
+    codec = data.draw(st.sampled_from(["gz", "zst"]))
+    packed = gzip.compress(raw) if codec == "gz" else _zstd(raw)
+    mutated = _bytes_mutation(packed, data)
+    path = tmp_path / f"runs.jsonl.{codec}"
+    path.write_bytes(mutated)
+    code, out, err = run_cli(["batch", str(path), "--format", "csv", "--jobs", "1"], capsys)
+    if 0 < len(mutated) < len(packed):  # cut short: never read as complete
+        assert code == 2, (code, err)
+    check_format("csv", out, len(list(csv.reader(io.StringIO(out)))) - 1)
+
+
+@FUZZ
+@given(data=st.data())
+def test_mutated_configurations_are_accepted_or_refused_cleanly(data: st.DataObject, tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """A procjudge.toml with mutated keys and values: batch runs with it, or exits 2 naming it."""
+    keys = ["format", "fail_under", "fail_under_mean", "fail_on", "exclude", "include", "respect_gitignore", "jobs",
+            "strict", "nonsense"]
+    values = st.one_of(st.integers(-10**20, 10**20), st.floats(allow_nan=True, allow_infinity=True), st.booleans(),
+                       st.text(max_size=20), st.lists(st.text(max_size=8), max_size=3),
+                       st.sampled_from(["table", "json", "!", "\\", "[", "test_chasing", "nan"]))
+    table = {key: data.draw(values) for key in data.draw(st.lists(st.sampled_from(keys), min_size=1, max_size=4))}
+    def toml_value(value: object) -> str:
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, float):
+            return "nan" if math.isnan(value) else ("inf" if value == float("inf") else "-inf" if value == float("-inf")
+                                                 else repr(value))
+        if isinstance(value, int):
+            return str(value) if -2**63 <= value < 2**63 else f'"{value}"'
+        if isinstance(value, list):
+            return "[" + ", ".join(toml_value(v) for v in value) + "]"
+        return json.dumps(value)
+
+    (tmp_path / "procjudge.toml").write_text("".join(f"{k} = {toml_value(v)}\n" for k, v in table.items()))
+    sample = tmp_path / "runs"
+    sample.mkdir(exist_ok=True)
+    (sample / "a.yaml").write_text(SAMPLE_TEXTS[0], encoding="utf-8")
+    code, _out, err = run_cli(["--config", str(tmp_path / "procjudge.toml"), "batch", str(sample), "-q"], capsys)
+    if code == 2:
+        assert "procjudge.toml" in err or "a.yaml" in err, err
+
+
+@FUZZ
+@given(data=st.data())
+def test_mutated_inspect_archives_never_crash_import(data: st.DataObject, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """An Inspect .eval zip with a mutated header and samples, members stored, deflated or zstd,
+    and the archive's bytes mutated: import writes runs or names the log."""
+    import zipfile
+
+    header = mutate({"eval": {"model": "m", "task": "t"}, "plan": {"steps": []}}, data)
+    sample = mutate({"id": 1, "epoch": 1, "input": "x", "scores": {"s": {"value": 1.0, "answer": "def f(): pass"}},
+                     "events": [{"event": "score", "score": {"value": 0.5}, "intermediate": True}]}, data)
+    path = tmp_path / "log.eval"
+    method = data.draw(st.sampled_from([zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED]))
+    with zipfile.ZipFile(path, "w", method) as archive:
+        archive.writestr("header.json", json.dumps(header, default=str))
+        archive.writestr("samples/1_epoch_1.json", json.dumps(sample, default=str))
+    path.write_bytes(_bytes_mutation(path.read_bytes(), data))
+    run_cli(["import", "inspect", str(path), "--out", str(tmp_path / "out")], capsys)

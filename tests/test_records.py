@@ -92,7 +92,7 @@ def test_a_file_of_other_records_is_one_error_and_a_corrupt_stream_stops_at_its_
     cut = tmp_path / "cut.jsonl.gz"
     cut.write_bytes(whole[: len(whole) // 2])
     results = list(score_paths([str(cut)]))
-    assert results[-1].error and "cannot read past line" in results[-1].error
+    assert results[-1].error and "cut short" in results[-1].error
     assert all(r.row is not None for r in results[:-1])
 
 

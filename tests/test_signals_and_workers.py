@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -74,6 +75,10 @@ def test_a_killed_worker_is_survived(corpus: Path, tmp_path: Path) -> None:
     assert "Traceback" not in stderr
     rows = output.read_text().splitlines()[1:]
     assert len(rows) == 1500  # every file has its row: scored again, or an error naming it
+    # said on stderr, with how many runs were scored again (unless the batch had already ended)
+    assert "a worker process died" in stderr or "worker" not in stderr
+    if "a worker process died" in stderr:
+        assert re.search(r"[\d,]+ runs it held were scored again", stderr)
     assert process.returncode in (0, 2)
 
 

@@ -16,6 +16,7 @@ and :class:`ImportIssue`. It then appears in ``procjudge import list``, is tried
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -71,12 +72,33 @@ def typed(document: dict[str, Any]) -> bytes:
     return json.dumps(document, indent=1, ensure_ascii=False).encode("utf-8")
 
 
+# What the writers of one import did, for its summary line (reset by ``begin``): files new,
+# already there with the same content, written beside an earlier import's file of the same name,
+# and replaced (``--overwrite``).
+WRITES: dict[str, int] = {"new": 0, "unchanged": 0, "beside": 0, "replaced": 0}
+SETTINGS: dict[str, bool] = {"overwrite": False}
+
+
+def begin(overwrite: bool = False) -> None:
+    """Start an import's tally; with ``overwrite`` a file of the same name is replaced."""
+    WRITES.update(new=0, unchanged=0, beside=0, replaced=0)
+    SETTINGS["overwrite"] = overwrite
+
+
 class Writer:
     """Run files written under ``out`` and nowhere else: a folder that leads outside ``out``
     (a planted symlink) is refused, an input file is never overwritten (same device and inode),
-    and two tasks whose names clean to the same file get distinct names, with a note."""
+    and two tasks whose names clean to the same file get distinct names, with a note.
+
+    A file is published whole and only where nothing is (a hard link from a temporary file, which
+    fails when the name is taken): a run already there with the same bytes is left as it is
+    (importing twice changes nothing), another run of the same name is kept and this one is written
+    beside it as ``name-2.json``, with a note, unless ``--overwrite`` asks for it to be replaced.
+    So two imports into one folder, even at the same time, lose no run."""
 
     def __init__(self, out: str, inputs: list[str]) -> None:
+        if os.path.exists(out) and not os.path.isdir(out):
+            raise WriteError(f"--out {out} is a file; give a folder")
         os.makedirs(out, exist_ok=True)
         self.out = out
         self.root = os.path.realpath(out)
@@ -101,17 +123,32 @@ class Writer:
             note = f"another task already wrote {name}.json; this one is {os.path.basename(path)}"
         return path, note
 
-    def write(self, path: str, document: dict[str, Any]) -> None:
-        from ..safe_io import atomic_write, same_file_as
+    def write(self, path: str, document: dict[str, Any]) -> str | None:
+        """Write one run at ``path``, or beside an earlier import's different file of that name;
+        returns a note when it went elsewhere, or was replaced."""
+        from ..safe_io import same_file_as
 
         clash = same_file_as(path, self.inputs)
         if clash is not None:
             raise ValueError(f"{path} is the input file {clash}; refusing to overwrite it")
-        data = typed(document)
-        with atomic_write(path, mode="wb") as handle:
-            handle.write(data)
-            handle.write(b"\n")
-        self.written.add(path)
+        data = typed(document) + b"\n"
+        stem, k = path.removesuffix(".json"), 1
+        candidate = path
+        while True:
+            outcome = _publish(candidate, data, SETTINGS["overwrite"] and candidate == path)
+            if outcome != "taken":
+                break
+            k += 1
+            candidate = f"{stem}-{k}.json"
+        self.written.add(candidate)
+        WRITES[outcome] += 1
+        if outcome == "new" and candidate != path:
+            WRITES["beside"] += 1
+            return (f"{os.path.basename(path)} holds another run from an earlier import; this one is "
+                    f"{os.path.basename(candidate)} (--overwrite replaces instead)")
+        if outcome == "replaced":
+            return f"replaced {os.path.basename(path)}, written by an earlier import (--overwrite)"
+        return None
 
     def put(self, source: str, line: int, agent: str, task: str, document: dict[str, Any],
             issues: list[ImportIssue]) -> bool:
@@ -122,13 +159,68 @@ class Writer:
             self.check_folder(folder)
             os.makedirs(folder, exist_ok=True)
             target, note = self.target(folder, safe_name(task))
-            self.write(target, document)
+            note = self.write(target, document) or note
         except (ValueError, OSError, WriteError) as exc:
             issues.append(ImportIssue(source, line, str(exc)))
             return False
         if note:
             issues.append(ImportIssue(source, line, note, note=True))
         return True
+
+
+def _publish(path: str, data: bytes, replace: bool) -> str:
+    """Put ``data`` at ``path`` whole: ``new`` (nothing was there), ``unchanged`` (the same bytes
+    were), ``taken`` (another file is there), ``replaced`` (with ``replace``). WriteError when the
+    folder cannot be written."""
+    from ..safe_io import atomic_write
+
+    if replace:
+        same = _same_bytes(path, data)
+        with atomic_write(path, mode="wb") as handle:
+            handle.write(data)
+        return "unchanged" if same else ("replaced" if same is False else "new")
+    folder = os.path.dirname(os.path.abspath(path))
+    import tempfile
+
+    try:
+        fd, temporary = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
+    except OSError as exc:
+        raise WriteError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        from ..safe_io import mode_for
+
+        os.chmod(temporary, mode_for(path))
+        try:
+            os.link(temporary, path)  # fails when the name is taken: no run is ever replaced
+            return "new"
+        except FileExistsError:
+            return "unchanged" if _same_bytes(path, data) else "taken"
+        except OSError:  # a file system without hard links: exclusive creation instead
+            try:
+                target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode_for(path))
+            except FileExistsError:
+                return "unchanged" if _same_bytes(path, data) else "taken"
+            with os.fdopen(target, "wb") as handle:
+                handle.write(data)
+            return "new"
+    except OSError as exc:
+        raise WriteError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+
+
+def _same_bytes(path: str, data: bytes) -> bool | None:
+    """Whether the file at ``path`` holds exactly ``data``; None when there is none."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(len(data) + 1) == data
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return False
 
 
 def agent_names(paths: list[str], agent: str | None) -> dict[str, str]:

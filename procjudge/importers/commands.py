@@ -15,15 +15,19 @@ from typing import Any, NoReturn
 
 import typer
 
-from ..console import IMPORT_OUT_OPTION, err, plural, reports_option
+from ..console import IMPORT_OUT_OPTION, OVERWRITE_OPTION, err, plural, reports_option
 
 import_app = typer.Typer(help="Turn other tools' logs into run files.", no_args_is_help=True, rich_markup_mode=None)
 
 
 def require_files(paths: list[Path]) -> None:
+    """Exit 2 naming the first path that is not a regular file, and what it is instead."""
+    from ..locate import regular_file_problem
+
     for path in paths:
-        if not path.is_file():
-            err(f"procjudge: {path}: no such file")
+        problem = regular_file_problem(str(path))
+        if problem is not None:
+            err(f"procjudge: {path}: {problem.replace('expected a run file', 'expected a log file')}")
             raise typer.Exit(2)
 
 
@@ -80,9 +84,20 @@ class Folders:
     of their file refused) are removed again: the import leaves no empty folder behind. Nothing it
     did not create is touched, and a folder is removed only while empty."""
 
-    def __init__(self, out: Path) -> None:
+    def __init__(self, out: Path, overwrite: bool = False) -> None:
+        from .base import begin
+
+        begin(overwrite)
+        if out.exists() and not out.is_dir():
+            err(f"procjudge: --out {out} is a file; give a folder (it is created when missing)")
+            raise typer.Exit(2)
         self.out, self.existed = out, out.is_dir()
-        self.before = {p.name for p in out.iterdir() if p.is_dir()} if self.existed else set()
+        try:
+            self.before = {p.name for p in out.iterdir() if p.is_dir()} if self.existed else set()
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            err(f"procjudge: --out {out}: cannot create or read this folder: {exc.strerror or exc}")
+            raise typer.Exit(2) from None
 
     def tidy(self) -> None:
         if not self.out.is_dir():
@@ -114,9 +129,15 @@ def import_report(written: int, issues: list[Any], out: Path, unit: str, note_un
         err(f"procjudge: note: {issue}")
     if len(notes) > SHOWN:
         err(f"procjudge: note: {len(notes) - SHOWN:,} more notes")
+    from .base import WRITES
+
     skipped = f"; {plural(len(errors), unit)} skipped" if errors else ""
     skipped += f"; {plural(len(notes), note_unit)}" if notes else ""
-    sys.stdout.write(f"imported {plural(written, 'run')} into {out}{skipped}\n")
+    kept = [f"{WRITES['unchanged']:,} already there, unchanged"] if WRITES["unchanged"] else []
+    kept += [f"{WRITES['beside']:,} beside an earlier import's file of the same name"] if WRITES["beside"] else []
+    kept += [f"{WRITES['replaced']:,} replacing an earlier import's file"] if WRITES["replaced"] else []
+    kept_text = f" ({'; '.join(kept)})" if kept else ""
+    sys.stdout.write(f"imported {plural(written, 'run')} into {out}{kept_text}{skipped}\n")
     raise typer.Exit(2 if errors else 0)
 
 
@@ -126,6 +147,7 @@ def import_reflexion(
                                        help="Reflexion-family logs (LDB, Reflexion, MapCoder's Reflexion runs), or folders "
                                             "holding .jsonl logs."),
     out: Path = IMPORT_OUT_OPTION,
+    overwrite: bool = OVERWRITE_OPTION,
     agent: str | None = typer.Option(None, "--agent",
                                      help="Agent name (default: the file's folder; plus the file name when several files share a "
                                           "folder)."),
@@ -150,7 +172,7 @@ def import_reflexion(
 
     files = files_in(list(files), (".jsonl",))
     require_files([hidden_from] if hidden_from else [])
-    folders = Folders(out)
+    folders = Folders(out, overwrite)
     written, issues = import_files([str(f) for f in files], str(out), agent=agent,
                                    hidden_from=str(hidden_from) if hidden_from else None,
                                    max_iterations=max_iterations, hidden_name=hidden_name)
@@ -161,6 +183,7 @@ def import_reflexion(
 def import_inspect(
     files: list[Path] = typer.Argument(..., metavar="LOG...", help="Inspect AI logs (.eval or .json), or folders holding them."),
     out: Path = IMPORT_OUT_OPTION,
+    overwrite: bool = OVERWRITE_OPTION,
     agent: str | None = typer.Option(None, "--agent", help="Agent name (default: the log's model)."),
 ) -> None:
     """Import Inspect AI evaluation logs as one run file per sample and epoch.
@@ -176,8 +199,10 @@ def import_inspect(
     from .inspect import import_files
 
     files = files_in(list(files), (".eval", ".json"))
-    folders = Folders(out)
-    written, issues = import_files([str(f) for f in files], str(out), agent=agent)
+    folders = Folders(out, overwrite)
+    from ..console import policy_in_force
+
+    written, issues = import_files([str(f) for f in files], str(out), agent=agent, limits=policy_in_force(None).limits)
     import_report(written, issues, out, "log", "note", "inspect", folders)
 
 
@@ -187,6 +212,7 @@ def import_swe_agent(
                                        help="mini-swe-agent or SWE-agent trajectories (.traj.json, .traj), or folders holding "
                                             "them."),
     out: Path = IMPORT_OUT_OPTION,
+    overwrite: bool = OVERWRITE_OPTION,
     reports: Path | None = typer.Option(
         None, "--reports", metavar="DIR|FILE",
         help="SWE-bench evaluation reports: DIR/<instance>/report.json or DIR/<instance>.json, or a results.json "
@@ -213,7 +239,7 @@ def import_swe_agent(
     from .swe_agent import import_files
 
     files = files_in(list(files), (".traj.json", ".traj"))
-    folders = Folders(out)
+    folders = Folders(out, overwrite)
     written, issues = import_files([str(f) for f in files], str(out), agent=agent, reports=str(reports) if reports else None)
     import_report(written, issues, out, "file", "note", "swe-agent", folders)
 
@@ -224,6 +250,7 @@ def import_openhands(
                                        help="OpenHands evaluation output (one instance per line), or folders "
                                             "holding .jsonl files."),
     out: Path = IMPORT_OUT_OPTION,
+    overwrite: bool = OVERWRITE_OPTION,
     reports: Path | None = reports_option("the line's own test_result.report"),
     agent: str | None = typer.Option(None, "--agent", help="Agent name (default: the model in the line's metadata)."),
 ) -> None:
@@ -240,7 +267,7 @@ def import_openhands(
     from .openhands import import_files
 
     files = files_in(list(files), (".jsonl",))
-    folders = Folders(out)
+    folders = Folders(out, overwrite)
     written, issues = import_files([str(f) for f in files], str(out), agent=agent, reports=str(reports) if reports else None)
     import_report(written, issues, out, "line", "note", "openhands", folders)
 
@@ -251,6 +278,7 @@ def import_atif(
                                        help="ATIF trajectories (Harbor: TRIAL/agent/trajectory.json), or folders "
                                             "holding them."),
     out: Path = IMPORT_OUT_OPTION,
+    overwrite: bool = OVERWRITE_OPTION,
     agent: str | None = typer.Option(None, "--agent", help="Agent name (default: the trajectory's agent name and model)."),
 ) -> None:
     """Import Agent Trajectory Interchange Format trajectories as one run file each.
@@ -264,7 +292,7 @@ def import_atif(
     from .atif import import_files
 
     files = files_in(list(files), ("trajectory.json",))
-    folders = Folders(out)
+    folders = Folders(out, overwrite)
     written, issues = import_files([str(f) for f in files], str(out), agent=agent)
     import_report(written, issues, out, "file", "note", "atif", folders)
 
@@ -305,6 +333,7 @@ def import_inputs(targets: list[Path]) -> list[str]:
 def import_auto(
     targets: list[Path] = typer.Argument(..., metavar="PATH...", help="Log files, or folders to search for them."),
     out: Path = IMPORT_OUT_OPTION,
+    overwrite: bool = OVERWRITE_OPTION,
     agent: str | None = typer.Option(None, "--agent", help="Agent name (default: each importer's own)."),
     using: str | None = typer.Option(None, "--using", metavar="IMPORTER",
                                      help="Read every file with this importer instead of recognising each (see import list)."),
@@ -328,7 +357,7 @@ def import_auto(
         if chosen is None:
             err(f"procjudge: no importer named {using!r}; there are: {', '.join(i.name for i in importers)}")
             raise typer.Exit(2)
-    folders = Folders(out)
+    folders = Folders(out, overwrite)
     named = {str(t) for t in targets if t.is_file()}
     groups: dict[str, list[str]] = {}
     passed_over: list[str] = []
@@ -349,7 +378,10 @@ def import_auto(
     if passed_over:
         err(f"procjudge: {plural(len(passed_over), 'file')} under the folders recognised by no importer, passed over")
     if not groups and not unknown:
-        err("procjudge: no logs found")
+        folders.tidy()
+        err(f"procjudge: no logs found in {' '.join(map(str, targets))} (procjudge import list names what each importer "
+            "reads); nothing imported")
+        raise typer.Exit(2)
     if unknown:
         from .base import ImportIssue
 

@@ -24,13 +24,17 @@ import hashlib
 import json
 import os
 import zipfile
+import zlib
 from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
-from .base import ImportIssue, NothingLogged, Writer, safe_name
+import msgspec
 
-MAX_MEMBER = 512 * 1024 * 1024
+from ..policy import DEFAULT, Limits
+from ..safe_io import WriteError
+from .base import UNREADABLE, ImportIssue, NothingLogged, Writer, safe_name
+
 LETTER_SCORES = {"C": 100.0, "P": 50.0, "I": 0.0, "N": 0.0}
 
 
@@ -41,62 +45,100 @@ class LogError(ValueError):
 # --------------------------------------------------------------------------- reading
 
 
-def _zstd(data: bytes) -> bytes:
+def _zstd(data: bytes, limits: Limits, name: str) -> bytes:
+    """A zstd member's bytes, decompressed within the member limit by the one bounded reader."""
+    import io
+
+    from ..bounded import Decompressed, InputLimit
+
+    bound = msgspec.structs.replace(limits, decompressed_bytes=limits.member_bytes)
     try:
-        from compression import zstd  # type: ignore[import-not-found]  # Python 3.14+
-
-        return bytes(zstd.decompress(data))
-    except ImportError:
-        pass
-    try:
-        import zstandard
-    except ImportError:
-        raise LogError("this .eval log is compressed with Zstandard: pip install 'procjudge[inspect]' "
-                       "(or use Python 3.14+)") from None
-    return bytes(zstandard.ZstdDecompressor().decompress(data, max_output_size=MAX_MEMBER))
+        with Decompressed(io.BytesIO(data), "zst", bound, name) as stream:
+            out = io.BufferedReader(stream).read()
+    except InputLimit as exc:
+        raise LogError(f"{name}: {exc}") from None
+    return out
 
 
-def _member(archive: zipfile.ZipFile, handle: Any, name: str) -> Any:
-    """One JSON member of an .eval zip, whatever its compression (stored, deflate, zstd)."""
+# What zipfile raises on a damaged archive: a bad header or CRC, an unknown version or method
+# (NotImplementedError), an encrypted member (RuntimeError), a cut stream.
+ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError, EOFError, OSError, zlib.error)
+
+
+def _member(archive: zipfile.ZipFile, handle: Any, name: str, limits: Limits) -> Any:
+    """One JSON member of an .eval zip, whatever its compression (stored, deflate, zstd), within
+    the member limits; LogError naming the member otherwise."""
+    from ..bounded import InputLimit, member
+
     info = archive.getinfo(name)
-    if info.file_size > MAX_MEMBER:
-        raise LogError(f"{name} is {info.file_size:,} bytes uncompressed; members are limited to {MAX_MEMBER:,}")
-    if info.compress_type != 93:
-        return json.loads(archive.read(name))
-    handle.seek(info.header_offset)
-    header = handle.read(30)
-    if header[:4] != b"PK\x03\x04":
-        raise LogError(f"{name}: not a zip local file header")
-    skip = int.from_bytes(header[26:28], "little") + int.from_bytes(header[28:30], "little")
-    handle.seek(info.header_offset + 30 + skip)
-    return json.loads(_zstd(handle.read(info.compress_size)))
+    if info.file_size > limits.member_bytes:
+        raise LogError(f"{name} is {info.file_size:,} bytes uncompressed; members are limited to "
+                       f"{limits.member_bytes:,} (limits.member_bytes in the policy)")
+    try:
+        if info.compress_type != 93:
+            data = archive.read(name)  # zipfile stops at the declared size and checks the CRC
+        else:
+            handle.seek(info.header_offset)
+            header = handle.read(30)
+            if header[:4] != b"PK\x03\x04":
+                raise LogError(f"{name}: not a zip local file header")
+            skip = int.from_bytes(header[26:28], "little") + int.from_bytes(header[28:30], "little")
+            handle.seek(info.header_offset + 30 + skip)
+            data = _zstd(handle.read(min(info.compress_size, limits.member_bytes)), limits, name)
+        return json.loads(member(data, limits, name))
+    except InputLimit as exc:
+        raise LogError(str(exc)) from None
+    except (ValueError, RecursionError) as exc:  # JSON (and UTF-8) errors are ValueErrors
+        raise LogError(f"{name}: not JSON: {str(exc)[:200] or type(exc).__name__}") from None
+    except ZIP_ERRORS as exc:
+        raise LogError(f"{name}: a corrupt member: {str(exc)[:200] or type(exc).__name__}") from None
 
 
-def read_log(path: str) -> tuple[dict[str, Any], Iterator[dict[str, Any]]]:
-    """(the eval header: eval and plan, the samples one by one) of a .json or .eval log."""
+def read_log(path: str, limits: Limits = DEFAULT.limits) -> tuple[dict[str, Any], Iterator[Any]]:
+    """(the eval header: eval and plan, the samples one by one) of a .json or .eval log; LogError
+    when it is not one, or is beyond the limits."""
     if path.endswith(".eval"):
+        from ..locate import regular_file_problem
+
+        problem = regular_file_problem(path)
+        if problem is not None:
+            raise LogError(problem)
         handle = open(path, "rb")  # noqa: SIM115 - closed by the generator below, or here on failure
         try:
             archive = zipfile.ZipFile(handle)
-            header = _member(archive, handle, "header.json")
-        except (zipfile.BadZipFile, KeyError, json.JSONDecodeError, LogError) as exc:
+            if len(archive.infolist()) > limits.members:
+                raise LogError(f"{len(archive.infolist()):,} members; archives are limited to {limits.members:,} "
+                               "(limits.members in the policy)")
+            header = _member(archive, handle, "header.json", limits)
+        except (*ZIP_ERRORS, KeyError, LogError, ValueError) as exc:
             handle.close()
-            raise LogError(f"not an Inspect .eval log: {exc}") from None
+            raise LogError(f"not an Inspect .eval log: {str(exc)[:300]}") from None
+        if not isinstance(header, dict):
+            handle.close()
+            raise LogError(f"not an Inspect .eval log: header.json holds {type(header).__name__}, not an object")
 
-        def samples() -> Iterator[dict[str, Any]]:
+        def samples() -> Iterator[Any]:
             try:
                 for name in sorted(n for n in archive.namelist() if n.startswith("samples/") and n.endswith(".json")):
-                    yield _member(archive, handle, name)
+                    try:
+                        yield _member(archive, handle, name, limits)
+                    except LogError as exc:  # one unreadable sample; the others are read
+                        yield exc
             finally:
                 handle.close()
 
         return header, samples()
+    from ..bounded import member
     from ..locate import read_regular
 
-    document = json.loads(read_regular(path, MAX_MEMBER).decode("utf-8"))
+    try:
+        document = json.loads(member(read_regular(path, limits.member_bytes), limits, path))
+    except RecursionError:
+        raise LogError("not an Inspect log: nested too deeply") from None
     if not isinstance(document, dict) or "eval" not in document:
         raise LogError("not an Inspect log: no `eval` header")
-    return document, iter(document.get("samples") or [])
+    listed = document.get("samples") or []
+    return document, iter(listed if isinstance(listed, list) else [listed])
 
 
 # --------------------------------------------------------------------------- converting
@@ -239,35 +281,43 @@ def _entry(k: int, score: dict[str, Any], window: list[dict[str, Any]]) -> dict[
     return entry
 
 
-def import_files(paths: list[str], out: str, agent: str | None = None) -> tuple[int, list[ImportIssue]]:
-    """Import Inspect logs; return (runs written, issues: errors and notes)."""
+def import_files(paths: list[str], out: str, agent: str | None = None,
+                 limits: Limits = DEFAULT.limits) -> tuple[int, list[ImportIssue]]:
+    """Import Inspect logs; return (runs written, issues: errors and notes). A log that cannot be
+    read is one error; a sample that cannot be, an error at its number, and the next is read."""
     writer = Writer(out, paths)
     written = 0
     issues: list[ImportIssue] = []
     for path in paths:
         try:
-            header, samples = read_log(path)
-        except (LogError, OSError, ValueError, UnicodeDecodeError, OverflowError) as exc:
-            issues.append(ImportIssue(path, 1, str(exc)))
+            header, samples = read_log(path, limits)
+        except (LogError, *UNREADABLE) as exc:
+            issues.append(ImportIssue(path, 1, str(exc)[:500]))
             continue
         number = 0
         try:
             for number, sample in enumerate(samples, start=1):
+                if isinstance(sample, LogError):
+                    issues.append(ImportIssue(path, number, str(sample)[:500]))
+                    continue
+                label = f"sample {sample.get('id')}" if isinstance(sample, dict) else f"sample {number}"
                 try:
+                    if not isinstance(sample, dict):
+                        raise TypeError(f"expected an object, got {type(sample).__name__}")
                     document = convert(header, sample, agent)
                 except NothingLogged as exc:
-                    issues.append(ImportIssue(path, number, f"sample {sample.get('id')}: {exc}", note=True))
+                    issues.append(ImportIssue(path, number, f"{label}: {exc}", note=True))
                     continue
-                except (ValueError, TypeError, KeyError) as exc:
-                    issues.append(ImportIssue(path, number, f"sample {sample.get('id')}: {exc}"))
+                except UNREADABLE as exc:
+                    issues.append(ImportIssue(path, number, f"{label}: {str(exc)[:300]}"))
                     continue
                 folder = os.path.join(out, safe_name(document["run"]["agent"]))
                 os.makedirs(folder, exist_ok=True)
                 target, note = writer.target(folder, safe_name(document["run"]["id"]))
-                writer.write(target, document)
+                note = writer.write(target, document) or note
                 if note:
                     issues.append(ImportIssue(path, number, note, note=True))
                 written += 1
-        except (LogError, OSError, ValueError) as exc:
-            issues.append(ImportIssue(path, number, str(exc)))
+        except (LogError, WriteError, *UNREADABLE) as exc:
+            issues.append(ImportIssue(path, number, str(exc)[:500]))
     return written, issues

@@ -266,7 +266,7 @@ def import_files(paths: list[str], out: str, agent: str | None = None, hidden_fr
                 continue
             try:
                 target, note = writer.target(folder, safe_name(task))
-                writer.write(target, document)
+                note = writer.write(target, document) or note
             except (ValueError, OSError, WriteError) as exc:
                 issues.append(ImportIssue(path, number, str(exc)))
                 continue

@@ -24,6 +24,7 @@ from .fit import AtWidth, left_ellipsis, right_ellipsis
 from .json import dumps
 from .markdown import cell
 from .text import (
+    bidi_visible,
     counts,
     iterations,
     literal,
@@ -63,10 +64,9 @@ def markdown_report(report: BatchReport, quiet: bool = False) -> Iterator[str]:
                          f"{signed(agent.median_process_score)} | {num(round(agent.mean_final_score, 1))} | {tiers} | {patterns} "
                          "|")
         lines.append("")
-    rows = sorted(report.rows, key=lambda r: (not r.gate_failures, r.process_score, r.path))
-    shown = rows[:MARKDOWN_RUN_ROWS]
+    shown = report.worst[:MARKDOWN_RUN_ROWS]
     if shown:
-        held = any(row.held_back_total is not None for row in rows)
+        held = any(row.held_back_total is not None for row in shown)
         lines += [f"| run | agent | process | final | tier |{' held-back |' if held else ''} anti-patterns | gate |",
                   f"|---|---|---:|---:|---|{'---:|' if held else ''}---|---|"]
         for row in shown:
@@ -74,8 +74,8 @@ def markdown_report(report: BatchReport, quiet: bool = False) -> Iterator[str]:
             lines.append(f"| {cell(row.id)} | {cell(row.agent or '-')} | {signed(row.process_score)} | "
                          f"{num(row.final_score)} | {row.tier} |{f' {held_cell(row)} |' if held else ''} "
                          f"{', '.join(row.anti_patterns) or '-'} | {gate_text} |")
-        if len(rows) > len(shown):
-            lines.append(f"\n{len(rows) - len(shown)} more runs not shown (failing gates and lowest scores first).")
+        if summary.runs_scored > len(shown):
+            lines.append(f"\n{summary.runs_scored - len(shown):,} more runs not shown (failing gates and lowest scores first).")
         lines.append("")
     if summary.runs_scored:
         lines += [f"Loop: {cell(loop_summary(summary.loop), 2000)}", ""]
@@ -83,8 +83,8 @@ def markdown_report(report: BatchReport, quiet: bool = False) -> Iterator[str]:
         lines.append("**Unreadable files**")
         lines.append("")
         lines += [f"- `{cell(e.message, 500)}`" for e in report.errors[:100]]
-        if len(report.errors) > 100:
-            lines.append(f"- ... and {len(report.errors) - 100} more")
+        if summary.errors > 100:
+            lines.append(f"- ... and {summary.errors - 100:,} more")
     yield "\n".join(lines).rstrip() + "\n"
 
 
@@ -93,8 +93,10 @@ _XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 def xml_text(value: Any) -> str:
     """Text safe in an XML attribute or element: escaped, characters XML 1.0 forbids removed."""
-    text = _XML_BAD.sub(lambda m: f"\\x{ord(m.group(0)):02x}", str(value))
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+    text = bidi_visible(_XML_BAD.sub(lambda m: f"\\x{ord(m.group(0)):02x}", str(value)))
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+    # in an attribute a raw newline or tab is read back as a space: keep them as character references
+    return text.replace("\n", "&#10;").replace("\r", "&#13;").replace("\t", "&#9;")
 
 
 def _junit_case(result: Result, reasons: list[str] | None) -> str:
@@ -114,10 +116,10 @@ def _junit_case(result: Result, reasons: list[str] | None) -> str:
 
 
 def junit_document(cases: list[str], report: BatchReport) -> str:
-    total = len(cases)
+    total, failed = len(cases), report.summary.gate.failed_runs
     head = ('<?xml version="1.0" encoding="UTF-8"?>\n'
-            f'<testsuites name="procjudge" tests="{total}" failures="{len(report.failed)}" errors="{len(report.errors)}">\n'
-            f'  <testsuite name="procjudge" tests="{total}" failures="{len(report.failed)}" errors="{len(report.errors)}">\n')
+            f'<testsuites name="procjudge" tests="{total}" failures="{failed}" errors="{report.summary.errors}">\n'
+            f'  <testsuite name="procjudge" tests="{total}" failures="{failed}" errors="{report.summary.errors}">\n')
     return head + "".join(case + "\n" for case in cases) + "  </testsuite>\n</testsuites>\n"
 
 
@@ -198,7 +200,7 @@ def _cell_style(column: str, row: Row) -> str:
     return ""
 
 
-def _runs(rows: list[Row], width: int) -> Text:
+def _runs(rows: list[Row], width: int, omitted: int = 0) -> Text:
     """One line per run at any width, the same columns in the same order: the run id (cut from the
     left, so its distinctive end stays), process, final, iterations, tier (short name), the
     held-back outcome where a suite ran, the gate, and the anti-patterns in what room is left (cut
@@ -227,6 +229,8 @@ def _runs(rows: list[Row], width: int) -> Text:
             text.append(cell_text, style=_cell_style(name, row))
         if findings_room >= 8:
             text.append(GAP + _findings_cell(row.anti_patterns, findings_room), style="dim")
+    if omitted:
+        text.append(f"\n{omitted:,} more runs not listed (limits.rows_listed; csv and jsonl list every run)", style="dim")
     shown = [t for t in TIER_SHORT if any(r.tier == t for r in rows)]
     if shown:
         legend = "tiers: " + ", ".join(f"{TIER_SHORT[t]} = {t}" for t in shown)
@@ -247,12 +251,15 @@ def _agents(agents: list[AgentSummary], width: int) -> Text:
     return text
 
 
+ERRORS_LISTED = 20
+
+
 def table_report(report: BatchReport, quiet: bool = False) -> Group:
     """A rich renderable: runs, per-agent summary, gate and errors; laid out for the width it is
     printed at (below 100 columns the narrow layout of ``render.fit``)."""
     summary = report.summary
     rows = report.rows
-    runs = AtWidth(lambda width: _runs(rows, width))
+    runs = AtWidth(lambda width: _runs(rows, width, report.rows_omitted))
     agents = AtWidth(lambda width: _agents(summary.agents, width))
     footer = Text()
     footer.append(f"{plural(summary.runs_scored, 'run')} scored, {summary.gate.failed_runs} failed the gate, "
@@ -265,9 +272,12 @@ def table_report(report: BatchReport, quiet: bool = False) -> Group:
     if summary.runs_scored:
         footer.append("\nloop ", style="dim")
         footer.append(loop_summary(summary.loop))
-    for error in report.errors:
+    for error in report.errors[:ERRORS_LISTED]:
         footer.append("\nerror ", style="red")
         footer.append(literal(error.message))
+    if summary.errors > ERRORS_LISTED:
+        footer.append(f"\n{summary.errors - ERRORS_LISTED:,} more errors (json, csv and markdown list the first "
+                      f"{len(report.errors):,})", style="red")
     if quiet:
         return Group(agents, Text(""), footer)
     return Group(runs, Text(""), agents, Text(""), footer)

@@ -276,9 +276,15 @@ def run_view(verdict: Verdict, detail: RunDetail | None = None, anchor: str = "r
 
 def _environment() -> Any:
     from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+    from markupsafe import Markup
 
+    from .text import bidi_visible
+
+    # every value a template writes passes here before escaping: bidirectional controls from input
+    # are shown as escapes, so that a run named invoice\u202efdp.exe does not read as invoiceexe.pdf
     env = Environment(loader=PackageLoader("procjudge", "render/templates"), autoescape=select_autoescape(default=True),
-                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                      finalize=lambda v: bidi_visible(v) if isinstance(v, str) and not isinstance(v, Markup) else v)
     env.filters["signed"] = lambda v: "" if v is None else f"{v:+g}"
     env.filters["num"] = lambda v: "" if v is None else f"{v:g}"
     env.filters["points"] = lambda v: "" if v is None else "0" if v == 0 else f"{v:+g}"
@@ -414,7 +420,7 @@ class HtmlReporter:
                     agent_names=agents, tier_names=tiers, finding_names=findings,
                     histogram=histogram(scores, "process score, all runs"), shares=_shares(rows),
                     runs=self.detailed, cap=DETAIL_CAP, left_out=max(0, len(rows) - len(self.detailed)),
-                    errors=report.errors[:200], error_count=len(report.errors))
+                    errors=report.errors[:200], error_count=report.summary.errors)
 
 
 # --------------------------------------------------------------------------- a comparison

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from ..numbers import fmt_num as num
 from ..verdict import Verdict
 from .text import (
@@ -15,14 +17,19 @@ from .text import (
     sparkline,
 )
 
+_EMPHASIS = re.compile(r"[*_~]")
+
 
 def cell(value: object, limit: int = 300) -> str:
     """Text safe inside a Markdown table cell: one line, pipes and HTML escaped."""
     text = one_line(value, limit)
     text = text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;").replace("`", "'")
     # links, images, autolinks and @mentions from input stay text
-    return (text.replace("[", "\\[").replace("]", "\\]").replace("!", "&#33;").replace("@", "&#64;")
+    text = (text.replace("[", "\\[").replace("]", "\\]").replace("!", "&#33;").replace("@", "&#64;")
             .replace("://", "&#58;//").replace("www.", "www&#46;"))
+    # emphasis, strikethrough and headings stay text; "#1" is no issue reference (a word joiner
+    # after the #, invisible, breaks the autolink)
+    return _EMPHASIS.sub(r"\\\g<0>", text).replace("#", "#\u2060")
 
 
 def score(verdict: Verdict) -> str:

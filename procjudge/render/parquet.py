@@ -115,15 +115,23 @@ class ParquetReporter:
 
         if self.target is None:
             raise ValueError("--format parquet needs -o DIR or -o NAME.parquet")
+        from ..safe_io import WriteError
+
         runs_path, items_path = targets(self.target)
         folder = os.path.dirname(os.path.abspath(runs_path))
-        os.makedirs(folder, exist_ok=True)
-        runs_schema, items_schema = _schemas()
-        for final, schema in ((runs_path, runs_schema), (items_path, items_schema)):
-            fd, temporary = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(final) + ".", suffix=".tmp")
-            os.close(fd)
-            self.temporary.append(temporary)
-            self.writers.append(pq.ParquetWriter(temporary, schema, compression="zstd"))
+        try:
+            os.makedirs(folder, exist_ok=True)
+            runs_schema, items_schema = _schemas()
+            for final, schema in ((runs_path, runs_schema), (items_path, items_schema)):
+                if os.path.isdir(final):
+                    raise WriteError(f"--output {final} is a folder; give a file name or a folder for both tables")
+                fd, temporary = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(final) + ".", suffix=".tmp")
+                os.close(fd)
+                self.temporary.append(temporary)
+                self.writers.append(pq.ParquetWriter(temporary, schema, compression="zstd"))
+        except OSError as exc:
+            raise WriteError(f"--output {self.target}: cannot write the Parquet tables in {folder}: "
+                             f"{exc.strerror or exc}") from None
         return ""
 
     def _flush(self, force: bool = False) -> None:
@@ -153,10 +161,15 @@ class ParquetReporter:
         self._flush(force=True)
         for writer in self.writers:
             writer.close()
+        from ..safe_io import WriteError
+
         assert self.target is not None
         for temporary, final in zip(self.temporary, targets(self.target)):
-            os.chmod(temporary, mode_for(final))
-            os.replace(temporary, final)
+            try:
+                os.chmod(temporary, mode_for(final))
+                os.replace(temporary, final)
+            except OSError as exc:
+                raise WriteError(f"--output {final}: cannot write: {exc.strerror or exc}") from None
         self.temporary = []
         return ""
 

@@ -11,11 +11,21 @@ if TYPE_CHECKING:
     from ..results import LoopSummary
     from ..verdict import Aggregate, HeldBack, NotChecked, Verdict
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# Control characters (newlines included: text from input is shown on one line, so that no name
+# starts a line of its own, such as a CI workflow command) and the Unicode bidirectional controls
+# (a run named ``invoice\u202efdp.exe`` would read as ``invoiceexe.pdf``).
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+BIDI = re.compile(r"[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def bidi_visible(text: str) -> str:
+    """The bidirectional controls of ``text`` shown as escapes (``\\u202e``); the rest as it is."""
+    return BIDI.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
 
 
 def literal(value: object, limit: int = 2000) -> str:
-    """A string safe for a terminal: control characters become visible escapes (``\\x1b``);
+    """A string safe for a terminal, on one line: control characters (newlines too) and
+    bidirectional controls become visible escapes (``\\x1b``, ``\\n``, ``\\u202e``);
     over-long text is cut with a note of how much was left out."""
     text = str(value)
     if len(text) > limit:
