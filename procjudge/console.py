@@ -116,7 +116,7 @@ def patterns(option: str) -> Callable[[list[str] | None], list[str] | None]:
             problem = pattern_problem(value)
             if problem:
                 raise typer.BadParameter(problem, param_hint=option)
-        return values
+        return values if values is not None else []  # older typer takes len() of what a callback returns
     return check
 
 
