@@ -39,15 +39,16 @@ class Plan(msgspec.Struct, kw_only=True):
         return any(name in ("table", "markdown") for name, _, _ in self.reporters)
 
 
-def gate_findings(values: Iterable[str], known: list[str]) -> tuple[str, ...]:
-    """The finding ids of ``--fail-on`` (comma-separated, repeatable), each a known rule."""
+def gate_findings(values: Iterable[str], known: list[str], name: str = "--fail-on") -> tuple[str, ...]:
+    """The finding ids of ``--fail-on`` (comma-separated, repeatable), each a known rule; an error
+    names the gate as ``name`` (the option, or the configuration key and its file)."""
     found = tuple(dict.fromkeys(d.strip() for value in values for d in value.split(",") if d.strip()))
     unknown = [d for d in found if d not in known]
     if unknown:
         close = list(dict.fromkeys([k for k in known if k.startswith(unknown[0])]
                                    + difflib.get_close_matches(unknown[0], known, n=3)))[:3]
         hint = f" (did you mean {' or '.join(close)}?)" if close else f"; known: {', '.join(known)}"
-        raise UsageError(f"--fail-on: unknown finding {unknown[0]!r}{hint}; `procjudge explain --list` lists them")
+        raise UsageError(f"{name}: unknown finding {unknown[0]!r}{hint}; `procjudge explain --list` lists them")
     return found
 
 

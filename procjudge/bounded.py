@@ -12,7 +12,7 @@ What it guarantees, whatever the bytes:
   refused in a moment), and at ``limits.lines`` lines; the error names the limit and the policy
   key that raises it;
 - memory stays bounded: compressed input goes in small pieces, so that no single call can expand
-  beyond what one piece holds (a zstd block is at most 128 KiB out of a few bytes in).
+  beyond what one piece holds (512 bytes of zstd can hold 16 MiB).
 
 The limits are ``Policy.limits`` (``procjudge policy show``), so that a batch worker or a Dask task
 applies the same ones as the command that started it.
@@ -81,9 +81,9 @@ class Decompressed(io.RawIOBase):
     """The decompressed bytes of a gzip or zstd stream (several members or frames in a row are
     read as one), within the limits; errors are :class:`InputLimit`."""
 
-    def __init__(self, raw: IO[bytes], codec: str, limits: Limits, name: str = "") -> None:
+    def __init__(self, raw: IO[bytes], codec: str, limits: Limits) -> None:
         super().__init__()
-        self.raw, self.codec, self.limits, self.name = raw, codec, limits, name
+        self.raw, self.codec, self.limits = raw, codec, limits
         self.decompressor: _Decompressor | None = _CODECS[codec]()
         self.fed = False  # bytes given to the current member or frame
         self.pending, self.offset = b"", 0
@@ -157,10 +157,12 @@ def open_input(path: str, limits: Limits) -> IO[bytes]:
     codec = codec_of(path)
     if codec is None:
         return open(path, "rb")
-    if codec == "zst":
-        _zstd()  # a missing codec is said before the file is opened
     raw = open(path, "rb")  # noqa: SIM115 - closed with the stream
-    return io.BufferedReader(Decompressed(raw, codec, limits, path), 1024 * 1024)
+    try:
+        return io.BufferedReader(Decompressed(raw, codec, limits), 1024 * 1024)
+    except BaseException:  # a missing codec: the file is closed again
+        raw.close()
+        raise
 
 
 def line_limit(limits: Limits, number: int) -> InputLimit | None:

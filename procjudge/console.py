@@ -236,8 +236,9 @@ _TRAILING = re.compile(r"[ \t]+((?:\x1b\[[0-9;]*m)*)$")
 _COMMAND = re.compile(r"^((?:\x1b\[[0-9;]*m)*)::")
 
 
-def _line(line: str) -> str:
-    return _COMMAND.sub(r"\1\\::", _TRAILING.sub(r"\1", line))
+def _unlead(line: str) -> str:
+    """A line that would start with ``::`` (a CI workflow command) as ``\\::``."""
+    return _COMMAND.sub(r"\1\\::", line)
 
 
 class Trimmed(io.TextIOBase):
@@ -255,12 +256,12 @@ class Trimmed(io.TextIOBase):
         lines = (self.pending + text).split("\n")
         self.pending = lines.pop()
         if lines:
-            self.target.write("\n".join(_line(line) for line in lines) + "\n")
+            self.target.write("\n".join(_unlead(_TRAILING.sub(r"\1", line)) for line in lines) + "\n")
         return len(text)
 
     def flush(self) -> None:
         if self.pending:
-            self.target.write(_COMMAND.sub(r"\1\\::", self.pending))
+            self.target.write(_unlead(self.pending))
             self.pending = ""
         self.target.flush()
 
@@ -574,11 +575,11 @@ def batch_inputs(targets: list[str], format: Enum | None, output: list[str], con
     from .results import UsageError
     from .tally import Gates
 
+    fail_on_name = "--fail-on" if fail_on else config.where("fail_on")
     try:
-        gates_on = gate_findings([*(fail_on or [])] or list(config.fail_on), [d.id for d in ALL])
+        gates_on = gate_findings([*(fail_on or [])] or list(config.fail_on), [d.id for d in ALL], fail_on_name)
     except UsageError as exc:
-        where = "" if fail_on else f"configuration error: {config.path}: "
-        err(f"procjudge: {where}{exc if fail_on else str(exc).replace('--fail-on', 'fail_on', 1)}")
+        err(f"procjudge: {exc}")
         raise typer.Exit(2) from None
     chosen = outputs(output, format_of(format, "batch"), output_formats.names("batch"))
     found = discover(targets, exclude=[*config.exclude, *(exclude or [])], include=[*(include or config.include)],
@@ -594,7 +595,7 @@ def batch_inputs(targets: list[str], format: Enum | None, output: list[str], con
                   fail_on=gates_on,
                   fail_under_name="--fail-under" if fail_under is not None else config.where("fail_under"),
                   fail_under_mean_name="--fail-under-mean" if fail_under_mean is not None else config.where("fail_under_mean"),
-                  fail_on_name="--fail-on" if fail_on else config.where("fail_on"))
+                  fail_on_name=fail_on_name)
     return chosen, paths, gates
 
 

@@ -100,11 +100,12 @@ def run_lines(path: str, handle: IO[bytes], first: int = 1, end: int | None = No
     JSON-lines stream (from line ``first``, up to the byte offset ``end``); with ``check_first``,
     a first record that is not a run ends the stream with one error. A line past ``limits.lines``
     ends the stream with one error."""
-    for number, raw in numbered_lines(handle, first, end):
-        if number > limits.lines:
-            from .bounded import line_limit
+    from .bounded import line_limit
 
-            yield number, LoadError(path, str(line_limit(limits, number)), line=number)
+    for number, raw in numbered_lines(handle, first, end):
+        beyond = line_limit(limits, number)
+        if beyond is not None:
+            yield number, LoadError(path, str(beyond), line=number)
             return
         if raw is None:
             yield number, too_long(path, number)

@@ -73,15 +73,50 @@ def check_target(target: str, inputs: Iterable[str], option: str = "--output") -
     return None
 
 
+def _temporary(target: str) -> tuple[int, str]:
+    """A new hidden temporary file beside ``target`` (same folder, so a rename or a link is
+    atomic): its descriptor and path; WriteError when the folder cannot be written."""
+    folder = os.path.dirname(os.path.abspath(target)) or "."
+    try:
+        return tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(target) + ".", suffix=".tmp")
+    except OSError as exc:
+        raise WriteError(f"{target}: cannot write: {exc.strerror or exc}") from None
+
+
+def write_new(target: str, data: bytes) -> bool:
+    """Write ``data`` at ``target`` whole, only where no file is: True when written, False when
+    the name is taken (nothing is replaced). A hard link from a temporary file publishes it in one
+    step; a file system without hard links gets an exclusive creation instead. Two writers racing
+    for one name: one wins, the other is told. WriteError when it cannot be written."""
+    fd, temporary = _temporary(target)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.chmod(temporary, mode_for(target))
+        try:
+            os.link(temporary, target)
+            return True
+        except FileExistsError:
+            return False
+        except OSError:
+            try:
+                exclusive = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode_for(target))
+            except FileExistsError:
+                return False
+            with os.fdopen(exclusive, "wb") as handle:
+                handle.write(data)
+            return True
+    except OSError as exc:
+        raise WriteError(f"{target}: cannot write: {exc.strerror or exc}") from None
+    finally:
+        _remove(temporary)
+
+
 @contextlib.contextmanager
 def atomic_write(target: str, mode: str = "w", newline: str | None = None) -> Iterator[IO[Any]]:
     """A file handle whose content replaces ``target`` only when the block completes; on any
     error or interrupt the temporary file is removed and the target is left as it was."""
-    folder = os.path.dirname(os.path.abspath(target)) or "."
-    try:
-        fd, temporary = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(target) + ".", suffix=".tmp")
-    except OSError as exc:
-        raise WriteError(f"{target}: cannot write: {exc.strerror or exc}") from None
+    fd, temporary = _temporary(target)
     try:
         opened = os.fdopen(fd, mode) if "b" in mode else os.fdopen(fd, mode, encoding="utf-8", newline=newline)
         with opened as handle:

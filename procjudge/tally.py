@@ -123,9 +123,9 @@ Figures = tuple[str, float, float, int, str, tuple[str, ...]]  # agent, process,
 WORST_KEPT = 50  # the runs the markdown report lists, worst first
 
 
-def _inverse(path: str) -> tuple[int, ...]:
-    """A key that orders paths backwards (a heap keeps the largest key on top: the best run)."""
-    return (*(-ord(c) for c in path), 1)
+def worst_first(row: Row) -> tuple[bool, float, str]:
+    """The markdown report's order: failing a gate first, then the lowest process score, then the path."""
+    return not row.gate_failures, row.process_score, row.path
 
 
 class Collector:
@@ -142,7 +142,7 @@ class Collector:
         self.listed = limits.rows_listed  # runs the table lists; the rest counted
         self.rows: list[Row] = []
         self.rows_omitted = 0
-        self.worst: list[tuple[tuple[bool, float, tuple[int, ...]], int, Row]] = []  # a heap of the WORST_KEPT worst (markdown)
+        self.worst: list[Row] = []  # the WORST_KEPT worst (markdown), cut back whenever it doubles
         self.error_count = 0
         self.failed_count = 0
         self.agents = AgentTally()  # per agent, in bounded memory: a million runs cost what a thousand do
@@ -186,15 +186,9 @@ class Collector:
             self.rows.append(row)
         else:
             self.rows_omitted += 1
-        import heapq
-
-        # worst first: failing a gate, then the lowest process score, then the path; the heap's top
-        # is the best of the kept, replaced by a worse one
-        entry = ((bool(row.gate_failures), -row.process_score, _inverse(row.path)), self.count, row)
-        if len(self.worst) < WORST_KEPT:
-            heapq.heappush(self.worst, entry)
-        elif entry[0] > self.worst[0][0]:
-            heapq.heapreplace(self.worst, entry)
+        self.worst.append(row)
+        if len(self.worst) >= 2 * WORST_KEPT:
+            self.worst = sorted(self.worst, key=worst_first)[:WORST_KEPT]
 
     def feed(self, results: Iterable[Result]) -> Iterator[tuple[Result, list[str] | None]]:
         for result in results:
@@ -225,7 +219,7 @@ class Collector:
 
     def finish(self) -> BatchReport:
         """The finished batch every report's ``finish`` reads."""
-        worst = [row for _, _, row in sorted(self.worst, key=lambda e: e[0], reverse=True)]
+        worst = sorted(self.worst, key=worst_first)[:WORST_KEPT]
         return BatchReport(summary=self.summary(), rows=self.rows, failed=self.failed, errors=self.errors,
                            worst=worst, rows_omitted=self.rows_omitted,
                            warnings=self.warnings, warning_count=self.warning_count,

@@ -119,12 +119,17 @@ def test_the_decompressed_size_limit_holds_in_bounded_memory() -> None:
     bomb = zstandard.ZstdCompressor(level=3).compress(b"x" * (256 * 2**20))
     limits = Limits(decompressed_bytes=8 * 2**20, ratio=10**9)
     stream = Decompressed(io.BytesIO(bomb), "zst", limits)
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    with pytest.raises(InputLimit, match="limits.decompressed_bytes"):
-        while stream.read(1 << 20):
-            pass
-    grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
-    assert grown_kib < 200 * 1024
+    import tracemalloc
+
+    tracemalloc.start()  # the peak of this read alone (the process's own peak may be higher already)
+    try:
+        with pytest.raises(InputLimit, match="limits.decompressed_bytes"):
+            while stream.read(1 << 20):
+                pass
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 * 2**20
 
 
 def test_too_many_lines_is_one_error_naming_the_limit(tmp_path: Path) -> None:
@@ -350,8 +355,7 @@ def test_the_markdown_and_table_reports_keep_a_bounded_number_of_rows(tmp_path: 
     report = collector.finish()
     assert len(report.rows) == 100 and report.rows_omitted == 4900
     assert len(report.worst) == WORST_KEPT
-    expected = sorted((r for r in (collector.rows + report.worst)), key=lambda r: (r.process_score, r.path))
-    assert report.worst[0].process_score == -30 and report.worst[0].path == "r00000" and expected
+    assert report.worst[0].process_score == -30 and report.worst[0].path == "r00000"
     scores = [r.process_score for r in report.worst]
     assert scores == sorted(scores)
     failing = sum(float(k % 97) - 30 < 50 for k in range(5000))

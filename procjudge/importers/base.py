@@ -16,7 +16,6 @@ and :class:`ImportIssue`. It then appears in ``procjudge import list``, is tried
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -172,44 +171,16 @@ def _publish(path: str, data: bytes, replace: bool) -> str:
     """Put ``data`` at ``path`` whole: ``new`` (nothing was there), ``unchanged`` (the same bytes
     were), ``taken`` (another file is there), ``replaced`` (with ``replace``). WriteError when the
     folder cannot be written."""
-    from ..safe_io import atomic_write
+    from ..safe_io import atomic_write, write_new
 
     if replace:
         same = _same_bytes(path, data)
         with atomic_write(path, mode="wb") as handle:
             handle.write(data)
         return "unchanged" if same else ("replaced" if same is False else "new")
-    folder = os.path.dirname(os.path.abspath(path))
-    import tempfile
-
-    try:
-        fd, temporary = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
-    except OSError as exc:
-        raise WriteError(f"{path}: cannot write: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        from ..safe_io import mode_for
-
-        os.chmod(temporary, mode_for(path))
-        try:
-            os.link(temporary, path)  # fails when the name is taken: no run is ever replaced
-            return "new"
-        except FileExistsError:
-            return "unchanged" if _same_bytes(path, data) else "taken"
-        except OSError:  # a file system without hard links: exclusive creation instead
-            try:
-                target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode_for(path))
-            except FileExistsError:
-                return "unchanged" if _same_bytes(path, data) else "taken"
-            with os.fdopen(target, "wb") as handle:
-                handle.write(data)
-            return "new"
-    except OSError as exc:
-        raise WriteError(f"{path}: cannot write: {exc.strerror or exc}") from None
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
+    if write_new(path, data):
+        return "new"
+    return "unchanged" if _same_bytes(path, data) else "taken"
 
 
 def _same_bytes(path: str, data: bytes) -> bool | None:

@@ -53,7 +53,7 @@ def _zstd(data: bytes, limits: Limits, name: str) -> bytes:
 
     bound = msgspec.structs.replace(limits, decompressed_bytes=limits.member_bytes)
     try:
-        with Decompressed(io.BytesIO(data), "zst", bound, name) as stream:
+        with Decompressed(io.BytesIO(data), "zst", bound) as stream:
             out = io.BufferedReader(stream).read()
     except InputLimit as exc:
         raise LogError(f"{name}: {exc}") from None
@@ -86,6 +86,8 @@ def _member(archive: zipfile.ZipFile, handle: Any, name: str, limits: Limits) ->
             handle.seek(info.header_offset + 30 + skip)
             data = _zstd(handle.read(min(info.compress_size, limits.member_bytes)), limits, name)
         return json.loads(member(data, limits, name))
+    except LogError:
+        raise  # already says which member and why (a ValueError, not a JSON error)
     except InputLimit as exc:
         raise LogError(str(exc)) from None
     except (ValueError, RecursionError) as exc:  # JSON (and UTF-8) errors are ValueErrors

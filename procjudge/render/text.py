@@ -14,8 +14,9 @@ if TYPE_CHECKING:
 # Control characters (newlines included: text from input is shown on one line, so that no name
 # starts a line of its own, such as a CI workflow command) and the Unicode bidirectional controls
 # (a run named ``invoice\u202efdp.exe`` would read as ``invoiceexe.pdf``).
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-BIDI = re.compile(r"[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_BIDI = r"\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_CONTROL = re.compile(rf"[\x00-\x1f\x7f-\x9f\u2028\u2029{_BIDI}]")
+BIDI = re.compile(rf"[{_BIDI}]")
 
 
 def bidi_visible(text: str) -> str:
