@@ -160,7 +160,9 @@ def eval_log(path: Path, header: object, samples: list[object]) -> str:
     ({"eval": {}}, ["[" * 100_000 + "]" * 100_000], "not JSON"),
     ({"eval": {}}, ["[" + "0," * (70 * 2**20) + "0]"], "limits.member_bytes"),
     ({"eval": {}}, ["[" + "[]," * (3 * 2**20) + "[]]"], "limits.member_containers"),
-])
+], ids=["header-list", "header-deep", "sample-list", "sample-deep", "member-bytes", "member-containers"])
+# short ids: pytest puts the test id in PYTEST_CURRENT_TEST, and a 200,000-character id makes the
+# child's environment too large to start (pytest 7.0, the lowest allowed, does not cut it)
 def test_a_hostile_inspect_log_is_one_error_in_bounded_memory(tmp_path: Path, header: object, samples: list[object],
                                                               expected: str) -> None:
     log = eval_log(tmp_path / "log.eval", header, samples)
