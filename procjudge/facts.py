@@ -295,15 +295,12 @@ class RunFacts(msgspec.Struct, frozen=True, kw_only=True):
     phase_budgets: dict[str, int]
     warnings: tuple[str, ...] = ()  # what is implausible in the run (scale, contradictions, order)
     submissions: tuple[tuple[int, str | None], ...] = ()  # (number, phase) of every submission, scored or not
+    # Each scored submission with the one before it, (previous, current): read by many detectors, made once.
+    pairs: tuple[tuple[IterationFacts, IterationFacts], ...] = ()
 
     @property
     def trajectory(self) -> list[float]:
         return [it.score for it in self.iterations]
-
-    @property
-    def pairs(self) -> list[tuple[IterationFacts, IterationFacts]]:
-        """Each scored submission with the one before it: (previous, current)."""
-        return list(zip(self.iterations, self.iterations[1:]))
 
     @property
     def final(self) -> IterationFacts:
@@ -793,6 +790,7 @@ def derive(run: Run, policy: Policy) -> RunFacts:
             baseline, baseline_names = current, names
     return RunFacts(
         run=run, format=run.info.format, budget=budget, iterations=tuple(facts), excluded=tuple(excluded),
+        pairs=tuple(itertools.pairwise(facts)),
         phases=tuple(p.name for p in run.info.phases or ()), phase_budgets=phase_budgets,
         warnings=tuple(_plausibility(run, facts, policy.plausibility.max_score_gap)),
         submissions=tuple((iteration_number(e, k), e.iteration_telemetry.phase) for k, e in enumerate(run.iterations)),

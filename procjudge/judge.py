@@ -172,29 +172,32 @@ def iterations_text(numbers: list[int]) -> str:
     return ", ".join(str(n) for n in numbers) or "-"
 
 
+# what the loop reads of each detector, read once
+_STEPS = [(det.id, det.needs, det.func, det.kind, det.polarity, det.per_iteration) for det in ALL]
+
+
 def run_detectors(facts: RunFacts, policy: Policy) -> tuple[list[Item], list[NotChecked]]:
     """Every detector's items, and the detectors that could not be evaluated, with the reason."""
     items: list[Item] = []
     not_checked: list[NotChecked] = []
-    for det in ALL:
-        needs = det.needs
-        reason = needs(facts) if needs is not None else None
-        if reason is not None:
-            not_checked.append(NotChecked(detector=det.id, reason=reason))
-            continue
+    reasons: dict[Any, str | None] = {}  # a need shared by several detectors is asked once
+    for ident, needs, func, kind, polarity, per_iteration in _STEPS:
+        if needs is not None:
+            reason = reasons[needs] if needs in reasons else reasons.setdefault(needs, needs(facts))
+            if reason is not None:
+                not_checked.append(NotChecked(detector=ident, reason=reason))
+                continue
         try:
-            hits = list(det.func(facts, policy))
+            hits = list(func(facts, policy))
         except Exception as exc:  # noqa: BLE001 - one detector's bug must not lose the others' verdict
-            not_checked.append(NotChecked(detector=det.id, reason=f"internal error: {type(exc).__name__}: {exc}"[:300]))
+            not_checked.append(NotChecked(detector=ident, reason=f"internal error: {type(exc).__name__}: {exc}"[:300]))
             continue
-        kind = det.kind
-        polarity = det.polarity
         for hit in hits:
             points = float(hit.points)
             items.append(Item(
-                id=hit.name or det.id, kind=kind, points=points, iterations=list(hit.iterations),
+                id=hit.name or ident, kind=kind, points=points, iterations=list(hit.iterations),
                 evidence=hit.evidence, basis=hit.basis, strength=hit.strength or strength_of(hit.basis),
-                detail=hit.detail, polarity=polarity, per_iteration=det.per_iteration and not points,
+                detail=hit.detail, polarity=polarity, per_iteration=per_iteration and not points,
             ))
     unrebuilt = [(it.number, text) for it in facts.iterations if it.changes is not None
                  for text in it.changes.unrebuilt or ()]

@@ -56,7 +56,10 @@ _STOP = frozenset(
 
 def vocabulary(texts: Iterable[str]) -> set[str]:
     """Content words of some texts: split on case and punctuation, lowercased, stop words out."""
-    return set().union(*[_words_of(text or "") for text in texts])
+    words: set[str] = set()
+    for text in set(texts):  # names, messages and categories repeat within a run's failures
+        words.update(_words_of(text or ""))
+    return words
 
 
 @functools.lru_cache(maxsize=8192)
@@ -198,8 +201,10 @@ def _unrelated_summaries(previous: IterationFacts, it: IterationFacts, rule: Sco
     """More than the allowed share of the change summaries shares no word with the failures (prose
     that is not a change description is shown at 0 points, as the policy says)."""
     changes = it.changes
+    if changes is None or not changes.summary:
+        return None
     failure_words = vocabulary((*previous.failures, *it.stack_files_before))
-    if changes is None or not changes.summary or not failure_words:
+    if not failure_words:
         return None
     unrelated = [s for s in changes.summary if failure_words.isdisjoint(_words_of(s or ""))]
     share = len(unrelated) / len(changes.summary)

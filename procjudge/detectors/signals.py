@@ -5,7 +5,8 @@ scores the same behaviour."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import itertools
+from collections.abc import Iterable
 from typing import Any, Literal
 
 import msgspec
@@ -14,50 +15,53 @@ from ..facts import IterationFacts, RunFacts
 from ..policy import Policy
 from .base import Detector, Hit, detector
 
+SIGNALS = ("reads_before_writing", "no_regressions", "proportional_edits", "local_validation", "productive",
+           "edits_without_reading", "regressions", "shotgun_edits", "no_local_validation", "unproductive")
 
-def _checks(policy: Policy) -> list[tuple[str, str, Callable[[IterationFacts], bool]]]:
-    """(name, condition as shown, whether it holds for an iteration) of every signal. A signal
-    whose inputs are unknown (no timing, no failing tests, no delta) does not hold."""
-    cached = _CHECKS.get(id(policy))
+
+def _conditions(policy: Policy) -> tuple[str, ...]:
+    """Each signal's condition as its evidence shows it, in the order of ``SIGNALS`` (made once
+    per policy)."""
+    cached = _CONDITIONS.get(id(policy))
     if cached is not None and cached[0] is policy:
         return cached[1]
     s = policy.signals
-    slow, fast, runs = s.reads_before_writing_seconds, s.edits_without_reading_seconds, s.local_validation_min_runs
-    proportional, shotgun = s.proportional_edits_factor, s.shotgun_edits_factor
-
-    def delta(it: IterationFacts) -> float | None:
-        return it.recorded_delta if it.recorded_delta is not None else it.delta
-
-    def against_failures(it: IterationFacts, factor: float, more: bool) -> bool:
-        """File edits against the failing tests x factor; unknown (False) when nothing failed."""
-        failures, edits = it.failures_before_count, it.file_edits
-        if not failures or edits is None:
-            return False
-        return edits > failures * factor if more else edits <= failures * factor
-
-    checks: list[tuple[str, str, Callable[[IterationFacts], bool]]] = [
-        ("reads_before_writing", f"time_before_first_edit_seconds > {slow:g}",
-         lambda it: it.seconds_before_first_edit is not None and it.seconds_before_first_edit > slow),
-        ("no_regressions", "regressions == 0 (ruled out)", lambda it: it.regressions_ruled_out),
-        ("proportional_edits", f"file_edits <= test_failures x {proportional:g}",
-         lambda it: against_failures(it, proportional, more=False)),
-        ("local_validation", f"test_runs >= {runs}", lambda it: it.test_runs is not None and it.test_runs >= runs),
-        ("productive", "score.delta > 0", lambda it: (d := delta(it)) is not None and d > 0),
-        ("edits_without_reading", f"time_before_first_edit_seconds < {fast:g}",
-         lambda it: it.seconds_before_first_edit is not None and it.seconds_before_first_edit < fast),
-        ("regressions", "regressions > 0",
-         lambda it: it.delta is not None and it.tests_broken is not None and it.tests_broken > 0),
-        ("shotgun_edits", f"file_edits > test_failures x {shotgun:g}", lambda it: against_failures(it, shotgun, more=True)),
-        ("no_local_validation", "test_runs == 0", lambda it: it.test_runs == 0),
-        ("unproductive", "score.delta <= 0", lambda it: (d := delta(it)) is not None and d <= 0),
-    ]
-    if len(_CHECKS) > 16:
-        _CHECKS.clear()
-    _CHECKS[id(policy)] = (policy, checks)  # the policy is held, so its id is not reused
-    return checks
+    conditions = (
+        f"time_before_first_edit_seconds > {s.reads_before_writing_seconds:g}", "regressions == 0 (ruled out)",
+        f"file_edits <= test_failures x {s.proportional_edits_factor:g}", f"test_runs >= {s.local_validation_min_runs}",
+        "score.delta > 0", f"time_before_first_edit_seconds < {s.edits_without_reading_seconds:g}", "regressions > 0",
+        f"file_edits > test_failures x {s.shotgun_edits_factor:g}", "test_runs == 0", "score.delta <= 0")
+    if len(_CONDITIONS) > 16:
+        _CONDITIONS.clear()
+    _CONDITIONS[id(policy)] = (policy, conditions)  # the policy is held, so its id is not reused
+    return conditions
 
 
-_CHECKS: dict[int, tuple[Policy, list[tuple[str, str, Callable[[IterationFacts], bool]]]]] = {}
+_CONDITIONS: dict[int, tuple[Policy, tuple[str, ...]]] = {}
+
+
+def _holding(it: IterationFacts, policy: Policy) -> tuple[bool, ...]:
+    """Whether each signal holds for an iteration, in the order of ``SIGNALS``. A signal whose
+    inputs are unknown (no timing, no failing tests, no delta) does not hold."""
+    s = policy.signals
+    before_edit = it.seconds_before_first_edit
+    delta = it.recorded_delta if it.recorded_delta is not None else it.delta
+    failures, edits, runs = it.failures_before_count, it.file_edits, it.test_runs
+    against = bool(failures) and edits is not None  # file edits against the failing tests; unknown when none failed
+    return (
+        before_edit is not None and before_edit > s.reads_before_writing_seconds,
+        it.regressions_ruled_out,
+        against and edits <= failures * s.proportional_edits_factor,  # type: ignore[operator]
+        runs is not None and runs >= s.local_validation_min_runs,
+        delta is not None and delta > 0,
+        before_edit is not None and before_edit < s.edits_without_reading_seconds,
+        it.delta is not None and it.tests_broken is not None and it.tests_broken > 0,
+        against and edits > failures * s.shotgun_edits_factor,  # type: ignore[operator]
+        runs == 0,
+        delta is not None and delta <= 0,
+    )
+
+
 _LAST: list[tuple[Any, Any, dict[str, Hit]]] = [(None, None, {})]  # facts, policy, the hits
 
 
@@ -68,10 +72,13 @@ def hits(facts: RunFacts, policy: Policy) -> dict[str, Hit]:
     if last_facts is facts and last_policy is policy:
         return result
     its = facts.iterations
+    numbers_of = [it.number for it in its]
+    columns = zip(*[_holding(it, policy) for it in its])  # per signal, whether it holds at each iteration
     points_of = policy.signals.points
     result = {}
-    for name, condition, holds in _checks(policy):
-        numbers = tuple([it.number for it in its if holds(it)])
+    conditions = _conditions(policy)
+    for name, condition, holds in zip(SIGNALS, conditions, columns):
+        numbers = tuple(itertools.compress(numbers_of, holds))
         if not numbers:
             continue
         points = getattr(points_of, name)

@@ -3,8 +3,10 @@ convergence, wasted iterations, and how time was spread across iterations."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Iterable
+from typing import Any
 
 from ..classify import suspicious_jump as jump_in
 from ..facts import IterationFacts, RunFacts, held_back_fails
@@ -18,7 +20,11 @@ FORMATS = ("sprint", "standard", "marathon")
 def judged_steps(facts: RunFacts, policy: Policy) -> list[IterationFacts]:
     """Iterations 1..n, less (by default) the first submission of each new marathon phase, and a
     submission whose suite differs from the previous one's (``test_results.suite``): its score
-    moves because other tests ran, not because of the agent's change."""
+    moves because other tests ran, not because of the agent's change. Several rules and the judge
+    ask about the same run in turn: the last answer is kept."""
+    last_facts, last_policy, last_steps = _LAST_STEPS[0]  # one tuple: read and replaced whole
+    if last_facts is facts and last_policy is policy:
+        return list(last_steps)
     steps = []
     for previous, it in facts.pairs:
         crosses = previous.phase is not None and it.phase is not None and previous.phase != it.phase
@@ -28,7 +34,11 @@ def judged_steps(facts: RunFacts, policy: Policy) -> list[IterationFacts]:
         if switches and not policy.trajectory.judge_suite_changes:
             continue
         steps.append(it)
+    _LAST_STEPS[0] = (facts, policy, tuple(steps))
     return steps
+
+
+_LAST_STEPS: list[tuple[Any, Any, tuple[IterationFacts, ...]]] = [(None, None, ())]
 
 
 def _monotonic_steps(facts: RunFacts, policy: Policy) -> tuple[list[IterationFacts], ...]:
@@ -161,17 +171,22 @@ def _against_profile(facts: RunFacts, shares: list[float], total: float, profile
     phase by phase), as the evidence states it; empty where there is nothing to compare."""
     against = ""
     if facts.format != "marathon" and len(shares) <= len(profile):
-        scale = sum(profile[: len(shares)])
-        expected = [e / scale for e in profile[: len(shares)]]
+        expected, within, outside = _profile_split(facts.format, profile[: len(shares)], tolerance)
         worst = max(abs(s - e) for s, e in zip(shares, expected))
-        verdict = "within" if worst <= tolerance else "outside"
-        against = (
-            f"; recommended {facts.format} split {'/'.join(f'{e:.0%}' for e in expected)}: "
-            f"{verdict} {tolerance:.0%}"
-        )
+        against = within if worst <= tolerance else outside
     if facts.format == "marathon" and facts.phases:
         against = _phase_split(facts, total, profile, tolerance)
     return against
+
+
+@functools.lru_cache(maxsize=256)
+def _profile_split(format: str, profile: tuple[float, ...], tolerance: float) -> tuple[list[float], str, str]:
+    """A format's recommended split of time over this many iterations (renormalised), and the
+    evidence's two sentences about it: within and outside the tolerance."""
+    scale = sum(profile)
+    expected = [e / scale for e in profile]
+    shown = f"; recommended {format} split {'/'.join(f'{e:.0%}' for e in expected)}: "
+    return expected, f"{shown}within {tolerance:.0%}", f"{shown}outside {tolerance:.0%}"
 
 
 def _phase_split(facts: RunFacts, total: float, profile: tuple[float, ...], tolerance: float) -> str:
