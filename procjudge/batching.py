@@ -59,8 +59,16 @@ def plan(paths: list[str], outputs: list[tuple[str, str | None]], gates: Gates, 
     installed; ``reporter(name)`` makes each report."""
     from .safe_io import check_target
 
-    for _, target in outputs:
-        problem = check_target(target, paths) if target is not None else None
+    for name, target in outputs:
+        if target is None:
+            continue
+        if name == "parquet":  # -o DIR (made if missing, kept if there) or -o NAME.parquet: check its two files
+            from .render.parquet import targets as parquet_files
+
+            problem = next(filter(None, (check_target(file, paths, creates_folder=True)
+                                         for file in parquet_files(target))), None)
+        else:
+            problem = check_target(target, paths)
         if problem:
             raise UsageError(problem)
     if not paths:

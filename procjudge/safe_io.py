@@ -60,15 +60,16 @@ def is_own_report(path: str) -> bool:
     return head is not None and (not head.strip() or any(mark in head for mark in REPORT_MARKS))
 
 
-def check_target(target: str, inputs: Iterable[str], option: str = "--output") -> str | None:
-    """Why ``target`` cannot be written (an input, a folder, a missing folder), or None."""
+def check_target(target: str, inputs: Iterable[str], option: str = "--output", creates_folder: bool = False) -> str | None:
+    """Why ``target`` cannot be written (an input, a folder, a missing folder unless the writer
+    ``creates_folder``), or None."""
     clash = same_file_as(target, inputs)
     if clash is not None:
         return f"{option} {target} is the input file {clash}; refusing to overwrite it"
     if os.path.isdir(target):
         return f"{option} {target} is a folder; give a file name"
     folder = os.path.dirname(os.path.abspath(target))
-    if not os.path.isdir(folder):
+    if not creates_folder and not os.path.isdir(folder):
         return f"{option} {target}: the folder {folder} does not exist"
     return None
 

@@ -63,6 +63,26 @@ def test_parquet_tables_hold_every_run_and_item_of_the_batch(corpus: Path, tmp_p
     assert (tmp_path / "scored.parquet").is_file() and (tmp_path / "scored.items.parquet").is_file()
 
 
+def test_parquet_into_a_folder_twice_replaces_the_tables_and_refuses_a_table_that_is_a_folder(tmp_path: Path) -> None:
+    """-o DIR is made when missing and written again when there (a nightly job writes the same
+    folder every night); a table name that is a folder, or an input, is refused before scoring."""
+    pq = pytest.importorskip("pyarrow.parquet")
+    out = tmp_path / "nightly"
+    first = cli("batch", str(SAMPLES), "--format", "parquet", "-o", str(out), "--exit-zero")
+    assert first.exit_code == 0, first.output
+    (out / "runs.parquet").write_bytes(b"stale")
+    again = cli("batch", str(SAMPLES / "example1_good_standard.yaml"), "--format", "parquet", "-o", str(out), "--exit-zero")
+    assert again.exit_code == 0, again.output
+    assert pq.read_table(out / "runs.parquet").num_rows == 1
+    (tmp_path / "taken" / "runs.parquet").mkdir(parents=True)
+    refused = cli("batch", str(SAMPLES), "--format", "parquet", "-o", str(tmp_path / "taken"), "--exit-zero")
+    assert refused.exit_code == 2 and "runs.parquet is a folder" in refused.stderr
+    run = tmp_path / "run.parquet"
+    run.write_text((SAMPLES / "example1_good_standard.yaml").read_text())
+    clash = cli("batch", str(run), str(SAMPLES / "example2_bad_standard.yaml"), "--format", "parquet", "-o", str(run))
+    assert clash.exit_code == 2
+
+
 def test_parquet_needs_a_target_and_says_what_is_missing(tmp_path: Path) -> None:
     done = cli("batch", str(SAMPLES), "--format", "parquet")
     assert done.exit_code == 2 and "give -o DIR" in done.stderr
