@@ -455,7 +455,13 @@ def feed_reports(reporters: list[tuple[str, Reporter, str | None]], stream: Iter
             sinks.append((name, reporter, handle))
 
         def put(name: str, handle: TextIO | None, text: Any) -> None:
-            if not isinstance(text, str):  # the table report: a rich renderable
+            if isinstance(text, Iterator):  # a report streamed in pieces (junit's spooled test cases)
+                if handle is None:
+                    emit(text)
+                else:
+                    for piece in text:
+                        handle.write(piece)
+            elif not isinstance(text, str):  # the table report: a rich renderable
                 if handle is None:
                     print_renderable(text)
                 else:
@@ -617,7 +623,8 @@ def run_batch(targets: list[str], paths: list[str], chosen: list[tuple[str, str 
 
     def reporter(name: str) -> Reporter:
         made: Reporter = output_formats.reporter(name, quiet=lambda: quiet, rules=lambda: catalogue(policy),
-                                                 version=lambda: __version__, root=project_root)
+                                                 version=lambda: __version__, root=project_root,
+                                                 limits=lambda: policy.limits)
         return made
 
     nothing = f"{no_runs(targets)} (hidden, git-ignored and excluded files are skipped; --list-files shows what is read)"

@@ -391,7 +391,7 @@ class Limits(Section, frozen=True):
     member_containers: Annotated[int, msgspec.Meta(ge=1)] = 2_000_000  # JSON arrays and objects in one member
     members: Annotated[int, msgspec.Meta(ge=1)] = 100_000  # members of one archive
     errors_kept: Annotated[int, msgspec.Meta(ge=1)] = 1_000  # unreadable runs (and gate failures) listed; the rest counted
-    rows_listed: Annotated[int, msgspec.Meta(ge=1)] = 10_000  # runs the batch table lists; the rest counted (csv lists all)
+    rows_listed: Annotated[int, msgspec.Meta(ge=1)] = 10_000  # runs the table and HTML page list; the rest counted
 
 
 class Policy(Section, frozen=True):

@@ -10,6 +10,7 @@ import csv
 import io
 import os
 import re
+import tempfile
 import textwrap
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -115,12 +116,15 @@ def _junit_case(result: Result, reasons: list[str] | None) -> str:
             f'file="{xml_text(row.path)}">\n{body}    </testcase>')
 
 
-def junit_document(cases: list[str], report: BatchReport) -> str:
-    total, failed = len(cases), report.summary.gate.failed_runs
-    head = ('<?xml version="1.0" encoding="UTF-8"?>\n'
+def junit_head(total: int, report: BatchReport) -> str:
+    """The JUnit document up to its first test case: the totals."""
+    failed = report.summary.gate.failed_runs
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n'
             f'<testsuites name="procjudge" tests="{total}" failures="{failed}" errors="{report.summary.errors}">\n'
             f'  <testsuite name="procjudge" tests="{total}" failures="{failed}" errors="{report.summary.errors}">\n')
-    return head + "".join(case + "\n" for case in cases) + "  </testsuite>\n</testsuites>\n"
+
+
+JUNIT_TAIL = "  </testsuite>\n</testsuites>\n"
 
 
 def _gh_data(value: str) -> str:
@@ -375,20 +379,35 @@ class CsvReporter(Reporter):
 
 
 class JunitReporter(Reporter):
-    """Its totals come first in the file, so the test cases are kept (one line each) until the end."""
+    """Its totals come first in the file, so the test cases wait until the end: in memory up to
+    ``SPOOL_BYTES``, past that in an unnamed temporary file (deleted when it is closed), so memory
+    stays flat however many runs there are. ``finish`` streams the document."""
 
     needs_verdict = False
+    SPOOL_BYTES = 8 * 2**20
 
     def __init__(self, quiet: bool = False) -> None:
         super().__init__(quiet)
-        self.cases: list[str] = []
+        # closed by the document's generator when it is written (or when the reporter is dropped)
+        self.cases = tempfile.SpooledTemporaryFile(max_size=self.SPOOL_BYTES, mode="w+", encoding="utf-8",  # noqa: SIM115
+                                                   newline="")
+        self.count = 0
 
     def each(self, result: Result, reasons: list[str] | None) -> str:
-        self.cases.append(_junit_case(result, reasons))
+        self.cases.write(_junit_case(result, reasons) + "\n")
+        self.count += 1
         return ""
 
-    def finish(self, report: BatchReport) -> str:
-        return junit_document(self.cases, report)
+    def finish(self, report: BatchReport) -> Iterator[str]:
+        return self._document(report)
+
+    def _document(self, report: BatchReport) -> Iterator[str]:
+        with self.cases:
+            yield junit_head(self.count, report)
+            self.cases.seek(0)
+            while chunk := self.cases.read(2**16):
+                yield chunk
+            yield JUNIT_TAIL
 
 
 class GithubReporter(Reporter):

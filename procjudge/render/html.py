@@ -19,10 +19,12 @@ import json
 import os
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..policy import DEFAULT as DEFAULT_POLICY
+from ..policy import Limits
 from ..results import DIFF_MAX_LINES, BatchReport, Judged, RunDetail, most_different
 from ..verdict import Item, Verdict
 
@@ -113,20 +115,22 @@ class Histogram:
     title: str
 
 
-def histogram(values: Sequence[float], title: str, bins: int = 12, low: float | None = None,
+def histogram(values: Sequence[float] | Mapping[float, int], title: str, bins: int = 12, low: float | None = None,
               high: float | None = None) -> Histogram:
-    """Counts of values in equal bins between low and high (the values' own range by default)."""
+    """Counts of values in equal bins between low and high (the values' own range by default);
+    the values may come counted (a mapping of value to how many runs have it)."""
     width, height, pad = 420, 160, 26
-    if not values:
+    counted = values if isinstance(values, Mapping) else Counter(values)
+    if not counted:
         return Histogram(width=width, height=height, bars=[], ticks=[], title=title)
-    low = min(values) if low is None else low
-    high = max(values) if high is None else high
+    low = min(counted) if low is None else low
+    high = max(counted) if high is None else high
     if high - low < 1e-9:
         low, high = low - 1, high + 1
     step = (high - low) / bins
     counts = [0] * bins
-    for value in values:
-        counts[min(bins - 1, max(0, int((value - low) / step)))] += 1
+    for value, times in counted.items():
+        counts[min(bins - 1, max(0, int((value - low) / step)))] += times
     top = max(counts) or 1
     inner = width - 2 * pad
     bars = []
@@ -334,13 +338,10 @@ def _agent_rows(summary: Any) -> list[dict[str, Any]]:
             for a in summary.agents]
 
 
-def _shares(rows: Iterable[Any]) -> list[tuple[str, int, float, float]]:
-    """(finding, runs with it, share, bar width) over the rows, most common first."""
-    rows = list(rows)
-    counts: Counter[str] = Counter()
-    for row in rows:
-        counts.update(set(row.anti_patterns))
-    total = len(rows) or 1
+def _shares(counts: Counter[str], total: int) -> list[tuple[str, int, float, float]]:
+    """(finding, runs with it, share, bar width) over ``total`` runs, most common first, from how
+    many runs have each finding."""
+    total = total or 1
     top = max(counts.values(), default=1)
     return [(name, n, n / total, round(300 * n / top, 1)) for name, n in counts.most_common(12)]
 
@@ -364,21 +365,26 @@ def costliest(verdict: Verdict, count: int = 3) -> list[tuple[str, float]]:
 
 
 class HtmlReporter:
-    """The batch page: runs stream in; every run is a row of the table, opened worst first, with the
-    items that cost it the most; the ``DETAIL_CAP`` worst (a failed gate, then an accusation, then
-    the lowest score) keep their verdict for a detailed section, in a bounded heap, so memory stays
-    flat however many runs stream past."""
+    """The batch page: runs stream in; the table lists the worst ``limits.rows_listed`` runs (a
+    failed gate, then an accusation, then the lowest score), each with the items that cost it the
+    most, and counts the rest; the ``DETAIL_CAP`` worst keep their verdict for a detailed section.
+    Both are bounded heaps and the charts read running counts, so memory stays flat however many
+    runs stream past."""
 
     needs_lines = False
     needs_verdict = True  # the detailed runs, and the items that cost each run the most
     needs_detail = True  # and what the page shows of them beyond the verdict
 
-    def __init__(self, quiet: bool = False) -> None:
+    def __init__(self, quiet: bool = False, limits: Limits = DEFAULT_POLICY.limits) -> None:
         self.quiet = quiet
-        self.rows: list[Any] = []
-        self.failed: list[bool] = []
-        self.costs: list[list[tuple[str, float]]] = []
+        self.listed = limits.rows_listed
+        self.count = 0
+        self.listing: list[tuple[tuple[float, float, float], int, Any, bool, list[tuple[str, float]]]] = []  # max-heap
         self.heap: list[tuple[tuple[float, float, float], int, Any, Any]] = []  # the worst, as a max-heap on badness
+        self.scores: Counter[float] = Counter()
+        self.findings: Counter[str] = Counter()
+        self.agents: set[str] = set()
+        self.tiers: set[str] = set()
 
     def start(self) -> str:
         return ""
@@ -386,17 +392,26 @@ class HtmlReporter:
     def each(self, result: Any, reasons: list[str] | None) -> str:
         import heapq
 
-        if result.row is None:
+        row = result.row
+        if row is None:
             return ""
-        k = len(self.rows)
-        self.rows.append(result.row)
-        self.failed.append(bool(reasons))
+        k = self.count
+        self.count += 1
+        self.scores[row.process_score] += 1
+        self.findings.update(set(row.anti_patterns))
+        self.agents.add(row.agent)
+        self.tiers.add(row.tier)
         verdict = result.verdict()
-        self.costs.append(costliest(verdict) if verdict is not None else [])
+        rank = worst_first(row, bool(reasons))
+        badness = (-rank[0], -rank[1], -rank[2])  # a heap's top is the least bad it keeps
+        listed = (badness, -k, row, bool(reasons), costliest(verdict) if verdict is not None else [])
+        if len(self.listing) < self.listed:
+            heapq.heappush(self.listing, listed)
+        elif listed[:2] > self.listing[0][:2]:
+            heapq.heapreplace(self.listing, listed)
         if self.quiet or verdict is None or DETAIL_CAP <= 0:
             return ""
-        rank = worst_first(result.row, bool(reasons))
-        entry = ((-rank[0], -rank[1], -rank[2]), -k, verdict, result.detail)  # the heap's top is the least bad
+        entry = (badness, -k, verdict, result.detail)
         if len(self.heap) < DETAIL_CAP:
             heapq.heappush(self.heap, entry)
         elif entry[:2] > self.heap[0][:2]:
@@ -405,21 +420,18 @@ class HtmlReporter:
 
     def finish(self, report: BatchReport) -> str:
         summary = report.summary
-        rows = self.rows
         kept = sorted(self.heap, key=lambda e: e[:2], reverse=True)  # worst first
         self.detailed = [run_view(verdict, detail, anchor=f"run-{-k}") for _, k, verdict, detail in kept]
         detailed = {view.anchor for view in self.detailed}
-        order = sorted(range(len(rows)), key=lambda k: (*worst_first(rows[k], self.failed[k]), k))
-        table = [{"k": k, "anchor": f"run-{k}" if f"run-{k}" in detailed else None, "row": rows[k],
-                  "failed": self.failed[k], "costs": self.costs[k]} for k in order]
-        scores = [row.process_score for row in rows]
-        agents = sorted({row.agent for row in rows})
-        tiers = sorted({row.tier for row in rows})
-        findings = sorted({f for row in rows for f in row.anti_patterns})
+        listing = sorted(self.listing, key=lambda e: e[:2], reverse=True)
+        table = [{"k": -k, "anchor": f"run-{-k}" if f"run-{-k}" in detailed else None, "row": row,
+                  "failed": failed, "costs": costs} for _, k, row, failed, costs in listing]
         return page("batch.html", "procjudge: batch", summary=summary, agents=_agent_rows(summary), table=table,
-                    agent_names=agents, tier_names=tiers, finding_names=findings,
-                    histogram=histogram(scores, "process score, all runs"), shares=_shares(rows),
-                    runs=self.detailed, cap=DETAIL_CAP, left_out=max(0, len(rows) - len(self.detailed)),
+                    agent_names=sorted(self.agents), tier_names=sorted(self.tiers),
+                    finding_names=sorted(self.findings),
+                    histogram=histogram(self.scores, "process score, all runs"), shares=_shares(self.findings, self.count),
+                    runs=self.detailed, cap=DETAIL_CAP, left_out=max(0, self.count - len(self.detailed)),
+                    runs_total=self.count, not_listed=self.count - len(table),
                     errors=report.errors[:200], error_count=report.summary.errors)
 
 
