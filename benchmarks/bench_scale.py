@@ -8,8 +8,10 @@ worker processes), each writing CSV to a file; the wall time gives runs per seco
 RSS is the largest sum over the process and all its descendants (Dask's scheduler, nanny and
 workers included), sampled every 20 ms. Beside them, the parse floors measured in the same run
 on the first 10,000 runs: libyaml (``yaml.load`` with ``CSafeLoader`` of each run as YAML) and
-msgspec (``msgspec.json.decode`` of each line). Then how time grows with the number of iterations
-of one run (10 to 5,000): ``judge`` of one loaded run, in process, best of three.
+msgspec (``msgspec.json.decode`` of each line). Then what judging one run costs, part by part and
+detector by detector, and how it grows with the number of iterations of one run (10 to 5,000):
+``bench_judge``'s figures, in process. Last, peak memory of ``batch --jobs 1`` in every report
+format at two corpus sizes (``--format-sizes``): flat means the larger costs what the smaller does.
 """
 
 from __future__ import annotations
@@ -21,11 +23,17 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
+import bench_judge
 from bench_batch import FLOOR, measure, run_document, write_corpus
 
-TARGETS = {"json": 0.10, "yaml": 0.35}  # batch --jobs 1 against the libyaml parse floor (issue 17)
+# batch --jobs 1 against the libyaml parse floor; a small run judged in process; a long run per
+# iteration; --jobs 2 and Dask throughput against --jobs 1 (issue "Judging cost per run")
+TARGETS = {"json": 0.20, "yaml": 0.45, "judge_us": bench_judge.SMALL_RUN_US, "iteration_us": bench_judge.PER_ITERATION_US,
+           "parallel": 1.8}
+FORMATS = ["table", "json", "markdown", "html", "parquet", "csv", "junit", "github", "sarif", "gitlab"]
 
 
 def corpus(folder: Path, runs: int) -> Path:
@@ -115,38 +123,37 @@ def breakdown(path: Path, sample: int = 3000) -> list[tuple[str, float]]:
     return out
 
 
-def iterations_growth() -> list[tuple[int, float]]:
-    from procjudge import judge
-    from procjudge.records import load_record
-
-    rng = random.Random(5)
-    out = []
-    for count in (10, 100, 1000, 5000):
-        iterations = []
-        for n in range(count):
-            passed = rng.randrange(0, 25)
-            iterations.append({"iteration_telemetry": {
-                "iteration_number": n, "duration_seconds": 60,
-                "test_results": {"post_iteration": {"passed": passed, "failed": 24 - min(passed, 24), "total": 24}},
-                "changes": {"files_modified": 1, "lines_added": 3, "lines_removed": 1},
-                "actions": {"tool_calls_total": 5, "file_edits": 1, "test_runs": 1}}})
-        run = load_record(json.dumps({"run": {"format": "marathon", "max_iterations": count}, "iterations": iterations}).encode())
-        best = float("inf")
-        for _ in range(3):
-            start = time.perf_counter()
-            judge(run)
-            best = min(best, time.perf_counter() - start)
-        out.append((count, best))
-    return out
+def format_memory(folder: Path, sizes: list[int]) -> list[tuple[str, list[tuple[int, float, int]]]]:
+    """Peak memory (and seconds) of ``batch --jobs 1`` writing each report format to a file, at
+    each corpus size."""
+    rows = []
+    for fmt in FORMATS:
+        if fmt == "parquet":
+            try:
+                import pyarrow  # noqa: F401
+            except ImportError:
+                continue
+        measured = []
+        for size in sizes:
+            path = corpus(folder, size)
+            target = folder / (f"out-{fmt}" if fmt == "parquet" else f"out.{fmt}")
+            wall, peak = measure([sys.executable, "-m", "procjudge", "batch", str(path), "--jobs", "1", "-f", fmt,
+                                  "-o", str(target), "--exit-zero", "-q"])
+            measured.append((size, wall, peak))
+        rows.append((fmt, measured))
+        print(f"{fmt:<9} " + " | ".join(f"{size:>9,} runs {peak / 2**20:6.0f} MiB" for size, _, peak in measured), flush=True)
+    return rows
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--format-sizes", default="10000,50000", help="corpus sizes for the memory of each report format")
     parser.add_argument("--write", default=None, help="write the figures as a Markdown page")
     parser.add_argument("--keep", default=None, help="a folder to keep the corpora in between runs")
     options = parser.parse_args()
     sizes = [int(s) for s in options.sizes.split(",")]
+    format_sizes = [int(s) for s in options.format_sizes.split(",")]
     folder = Path(options.keep or tempfile.mkdtemp(prefix="procjudge-scale-"))
     folder.mkdir(parents=True, exist_ok=True)
     rows = []
@@ -170,24 +177,49 @@ def main() -> None:
               flush=True)
     parts = breakdown(path if len(sizes) == 1 else corpus(folder, sizes[0]))
     print("per run, in process: " + ", ".join(f"{name} {us:.0f} us" for name, us in parts), flush=True)
-    growth = iterations_growth()
+    runs = bench_judge.synthetic_runs()
+    judging = bench_judge.parts(runs)
+    profile = bench_judge.detector_profile(runs)
+    print(f"judge {judging['judge']:.0f} us a small run: derive {judging['derive']:.0f}, detectors "
+          f"{judging['detectors']:.0f}, assembly {judging['assembly']:.0f}", flush=True)
+    growth = bench_judge.long_runs()
     for count, seconds in growth:
         print(f"{count:>5} iterations: judge {seconds * 1000:.1f} ms ({seconds / count * 1e6:.0f} us an iteration)")
+    memory = format_memory(folder, format_sizes)
     if options.write:
-        write_page(Path(options.write), rows, growth, yaml_floor or 0.0, json_floor or 0.0, yaml_rows, parts)
+        write_page(Path(options.write), Measured(rows=rows, growth=growth, yaml_floor=yaml_floor or 0.0,
+                                                 json_floor=json_floor or 0.0, yaml_rows=yaml_rows, parts=parts,
+                                                 judging=judging, profile=profile, memory=memory),
+                   f"--sizes {','.join(str(s) for s in sizes)} --format-sizes {','.join(str(s) for s in format_sizes)}")
 
 
-def write_page(target: Path, rows: list[tuple[int, str, float, int]], growth: list[tuple[int, float]],
-               yaml_floor: float, json_floor: float, yaml_rows: list[tuple[str, float, int, float]],
-               parts: list[tuple[str, float]]) -> None:
+class Measured:
+    """Every figure of one run of this benchmark, as the page states them."""
+
+    def __init__(self, **figures: Any) -> None:
+        self.rows: list[tuple[int, str, float, int]] = figures["rows"]
+        self.growth: list[tuple[int, float]] = figures["growth"]
+        self.yaml_floor: float = figures["yaml_floor"]
+        self.json_floor: float = figures["json_floor"]
+        self.yaml_rows: list[tuple[str, float, int, float]] = figures["yaml_rows"]
+        self.parts: list[tuple[str, float]] = figures["parts"]
+        self.judging: dict[str, float] = figures["judging"]
+        self.profile: list[tuple[str, float, float, int, int]] = figures["profile"]
+        self.memory: list[tuple[str, list[tuple[int, float, int]]]] = figures["memory"]
+
+
+def _met(measured: float, target: float, at_most: bool = True) -> str:
+    return "met" if (measured <= target if at_most else measured >= target) else "**not met**"
+
+
+def write_page(target: Path, m: Measured, arguments: str) -> None:
     import os
     import platform
 
     lines = [
         "# Performance at scale", "",
         "Every figure on this page comes from one command, run from the repository root:", "",
-        "```sh", (f"python benchmarks/bench_scale.py --sizes {','.join(str(s) for s in sorted({r[0] for r in rows}))} "
-        "--write docs/performance.md"), "```", "",
+        "```sh", f"python benchmarks/bench_scale.py {arguments} --write docs/performance.md", "```", "",
         (f"Measured on {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}. The runs are "
         "synthetic standard runs (2 to 4 iterations with telemetry and feedback, about 5 KB each), one per line of a "
         "JSON-lines file; each command writes a CSV report to a file. Peak memory is the largest sum of resident memory "
@@ -195,39 +227,68 @@ def write_page(target: Path, rows: list[tuple[int, str, float, int]], growth: li
         "Each row is one run of the command on a shared virtual machine: the same command an hour apart has differed "
         "by up to a quarter at 10,000 runs, and the million-run rows are the steadiest."), "",
         (f"Parse floors per run, measured in the same run on 10,000 of the runs: libyaml (`yaml.load`, `CSafeLoader`, "
-        f"the run as YAML) {yaml_floor * 1e6:.0f} us; msgspec (`msgspec.json.decode` of the line) {json_floor * 1e6:.0f} us."),
+        f"the run as YAML) {m.yaml_floor * 1e6:.0f} us; msgspec (`msgspec.json.decode` of the line) "
+        f"{m.json_floor * 1e6:.0f} us."),
         "", "| runs | command | seconds | runs per second | peak memory | x libyaml floor |",
         "|---:|---|---:|---:|---:|---:|",
     ]
-    for size, name, wall, peak in rows:
+    for size, name, wall, peak in m.rows:
         lines.append(f"| {size:,} | `batch {name}` | {wall:.1f} | {size / wall:,.0f} | {peak / 2**20:,.0f} MiB | "
-                     f"{wall / size / yaml_floor:.2f} |")
-    largest = max(r[0] for r in rows)
-    jsonl = next(wall / size / yaml_floor for size, name, wall, _ in rows if size == largest and name == "--jobs 1")
-    yaml_ratio = yaml_rows[0][1] / yaml_rows[0][3]
+                     f"{wall / size / m.yaml_floor:.2f} |")
+    largest = max(r[0] for r in m.rows)
+    wall_of = {name: wall for size, name, wall, _ in m.rows if size == largest}
+    jsonl = wall_of["--jobs 1"] / largest / m.yaml_floor
+    yaml_ratio = m.yaml_rows[0][1] / m.yaml_rows[0][3]
+    jobs2, dask = wall_of["--jobs 1"] / wall_of["--jobs 2"], wall_of["--jobs 1"] / wall_of["--engine dask --jobs 2"]
+    five_thousand = next(seconds / count for count, seconds in m.growth if count == max(c for c, _ in m.growth))
+    growth_of = {fmt: measured[-1][2] / measured[0][2] for fmt, measured in m.memory}
+    worst_growth = max(growth_of.values(), default=1.0)
     lines += ["", "## Run files (YAML)", "",
-              (f"The same kind of runs, {yaml_rows[0][2]:,} of them, one YAML file each (written by PyYAML), scored by "
-               "`batch --jobs 1 -f csv`, best of two; the floor is parsing the same files with libyaml alone "
-               f"(`yaml.load`, `CSafeLoader`) in one process: {yaml_rows[0][3]:.1f} s."), "",
+              (f"The same kind of runs, {m.yaml_rows[0][2]:,} of them, one YAML file each (written by PyYAML), scored "
+               "by `batch --jobs 1 -f csv`, best of two; the floor is parsing the same files with libyaml alone "
+               f"(`yaml.load`, `CSafeLoader`) in one process: {m.yaml_rows[0][3]:.1f} s."), "",
               "| command | seconds | x libyaml floor |", "|---|---:|---:|"]
-    for name, wall, _, floor in yaml_rows:
+    for name, wall, _, floor in m.yaml_rows:
         lines.append(f"| {name} | {wall:.1f} | {wall / floor:.2f} |")
-    from procjudge.detectors import ALL
-
+    t = TARGETS
     lines += ["", "## Against the targets", "",
-              "`batch --jobs 1` against the libyaml parse floor of the same runs:", "",
-              "| input | target | measured |", "|---|---:|---:|",
-              f"| JSON lines ({largest:,} runs) | {TARGETS['json']:.2f} | {jsonl:.2f} |",
-              f"| YAML files ({yaml_rows[0][2]:,} runs) | {TARGETS['yaml']:.2f} | {yaml_ratio:.2f} |", "",
-              ("Where one JSON-lines run's time goes, in process (microseconds; best of three over 3,000 runs): "
-               + ", ".join(f"{name} {us:.0f}" for name, us in parts) + f". Judging ({len(ALL)} detectors over facts derived "
-               "for each submission) is most of it: at the JSON target a run would have "
-               f"{TARGETS['json'] * yaml_floor * 1e6:.0f} us in all."), ""]
-    lines += ["## Iterations per run", "",
-              ("`judge` of one loaded run (a marathon run of N iterations with test counts, changes and actions), in "
-              "process, best of three:"), "", "| iterations | milliseconds | microseconds an iteration |", "|---:|---:|---:|"]
-    for count, seconds in growth:
-        lines.append(f"| {count:,} | {seconds * 1000:.1f} | {seconds / count * 1e6:.0f} |")
+              "| what | target | measured | |", "|---|---:|---:|---|",
+              (f"| `batch --jobs 1`, JSON lines ({largest:,} runs), x libyaml floor | at most {t['json']:.2f} | "
+              f"{jsonl:.2f} | {_met(jsonl, t['json'])} |"),
+              (f"| `batch --jobs 1`, YAML files ({m.yaml_rows[0][2]:,} runs), x libyaml floor | at most {t['yaml']:.2f} | "
+              f"{yaml_ratio:.2f} | {_met(yaml_ratio, t['yaml'])} |"),
+              (f"| judging a small run, in process | at most {t['judge_us']:.0f} us | {m.judging['judge']:.0f} us | "
+              f"{_met(m.judging['judge'], t['judge_us'])} |"),
+              (f"| a {max(c for c, _ in m.growth):,}-iteration run, per iteration | at most {t['iteration_us']:.0f} us | "
+              f"{five_thousand * 1e6:.1f} us | {_met(five_thousand * 1e6, t['iteration_us'])} |"),
+              (f"| `--jobs 2` throughput against `--jobs 1` ({largest:,} runs) | near 2x (at least {t['parallel']:.1f}x) | "
+              f"{jobs2:.2f}x | {_met(jobs2, t['parallel'], at_most=False)} |"),
+              (f"| `--engine dask --jobs 2` throughput against `--jobs 1` | near 2x (at least {t['parallel']:.1f}x) | "
+              f"{dask:.2f}x | {_met(dask, t['parallel'], at_most=False)} |"),
+              (f"| peak memory, largest against smallest corpus, worst report format | flat (at most 1.10x) | "
+              f"{worst_growth:.2f}x | {_met(worst_growth, 1.10)} |"), "",
+              ("Where one JSON-lines run's time goes in a batch, in process (microseconds; best of three over 3,000 "
+               "runs): " + ", ".join(f"{name} {us:.0f}" for name, us in m.parts) + "."), ""]
+    lines += ["## Judging one run", "",
+              (f"`judge` of 3,000 loaded synthetic runs, best of five passes: {m.judging['judge']:.0f} us a run, of "
+               f"which deriving the facts {m.judging['derive']:.0f}, the detectors {m.judging['detectors']:.0f} and "
+               f"assembling the verdict {m.judging['assembly']:.0f}. The detectors one by one, in the judge's order "
+               "over the same facts (each `needs` and check timed, the clock's own cost taken off; `python "
+               "benchmarks/bench_judge.py --corpus DIR` profiles other runs):"), ""]
+    lines += bench_judge.profile_table(m.profile, 3000)
+    lines += ["", ("`judge` of one loaded marathon run of N iterations (test counts, changes and actions), in process, "
+              "best of three:"), "", "| iterations | milliseconds | microseconds an iteration |", "|---:|---:|---:|"]
+    for count, seconds in m.growth:
+        lines.append(f"| {count:,} | {seconds * 1000:.1f} | {seconds / count * 1e6:.1f} |")
+    sizes = [size for size, _, _ in m.memory[0][1]] if m.memory else []
+    lines += ["", "## Memory by report format", "",
+              ("`batch --jobs 1` of the JSON-lines corpus writing each format to a file (`-q`), at "
+               f"{' and '.join(f'{s:,}' for s in sizes)} runs: peak memory of the process."), "",
+              "| format | " + " | ".join(f"{s:,} runs" for s in sizes) + " | largest / smallest |",
+              "|---|" + "---:|" * (len(sizes) + 1)]
+    for fmt, measured in m.memory:
+        lines.append(f"| {fmt} | " + " | ".join(f"{peak / 2**20:,.0f} MiB" for _, _, peak in measured)
+                     + f" | {growth_of[fmt]:.2f} |")
     lines.append("")
     target.write_text("\n".join(lines))
 
