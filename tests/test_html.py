@@ -147,7 +147,7 @@ def test_a_large_batch_lists_every_run_worst_first_and_details_the_worst(tmp_pat
         {"iteration_telemetry": {"score": {"post_iteration": s}}} for s in (80, 60, 40)]}))
     html = html_of(["batch", str(tmp_path / "runs"), "--exit-zero", "--fail-on", "returned_worse"], tmp_path)
     assert html.count("<tr data-k=") == 7 and html.count('<section class="run">') == 3
-    assert "4 of 7 runs are listed without their detail: the page details the 3 worst" in html
+    assert "4 of the 7 runs in the table have no section of their own: the page details the 3 worst" in html
     order = re.findall(r'<tr data-k="\d+" data-id="([^"]+)"', html)
     assert order[:2] == ["HumanEval/6", "HumanEval/3"]  # the two gate failures first (returned_worse), lowest first
     linked = re.findall(r'data-id="([^"]+)"[^>]*>\s*<td><a href="#run-', html)

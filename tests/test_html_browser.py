@@ -258,7 +258,7 @@ def test_a_table_of_thousands_of_runs_sorts(browser: Any, tmp_path: Path) -> Non
     # every run is in the file; the script keeps one page of 500 rows in the document
     assert page.locator("#runs tbody tr").count() == 500
     assert page.locator("#shown").inner_text() == "2000 of 2000 runs match; the first 500 are shown"
-    assert "runs are listed without their detail" in page.locator(".banner").inner_text()
+    assert "runs in the table have no section of their own" in page.locator(".banner").inner_text()
     page.locator("#more").click()
     assert page.locator("#runs tbody tr").count() == 1000
     page.locator("th[data-key=final] button").click()

@@ -430,8 +430,8 @@ class HtmlReporter:
                     agent_names=sorted(self.agents), tier_names=sorted(self.tiers),
                     finding_names=sorted(self.findings),
                     histogram=histogram(self.scores, "process score, all runs"), shares=_shares(self.findings, self.count),
-                    runs=self.detailed, cap=DETAIL_CAP, left_out=max(0, self.count - len(self.detailed)),
-                    runs_total=self.count, not_listed=self.count - len(table),
+                    runs=self.detailed, cap=DETAIL_CAP, left_out=sum(1 for t in table if t["anchor"] is None),
+                    not_listed=self.count - len(table),
                     errors=report.errors[:200], error_count=report.summary.errors)
 
 
