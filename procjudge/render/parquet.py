@@ -17,7 +17,8 @@ import os
 import tempfile
 from typing import Any
 
-GROUP = 50_000
+RUNS_GROUP = 10_000  # rows of the runs table a row group holds (a run's row is wide: about 2 KB in memory)
+GROUP = 50_000  # rows of the items table a row group holds
 
 
 def targets(target: str) -> tuple[str, str]:
@@ -138,7 +139,7 @@ class ParquetReporter:
         import pyarrow as pa
 
         runs_schema, items_schema = _schemas()
-        if self.runs and (force or len(self.runs) >= GROUP):
+        if self.runs and (force or len(self.runs) >= RUNS_GROUP):
             self.writers[0].write_table(pa.Table.from_pylist(self.runs, schema=runs_schema))
             self.runs = []
         if self.items and (force or len(self.items) >= GROUP):
