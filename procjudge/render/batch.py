@@ -384,7 +384,7 @@ class JunitReporter(Reporter):
     stays flat however many runs there are. ``finish`` streams the document."""
 
     needs_verdict = False
-    SPOOL_BYTES = 8 * 2**20
+    SPOOL_BYTES = 2**20
 
     def __init__(self, quiet: bool = False) -> None:
         super().__init__(quiet)
