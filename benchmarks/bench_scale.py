@@ -182,6 +182,10 @@ def main() -> None:
     profile = bench_judge.detector_profile(runs)
     print(f"judge {judging['judge']:.0f} us a small run: derive {judging['derive']:.0f}, detectors "
           f"{judging['detectors']:.0f}, assembly {judging['assembly']:.0f}", flush=True)
+    labelled = bench_judge.folder_runs(str(Path(__file__).parent.parent / "tests" / "labelled" / "runs"))
+    labelled_judging = bench_judge.parts(labelled)
+    labelled_profile = bench_judge.detector_profile(labelled)
+    print(f"judge {labelled_judging['judge']:.0f} us a labelled run", flush=True)
     growth = bench_judge.long_runs()
     for count, seconds in growth:
         print(f"{count:>5} iterations: judge {seconds * 1000:.1f} ms ({seconds / count * 1e6:.0f} us an iteration)")
@@ -189,7 +193,8 @@ def main() -> None:
     if options.write:
         write_page(Path(options.write), Measured(rows=rows, growth=growth, yaml_floor=yaml_floor or 0.0,
                                                  json_floor=json_floor or 0.0, yaml_rows=yaml_rows, parts=parts,
-                                                 judging=judging, profile=profile, memory=memory),
+                                                 judging=judging, profile=profile, memory=memory,
+                                                 labelled=(len(labelled), labelled_judging, labelled_profile)),
                    f"--sizes {','.join(str(s) for s in sizes)} --format-sizes {','.join(str(s) for s in format_sizes)}")
 
 
@@ -206,6 +211,7 @@ class Measured:
         self.judging: dict[str, float] = figures["judging"]
         self.profile: list[tuple[str, float, float, int, int]] = figures["profile"]
         self.memory: list[tuple[str, list[tuple[int, float, int]]]] = figures["memory"]
+        self.labelled: tuple[int, dict[str, float], list[tuple[str, float, float, int, int]]] = figures["labelled"]
 
 
 def _met(measured: float, target: float, at_most: bool = True) -> str:
@@ -276,6 +282,13 @@ def write_page(target: Path, m: Measured, arguments: str) -> None:
                "over the same facts (each `needs` and check timed, the clock's own cost taken off; `python "
                "benchmarks/bench_judge.py --corpus DIR` profiles other runs):"), ""]
     lines += bench_judge.profile_table(m.profile, 3000)
+    count, split, rows = m.labelled
+    lines += ["", (f"The same on the {count} runs of the labelled set (`tests/labelled/runs`: honest and cheating runs "
+                   f"from real logs and from written shapes, most with code or diffs): {split['judge']:.0f} us a run, of which "
+                   f"deriving {split['derive']:.0f}, the detectors {split['detectors']:.0f}, assembling "
+                   f"{split['assembly']:.0f}; where runs carry code, reading it for the cheat shapes is most of the cost. "
+                   "The ten costliest detectors:"), ""]
+    lines += bench_judge.profile_table(rows, count)[:12]
     lines += ["", ("`judge` of one loaded marathon run of N iterations (test counts, changes and actions), in process, "
               "best of three:"), "", "| iterations | milliseconds | microseconds an iteration |", "|---:|---:|---:|"]
     for count, seconds in m.growth:
