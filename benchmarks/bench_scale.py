@@ -22,8 +22,8 @@ import random
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 import bench_judge
@@ -198,20 +198,20 @@ def main() -> None:
                    f"--sizes {','.join(str(s) for s in sizes)} --format-sizes {','.join(str(s) for s in format_sizes)}")
 
 
+@dataclass
 class Measured:
     """Every figure of one run of this benchmark, as the page states them."""
 
-    def __init__(self, **figures: Any) -> None:
-        self.rows: list[tuple[int, str, float, int]] = figures["rows"]
-        self.growth: list[tuple[int, float]] = figures["growth"]
-        self.yaml_floor: float = figures["yaml_floor"]
-        self.json_floor: float = figures["json_floor"]
-        self.yaml_rows: list[tuple[str, float, int, float]] = figures["yaml_rows"]
-        self.parts: list[tuple[str, float]] = figures["parts"]
-        self.judging: dict[str, float] = figures["judging"]
-        self.profile: list[tuple[str, float, float, int, int]] = figures["profile"]
-        self.memory: list[tuple[str, list[tuple[int, float, int]]]] = figures["memory"]
-        self.labelled: tuple[int, dict[str, float], list[tuple[str, float, float, int, int]]] = figures["labelled"]
+    rows: list[tuple[int, str, float, int]]
+    growth: list[tuple[int, float]]
+    yaml_floor: float
+    json_floor: float
+    yaml_rows: list[tuple[str, float, int, float]]
+    parts: list[tuple[str, float]]
+    judging: dict[str, float]
+    profile: list[tuple[str, float, float, int, int]]
+    memory: list[tuple[str, list[tuple[int, float, int]]]]
+    labelled: tuple[int, dict[str, float], list[tuple[str, float, float, int, int]]]
 
 
 def _met(measured: float, target: float, at_most: bool = True) -> str:

@@ -183,7 +183,9 @@ def run_detectors(facts: RunFacts, policy: Policy) -> tuple[list[Item], list[Not
     reasons: dict[Any, str | None] = {}  # a need shared by several detectors is asked once
     for ident, needs, func, kind, polarity, per_iteration in _STEPS:
         if needs is not None:
-            reason = reasons[needs] if needs in reasons else reasons.setdefault(needs, needs(facts))
+            if needs not in reasons:
+                reasons[needs] = needs(facts)
+            reason = reasons[needs]
             if reason is not None:
                 not_checked.append(NotChecked(detector=ident, reason=reason))
                 continue

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import msgspec
 
@@ -111,6 +111,29 @@ def detector(id: str, kind: str, *, summary: str, points: str, rule: str, reads:
                         source=source, section=section, values=values, needs=needs, accuses=accuses)
 
     return wrap
+
+
+# --------------------------------------------------------------------------- shared per run
+
+Answer = TypeVar("Answer")
+
+
+def last_run(func: Callable[[RunFacts, Policy], Answer]) -> Callable[[RunFacts, Policy], Answer]:
+    """``func`` keeping its answer for the last (facts, policy) asked: the judge asks several rules
+    about one run in turn, and they share what it computes. One tuple, read and replaced whole,
+    so threads may share it; it holds the facts and policy, so their ids are not reused."""
+    last: list[tuple[Any, Any, Any]] = [(None, None, None)]
+
+    @functools.wraps(func)
+    def remembered(facts: RunFacts, policy: Policy) -> Answer:
+        last_facts, last_policy, answer = last[0]
+        if last_facts is facts and last_policy is policy:
+            return answer  # type: ignore[no-any-return]
+        answer = func(facts, policy)
+        last[0] = (facts, policy, answer)
+        return answer
+
+    return remembered
 
 
 # --------------------------------------------------------------------------- what detectors need

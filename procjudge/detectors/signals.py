@@ -13,7 +13,7 @@ import msgspec
 
 from ..facts import IterationFacts, RunFacts
 from ..policy import Policy
-from .base import Detector, Hit, detector
+from .base import Detector, Hit, detector, last_run
 
 SIGNALS = ("reads_before_writing", "no_regressions", "proportional_edits", "local_validation", "productive",
            "edits_without_reading", "regressions", "shotgun_edits", "no_local_validation", "unproductive")
@@ -62,15 +62,10 @@ def _holding(it: IterationFacts, policy: Policy) -> tuple[bool, ...]:
     )
 
 
-_LAST: list[tuple[Any, Any, dict[str, Hit]]] = [(None, None, {})]  # facts, policy, the hits
-
-
+@last_run
 def hits(facts: RunFacts, policy: Policy) -> dict[str, Hit]:
     """Each signal's hit (for the signals that hold somewhere): computed once per run and policy
     for all ten signal detectors (the judge asks them one after another about the same facts)."""
-    last_facts, last_policy, result = _LAST[0]  # one tuple: read and replaced whole, so threads may share it
-    if last_facts is facts and last_policy is policy:
-        return result
     its = facts.iterations
     numbers_of = [it.number for it in its]
     columns = zip(*[_holding(it, policy) for it in its])  # per signal, whether it holds at each iteration
@@ -87,7 +82,6 @@ def hits(facts: RunFacts, policy: Policy) -> dict[str, Hit]:
                            evidence=f"{condition} in {count} iteration{'' if count == 1 else 's'}"
                            + (f" ({points:+g} each)" if points else " (shown, not scored)"),
                            basis="telemetry fields")
-    _LAST[0] = (facts, policy, result)
     return result
 
 

@@ -6,13 +6,12 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Iterable
-from typing import Any
 
 from ..classify import suspicious_jump as jump_in
 from ..facts import IterationFacts, RunFacts, held_back_fails
 from ..numbers import fmt_num
 from ..policy import Policy
-from .base import Hit, detector, each, feedback_steps, having, plural, share
+from .base import Hit, detector, each, feedback_steps, having, last_run, plural, share
 
 FORMATS = ("sprint", "standard", "marathon")
 
@@ -20,11 +19,12 @@ FORMATS = ("sprint", "standard", "marathon")
 def judged_steps(facts: RunFacts, policy: Policy) -> list[IterationFacts]:
     """Iterations 1..n, less (by default) the first submission of each new marathon phase, and a
     submission whose suite differs from the previous one's (``test_results.suite``): its score
-    moves because other tests ran, not because of the agent's change. Several rules and the judge
-    ask about the same run in turn: the last answer is kept."""
-    last_facts, last_policy, last_steps = _LAST_STEPS[0]  # one tuple: read and replaced whole
-    if last_facts is facts and last_policy is policy:
-        return list(last_steps)
+    moves because other tests ran, not because of the agent's change."""
+    return list(_judged_steps(facts, policy))
+
+
+@last_run  # several rules and the judge ask about the same run in turn
+def _judged_steps(facts: RunFacts, policy: Policy) -> tuple[IterationFacts, ...]:
     steps = []
     for previous, it in facts.pairs:
         crosses = previous.phase is not None and it.phase is not None and previous.phase != it.phase
@@ -34,11 +34,7 @@ def judged_steps(facts: RunFacts, policy: Policy) -> list[IterationFacts]:
         if switches and not policy.trajectory.judge_suite_changes:
             continue
         steps.append(it)
-    _LAST_STEPS[0] = (facts, policy, tuple(steps))
-    return steps
-
-
-_LAST_STEPS: list[tuple[Any, Any, tuple[IterationFacts, ...]]] = [(None, None, ())]
+    return tuple(steps)
 
 
 def _monotonic_steps(facts: RunFacts, policy: Policy) -> tuple[list[IterationFacts], ...]:

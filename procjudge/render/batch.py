@@ -399,9 +399,6 @@ class JunitReporter(Reporter):
         return ""
 
     def finish(self, report: BatchReport) -> Iterator[str]:
-        return self._document(report)
-
-    def _document(self, report: BatchReport) -> Iterator[str]:
         with self.cases:
             yield junit_head(self.count, report)
             self.cases.seek(0)

@@ -364,6 +364,19 @@ def costliest(verdict: Verdict, count: int = 3) -> list[tuple[str, float]]:
     return sorted(lost.items(), key=lambda pair: (pair[1], pair[0]))[:count]
 
 
+def _keep_worst(heap: list[Any], entry: tuple[Any, ...], cap: int) -> None:
+    """Keep ``entry`` in a bounded max-heap of at most ``cap``, ordered on its first two fields
+    (negated badness, negated arrival): its top is the least bad it keeps, and goes first."""
+    import heapq
+
+    if cap <= 0:
+        return
+    if len(heap) < cap:
+        heapq.heappush(heap, entry)
+    elif entry[:2] > heap[0][:2]:
+        heapq.heapreplace(heap, entry)
+
+
 class HtmlReporter:
     """The batch page: runs stream in; the table lists the worst ``limits.rows_listed`` runs (a
     failed gate, then an accusation, then the lowest score), each with the items that cost it the
@@ -390,8 +403,6 @@ class HtmlReporter:
         return ""
 
     def each(self, result: Any, reasons: list[str] | None) -> str:
-        import heapq
-
         row = result.row
         if row is None:
             return ""
@@ -405,17 +416,9 @@ class HtmlReporter:
         rank = worst_first(row, bool(reasons))
         badness = (-rank[0], -rank[1], -rank[2])  # a heap's top is the least bad it keeps
         listed = (badness, -k, row, bool(reasons), costliest(verdict) if verdict is not None else [])
-        if len(self.listing) < self.listed:
-            heapq.heappush(self.listing, listed)
-        elif listed[:2] > self.listing[0][:2]:
-            heapq.heapreplace(self.listing, listed)
-        if self.quiet or verdict is None or DETAIL_CAP <= 0:
-            return ""
-        entry = (badness, -k, verdict, result.detail)
-        if len(self.heap) < DETAIL_CAP:
-            heapq.heappush(self.heap, entry)
-        elif entry[:2] > self.heap[0][:2]:
-            heapq.heapreplace(self.heap, entry)
+        _keep_worst(self.listing, listed, self.listed)
+        if not self.quiet and verdict is not None:
+            _keep_worst(self.heap, (badness, -k, verdict, result.detail), DETAIL_CAP)
         return ""
 
     def finish(self, report: BatchReport) -> str:
