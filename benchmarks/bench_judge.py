@@ -100,6 +100,7 @@ def detector_profile(runs: list[Any], passes: int = 3) -> list[tuple[str, float,
     """(detector, needs us, check us, runs checked, runs with a finding) a run, in the judge's
     order, best of ``passes``; the clock's own cost is taken off each reading."""
     from procjudge.detectors import ALL
+    from procjudge.detectors.base import written
     from procjudge.facts import derive
     from procjudge.policy import DEFAULT
 
@@ -117,6 +118,10 @@ def detector_profile(runs: list[Any], passes: int = 3) -> list[tuple[str, float,
                 reason = det.needs(f) if det.needs is not None else None
                 middle = clock()
                 hits = list(det.func(f, DEFAULT)) if reason is None else []
+                for hit in hits:  # the texts an explained verdict writes
+                    written(hit.evidence)
+                    if callable(hit.detail):
+                        hit.detail()
                 end = clock()
                 row = spent[det.id]
                 row[0] += middle - start - overhead

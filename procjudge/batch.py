@@ -33,7 +33,7 @@ def score_line(path: str, line: int, data: bytes, policy: Policy = DEFAULT, want
     detail = None
     try:
         run = load_record(data, path, line)
-        verdict = judge(run, policy)
+        verdict = judge(run, policy, explain=want_verdict or want_detail)  # else only the row is read
         if want_detail:
             from .detail import run_detail
 
@@ -56,7 +56,7 @@ def score_path(path: str, policy: Policy = DEFAULT, want_lines: bool = False, wa
     detail = None
     try:
         run = load_run(path, with_lines=want_lines)
-        verdict = judge(run, policy)
+        verdict = judge(run, policy, explain=want_verdict or want_detail)  # else only the row is read
         if want_detail:
             from .detail import run_detail
 

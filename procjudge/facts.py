@@ -16,8 +16,9 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -305,6 +306,27 @@ class RunFacts(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def final(self) -> IterationFacts:
         return self.iterations[-1]
+
+
+Answer = TypeVar("Answer")
+
+
+def last_run(func: Callable[[RunFacts, Policy], Answer]) -> Callable[[RunFacts, Policy], Answer]:
+    """``func`` keeping its answer for the last (facts, policy) asked: the judge asks several rules
+    about one run in turn, and they share what it computes. One tuple, read and replaced whole,
+    so threads may share it; it holds the facts and policy, so their ids are not reused."""
+    last: list[tuple[Any, Any, Any]] = [(None, None, None)]
+
+    @functools.wraps(func)
+    def remembered(facts: RunFacts, policy: Policy) -> Answer:
+        last_facts, last_policy, answer = last[0]
+        if last_facts is facts and last_policy is policy:
+            return answer  # type: ignore[no-any-return]
+        answer = func(facts, policy)
+        last[0] = (facts, policy, answer)
+        return answer
+
+    return remembered
 
 
 class FactsError(ValueError):

@@ -21,7 +21,7 @@ import msgspec
 from . import loop
 from .classify import classify_pattern, classify_tier
 from .detectors import ALL
-from .detectors.base import strength_of
+from .detectors.base import Detail, parts, strength_of
 from .detectors.trajectory import judged_steps
 from .facts import RunFacts, derive, held_back_fails
 from .model import Run
@@ -64,6 +64,15 @@ def aggregate(facts: RunFacts, wasted: int) -> Aggregate:
         action_efficiency=_action_efficiency(facts, gained),
         time_efficiency=_time_efficiency(durations, gained),
     )
+
+
+# the aggregate of a verdict judged without ``explain``: not computed, never shown
+UNEXPLAINED = Aggregate(total_iterations=0, total_duration_seconds=None, score_trajectory=[], improvement_rate=None,
+                        regression_count=0, wasted_iterations=0,
+                        action_efficiency=ActionEfficiency(total_tool_calls=None, tool_calls_per_point_gained=None,
+                                                           file_edits_per_test_fixed=None),
+                        time_efficiency=TimeEfficiency(seconds_per_point_gained=None, time_distribution=None,
+                                                       front_loaded=None))
 
 
 def _action_efficiency(facts: RunFacts, gained: float) -> ActionEfficiency:
@@ -173,34 +182,53 @@ def iterations_text(numbers: list[int]) -> str:
 
 
 # what the loop reads of each detector, read once
-_STEPS = [(det.id, det.needs, det.func, det.kind, det.polarity, det.per_iteration) for det in ALL]
+_STEPS = [(det.id, parts(det.needs), det.func, det.kind, det.polarity, det.per_iteration) for det in ALL]
 
 
-def run_detectors(facts: RunFacts, policy: Policy) -> tuple[list[Item], list[NotChecked]]:
-    """Every detector's items, and the detectors that could not be evaluated, with the reason."""
+def _brief_detail(kind: str, points: float, detail: Detail) -> dict[str, Any] | None:
+    """A hit's detail when the verdict is not explained: only where the figures read it (a 0-point
+    anti-pattern marked ``shown_only`` is a note, not a finding)."""
+    if kind == "anti_pattern" and points == 0:
+        return detail() if callable(detail) else detail
+    return None
+
+
+def run_detectors(facts: RunFacts, policy: Policy, explain: bool = True) -> tuple[list[Item], list[NotChecked]]:
+    """Every detector's items, and the detectors that could not be evaluated, with the reason.
+    Without ``explain`` the items carry their figures only: no evidence text, and a detail only
+    where the figures depend on it (a 0-point anti-pattern marked ``shown_only``)."""
     items: list[Item] = []
     not_checked: list[NotChecked] = []
     reasons: dict[Any, str | None] = {}  # a need shared by several detectors is asked once
     for ident, needs, func, kind, polarity, per_iteration in _STEPS:
-        if needs is not None:
-            if needs not in reasons:
-                reasons[needs] = needs(facts)
-            reason = reasons[needs]
+        reason = None
+        for need in needs:
+            reason = reasons[need] if need in reasons else reasons.setdefault(need, need(facts))
             if reason is not None:
-                not_checked.append(NotChecked(detector=ident, reason=reason))
-                continue
-        try:
-            hits = list(func(facts, policy))
-        except Exception as exc:  # noqa: BLE001 - one detector's bug must not lose the others' verdict
-            not_checked.append(NotChecked(detector=ident, reason=f"internal error: {type(exc).__name__}: {exc}"[:300]))
+                break
+        if reason is not None:
+            not_checked.append(NotChecked(detector=ident, reason=reason))
             continue
-        for hit in hits:
-            points = float(hit.points)
-            items.append(Item(
-                id=hit.name or ident, kind=kind, points=points, iterations=list(hit.iterations),
-                evidence=hit.evidence, basis=hit.basis, strength=hit.strength or strength_of(hit.basis),
-                detail=hit.detail, polarity=polarity, per_iteration=per_iteration and not points,
-            ))
+        mark = len(items)
+        try:
+            for hit in func(facts, policy):
+                points = float(hit.points)
+                evidence, detail = hit.evidence, hit.detail
+                if explain:  # the texts a detector handed over as functions, written now
+                    if evidence.__class__ is not str:
+                        evidence = evidence()  # type: ignore[operator]  # Text: a str or a function
+                    if callable(detail):
+                        detail = detail()
+                else:
+                    evidence, detail = "", _brief_detail(kind, points, detail)
+                items.append(Item(
+                    id=hit.name or ident, kind=kind, points=points, iterations=list(hit.iterations),
+                    evidence=evidence, basis=hit.basis, strength=hit.strength or strength_of(hit.basis), detail=detail,
+                    polarity=polarity, per_iteration=per_iteration and not points,
+                ))
+        except Exception as exc:  # noqa: BLE001 - one detector's bug must not lose the others' verdict
+            del items[mark:]  # none of its items: the check, or writing its texts, failed
+            not_checked.append(NotChecked(detector=ident, reason=f"internal error: {type(exc).__name__}: {exc}"[:300]))
     unrebuilt = [(it.number, text) for it in facts.iterations if it.changes is not None
                  for text in it.changes.unrebuilt or ()]
     if unrebuilt and not any(n.detector == "test_chasing" for n in not_checked):  # it ran, on part of the edits
@@ -211,10 +239,16 @@ def run_detectors(facts: RunFacts, policy: Policy) -> tuple[list[Item], list[Not
     return items, not_checked
 
 
-def judge(run: Run, policy: Policy = DEFAULT) -> Verdict:
-    """Run every detector over the run's facts, sum the points and clamp them."""
+def judge(run: Run, policy: Policy = DEFAULT, *, explain: bool = True) -> Verdict:
+    """Run every detector over the run's facts, sum the points and clamp them.
+
+    ``explain=False`` is for a batch whose reports read only the figures (``Row``: scores, tier,
+    pattern, finding ids, gate, attempts, warnings): the texts that explain them are not written
+    (items' evidence empty, their detail dropped, the aggregate figures left at zero unless the run
+    declares its own to compare). Such a verdict is never shown nor encoded; ``Row.of`` it equals
+    ``Row.of`` the explained one (tests/test_judging_cost.py holds them equal on every corpus)."""
     facts = derive(run, policy)  # FactsError (a ValueError) only for a Run not made by load_run
-    items, not_checked = run_detectors(facts, policy)
+    items, not_checked = run_detectors(facts, policy, explain)
     raw = sum(item.points for item in items)
     cheats = [item for item in items if item.id in ACCUSING and item.strength == "definite"]
     if cheats:
@@ -235,7 +269,7 @@ def judge(run: Run, policy: Policy = DEFAULT) -> Verdict:
     pattern, pattern_rule = classify_pattern(trajectory, policy, judged, build_failed)
     cheating = f"{cheats[0].id} at iteration {iterations_text(cheats[0].iterations)}" if cheats else None
     tier, tier_rule = classify_tier(trajectory, wasted, policy, judged, cheating, held_back_failing(facts, policy))
-    computed = aggregate(facts, wasted)
+    computed = aggregate(facts, wasted) if explain or run.aggregate is not None else UNEXPLAINED
     best, best_iteration, final_minus_best = loop.best_so_far(facts)
     # what is wrong with the input first (loading, plausibility, the aggregate), then what an
     # importer noticed about the log it read: --strict refuses a run for the former only

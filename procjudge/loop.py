@@ -28,16 +28,16 @@ from __future__ import annotations
 import functools
 from typing import Literal
 
-from .facts import IterationFacts, RunFacts
+from .facts import IterationFacts, RunFacts, last_run
 from .policy import Policy
 from .verdict import Attempts, GateReplay, GateRound
 
 
 def best_so_far(facts: RunFacts) -> tuple[float, int, float]:
     """(best score, the iteration that first reached it, final minus best)."""
-    best = max(facts.iterations, key=lambda it: it.score)
-    first = next(it for it in facts.iterations if it.score == best.score)
-    return best.score, first.number, round(facts.final.score - best.score, 6)
+    scores = facts.trajectory
+    best = max(scores)
+    return best, facts.iterations[scores.index(best)].number, round(scores[-1] - best, 6)
 
 
 def _passing(it: IterationFacts) -> frozenset[str] | None:
@@ -135,6 +135,7 @@ def noise_floor(facts: RunFacts) -> float | None:
     return round(max(spreads), 6) if spreads else None
 
 
+@last_run  # the judge and late_pass ask about the same run in turn
 def attempts(facts: RunFacts, policy: Policy) -> Attempts:
     """Attempt count, its risk bucket, and the run's outcome: ``passed`` (the final submission
     passes every visible test), ``exhausted`` (the budget was spent and it never went green),

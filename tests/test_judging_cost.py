@@ -136,3 +136,80 @@ def test_the_html_page_lists_the_worst_runs_up_to_the_limit_and_counts_the_rest(
 
     order = sorted(range(len(scored)), key=lambda k: (*worst_first(scored[k].row, False), k))
     assert listed(everything) == [scored[k].row.id for k in order]  # type: ignore[union-attr]
+
+
+def _corpus() -> list[object]:
+    """Runs of every shape the suite carries: the samples, the labelled set (real logs and written
+    cheats), the imported real-data fixtures and synthetic runs."""
+    import bench_judge
+
+    from procjudge.catalogue import cases
+    from procjudge.loading import LoadError
+    from procjudge.records import load_record
+
+    runs: list[object] = list(bench_judge.synthetic_runs(300))
+    for folder in (SAMPLES, ROOT / "tests" / "labelled" / "runs", ROOT / "tests" / "fixtures"):
+        runs += bench_judge.folder_runs(str(folder))
+    for det in ALL:  # every rule's named cases: each fires, or must not, at least once
+        for case in cases(det.id):
+            try:
+                runs.append(load_record(case["run"], f"{det.id}: {case['name']}"))
+            except LoadError:
+                continue
+    return runs
+
+
+def test_a_verdict_judged_without_its_texts_gives_the_same_row() -> None:
+    """judge(explain=False), which a batch uses when its reports read only rows, must give every
+    figure a row carries (scores, tier, pattern, finding ids, gate, attempts, warnings) exactly as
+    the explained verdict does, on every run of every shape the suite holds."""
+    from procjudge.results import Row
+
+    runs = _corpus()
+    assert len(runs) > 400
+    wrote_less = 0
+    for run in runs:
+        full, brief = judge(run), judge(run, explain=False)  # type: ignore[arg-type]
+        assert Row.of(brief, "x") == Row.of(full, "x"), getattr(run, "path", "")
+        assert brief.warnings == full.warnings
+        assert [r.iteration for r in brief.iterations] == [r.iteration for r in full.iterations]
+        assert all(item.evidence == "" for item in brief.items)
+        wrote_less += sum(len(item.evidence) for item in full.items) > 0
+    assert wrote_less > len(runs) // 2  # the explained verdicts did carry texts that were left out
+
+
+def test_a_note_keeps_its_detail_without_the_texts_so_it_stays_a_note() -> None:
+    """A 0-point anti-pattern marked shown_only is a note, not a finding: its detail is what says
+    so, and a verdict without texts keeps it."""
+    notes = []
+    for run in _corpus():
+        full = judge(run)  # type: ignore[arg-type]
+        if any(i.kind == "anti_pattern" and i.points == 0 and (i.detail or {}).get("shown_only") for i in full.items):
+            notes.append((full, judge(run, explain=False)))  # type: ignore[arg-type]
+    assert notes, "the corpus must hold a shown_only note for this test to mean anything"
+    for full, brief in notes:
+        assert brief.anti_patterns == full.anti_patterns and brief.findings == full.findings
+        kept = [i.detail for i in brief.items if i.kind == "anti_pattern" and i.points == 0]
+        assert kept == [i.detail for i in full.items if i.kind == "anti_pattern" and i.points == 0]
+
+
+def test_a_text_that_fails_to_write_loses_only_its_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A detector's evidence given as a function is written inside the detector's guard: if it
+    raises, that rule is listed as not checked with the error, and every other rule stands (a
+    verdict without texts never writes it: the one way its row can differ, and only by a bug)."""
+    from procjudge.detectors.base import Hit
+
+    judging = sys.modules["procjudge.judge"]  # the package's ``judge`` is the function
+    run = load_run(SAMPLES / "example1_good_standard.yaml")
+    target = judging._STEPS[0]
+
+    def broken(facts: object, policy: object) -> list[Hit]:
+        return [Hit(points=1.0, evidence=lambda: str(1 / 0))]
+
+    monkeypatch.setattr(judging, "_STEPS", [(*target[:2], broken, *target[3:]), *judging._STEPS[1:]])
+    verdict = judge(run)
+    assert target[0] not in {i.id for i in verdict.items}
+    assert any(n.detector == target[0] and "ZeroDivisionError" in n.reason for n in verdict.not_checked)
+    assert len(verdict.items) > 3
+    brief = judge(run, explain=False)  # the text is never written, so the rule stands
+    assert target[0] in {i.id for i in brief.items}

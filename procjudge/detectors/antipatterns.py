@@ -210,18 +210,22 @@ def _unrelated_summaries(previous: IterationFacts, it: IterationFacts, rule: Sco
     share = len(unrelated) / len(changes.summary)
     if share <= rule.max_unrelated_fraction:
         return None
-    failing = sorted(previous.failing_after or ())
     points = rule.range.between(share, rule.max_unrelated_fraction, 1.0)
     descriptions = changes.summary_kind != "prose" and all(
         "\n" not in s.strip() and len(s.strip()) <= rule.description_max_chars for s in unrelated)
     scored = rule.score_summaries == "all" or (rule.score_summaries == "descriptions" and descriptions)
-    unscored = "" if scored else " (prose, not change descriptions: weak evidence, shown, not scored)"
+    summary = changes.summary
+
+    def evidence() -> str:
+        failing = sorted(previous.failing_after or ())
+        unscored = "" if scored else " (prose, not change descriptions: weak evidence, shown, not scored)"
+        return (f"{len(unrelated)} of {plural(len(summary), 'change')} unrelated to the failing "
+                f"tests ({', '.join(failing[:4]) or 'see feedback'}): "
+                + "; ".join(f"\"{s[:80]}\"" for s in unrelated[:4]) + unscored)
+
     return Hit(
-        points=points if scored else 0.0, iterations=(it.number,),
-        evidence=f"{len(unrelated)} of {plural(len(changes.summary), 'change')} unrelated to the failing "
-        f"tests ({', '.join(failing[:4]) or 'see feedback'}): "
-        + "; ".join(f"\"{s[:80]}\"" for s in unrelated[:4]) + unscored,
-        basis="change summaries", detail={"unrelated_changes": unrelated, "points_if_scored": points},
+        points=points if scored else 0.0, iterations=(it.number,), evidence=evidence,
+        basis="change summaries", detail=lambda: {"unrelated_changes": unrelated, "points_if_scored": points},
     )
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 import msgspec
 
@@ -52,14 +52,24 @@ def strength_of(basis: str) -> str:
     return max(parts or ["likely"], key=lambda s: order[s])
 
 
+Text = str | Callable[[], str]  # a text, or how to write it when a report reads it
+Detail = dict[str, Any] | Callable[[], dict[str, Any] | None] | None
+
+
 class Hit(msgspec.Struct, frozen=True, kw_only=True):
-    """One finding as a detector reports it: points, the iterations concerned, evidence, basis."""
+    """One finding as a detector reports it: points, the iterations concerned, evidence, basis.
+
+    ``evidence`` and ``detail`` may be given as functions that write them: the judge calls them
+    when the verdict is explained, and a batch whose reports read only the figures never does
+    (writing the texts is a sixth of judging a small run). Such a function is called as soon as the
+    detector hands the hit over, before it resumes, so it may read the detector's loop variables;
+    a detector that keeps hits for later binds what it reads (``functools.partial``)."""
 
     points: float
     iterations: tuple[int, ...] = ()
-    evidence: str
+    evidence: Text
     basis: str = "telemetry fields"
-    detail: dict[str, Any] | None = None
+    detail: Detail = None
     name: str | None = None  # a sub-name (signals: which signal)
     strength: str | None = None  # None: from the basis
 
@@ -115,27 +125,6 @@ def detector(id: str, kind: str, *, summary: str, points: str, rule: str, reads:
 
 # --------------------------------------------------------------------------- shared per run
 
-Answer = TypeVar("Answer")
-
-
-def last_run(func: Callable[[RunFacts, Policy], Answer]) -> Callable[[RunFacts, Policy], Answer]:
-    """``func`` keeping its answer for the last (facts, policy) asked: the judge asks several rules
-    about one run in turn, and they share what it computes. One tuple, read and replaced whole,
-    so threads may share it; it holds the facts and policy, so their ids are not reused."""
-    last: list[tuple[Any, Any, Any]] = [(None, None, None)]
-
-    @functools.wraps(func)
-    def remembered(facts: RunFacts, policy: Policy) -> Answer:
-        last_facts, last_policy, answer = last[0]
-        if last_facts is facts and last_policy is policy:
-            return answer  # type: ignore[no-any-return]
-        answer = func(facts, policy)
-        last[0] = (facts, policy, answer)
-        return answer
-
-    return remembered
-
-
 # --------------------------------------------------------------------------- what detectors need
 
 
@@ -144,6 +133,8 @@ def feedback_steps(facts: RunFacts) -> str | None:
 
 
 def all_of(*needs: Needs) -> Needs:
+    """A need met when every one of ``needs`` is, failing with the first one's reason; the judge
+    asks each part once per run, however many detectors share it (``parts``)."""
     def check(facts: RunFacts) -> str | None:
         for need in needs:
             reason = need(facts)
@@ -151,12 +142,26 @@ def all_of(*needs: Needs) -> Needs:
                 return reason
         return None
 
+    check.parts = needs  # type: ignore[attr-defined]
     return check
+
+
+def parts(needs: Needs | None) -> tuple[Needs, ...]:
+    """The needs a detector's ``needs`` is made of, in order (itself, when it is not an ``all_of``)."""
+    if needs is None:
+        return ()
+    inner = getattr(needs, "parts", None)
+    return (needs,) if inner is None else tuple(need for part in inner for need in parts(part))
 
 
 def having(test: Callable[[RunFacts], bool], reason: str) -> Needs:
     """A need met when ``test(facts)`` holds."""
     return lambda facts: None if test(facts) else reason
+
+
+def written(text: Text) -> str:
+    """A hit's evidence as a text, written now if it was given as a function."""
+    return text if isinstance(text, str) else text()
 
 
 def plural(count: int, word: str, many: str | None = None) -> str:

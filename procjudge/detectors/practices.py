@@ -64,14 +64,12 @@ def diagnostic_first(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         needed = max(1, (it.failures_before_count or 0) * rule.min_referenced_share)
         referenced = it.failures_referenced is not None and it.failures_referenced >= needed
         marks.append((read + waited + referenced + chain) / 4)
-    shown = ", ".join(
-        f"iter {it.number}: {fmt_num(it.seconds_before_first_edit or 0.0)}s before first edit"
-        + (f", {it.failures_referenced} failures referenced" if it.failures_referenced is not None else "")
-        + (", full chain in the log" if _has_chain(it) else "")
-        for it in iterations
-    )
     yield Hit(points=rule.range.between(sum(marks) / len(marks), rule.min_marks_share, 1.0),
-              iterations=tuple(it.number for it in iterations), evidence=shown,
+              iterations=tuple(it.number for it in iterations), evidence=lambda: ", ".join(
+                  f"iter {it.number}: {fmt_num(it.seconds_before_first_edit or 0.0)}s before first edit"
+                  + (f", {it.failures_referenced} failures referenced" if it.failures_referenced is not None else "")
+                  + (", full chain in the log" if _has_chain(it) else "")
+                  for it in iterations),
               basis="action log" if uses_log else "telemetry fields")
 
 
@@ -102,10 +100,11 @@ def targeted_fixes(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     ratio = fixed / files
     if ratio < rule.min_tests_fixed_per_file or fixed == 0:
         return
-    per = ", ".join(f"iter {it.number}: {it.tests_fixed} fixed / {plural(_files(it), 'file')}" for it in measured)
     yield Hit(points=rule.range.between(ratio, rule.min_tests_fixed_per_file, rule.best_tests_fixed_per_file),
               iterations=tuple(it.number for it in measured),
-              evidence=f"{fmt_num(round(ratio, 2))} tests fixed per file changed, none broken ({per})",
+              evidence=lambda: f"{fmt_num(round(ratio, 2))} tests fixed per file changed, none broken ("
+              + ", ".join(f"iter {it.number}: {it.tests_fixed} fixed / {plural(_files(it), 'file')}" for it in measured)
+              + ")",
               basis=measured[0].tests_basis)
 
 
@@ -155,14 +154,15 @@ def test_driven_iteration(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     share = len(qualifying) / len(facts.iterations)
     if not qualifying or share < rule.min_fraction_of_iterations:
         return
-    shown = ", ".join(f"iter {it.number}: " + (f"{red_green[it.number][0]} failed in the agent's run before the "
-                                               "change and passes after it" if it.number in red_green
-                                               else f"{it.test_runs} runs")
-                      for it in qualifying)
+    def evidence() -> str:
+        shown = ", ".join(f"iter {it.number}: " + (f"{red_green[it.number][0]} failed in the agent's run before the "
+                                                   "change and passes after it" if it.number in red_green
+                                                   else f"{it.test_runs} runs")
+                          for it in qualifying)
+        return f"{len(qualifying)} of {plural(len(facts.iterations), 'iteration')} validated each change locally ({shown})"
+
     yield Hit(points=rule.range.between(share, rule.min_fraction_of_iterations, 1.0),
-              iterations=tuple(it.number for it in qualifying),
-              evidence=f"{len(qualifying)} of {plural(len(facts.iterations), 'iteration')} validated each change locally "
-                       f"({shown})",
+              iterations=tuple(it.number for it in qualifying), evidence=evidence,
               basis="action log" if uses_log else "telemetry fields")
 
 

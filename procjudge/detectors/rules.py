@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from ..facts import IterationFacts, RunFacts
 from ..numbers import fmt_num
 from ..policy import Policy
-from .base import Hit, all_of, detector, each, feedback_steps, having, plural, seconds
+from .base import Hit, all_of, detector, each, feedback_steps, having, plural, seconds, written
 from .shapes import normal_form, normal_lines
 
 
@@ -214,7 +214,7 @@ def budget_exceeded(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         final = facts.final.number
         for hit in hits:
             yield Hit(points=hit.points, iterations=hit.iterations,
-                      evidence=f"{hit.evidence}; the final submission is iteration {final}")
+                      evidence=f"{written(hit.evidence)}; the final submission is iteration {final}")
 
 
 @detector(

@@ -5,15 +5,16 @@ scores the same behaviour."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Iterable
 from typing import Any, Literal
 
 import msgspec
 
-from ..facts import IterationFacts, RunFacts
+from ..facts import IterationFacts, RunFacts, last_run
 from ..policy import Policy
-from .base import Detector, Hit, detector, last_run
+from .base import Detector, Hit, detector
 
 SIGNALS = ("reads_before_writing", "no_regressions", "proportional_edits", "local_validation", "productive",
            "edits_without_reading", "regressions", "shotgun_edits", "no_local_validation", "unproductive")
@@ -79,10 +80,13 @@ def hits(facts: RunFacts, policy: Policy) -> dict[str, Hit]:
         points = getattr(points_of, name)
         count = len(numbers)
         result[name] = Hit(points=points * count, iterations=numbers,
-                           evidence=f"{condition} in {count} iteration{'' if count == 1 else 's'}"
-                           + (f" ({points:+g} each)" if points else " (shown, not scored)"),
-                           basis="telemetry fields")
+                           evidence=functools.partial(_evidence, condition, count, points), basis="telemetry fields")
     return result
+
+
+def _evidence(condition: str, count: int, points: float) -> str:
+    return f"{condition} in {count} iteration{'' if count == 1 else 's'}" + (
+        f" ({points:+g} each)" if points else " (shown, not scored)")
 
 
 def _times(factor: float) -> str:

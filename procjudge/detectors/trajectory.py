@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from ..classify import suspicious_jump as jump_in
-from ..facts import IterationFacts, RunFacts, held_back_fails
+from ..facts import IterationFacts, RunFacts, held_back_fails, last_run
 from ..numbers import fmt_num
 from ..policy import Policy
-from .base import Hit, detector, each, feedback_steps, having, last_run, plural, share
+from .base import Hit, detector, each, feedback_steps, having, plural, share
 
 FORMATS = ("sprint", "standard", "marathon")
 
@@ -69,17 +70,23 @@ def monotonic_improvement(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     if not steps:
         return
     points = len(held) * rule.per_step + len(fell) * rule.per_regression
-    parts = []
-    if held:
-        parts.append(f"{plural(len(held), 'non-regressing step')} x {fmt_num(rule.per_step)}")
-    if flat:
-        parts.append(f"{plural(len(flat), 'step')} from 0 to 0 not paid (nothing held)")
-    if fell:
-        falls = ", ".join(f"iter {it.number}: {fmt_num(it.delta or 0.0)}" for it in fell)
-        parts.append(f"{plural(len(fell), 'regression')} x {fmt_num(rule.per_regression)} ({falls})")
-    shares = {str(it.number): rule.per_step for it in held} | {str(it.number): rule.per_regression for it in fell}
-    yield Hit(points=points, iterations=tuple(it.number for it in steps), evidence="; ".join(parts),
-              detail={"per_iteration": {n: p for n, p in shares.items() if p}} if len(steps) > 1 else None)
+
+    def evidence() -> str:
+        parts = []
+        if held:
+            parts.append(f"{plural(len(held), 'non-regressing step')} x {fmt_num(rule.per_step)}")
+        if flat:
+            parts.append(f"{plural(len(flat), 'step')} from 0 to 0 not paid (nothing held)")
+        if fell:
+            falls = ", ".join(f"iter {it.number}: {fmt_num(it.delta or 0.0)}" for it in fell)
+            parts.append(f"{plural(len(fell), 'regression')} x {fmt_num(rule.per_regression)} ({falls})")
+        return "; ".join(parts)
+
+    def detail() -> dict[str, Any] | None:
+        shares = {str(it.number): rule.per_step for it in held} | {str(it.number): rule.per_regression for it in fell}
+        return {"per_iteration": {n: p for n, p in shares.items() if p}} if len(steps) > 1 else None
+
+    yield Hit(points=points, iterations=tuple(it.number for it in steps), evidence=evidence, detail=detail)
 
 
 def _per_unused(p: Policy) -> str:
@@ -131,7 +138,7 @@ def rapid_convergence(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     yield Hit(
         points=points,
         iterations=(facts.final.number,),
-        evidence=(
+        evidence=lambda: (
             f"{fmt_num(final)}/{used} = {efficiency:.2f} > {facts.format} baseline "
             f"{fmt_num(final)}/{fmt_num(baseline_iterations)} x {fmt_num(rule.factor)} = {threshold:.2f}, "
             f"final {fmt_num(final)} >= {fmt_num(rule.min_final)}{held}{extra}"
@@ -156,9 +163,12 @@ def wasted_iteration(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
             yield Hit(
                 points=rule.points,
                 iterations=(it.number,),
-                evidence=f"score {fmt_num(it.score - delta)} -> {fmt_num(it.score)} "
-                f"(moved {fmt_num(abs(delta))} < {fmt_num(rule.min_delta)})",
+                evidence=functools.partial(_moved, it.score, delta, rule.min_delta),
             )
+
+
+def _moved(score: float, delta: float, min_delta: float) -> str:
+    return f"score {fmt_num(score - delta)} -> {fmt_num(score)} (moved {fmt_num(abs(delta))} < {fmt_num(min_delta)})"
 
 
 def _against_profile(facts: RunFacts, shares: list[float], total: float, profile: tuple[float, ...],
@@ -229,22 +239,26 @@ def time_allocation(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     if total <= 0:
         return
     shares = [d / total for d in durations]
-    shown = ", ".join(fmt_num(round(d / 60, 1)) for d in durations)
-    split = "/".join(f"{s:.0%}" for s in shares)
-    against = _against_profile(facts, shares, total, policy.format(facts.format).time_profile, rule.profile_tolerance)
+    profile = policy.format(facts.format).time_profile
     numbers_ = tuple(it.number for it in timed)
+
+    def evidence(lead: str) -> Callable[[], str]:
+        def write() -> str:
+            shown = ", ".join(fmt_num(round(d / 60, 1)) for d in durations)
+            split = "/".join(f"{s:.0%}" for s in shares)
+            against = _against_profile(facts, shares, total, profile, rule.profile_tolerance)
+            return f"{lead}minutes per iteration {shown} ({split}){against}"
+        return write
+
+    def detail(front_loaded: bool) -> Callable[[], dict[str, Any]]:
+        return lambda: {"time_distribution": [round(s, 4) for s in shares], "front_loaded": front_loaded}
+
     if durations[0] > max(durations[1:]):  # a later iteration as long as iteration 0 is no front-loading
-        yield Hit(points=rule.front_loaded, iterations=numbers_,
-                  evidence=f"front-loaded: minutes per iteration {shown} ({split}){against}",
-                  detail={"time_distribution": [round(s, 4) for s in shares], "front_loaded": True})
+        yield Hit(points=rule.front_loaded, iterations=numbers_, evidence=evidence("front-loaded: "), detail=detail(True))
     elif all(b >= a for a, b in itertools.pairwise(durations)) and durations[-1] > durations[0]:
-        yield Hit(points=rule.back_loaded, iterations=numbers_,
-                  evidence=f"back-loaded: minutes per iteration {shown} ({split}){against}",
-                  detail={"time_distribution": [round(s, 4) for s in shares], "front_loaded": False})
-    elif against:
-        yield Hit(points=0.0, iterations=numbers_,
-                  evidence=f"minutes per iteration {shown} ({split}){against}",
-                  detail={"time_distribution": [round(s, 4) for s in shares], "front_loaded": False})
+        yield Hit(points=rule.back_loaded, iterations=numbers_, evidence=evidence("back-loaded: "), detail=detail(False))
+    elif _against_profile(facts, shares, total, profile, rule.profile_tolerance):
+        yield Hit(points=0.0, iterations=numbers_, evidence=evidence(""), detail=detail(False))
 
 
 @detector(
@@ -305,7 +319,7 @@ def early_reach(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         return
     later = sum(1 for it in facts.iterations if it.number > first.number)
     yield Hit(points=rule.points, iterations=(first.number,),
-              evidence=(f"iteration {first.number} scored {fmt_num(first.score)}, {first.score / final:.0%} of the final "
+              evidence=lambda: (f"iteration {first.number} scored {fmt_num(first.score)}, {first.score / final:.0%} of the final "
                         f"{fmt_num(final)} (>= {rule.share:.0%}); {plural(later, 'iteration')} after it"))
 
 
