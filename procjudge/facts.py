@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import operator
 import re
 from collections.abc import Callable
 from datetime import datetime
@@ -216,8 +217,9 @@ def _parse_time(value: str) -> float | None:
         return None
 
 
-class IterationFacts(msgspec.Struct, frozen=True, kw_only=True):
-    """One scored submission, as the detectors see it."""
+class IterationFacts(msgspec.Struct, frozen=True):
+    """One scored submission, as the detectors see it (made by ``_iteration`` alone, which passes
+    the fields in their declared order)."""
 
     position: int  # index in the original file
     number: int  # iteration number as recorded (or the position)
@@ -275,6 +277,9 @@ class IterationFacts(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def all_passing(self) -> bool:
         return self.total is not None and self.total > 0 and self.passed == self.total
+
+
+_IN_FIELD_ORDER = operator.itemgetter(*IterationFacts.__struct_fields__)
 
 
 class Exclusion(msgspec.Struct, frozen=True):
@@ -372,9 +377,9 @@ def _changed(entry: Entry, diff: Diff | None) -> tuple[int | None, tuple[str, ..
         return None, ()
     if changes.files is not None:
         return len(changes.files), tuple(f.path for f in changes.files)
-    counts = [changes.files_modified, changes.files_created, changes.files_deleted]
-    if any(c is not None for c in counts):
-        return sum(c or 0 for c in counts), diff.files if diff else ()
+    modified, created, deleted = changes.files_modified, changes.files_created, changes.files_deleted
+    if modified is not None or created is not None or deleted is not None:
+        return (modified or 0) + (created or 0) + (deleted or 0), diff.files if diff else ()
     if diff is not None:
         return len(diff.files), diff.files
     return None, ()
@@ -647,16 +652,16 @@ def _iteration(run: Run, position: int, previous: IterationFacts | None, baselin
     timeout is not a list of regressions); ``names`` and ``names_before`` are ``_names`` of this
     submission and of the baseline."""
     entry = run.iterations[position]
-    outcome_facts = _outcome_facts(entry, position, first_of_phase, policy)
-    return IterationFacts(
-        position=position, number=iteration_number(entry, position), entry=entry,
-        phase=entry.iteration_telemetry.phase,
-        delta=None if previous is None else round(outcome_facts["score"] - previous.score, 6),
-        **outcome_facts,
-        **_test_facts(entry, previous, baseline, names, names_before, outcome_facts),
-        **_change_facts(entry, scratch),
-        **_action_facts(entry),
-    )
+    values = _outcome_facts(entry, position, first_of_phase, policy)
+    values.update(_test_facts(entry, previous, baseline, names, names_before, values))
+    values.update(_change_facts(entry, scratch))
+    values.update(_action_facts(entry))
+    values.update(position=position, number=iteration_number(entry, position), entry=entry,
+                  phase=entry.iteration_telemetry.phase,
+                  delta=None if previous is None else round(values["score"] - previous.score, 6))
+    # Every field, by name, passed in the declared order: a third of the cost of 51 keywords
+    # (the families above must name every field; a missing one is a KeyError here).
+    return IterationFacts(*_IN_FIELD_ORDER(values))
 
 
 def _outcome_facts(entry: Entry, position: int, first_of_phase: bool, policy: Policy) -> dict[str, Any]:
@@ -727,6 +732,8 @@ def _pre_counts(results: TestResults | None, baseline: IterationFacts | None) ->
 
 def _hidden_failing(results: TestResults | None) -> tuple[str, ...]:
     """The held-back tests that fail, by name."""
+    if results is None or not results.hidden_suites:
+        return ()
     return tuple(t.name for suite in ((results.hidden_suites or ()) if results else ())
                  for t in (suite.tests or ()) if t.outcome in ("failed", "error"))
 
@@ -737,11 +744,15 @@ def _change_facts(entry: Entry, scratch: frozenset[str]) -> dict[str, Any]:
     changes = telemetry.changes
     diff = parse_diff_cached(changes.diff) if changes and changes.diff is not None else None
     files_changed, changed_paths = _changed(entry, diff)
+    fix_paths: tuple[str, ...] = changed_paths
+    scratch_paths: tuple[str, ...] = ()
+    if scratch and changed_paths:
+        fix_paths = tuple(p for p in changed_paths if p not in scratch)
+        scratch_paths = tuple(p for p in changed_paths if p in scratch)
     return {"files_changed": files_changed, "changed_paths": changed_paths,
             "code_hash": changes.code_hash if changes else None, "diff": diff,
             "code": changes.code if changes else None, "history": tuple(telemetry.history or ()),
-            "fix_paths": tuple(p for p in changed_paths if p not in scratch),
-            "scratch_paths": tuple(p for p in changed_paths if p in scratch), "changes": changes}
+            "fix_paths": fix_paths, "scratch_paths": scratch_paths, "changes": changes}
 
 
 def _action_facts(entry: Entry) -> dict[str, Any]:
@@ -749,10 +760,11 @@ def _action_facts(entry: Entry) -> dict[str, Any]:
     telemetry = entry.iteration_telemetry
     actions = telemetry.actions
     build = telemetry.build or (entry.iteration_feedback.build if entry.iteration_feedback else None)
-    return {"action_tools": tuple(a.tool for a in actions.log) if actions and actions.log is not None else None,
-            "build_errors": tuple(build.errors or ()) if build else (),
-            "tool_calls": actions.tool_calls_total if actions else None,
-            "timestamp_start": telemetry.timestamp_start, **_activity(entry)}
+    values = _activity(entry)
+    values.update(action_tools=tuple(a.tool for a in actions.log) if actions and actions.log is not None else None,
+                  build_errors=tuple(build.errors or ()) if build else (),
+                  tool_calls=actions.tool_calls_total if actions else None, timestamp_start=telemetry.timestamp_start)
+    return values
 
 
 def failure_texts(entry: Entry | None) -> list[str]:

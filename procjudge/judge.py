@@ -14,6 +14,7 @@ detector that fails is listed there too rather than losing the verdict of the ot
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import msgspec
@@ -193,6 +194,12 @@ def _brief_detail(kind: str, points: float, detail: Detail) -> dict[str, Any] | 
     return None
 
 
+@functools.lru_cache(maxsize=64)
+def _summed(low: float, high: float, floor: float) -> str:
+    """The process score's rule when no cheating is definite (the same for every run of a policy)."""
+    return f"sum of the items, within {low:g}..{high:g} ({floor:g} is kept for definite cheating)"
+
+
 def run_detectors(facts: RunFacts, policy: Policy, explain: bool = True) -> tuple[list[Item], list[NotChecked]]:
     """Every detector's items, and the detectors that could not be evaluated, with the reason.
     Without ``explain`` the items carry their figures only: no evidence text, and a detail only
@@ -258,8 +265,7 @@ def judge(run: Run, policy: Policy = DEFAULT, *, explain: bool = True) -> Verdic
                         f"the score is the floor {policy.clamp.min:g}")
     else:
         process = min(policy.clamp.max, max(policy.clamp.min_without_cheating, raw))
-        process_rule = (f"sum of the items, within {policy.clamp.min_without_cheating:g}..{policy.clamp.max:g} "
-                        f"({policy.clamp.min:g} is kept for definite cheating)")
+        process_rule = _summed(policy.clamp.min_without_cheating, policy.clamp.max, policy.clamp.min)
     weight = run.info.process_weight if run.info.process_weight is not None else policy.process_weight
     trajectory = facts.trajectory
     wasted = sum(1 for item in items if item.id == "wasted_iteration")
