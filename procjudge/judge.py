@@ -183,7 +183,10 @@ def iterations_text(numbers: list[int]) -> str:
 
 
 # what the loop reads of each detector, read once
-_STEPS = [(det.id, parts(det.needs), det.func, det.kind, det.polarity, det.per_iteration) for det in ALL]
+# every need any detector has, asked once per run; each detector reads its own by position
+_NEEDS = list(dict.fromkeys(need for det in ALL for need in parts(det.needs)))
+_STEPS = [(det.id, tuple(_NEEDS.index(need) for need in parts(det.needs)), det.func, det.kind, det.polarity,
+           det.per_iteration) for det in ALL]
 
 
 def _brief_detail(kind: str, points: float, detail: Detail) -> dict[str, Any] | None:
@@ -206,11 +209,11 @@ def run_detectors(facts: RunFacts, policy: Policy, explain: bool = True) -> tupl
     where the figures depend on it (a 0-point anti-pattern marked ``shown_only``)."""
     items: list[Item] = []
     not_checked: list[NotChecked] = []
-    reasons: dict[Any, str | None] = {}  # a need shared by several detectors is asked once
+    reasons = [need(facts) for need in _NEEDS]  # a need shared by several detectors is asked once
     for ident, needs, func, kind, polarity, per_iteration in _STEPS:
         reason = None
         for need in needs:
-            reason = reasons[need] if need in reasons else reasons.setdefault(need, need(facts))
+            reason = reasons[need]
             if reason is not None:
                 break
         if reason is not None:

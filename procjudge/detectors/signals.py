@@ -6,13 +6,12 @@ scores the same behaviour."""
 from __future__ import annotations
 
 import functools
-import itertools
 from collections.abc import Iterable
 from typing import Any, Literal
 
 import msgspec
 
-from ..facts import IterationFacts, RunFacts, last_run
+from ..facts import RunFacts, last_run
 from ..policy import Policy
 from .base import Detector, Hit, detector
 
@@ -41,45 +40,58 @@ def _conditions(policy: Policy) -> tuple[str, ...]:
 _CONDITIONS: dict[int, tuple[Policy, tuple[str, ...]]] = {}
 
 
-def _holding(it: IterationFacts, policy: Policy) -> tuple[bool, ...]:
-    """Whether each signal holds for an iteration, in the order of ``SIGNALS``. A signal whose
-    inputs are unknown (no timing, no failing tests, no delta) does not hold."""
+def _holding(facts: RunFacts, policy: Policy) -> tuple[list[int], ...]:
+    """The iterations where each signal holds, in the order of ``SIGNALS``. A signal whose inputs
+    are unknown (no timing, no failing tests, no delta) does not hold. One pass, no tuple per
+    iteration: the ten signals are asked of every run."""
     s = policy.signals
-    before_edit = it.seconds_before_first_edit
-    delta = it.recorded_delta if it.recorded_delta is not None else it.delta
-    failures, edits, runs = it.failures_before_count, it.file_edits, it.test_runs
-    against = bool(failures) and edits is not None  # file edits against the failing tests; unknown when none failed
-    return (
-        before_edit is not None and before_edit > s.reads_before_writing_seconds,
-        it.regressions_ruled_out,
-        against and edits <= failures * s.proportional_edits_factor,  # type: ignore[operator]
-        runs is not None and runs >= s.local_validation_min_runs,
-        delta is not None and delta > 0,
-        before_edit is not None and before_edit < s.edits_without_reading_seconds,
-        it.delta is not None and it.tests_broken is not None and it.tests_broken > 0,
-        against and edits > failures * s.shotgun_edits_factor,  # type: ignore[operator]
-        runs == 0,
-        delta is not None and delta <= 0,
-    )
+    reads, hasty, min_runs = s.reads_before_writing_seconds, s.edits_without_reading_seconds, s.local_validation_min_runs
+    proportional, shotgun = s.proportional_edits_factor, s.shotgun_edits_factor
+    held: tuple[list[int], ...] = ([], [], [], [], [], [], [], [], [], [])
+    (reads_before_writing, no_regressions, proportional_edits, local_validation, productive, edits_without_reading,
+     regressions, shotgun_edits, no_local_validation, unproductive) = held
+    for it in facts.iterations:
+        number = it.number
+        before_edit = it.seconds_before_first_edit
+        if before_edit is not None:
+            if before_edit > reads:
+                reads_before_writing.append(number)
+            if before_edit < hasty:
+                edits_without_reading.append(number)
+        if it.regressions_ruled_out:
+            no_regressions.append(number)
+        failures, edits, runs = it.failures_before_count, it.file_edits, it.test_runs
+        if failures and edits is not None:  # file edits against the failing tests; unknown when none failed
+            if edits <= failures * proportional:
+                proportional_edits.append(number)
+            if edits > failures * shotgun:
+                shotgun_edits.append(number)
+        if runs is not None and runs >= min_runs:
+            local_validation.append(number)
+        if runs == 0:
+            no_local_validation.append(number)
+        delta = it.recorded_delta if it.recorded_delta is not None else it.delta
+        if delta is not None and delta > 0:
+            productive.append(number)
+        if delta is not None and delta <= 0:
+            unproductive.append(number)
+        if it.delta is not None and it.tests_broken is not None and it.tests_broken > 0:
+            regressions.append(number)
+    return held
 
 
 @last_run
 def hits(facts: RunFacts, policy: Policy) -> dict[str, Hit]:
     """Each signal's hit (for the signals that hold somewhere): computed once per run and policy
     for all ten signal detectors (the judge asks them one after another about the same facts)."""
-    its = facts.iterations
-    numbers_of = [it.number for it in its]
-    columns = zip(*[_holding(it, policy) for it in its])  # per signal, whether it holds at each iteration
     points_of = policy.signals.points
     result = {}
-    conditions = _conditions(policy)
-    for name, condition, holds in zip(SIGNALS, conditions, columns):
-        numbers = tuple(itertools.compress(numbers_of, holds))
+    for name, condition, numbers in zip(SIGNALS, _conditions(policy), _holding(facts, policy)):
         if not numbers:
             continue
         points = getattr(points_of, name)
         count = len(numbers)
-        result[name] = Hit(points=points * count, iterations=numbers,
+        result[name] = Hit(points=points * count, iterations=tuple(numbers),
                            evidence=functools.partial(_evidence, condition, count, points), basis="telemetry fields")
     return result
 
