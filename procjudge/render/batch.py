@@ -355,12 +355,15 @@ class JsonReporter(Reporter):
 class CsvReporter(Reporter):
     needs_verdict = False
 
+    def __init__(self, quiet: bool = False) -> None:
+        super().__init__(quiet)
+        self.buffer = io.StringIO()  # one row at a time, emptied after each
+        self.writer = csv.writer(self.buffer, lineterminator="\n")
+
     def start(self) -> str:
         return ",".join(CSV_FIELDS) + "\n"
 
     def each(self, result: Result, reasons: list[str] | None) -> str:
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
         if result.error is not None:
             values: list[object] = [*[""] * 4, result.path, *[""] * 8, one_line(result.error), *[""] * 7]
         else:
@@ -374,8 +377,11 @@ class CsvReporter(Reporter):
                       "" if row.held_back_total is None else row.held_back_total,
                       *("" if v is None else v for v in (row.best_score, row.best_iteration, row.final_minus_best,
                                                           row.gated_final))]
-        writer.writerow([spreadsheet_safe(v) for v in values])
-        return buffer.getvalue()
+        self.writer.writerow([spreadsheet_safe(v) for v in values])
+        line = self.buffer.getvalue()
+        self.buffer.seek(0)
+        self.buffer.truncate()
+        return line
 
 
 class JunitReporter(Reporter):

@@ -185,7 +185,8 @@ def spreadsheet_safe(value: Any) -> Any:
     numbers stay numbers."""
     if not isinstance(value, str):
         return value
-    value = one_line(value, 10_000)
+    if len(value) > 10_000 or _CONTROL.search(value) is not None:  # else one_line leaves it as it is
+        value = one_line(value, 10_000)
     if value.lstrip()[:1] in ("=", "+", "-", "@"):
         return "'" + value
     return value
