@@ -213,3 +213,28 @@ def test_a_text_that_fails_to_write_loses_only_its_rule(monkeypatch: pytest.Monk
     assert len(verdict.items) > 3
     brief = judge(run, explain=False)  # the text is never written, so the rule stands
     assert target[0] in {i.id for i in brief.items}
+
+
+def test_the_verdicts_dump_writes_every_result_and_names_the_checkout_it_scored(tmp_path: Path) -> None:
+    """benchmarks/verdicts.py is the byte-for-byte proof a speed change cites: one decodable result
+    per run found and per synthetic run, and the same bytes when run twice."""
+    import subprocess
+
+    from procjudge.results import Result
+
+    script = ROOT / "benchmarks" / "verdicts.py"
+    outs = [tmp_path / "a.jsonl", tmp_path / "b.jsonl"]
+    for out in outs:
+        done = subprocess.run([sys.executable, str(script), str(out), str(SAMPLES), "--synthetic", "7"],
+                              capture_output=True, text=True, cwd=tmp_path, timeout=300)
+        assert done.returncode == 0, done.stderr
+        assert str(ROOT) in done.stdout
+    lines = outs[0].read_bytes().splitlines()
+    samples = len([p for p in SAMPLES.iterdir() if p.suffix in (".yaml", ".yml", ".json", ".jsonl")])
+    assert len(lines) >= samples + 7
+    results = [msgspec.json.decode(line, type=Result) for line in lines]
+    assert sum(r.verdict_msgpack is not None for r in results) >= 7 and all(r.row or r.error for r in results)
+    assert outs[0].read_bytes() == outs[1].read_bytes()
+    elsewhere = subprocess.run([sys.executable, str(script), str(tmp_path / "c.jsonl"), "--root", str(tmp_path)],
+                               capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert elsewhere.returncode != 0  # no procjudge under that root: it must not score with another one
