@@ -734,8 +734,7 @@ def _hidden_failing(results: TestResults | None) -> tuple[str, ...]:
     """The held-back tests that fail, by name."""
     if results is None or not results.hidden_suites:
         return ()
-    return tuple(t.name for suite in ((results.hidden_suites or ()) if results else ())
-                 for t in (suite.tests or ()) if t.outcome in ("failed", "error"))
+    return tuple(t.name for suite in results.hidden_suites for t in (suite.tests or ()) if t.outcome in ("failed", "error"))
 
 
 def _change_facts(entry: Entry, scratch: frozenset[str]) -> dict[str, Any]:

@@ -225,8 +225,8 @@ def run_detectors(facts: RunFacts, policy: Policy, explain: bool = True) -> tupl
                 points = float(hit.points)
                 evidence, detail = hit.evidence, hit.detail
                 if explain:  # the texts a detector handed over as functions, written now
-                    if evidence.__class__ is not str:
-                        evidence = evidence()  # type: ignore[operator]  # Text: a str or a function
+                    if not isinstance(evidence, str):
+                        evidence = evidence()
                     if callable(detail):
                         detail = detail()
                 else:
