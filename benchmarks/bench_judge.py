@@ -107,7 +107,7 @@ def detector_profile(runs: list[Any], passes: int = 3) -> list[tuple[str, float,
     """(detector, needs us, check us, runs checked, runs with a finding) a run, in the judge's
     order, best of ``passes``; the clock's own cost is taken off each reading."""
     from procjudge.detectors import ALL
-    from procjudge.detectors.base import written
+    from procjudge.detectors.base import written, written_detail
     from procjudge.facts import derive
     from procjudge.policy import DEFAULT
 
@@ -127,8 +127,7 @@ def detector_profile(runs: list[Any], passes: int = 3) -> list[tuple[str, float,
                 hits = list(det.func(f, DEFAULT)) if reason is None else []
                 for hit in hits:  # the texts an explained verdict writes
                     written(hit.evidence)
-                    if callable(hit.detail):
-                        hit.detail()
+                    written_detail(hit.detail)
                 end = clock()
                 row = spent[det.id]
                 row[0] += middle - start - overhead

@@ -22,7 +22,7 @@ import msgspec
 from . import loop
 from .classify import classify_pattern, classify_tier
 from .detectors import ALL
-from .detectors.base import Detail, parts, strength_of
+from .detectors.base import Detail, parts, strength_of, written, written_detail
 from .detectors.trajectory import judged_steps
 from .facts import RunFacts, derive, held_back_fails
 from .model import Run
@@ -192,9 +192,7 @@ _STEPS = [(det.id, tuple(_NEEDS.index(need) for need in parts(det.needs)), det.f
 def _brief_detail(kind: str, points: float, detail: Detail) -> dict[str, Any] | None:
     """A hit's detail when the verdict is not explained: only where the figures read it (a 0-point
     anti-pattern marked ``shown_only`` is a note, not a finding)."""
-    if kind == "anti_pattern" and points == 0:
-        return detail() if callable(detail) else detail
-    return None
+    return written_detail(detail) if kind == "anti_pattern" and points == 0 else None
 
 
 @functools.lru_cache(maxsize=64)
@@ -223,14 +221,10 @@ def run_detectors(facts: RunFacts, policy: Policy, explain: bool = True) -> tupl
         try:
             for hit in func(facts, policy):
                 points = float(hit.points)
-                evidence, detail = hit.evidence, hit.detail
                 if explain:  # the texts a detector handed over as functions, written now
-                    if not isinstance(evidence, str):
-                        evidence = evidence()
-                    if callable(detail):
-                        detail = detail()
+                    evidence, detail = written(hit.evidence), written_detail(hit.detail)
                 else:
-                    evidence, detail = "", _brief_detail(kind, points, detail)
+                    evidence, detail = "", _brief_detail(kind, points, hit.detail)
                 items.append(Item(
                     id=hit.name or ident, kind=kind, points=points, iterations=list(hit.iterations),
                     evidence=evidence, basis=hit.basis, strength=hit.strength or strength_of(hit.basis), detail=detail,

@@ -164,6 +164,11 @@ def written(text: Text) -> str:
     return text if isinstance(text, str) else text()
 
 
+def written_detail(detail: Detail) -> dict[str, Any] | None:
+    """A hit's detail, made now if it was given as a function."""
+    return detail() if callable(detail) else detail
+
+
 def plural(count: int, word: str, many: str | None = None) -> str:
     return f"{count} {word if count == 1 else (many or word + 's')}"
 

@@ -35,7 +35,10 @@ def literal(value: object, limit: int = 2000) -> str:
 
 
 def one_line(value: object, limit: int = 2000) -> str:
-    return literal(str(value).replace("\r", " ").replace("\n", " "), limit)
+    text = str(value)
+    if len(text) <= limit and _CONTROL.search(text) is None:  # nothing to replace or escape (the common case)
+        return text
+    return literal(text.replace("\r", " ").replace("\n", " "), limit)
 
 
 SPARKS = "▁▂▃▄▅▆▇█"
@@ -185,8 +188,7 @@ def spreadsheet_safe(value: Any) -> Any:
     numbers stay numbers."""
     if not isinstance(value, str):
         return value
-    if len(value) > 10_000 or _CONTROL.search(value) is not None:  # else one_line leaves it as it is
-        value = one_line(value, 10_000)
+    value = one_line(value, 10_000)
     if value.lstrip()[:1] in ("=", "+", "-", "@"):
         return "'" + value
     return value
