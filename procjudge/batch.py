@@ -42,8 +42,8 @@ def score_line(path: str, line: int, data: bytes, policy: Policy = DEFAULT, want
         return Result(path=path, error=str(exc), error_line=line, file=path)
     except Exception as exc:  # noqa: BLE001 - one broken record must never stop a batch
         return Result(path=path, error=f"{name}: internal error: {type(exc).__name__}: {exc}", error_line=line, file=path)
-    return Result.of(name, verdict, {row.iteration: line for row in verdict.iterations}, want_verdict, file=path,
-                     detail=detail)
+    lines = {row.iteration: line for row in verdict.iterations} if want_verdict else None  # only verdicts annotate
+    return Result.of(name, verdict, lines, want_verdict, file=path, detail=detail)
 
 
 def score_path(path: str, policy: Policy = DEFAULT, want_lines: bool = False, want_verdict: bool = True,

@@ -1,21 +1,30 @@
 """Where a trajectory sits: its pattern (the five interpretations of "Score Trajectory", plus
 ``single_iteration``) and its tier (the six strategies of "Summary: The Iteration Hierarchy").
 
-Each function returns the name and the rule that placed the run there, in words, so the report
-can say why. ``judged`` marks the steps that count as regressions or stalls (a step into a new
-marathon phase does not, by default: see ``trajectory.judge_phase_boundaries``)."""
+Each function returns the name and the rule that placed the run there, in words (or a function
+that writes them, called only where a report reads them), so the report can say why. ``judged``
+marks the steps that count as regressions or stalls (a step into a new marathon phase does not,
+by default: see ``trajectory.judge_phase_boundaries``)."""
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from .numbers import fmt_num
 from .policy import Policy
 
+# The rule that placed a run, in words, or how to write it: a verdict judged without its texts
+# (``judge(..., explain=False)``) never writes it.
+Rule = str | Callable[[], str]
+
+
+def written_rule(rule: Rule) -> str:
+    return rule if isinstance(rule, str) else rule()
+
 
 def classify_pattern(trajectory: list[float], policy: Policy, judged: Sequence[bool] | None = None,
-                     build_failed: Sequence[bool] | None = None) -> tuple[str, str]:
+                     build_failed: Sequence[bool] | None = None) -> tuple[str, Rule]:
     """The first rule that holds, in this order:
 
     single_iteration  only one scored submission;
@@ -40,25 +49,25 @@ def classify_pattern(trajectory: list[float], policy: Policy, judged: Sequence[b
         return "suspicious_jump", jump[1]
     regressions = [k for k, d in enumerate(deltas) if d < 0 and judged[k]]
     if trajectory[0] >= p.strong_start and not regressions:
-        return "strong_start", f"first score {fmt_num(trajectory[0])} >= {fmt_num(p.strong_start)} and no regression"
+        return "strong_start", lambda: f"first score {fmt_num(trajectory[0])} >= {fmt_num(p.strong_start)} and no regression"
     mean_gain = (trajectory[-1] - trajectory[0]) / len(deltas)
     if regressions:
         last = regressions[-1]
         before = max(trajectory[: last + 1])
         if trajectory[-1] > before and mean_gain >= p.thrashing_mean_gain:
-            return "regression_recovered", (
+            return "regression_recovered", lambda: (
                 f"regressed at iteration {last + 1}, then recovered to {fmt_num(trajectory[-1])} "
                 f"(above the earlier best {fmt_num(before)})"
             )
-        return "thrashing", (
+        return "thrashing", lambda: (
             f"regressed at iteration {last + 1} and the mean gain is {fmt_num(mean_gain)} a step"
             + ("" if trajectory[-1] > before else f"; never recovered above {fmt_num(before)}")
         )
     stalled = sum(1 for d, counted in zip(deltas, judged) if counted and abs(d) < stall)
     if mean_gain < p.thrashing_mean_gain and stalled * 2 >= len(deltas):
-        return "thrashing", (f"mean gain {fmt_num(mean_gain)} a step < {fmt_num(p.thrashing_mean_gain)} and {stalled} of "
+        return "thrashing", lambda: (f"mean gain {fmt_num(mean_gain)} a step < {fmt_num(p.thrashing_mean_gain)} and {stalled} of "
                              f"{len(deltas)} steps stalled: minimal progress")
-    return "healthy_progression", f"no regression and a mean gain of {fmt_num(mean_gain)} a step"
+    return "healthy_progression", lambda: f"no regression and a mean gain of {fmt_num(mean_gain)} a step"
 
 
 def suspicious_jump(deltas: list[float], judged: Sequence[bool], failed_builds: Sequence[bool], points: float,
@@ -75,7 +84,7 @@ def suspicious_jump(deltas: list[float], judged: Sequence[bool], failed_builds: 
 
 
 def classify_tier(trajectory: list[float], wasted: int, policy: Policy, judged: Sequence[bool] | None = None,
-                  cheating: str | None = None, held_back: str | None = None) -> tuple[str, str]:
+                  cheating: str | None = None, held_back: str | None = None) -> tuple[str, Rule]:
     """The tier, by the first rule that holds:
 
     get_it_right_first_time  first score >= 85, at most 2 submissions, no regression, no cheating,
@@ -102,47 +111,47 @@ def classify_tier(trajectory: list[float], wasted: int, policy: Policy, judged: 
                   and not regressions and not cheating)
     wrong = held_back if t.first_time_held_back == "must_pass" else None
     if first_time and not wrong:
-        return "get_it_right_first_time", (
+        return "get_it_right_first_time", lambda: (
             f"first score {fmt_num(first)} >= {fmt_num(t.first_time_score)} in "
             f"{len(trajectory)} submission{'s' if len(trajectory) > 1 else ''}, no regression"
         )
     if first_time and not deltas:
-        return "exploratory_converging", (f"one submission scoring {fmt_num(first)}, but {wrong}: not right the "
+        return "exploratory_converging", lambda: (f"one submission scoring {fmt_num(first)}, but {wrong}: not right the "
                                           "first time, and there is no iteration to judge")
     tier, rule = _after_first_time(trajectory, deltas, judged, regressions, wasted, policy, cheating)
     if first_time:
-        rule += f" (not get_it_right_first_time: {wrong})"
+        return tier, lambda: f"{written_rule(rule)} (not get_it_right_first_time: {wrong})"
     return tier, rule
 
 
 def _after_first_time(trajectory: list[float], deltas: list[float], judged: list[bool], regressions: int, wasted: int,
-                      policy: Policy, cheating: str | None) -> tuple[str, str]:
+                      policy: Policy, cheating: str | None) -> tuple[str, Rule]:
     """The tiers below the first, by the first rule that holds (``classify_tier``)."""
     t = policy.tier
     p = policy.pattern
     first, final = trajectory[0], trajectory[-1]
     if len(deltas) >= 2 and final < first and regressions * 2 >= len(deltas):
-        return "regression_spiral", (f"{regressions} of {len(deltas)} steps regress and the final {fmt_num(final)} "
+        return "regression_spiral", lambda: (f"{regressions} of {len(deltas)} steps regress and the final {fmt_num(final)} "
                                      f"is below the first {fmt_num(first)}")
     if cheating:
-        return "persistent_thrashing", f"definite evidence of cheating ({cheating}): no better than persistent thrashing"
+        return "persistent_thrashing", lambda: f"definite evidence of cheating ({cheating}): no better than persistent thrashing"
     if not deltas:
-        return "exploratory_converging", (f"one submission scoring {fmt_num(first)} < {fmt_num(t.first_time_score)}: "
+        return "exploratory_converging", lambda: (f"one submission scoring {fmt_num(first)} < {fmt_num(t.first_time_score)}: "
                                           "no iteration to judge")
     mean_gain = (final - first) / len(deltas) if deltas else 0.0
     if not regressions and not wasted and mean_gain >= p.thrashing_mean_gain:
-        return "systematic_refinement", f"no regression, no wasted iteration, mean gain {fmt_num(mean_gain)} a step"
+        return "systematic_refinement", lambda: f"no regression, no wasted iteration, mean gain {fmt_num(mean_gain)} a step"
     gaining = sum(1 for d in deltas if d >= policy.trajectory.wasted_iteration.min_delta)
     if not regressions and (final >= t.acceptable_final or gaining * 2 > len(deltas)):
-        return "exploratory_converging", (
+        return "exploratory_converging", lambda: (
             f"no regression; {gaining} of {len(deltas)} steps gained, final {fmt_num(final)}"
         )
     if regressions and final >= t.acceptable_final:
-        return "thrashing_recovering", (
+        return "thrashing_recovering", lambda: (
             f"{regressions} regressing step{'s' if regressions > 1 else ''} but the final {fmt_num(final)} "
             f">= {fmt_num(t.acceptable_final)} is acceptable"
         )
-    return "persistent_thrashing", (
+    return "persistent_thrashing", lambda: (
         f"final {fmt_num(final)} < {fmt_num(t.acceptable_final)} after {len(trajectory)} submissions; "
         f"{regressions} regressing and {wasted} wasted"
     )

@@ -345,16 +345,23 @@ class FactsError(ValueError):
 
 def _names(entry: Entry) -> tuple[frozenset[str] | None, frozenset[str] | None, frozenset[str]]:
     """(failing names, passing names, stack-trace files of the failing tests) after a submission."""
+    return _read_tests(entry)[0]
+
+
+def _read_tests(entry: Entry) -> tuple[Names, tuple[str, ...]]:
+    """``_names`` of a submission and its ``failure_texts``, read in one pass over its tests."""
     results = entry.iteration_telemetry.test_results
     files: set[str] = set()
     failing: set[str] | None = None
     passing: set[str] | None = None
+    texts: list[str] = []
     if results is not None and results.tests:
         failing, passing = set(), set()
         for test in results.tests:
             if test.outcome in ("failed", "error"):
                 failing.add(test.name)
                 files.update(test.files or ())
+                texts += [test.name, test.message or "", test.category or ""]
             elif test.outcome == "passed":
                 passing.add(test.name)
     feedback = entry.iteration_feedback
@@ -364,11 +371,13 @@ def _names(entry: Entry) -> tuple[frozenset[str] | None, frozenset[str] | None, 
         for failure in feedback.tests.failures:
             failing.add(failure.name)
             files.update(failure.files or ())
-    return (
+            texts += [failure.name, failure.message or "", failure.category or ""]
+    names = (
         frozenset(failing) if failing is not None else None,
         frozenset(passing) if passing is not None else None,
         frozenset(files),
     )
+    return names, tuple(texts)
 
 
 def _changed(entry: Entry, diff: Diff | None) -> tuple[int | None, tuple[str, ...]]:
@@ -645,15 +654,15 @@ Names = tuple[frozenset[str] | None, frozenset[str] | None, frozenset[str]]
 
 def _iteration(run: Run, position: int, previous: IterationFacts | None, baseline: IterationFacts | None,
                names: Names, names_before: Names, first_of_phase: bool, policy: Policy,
-               scratch: frozenset[str]) -> IterationFacts:
+               scratch: frozenset[str], failures: tuple[str, ...]) -> IterationFacts:
     """The facts of one scored submission, family by family: its outcome (counts, build, score),
     its tests against the ones before, its changes, and its actions and timing. ``previous`` is
     the submission before it; ``baseline`` the last one whose tests ran (a failed build or a
     timeout is not a list of regressions); ``names`` and ``names_before`` are ``_names`` of this
-    submission and of the baseline."""
+    submission and of the baseline; ``failures`` its ``failure_texts``."""
     entry = run.iterations[position]
     values = _outcome_facts(entry, position, first_of_phase, policy)
-    values.update(_test_facts(entry, previous, baseline, names, names_before, values))
+    values.update(_test_facts(entry, previous, baseline, names, names_before, values, failures))
     values.update(_change_facts(entry, scratch))
     values.update(_action_facts(entry))
     values.update(position=position, number=iteration_number(entry, position), entry=entry,
@@ -685,7 +694,7 @@ def _outcome_facts(entry: Entry, position: int, first_of_phase: bool, policy: Po
 
 
 def _test_facts(entry: Entry, previous: IterationFacts | None, baseline: IterationFacts | None, names: Names,
-                names_before: Names, counts: dict[str, Any]) -> dict[str, Any]:
+                names_before: Names, counts: dict[str, Any], failures: tuple[str, ...]) -> dict[str, Any]:
     """The tests against the ones before: fixed and broken (by name where the run names them),
     whether regressions are ruled out, the failures shown, and the held-back suites."""
     passed, failed, total = counts["passed"], counts["failed"], counts["total"]
@@ -716,7 +725,7 @@ def _test_facts(entry: Entry, previous: IterationFacts | None, baseline: Iterati
         "tests_fixed": tests_fixed, "tests_broken": tests_broken, "broken_names": broken_names, "tests_basis": basis,
         "stack_files_before": stack_before,
         "hidden": results.hidden if results else None, "hidden_failing": _hidden_failing(results),
-        "tests_ran": tests_ran, "suite": suite, "failures": tuple(failure_texts(entry)), "passing_after": passing_after,
+        "tests_ran": tests_ran, "suite": suite, "failures": failures, "passing_after": passing_after,
         "regressions_ruled_out": tests_ran and _ruled_out(tests_broken, basis, baseline_passed, passed, total, comparable,
                                                           results.regressions if results else None),
     }
@@ -815,9 +824,9 @@ def derive(run: Run, policy: Policy) -> RunFacts:
     for position in positions:
         phase = run.iterations[position].iteration_telemetry.phase
         first_of_phase = not facts or (phase is not None and facts[-1].phase != phase)
-        names = _names(run.iterations[position])
+        names, failures = _read_tests(run.iterations[position])
         current = _iteration(run, position, facts[-1] if facts else None, baseline, names, baseline_names,
-                             first_of_phase, policy, scratch)
+                             first_of_phase, policy, scratch, failures)
         facts.append(current)
         if current.tests_ran:
             baseline, baseline_names = current, names

@@ -20,10 +20,10 @@ from typing import Any
 import msgspec
 
 from . import loop
-from .classify import classify_pattern, classify_tier
+from .classify import classify_pattern, classify_tier, written_rule
 from .detectors import ALL
 from .detectors.base import Detail, parts, strength_of, written, written_detail
-from .detectors.trajectory import judged_steps
+from .detectors.trajectory import step_flags
 from .facts import RunFacts, derive, held_back_fails
 from .model import Run
 from .policy import DEFAULT, Policy
@@ -249,12 +249,20 @@ def judge(run: Run, policy: Policy = DEFAULT, *, explain: bool = True) -> Verdic
     ``explain=False`` is for a batch whose reports read only the figures (``Row``: scores, tier,
     pattern, finding ids, gate, attempts, warnings): the texts that explain them are not written
     (items' evidence empty, their detail dropped, the aggregate figures left at zero unless the run
-    declares its own to compare). Such a verdict is never shown nor encoded; ``Row.of`` it equals
+    declares its own to compare, the rules that placed the tier and pattern empty, and no
+    per-iteration table or phases). Such a verdict is never shown nor encoded; ``Row.of`` it equals
     ``Row.of`` the explained one (tests/test_judging_cost.py holds them equal on every corpus)."""
     facts = derive(run, policy)  # FactsError (a ValueError) only for a Run not made by load_run
     items, not_checked = run_detectors(facts, policy, explain)
-    raw = sum(item.points for item in items)
-    cheats = [item for item in items if item.id in ACCUSING and item.strength == "definite"]
+    raw = sum([item.points for item in items])  # sum(), as Python sums floats (3.12 compensates)
+    wasted = 0
+    cheats = []
+    for item in items:  # one pass: the wasted iterations and the definite cheats
+        if item.id in ACCUSING:
+            if item.strength == "definite":
+                cheats.append(item)
+        elif item.id == "wasted_iteration":
+            wasted += 1
     if cheats:
         process = policy.clamp.min
         first = cheats[0]
@@ -265,10 +273,7 @@ def judge(run: Run, policy: Policy = DEFAULT, *, explain: bool = True) -> Verdic
         process_rule = _summed(policy.clamp.min_without_cheating, policy.clamp.max, policy.clamp.min)
     weight = run.info.process_weight if run.info.process_weight is not None else policy.process_weight
     trajectory = facts.trajectory
-    wasted = sum(1 for item in items if item.id == "wasted_iteration")
-    judged_positions = {it.position for it in judged_steps(facts, policy)}
-    judged = [it.position in judged_positions for it in facts.iterations[1:]]
-    build_failed = [it.build_failed for it in facts.iterations]
+    judged, build_failed = step_flags(facts, policy)
     pattern, pattern_rule = classify_pattern(trajectory, policy, judged, build_failed)
     cheating = f"{cheats[0].id} at iteration {iterations_text(cheats[0].iterations)}" if cheats else None
     tier, tier_rule = classify_tier(trajectory, wasted, policy, judged, cheating, held_back_failing(facts, policy))
@@ -281,20 +286,7 @@ def judge(run: Run, policy: Policy = DEFAULT, *, explain: bool = True) -> Verdic
         warnings += _compare_aggregate(run.aggregate, computed)
     input_warnings = len(warnings)
     warnings += list(run.info.notes or ())
-    # The per-iteration table is read off the signal items: the checks run once.
-    table: dict[int, list[str]] = {it.number: [] for it in facts.iterations}
-    for item in items:
-        if item.kind == "signal":
-            for number in item.iterations:
-                table[number].append(item.id)
-    iterations = [
-        IterationRow(
-            iteration=it.number, score=it.score, score_source=it.score_source,
-            delta=it.delta, passed=it.passed, total=it.total,
-            phase=it.phase, duration_seconds=it.duration, signals=table[it.number],
-        )
-        for it in facts.iterations
-    ]
+    iterations = iteration_rows(facts, items) if explain else []
     info = run.info
     return Verdict(
         schema=SCHEMA,
@@ -311,13 +303,30 @@ def judge(run: Run, policy: Policy = DEFAULT, *, explain: bool = True) -> Verdic
         process_score=_r(process),
         raw_process_score=_r(raw),
         composite_swing=_r(process * weight),
-        tier=tier, tier_rule=tier_rule, pattern=pattern, pattern_rule=pattern_rule, process_rule=process_rule,
-        items=items, not_checked=not_checked, phases=phase_summary(facts,
-                                                                   items), aggregate=computed, iterations=iterations,
-                                                                   warnings=warnings,
+        tier=tier, tier_rule=written_rule(tier_rule) if explain else "", pattern=pattern,
+        pattern_rule=written_rule(pattern_rule) if explain else "", process_rule=process_rule,
+        items=items, not_checked=not_checked, phases=phase_summary(facts, items) if explain else [],
+        aggregate=computed, iterations=iterations, warnings=warnings,
         held_back=held_back(facts),
         input_warnings=input_warnings,
     )
+
+
+def iteration_rows(facts: RunFacts, items: list[Item]) -> list[IterationRow]:
+    """The per-iteration table, its signals read off the signal items (the checks run once)."""
+    table: dict[int, list[str]] = {it.number: [] for it in facts.iterations}
+    for item in items:
+        if item.kind == "signal":
+            for number in item.iterations:
+                table[number].append(item.id)
+    return [
+        IterationRow(
+            iteration=it.number, score=it.score, score_source=it.score_source,
+            delta=it.delta, passed=it.passed, total=it.total,
+            phase=it.phase, duration_seconds=it.duration, signals=table[it.number],
+        )
+        for it in facts.iterations
+    ]
 
 
 HELD_BACK_NAMES = 20  # failing held-back tests named in a verdict (the count says how many in all)

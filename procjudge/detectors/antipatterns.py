@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..facts import Diff, IterationFacts, RunFacts, is_test_path
+from ..model import Changes
 from ..numbers import fmt_num
 from ..policy import Policy, ScopeCreep, Shotgun, severity
 from .base import Hit, all_of, detector, feedback_steps, having, plural, share
@@ -56,16 +57,15 @@ _STOP = frozenset(
 
 def vocabulary(texts: Iterable[str]) -> set[str]:
     """Content words of some texts: split on case and punctuation, lowercased, stop words out."""
-    words: set[str] = set()
-    for text in set(texts):  # names, messages and categories repeat within a run's failures
-        words.update(_words_of(text or ""))
-    return words
+    return set().union(*map(_words_of, set(texts)))  # names, messages and categories repeat within a run's failures
 
 
 @functools.lru_cache(maxsize=8192)
-def _words_of(text: str) -> frozenset[str]:
+def _words_of(text: str | None) -> frozenset[str]:
     """The content words of one text (memoised: failure messages and summaries repeat across a
     run's iterations and across the runs of a batch)."""
+    if not text:
+        return frozenset()
     words = set()
     for word in _WORD.findall(text):
         word = word.lower()
@@ -133,17 +133,18 @@ def _files_per_fix(it: IterationFacts, files_changed: int, rule: Shotgun) -> lis
     """Files changed per test fixed above the policy's ratio."""
     if it.tests_fixed is None:
         return []
-    broken = f", {plural(it.tests_broken, 'test')} broken" if it.tests_broken else ""
     if not it.tests_fixed:
         # No test fixed: the ratio is unbounded, past the severe end; more files than one fix may
         # take is the threshold, so that a small failed attempt is not shotgun debugging.
         if files_changed <= rule.max_files_per_test_fixed:
             return []
+        broken = f", {plural(it.tests_broken, 'test')} broken" if it.tests_broken else ""
         return [(1.0, (f"{plural(files_changed, 'file')} changed and no test fixed (more than "
                        f"{fmt_num(rule.max_files_per_test_fixed)} files even for one fix){broken}"), it.tests_basis, {})]
     ratio = files_changed / it.tests_fixed
     if ratio <= rule.max_files_per_test_fixed:
         return []
+    broken = f", {plural(it.tests_broken, 'test')} broken" if it.tests_broken else ""
     return [(severity(ratio, rule.max_files_per_test_fixed, rule.severe_files_per_test_fixed),
              (f"{plural(files_changed, 'file')} changed for {plural(it.tests_fixed, 'test')} fixed "
               f"({fmt_num(round(ratio, 1))}:1 > {fmt_num(rule.max_files_per_test_fixed)}:1){broken}"),
@@ -206,14 +207,12 @@ def _unrelated_summaries(previous: IterationFacts, it: IterationFacts, rule: Sco
     failure_words = vocabulary((*previous.failures, *it.stack_files_before))
     if not failure_words:
         return None
-    unrelated = [s for s in changes.summary if failure_words.isdisjoint(_words_of(s or ""))]
+    unrelated = [s for s in changes.summary if failure_words.isdisjoint(_words_of(s))]
     share = len(unrelated) / len(changes.summary)
     if share <= rule.max_unrelated_fraction:
         return None
     points = rule.range.between(share, rule.max_unrelated_fraction, 1.0)
-    descriptions = changes.summary_kind != "prose" and all(
-        "\n" not in s.strip() and len(s.strip()) <= rule.description_max_chars for s in unrelated)
-    scored = rule.score_summaries == "all" or (rule.score_summaries == "descriptions" and descriptions)
+    scored = rule.score_summaries == "all" or (rule.score_summaries == "descriptions" and _descriptions(changes, unrelated, rule))
     summary = changes.summary
 
     def evidence() -> str:
@@ -227,6 +226,18 @@ def _unrelated_summaries(previous: IterationFacts, it: IterationFacts, rule: Sco
         points=points if scored else 0.0, iterations=(it.number,), evidence=evidence,
         basis="change summaries", detail=lambda: {"unrelated_changes": unrelated, "points_if_scored": points},
     )
+
+
+def _descriptions(changes: Changes, unrelated: list[str], rule: ScopeCreep) -> bool:
+    """Whether the unrelated summaries read as change descriptions (one short line each), not prose."""
+    if changes.summary_kind == "prose":
+        return False
+    limit = rule.description_max_chars
+    for text in unrelated:
+        text = text.strip()
+        if "\n" in text or len(text) > limit:
+            return False
+    return True
 
 
 def _unrelated_files(it: IterationFacts, rule: ScopeCreep) -> Hit | None:

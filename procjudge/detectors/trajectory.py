@@ -38,14 +38,33 @@ def _judged_steps(facts: RunFacts, policy: Policy) -> tuple[IterationFacts, ...]
     return tuple(steps)
 
 
+@last_run  # suspicious_jump and the judge's pattern and tier read them of the same run
+def step_flags(facts: RunFacts, policy: Policy) -> tuple[tuple[bool, ...], tuple[bool, ...]]:
+    """Whether each step (iterations 1..n) is judged (``judged_steps``), and whether each
+    submission's build failed."""
+    judged = {it.position for it in _judged_steps(facts, policy)}
+    return tuple([it.position in judged for it in facts.iterations[1:]]), tuple([it.build_failed for it in facts.iterations])
+
+
 def _monotonic_steps(facts: RunFacts, policy: Policy) -> tuple[list[IterationFacts], ...]:
     """The judged steps as the monotonic bonus sorts them: paid (held or rose), flat at 0 (not
     paid), fell."""
     rule = policy.trajectory.monotonic_improvement
     steps = judged_steps(facts, policy)
-    flat = [it for it in steps if it.delta == 0 and it.score == 0 and not rule.pay_flat_at_zero]
-    held = [it for it in steps if it.delta is not None and it.delta >= 0 and it not in flat]
-    fell = [it for it in steps if it.delta is not None and it.delta < 0]
+    flat: list[IterationFacts] = []
+    held: list[IterationFacts] = []
+    fell: list[IterationFacts] = []
+    pay_flat = rule.pay_flat_at_zero
+    for it in steps:  # one pass, each step in one list (a step that fell is never flat or held)
+        delta = it.delta
+        if delta is None:
+            continue
+        if delta < 0:
+            fell.append(it)
+        elif delta == 0 and it.score == 0 and not pay_flat:
+            flat.append(it)
+        else:
+            held.append(it)
     return steps, held, flat, fell
 
 
@@ -275,10 +294,9 @@ def time_allocation(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     source="Pattern classification; Red flags",
 )
 def suspicious_jump(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
-    judged = {it.position for it in judged_steps(facts, policy)}
+    judged, build_failed = step_flags(facts, policy)
     deltas = [b - a for a, b in itertools.pairwise(facts.trajectory)]
-    found = jump_in(deltas, [it.position in judged for it in facts.iterations[1:]],
-                    [it.build_failed for it in facts.iterations], policy.pattern.suspicious_jump_points,
+    found = jump_in(deltas, judged, build_failed, policy.pattern.suspicious_jump_points,
                     policy.trajectory.wasted_iteration.min_delta)
     if found is not None:
         step, text = found
