@@ -5,6 +5,8 @@ on the trajectory at all (``scoreable``)."""
 
 from __future__ import annotations
 
+import operator
+
 import msgspec
 
 from .model import Counts, Entry, HiddenSuite, Run
@@ -84,10 +86,13 @@ def hold_back_categories(run: Run, categories: frozenset[str]) -> Run:
     return msgspec.structs.replace(run, iterations=entries)
 
 
+_CATEGORY = operator.attrgetter("category")
+
+
 def _hold_back(entry: Entry, categories: frozenset[str]) -> Entry:
     telemetry = entry.iteration_telemetry
     results = telemetry.test_results
-    if results is None or not results.tests or not any(t.category in categories for t in results.tests):
+    if results is None or not results.tests or categories.isdisjoint(map(_CATEGORY, results.tests)):
         return entry
     visible = [t for t in results.tests if t.category not in categories]
     held = [t for t in results.tests if t.category in categories]

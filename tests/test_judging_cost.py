@@ -240,3 +240,32 @@ def test_the_verdicts_dump_writes_every_result_and_names_the_checkout_it_scored(
     elsewhere = subprocess.run([sys.executable, str(script), str(tmp_path / "c.jsonl"), "--root", str(tmp_path)],
                                check=False, capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert elsewhere.returncode != 0  # no procjudge under that root: it must not score with another one
+
+
+def test_every_family_of_facts_returns_its_fields_in_the_declared_order() -> None:
+    """IterationFacts is built positionally from its families' tuples: each family's return must
+    name, in order, the fields FAMILIES gives it (a swap would put one fact in another's place)."""
+    import ast
+    import inspect
+
+    from procjudge import facts as facts_module
+    from procjudge.facts import FAMILIES, IterationFacts
+
+    assert tuple(name for names in FAMILIES.values() for name in names) == IterationFacts.__struct_fields__
+    for family, fields in FAMILIES.items():
+        tree = ast.parse(inspect.getsource(getattr(facts_module, family)))
+        returns = [node.value for node in ast.walk(tree) if isinstance(node, ast.Return)]
+        assert len(returns) == 1, family
+        value = returns[0]
+        if family == "_iteration":  # the struct itself: its own fields, then every family's, spread
+            assert isinstance(value, ast.Call)
+            own = [arg.id for arg in value.args if isinstance(arg, ast.Name)]
+            spread = [arg.value for arg in value.args if isinstance(arg, ast.Starred)]
+            assert tuple(own) == fields
+            called = [s.func.id if isinstance(s, ast.Call) and isinstance(s.func, ast.Name) else s.id  # type: ignore[attr-defined]
+                      for s in spread]
+            assert called == ["outcome_facts", "_test_facts", "_change_facts", "_action_facts"]
+            continue
+        assert isinstance(value, ast.Tuple), family
+        assert tuple(element.id for element in value.elts if isinstance(element, ast.Name)) == fields, family
+        assert len(value.elts) == len(fields), family
