@@ -19,9 +19,12 @@ SIGNALS = ("reads_before_writing", "no_regressions", "proportional_edits", "loca
            "edits_without_reading", "regressions", "shotgun_edits", "no_local_validation", "unproductive")
 
 
-def _conditions(policy: Policy) -> tuple[str, ...]:
-    """Each signal's condition as its evidence shows it, in the order of ``SIGNALS`` (made once
-    per policy)."""
+Signal = tuple[str, str, float]  # name, condition as the evidence shows it, points per iteration
+
+
+def _conditions(policy: Policy) -> tuple[Signal, ...]:
+    """Each signal's name, condition as its evidence shows it and points per iteration, in the
+    order of ``SIGNALS`` (made once per policy)."""
     cached = _CONDITIONS.get(id(policy))
     if cached is not None and cached[0] is policy:
         return cached[1]
@@ -31,13 +34,14 @@ def _conditions(policy: Policy) -> tuple[str, ...]:
         f"file_edits <= test_failures x {s.proportional_edits_factor:g}", f"test_runs >= {s.local_validation_min_runs}",
         "score.delta > 0", f"time_before_first_edit_seconds < {s.edits_without_reading_seconds:g}", "regressions > 0",
         f"file_edits > test_failures x {s.shotgun_edits_factor:g}", "test_runs == 0", "score.delta <= 0")
+    signals = tuple((name, condition, getattr(s.points, name)) for name, condition in zip(SIGNALS, conditions))
     if len(_CONDITIONS) > 16:
         _CONDITIONS.clear()
-    _CONDITIONS[id(policy)] = (policy, conditions)  # the policy is held, so its id is not reused
-    return conditions
+    _CONDITIONS[id(policy)] = (policy, signals)  # the policy is held, so its id is not reused
+    return signals
 
 
-_CONDITIONS: dict[int, tuple[Policy, tuple[str, ...]]] = {}
+_CONDITIONS: dict[int, tuple[Policy, tuple[Signal, ...]]] = {}
 
 
 def _holding(facts: RunFacts, policy: Policy) -> tuple[list[int], ...]:
@@ -84,12 +88,10 @@ def _holding(facts: RunFacts, policy: Policy) -> tuple[list[int], ...]:
 def hits(facts: RunFacts, policy: Policy) -> dict[str, Hit]:
     """Each signal's hit (for the signals that hold somewhere): computed once per run and policy
     for all ten signal detectors (the judge asks them one after another about the same facts)."""
-    points_of = policy.signals.points
     result = {}
-    for name, condition, numbers in zip(SIGNALS, _conditions(policy), _holding(facts, policy)):
+    for (name, condition, points), numbers in zip(_conditions(policy), _holding(facts, policy)):
         if not numbers:
             continue
-        points = getattr(points_of, name)
         count = len(numbers)
         result[name] = Hit(points=points * count, iterations=tuple(numbers),
                            evidence=functools.partial(_evidence, condition, count, points), basis="telemetry fields")

@@ -369,7 +369,9 @@ class CsvReporter(Reporter):
         else:
             row = result.row
             assert row is not None
-            values = [row.id, row.agent, row.challenge, row.format, row.path, row.iterations_used,
+            # the run's own texts made safe; the rest are numbers and procjudge's own names
+            values = [spreadsheet_safe(row.id), spreadsheet_safe(row.agent), spreadsheet_safe(row.challenge),
+                      row.format, spreadsheet_safe(row.path), row.iterations_used,
                       row.final_score, row.process_score, row.raw_process_score, row.tier, row.pattern,
                       " ".join(row.anti_patterns), "fail" if reasons else "pass", "",
                       "" if row.held_back_resolved is None else str(row.held_back_resolved).lower(),
@@ -377,7 +379,12 @@ class CsvReporter(Reporter):
                       "" if row.held_back_total is None else row.held_back_total,
                       *("" if v is None else v for v in (row.best_score, row.best_iteration, row.final_minus_best,
                                                           row.gated_final))]
+            self.writer.writerow(values)
+            return self._line()
         self.writer.writerow([spreadsheet_safe(v) for v in values])
+        return self._line()
+
+    def _line(self) -> str:
         line = self.buffer.getvalue()
         self.buffer.seek(0)
         self.buffer.truncate()
