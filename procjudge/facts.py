@@ -378,12 +378,15 @@ def _read_tests(entry: Entry) -> tuple[Names, tuple[str, ...]]:
     if results is not None and results.tests:
         failing, passing = set(), set()
         for test in results.tests:
-            if test.outcome in ("failed", "error"):
-                failing.add(test.name)
-                files.update(test.files or ())
-                texts += [test.name, test.message or "", test.category or ""]
-            elif test.outcome == "passed":
+            state = test.outcome
+            if state == "passed":
                 passing.add(test.name)
+            elif state == "failed" or state == "error":
+                name = test.name
+                failing.add(name)
+                if test.files:
+                    files.update(test.files)
+                texts += (name, test.message or "", test.category or "")
     feedback = entry.iteration_feedback
     if feedback is not None and feedback.tests is not None and feedback.tests.failures is not None:
         if failing is None:
@@ -415,7 +418,7 @@ def _changed(entry: Entry, diff: Diff | None) -> tuple[int | None, tuple[str, ..
 
 
 def _tests_fixed_broken(
-    before: tuple[Any, Any], after: tuple[Any, Any], results: Any, pre: Counts | None, passed: int | None,
+    before: tuple[Any, Any], after: tuple[Any, Any], results: Any, pre_passed: int | None, passed: int | None,
     failed: int | None = None,
 ) -> tuple[int | None, int | None, tuple[str, ...], str]:
     """(tests fixed, tests broken, names broken, basis) for one submission.
@@ -423,16 +426,17 @@ def _tests_fixed_broken(
     By name when both it and the previous one have per-test outcomes; else broken is
     ``test_results.regressions`` or, without it, the drop in passes (a lower bound), and fixed
     is the gain in passes plus the broken ones. A broken test fails afterwards, so the drop is
-    capped by the failures after it: passes that vanish with no failure were tests removed."""
+    capped by the failures after it: passes that vanish with no failure were tests removed.
+    ``pre_passed`` is the passes before it (``_pre_passed``)."""
     failing_before, passing_before = before
     failing_after, passing_after = after
     if None not in (failing_before, passing_before, failing_after, passing_after):
         broken = tuple(sorted(passing_before & failing_after))
         return len(failing_before & passing_after), len(broken), broken, "per-test outcomes"
     broken_count = results.regressions if results and results.regressions is not None else None
-    if pre is None or passed is None:
+    if pre_passed is None or passed is None:
         return None, broken_count, (), "test counts" if broken_count is not None else "none"
-    gained = passed - pre.passed
+    gained = passed - pre_passed
     basis = "test counts"
     if broken_count is None:
         broken_count, basis = max(0, -gained), "pass counts (lower bound)"
@@ -695,7 +699,7 @@ def _test_facts(entry: Entry, previous: IterationFacts | None, baseline: Iterati
     results = entry.iteration_telemetry.test_results
     suite = results.suite if results is not None else None
     comparable = _comparable(baseline, suite, total)
-    pre = _pre_counts(results, baseline)
+    pre = results.pre_iteration if results and results.pre_iteration else None  # the counts recorded before it
     tests_ran = not build_failed and not timed_out
     broken_names: tuple[str, ...]
     if not tests_ran:
@@ -705,8 +709,8 @@ def _test_facts(entry: Entry, previous: IterationFacts | None, baseline: Iterati
         tests_fixed, tests_broken, broken_names, tests_basis = None, None, (), "not comparable: a different suite"
     else:
         tests_fixed, tests_broken, broken_names, tests_basis = _tests_fixed_broken(
-            (failing_before, passing_before), (failing_after, passing_after), results, pre, passed, failed
-        )
+            (failing_before, passing_before), (failing_after, passing_after), results, _pre_passed(pre, baseline),
+            passed, failed)
     failures_before_count = previous.failed if previous is not None else (
         (pre.failed if pre.failed is not None else pre.total_or_sum - pre.passed) if pre is not None else None
     )
@@ -722,12 +726,11 @@ def _test_facts(entry: Entry, previous: IterationFacts | None, baseline: Iterati
             regressions_ruled_out)
 
 
-def _pre_counts(results: TestResults | None, baseline: IterationFacts | None) -> Counts | None:
-    """The counts before a submission: as recorded, else those of the last submission whose tests ran."""
-    pre = results.pre_iteration if results and results.pre_iteration else None
-    if pre is None and baseline is not None and baseline.passed is not None:
-        pre = Counts(passed=baseline.passed, failed=baseline.failed, total=baseline.total)
-    return pre
+def _pre_passed(recorded: Counts | None, baseline: IterationFacts | None) -> int | None:
+    """The passes before a submission: as recorded, else those of the last submission whose tests ran."""
+    if recorded is not None:
+        return recorded.passed
+    return baseline.passed if baseline is not None else None
 
 
 def _hidden_failing(results: TestResults | None) -> tuple[str, ...]:
