@@ -16,6 +16,7 @@ iteration at 5,000 iterations. Figures are printed, never asserted: the machines
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import random
 import sys
@@ -143,7 +144,10 @@ def detector_profile(runs: list[Any], passes: int = 3) -> list[tuple[str, float,
 
 
 def long_runs(counts: tuple[int, ...] = (10, 100, 1000, 5000)) -> list[tuple[int, float]]:
-    """(iterations, seconds to judge) of one loaded marathon run of that many iterations, best of three."""
+    """(iterations, seconds to judge) of one loaded marathon run of that many iterations, best of
+    seven passes, each from a collected heap: one pass is a single call of up to a tenth of a
+    second, and a full collection of the garbage earlier passes left (the loaded run itself is
+    some 100,000 objects at 5,000 iterations) falling inside it once moved the figure by half."""
     from procjudge import judge
     from procjudge.records import load_record
 
@@ -160,7 +164,13 @@ def long_runs(counts: tuple[int, ...] = (10, 100, 1000, 5000)) -> list[tuple[int
                 "actions": {"tool_calls_total": 5, "file_edits": 1, "test_runs": 1}}})
         run = load_record(json.dumps({"run": {"format": "marathon", "max_iterations": count},
                                       "iterations": iterations}).encode())
-        out.append((count, best_per_item(judge, [run], passes=3)))
+        best = float("inf")
+        for _ in range(7):
+            gc.collect()
+            start = time.perf_counter()
+            judge(run)
+            best = min(best, time.perf_counter() - start)
+        out.append((count, best))
     return out
 
 

@@ -304,7 +304,8 @@ def write_page(target: Path, m: Measured, arguments: str) -> None:
                    "The ten costliest detectors:"), ""]
     lines += bench_judge.profile_table(rows, count)[:12]
     lines += ["", ("`judge` of one loaded marathon run of N iterations (test counts, changes and actions), in process, "
-              "best of three:"), "", "| iterations | milliseconds | microseconds an iteration |", "|---:|---:|---:|"]
+              "best of seven passes, each from a collected heap:"), "",
+              "| iterations | milliseconds | microseconds an iteration |", "|---:|---:|---:|"]
     for count, seconds in m.growth:
         lines.append(f"| {count:,} | {seconds * 1000:.1f} | {seconds / count * 1e6:.1f} |")
     sizes = [size for size, _, _ in m.memory[0][1]] if m.memory else []
