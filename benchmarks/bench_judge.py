@@ -62,10 +62,13 @@ def folder_runs(folder: str) -> list[Any]:
     return runs
 
 
-def best_per_item(step: Callable[[Any], Any], items: list[Any], passes: int = 5) -> float:
-    """The best per-item seconds of ``step`` over ``items`` across passes."""
+def best_per_item(step: Callable[[Any], Any], items: list[Any], passes: int = 5, collect: bool = False) -> float:
+    """The best per-item seconds of ``step`` over ``items`` across passes (with ``collect``, each
+    pass starts from a collected heap)."""
     best = float("inf")
     for _ in range(passes):
+        if collect:
+            gc.collect()
         start = time.perf_counter()
         for item in items:
             step(item)
@@ -108,9 +111,10 @@ def detector_profile(runs: list[Any], passes: int = 3) -> list[tuple[str, float,
     """(detector, needs us, check us, runs checked, runs with a finding) a run, in the judge's
     order, best of ``passes``; the clock's own cost is taken off each reading."""
     from procjudge.detectors import ALL
-    from procjudge.detectors.base import written, written_detail
+    from procjudge.detectors.base import written_detail
     from procjudge.facts import derive
     from procjudge.policy import DEFAULT
+    from procjudge.render.text import written
 
     facts = [derive(run, DEFAULT) for run in runs]
     clock = time.perf_counter
@@ -164,13 +168,7 @@ def long_runs(counts: tuple[int, ...] = (10, 100, 1000, 5000)) -> list[tuple[int
                 "actions": {"tool_calls_total": 5, "file_edits": 1, "test_runs": 1}}})
         run = load_record(json.dumps({"run": {"format": "marathon", "max_iterations": count},
                                       "iterations": iterations}).encode())
-        best = float("inf")
-        for _ in range(7):
-            gc.collect()
-            start = time.perf_counter()
-            judge(run)
-            best = min(best, time.perf_counter() - start)
-        out.append((count, best))
+        out.append((count, best_per_item(judge, [run], passes=7, collect=True)))
     return out
 
 

@@ -9,22 +9,15 @@ by default: see ``trajectory.judge_phase_boundaries``)."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from .numbers import fmt_num
 from .policy import Policy
-
-# The rule that placed a run, in words, or how to write it: a verdict judged without its texts
-# (``judge(..., explain=False)``) never writes it.
-Rule = str | Callable[[], str]
-
-
-def written_rule(rule: Rule) -> str:
-    return rule if isinstance(rule, str) else rule()
+from .render.text import Text, written
 
 
 def classify_pattern(trajectory: list[float], policy: Policy, judged: Sequence[bool] | None = None,
-                     build_failed: Sequence[bool] | None = None) -> tuple[str, Rule]:
+                     build_failed: Sequence[bool] | None = None) -> tuple[str, Text]:
     """The first rule that holds, in this order:
 
     single_iteration  only one scored submission;
@@ -84,7 +77,7 @@ def suspicious_jump(deltas: list[float], judged: Sequence[bool], failed_builds: 
 
 
 def classify_tier(trajectory: list[float], wasted: int, policy: Policy, judged: Sequence[bool] | None = None,
-                  cheating: str | None = None, held_back: str | None = None) -> tuple[str, Rule]:
+                  cheating: str | None = None, held_back: str | None = None) -> tuple[str, Text]:
     """The tier, by the first rule that holds:
 
     get_it_right_first_time  first score >= 85, at most 2 submissions, no regression, no cheating,
@@ -120,12 +113,12 @@ def classify_tier(trajectory: list[float], wasted: int, policy: Policy, judged: 
                                           "first time, and there is no iteration to judge")
     tier, rule = _after_first_time(trajectory, deltas, judged, regressions, wasted, policy, cheating)
     if first_time:
-        return tier, lambda: f"{written_rule(rule)} (not get_it_right_first_time: {wrong})"
+        return tier, lambda: f"{written(rule)} (not get_it_right_first_time: {wrong})"
     return tier, rule
 
 
 def _after_first_time(trajectory: list[float], deltas: list[float], judged: list[bool], regressions: int, wasted: int,
-                      policy: Policy, cheating: str | None) -> tuple[str, Rule]:
+                      policy: Policy, cheating: str | None) -> tuple[str, Text]:
     """The tiers below the first, by the first rule that holds (``classify_tier``)."""
     t = policy.tier
     p = policy.pattern

@@ -369,7 +369,8 @@ def _names(entry: Entry) -> tuple[frozenset[str] | None, frozenset[str] | None, 
 
 
 def _read_tests(entry: Entry) -> tuple[Names, tuple[str, ...]]:
-    """``_names`` of a submission and its ``failure_texts``, read in one pass over its tests."""
+    """``_names`` of a submission, and the names, messages and categories of the tests failing
+    after it (``IterationFacts.failures``), read in one pass over its tests."""
     results = entry.iteration_telemetry.test_results
     files: set[str] = set()
     failing: set[str] | None = None
@@ -382,11 +383,9 @@ def _read_tests(entry: Entry) -> tuple[Names, tuple[str, ...]]:
             if state == "passed":
                 passing.add(test.name)
             elif state == "failed" or state == "error":
-                name = test.name
-                failing.add(name)
-                if test.files:
-                    files.update(test.files)
-                texts += (name, test.message or "", test.category or "")
+                failing.add(test.name)
+                files.update(test.files or ())
+                texts += (test.name, test.message or "", test.category or "")
     feedback = entry.iteration_feedback
     if feedback is not None and feedback.tests is not None and feedback.tests.failures is not None:
         if failing is None:
@@ -394,7 +393,7 @@ def _read_tests(entry: Entry) -> tuple[Names, tuple[str, ...]]:
         for failure in feedback.tests.failures:
             failing.add(failure.name)
             files.update(failure.files or ())
-            texts += [failure.name, failure.message or "", failure.category or ""]
+            texts += (failure.name, failure.message or "", failure.category or "")
     names = (
         frozenset(failing) if failing is not None else None,
         frozenset(passing) if passing is not None else None,
@@ -654,7 +653,7 @@ def _iteration(run: Run, position: int, previous: IterationFacts | None, baselin
     its tests against the ones before, its changes, and its actions and timing. ``previous`` is
     the submission before it; ``baseline`` the last one whose tests ran (a failed build or a
     timeout is not a list of regressions); ``names`` and ``names_before`` are ``_names`` of this
-    submission and of the baseline; ``failures`` its ``failure_texts``. Each family returns its
+    submission and of the baseline; ``failures`` its failing tests' texts (``_read_tests``). Each family returns its
     fields as a tuple in the order ``FAMILIES`` names them, and the struct takes them positionally
     (no mapping, no keywords: a third of the cost)."""
     entry = run.iterations[position]
@@ -787,23 +786,6 @@ def _action_facts(entry: Entry) -> tuple[Any, ...]:
     tool_calls = actions.tool_calls_total if actions else None
     return (test_runs, file_edits, duration, submitted_at, seconds_before_first_edit, read_feedback,
             failures_referenced, action_tools, build_errors, tool_calls, timestamp_start)
-
-
-def failure_texts(entry: Entry | None) -> list[str]:
-    """Names, messages and categories of the tests failing after a submission."""
-    if entry is None:
-        return []
-    texts: list[str] = []
-    results = entry.iteration_telemetry.test_results
-    if results is not None and results.tests:
-        for test in results.tests:
-            if test.outcome in ("failed", "error"):
-                texts += [test.name, test.message or "", test.category or ""]
-    feedback = entry.iteration_feedback
-    if feedback is not None and feedback.tests is not None and feedback.tests.failures:
-        for failure in feedback.tests.failures:
-            texts += [failure.name, failure.message or "", failure.category or ""]
-    return texts
 
 
 def held_back_fails(it: IterationFacts, policy: Policy) -> bool:

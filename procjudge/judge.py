@@ -20,13 +20,14 @@ from typing import Any
 import msgspec
 
 from . import loop
-from .classify import classify_pattern, classify_tier, written_rule
+from .classify import classify_pattern, classify_tier
 from .detectors import ALL
-from .detectors.base import Detail, parts, strength_of, written, written_detail
+from .detectors.base import Detail, parts, strength_of, written_detail
 from .detectors.trajectory import step_flags
 from .facts import RunFacts, derive, held_back_fails
 from .model import Run
 from .policy import DEFAULT, Policy
+from .render.text import written
 from .verdict import (
     SCHEMA,
     ActionEfficiency,
@@ -303,8 +304,8 @@ def judge(run: Run, policy: Policy = DEFAULT, *, explain: bool = True) -> Verdic
         process_score=_r(process),
         raw_process_score=_r(raw),
         composite_swing=_r(process * weight),
-        tier=tier, tier_rule=written_rule(tier_rule) if explain else "", pattern=pattern,
-        pattern_rule=written_rule(pattern_rule) if explain else "", process_rule=process_rule,
+        tier=tier, tier_rule=written(tier_rule) if explain else "", pattern=pattern,
+        pattern_rule=written(pattern_rule) if explain else "", process_rule=process_rule,
         items=items, not_checked=not_checked, phases=phase_summary(facts, items) if explain else [],
         aggregate=computed, iterations=iterations, warnings=warnings,
         held_back=held_back(facts),

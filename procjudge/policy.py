@@ -36,13 +36,8 @@ class Range(Section, frozen=True):
         return float(round(self.mild + (self.severe - self.mild) * severity))
 
     def between(self, value: float, low: float, high: float) -> float:
-        """Points for a value placed between ``low`` (the mild end) and ``high`` (the severe end):
-        ``place(severity(value, low, high))``, written out (every ranged finding calls it)."""
-        if high <= low:
-            placed = 1.0 if value >= high else 0.0
-        else:
-            placed = min(1.0, max(0.0, (value - low) / (high - low)))
-        return float(round(self.mild + (self.severe - self.mild) * placed))
+        """Points for a value placed between ``low`` (the mild end) and ``high`` (the severe end)."""
+        return self.place(severity(value, low, high))
 
 
 def severity(value: float, low: float, high: float) -> float:

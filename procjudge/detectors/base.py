@@ -28,6 +28,7 @@ import msgspec
 
 from ..facts import RunFacts
 from ..policy import Policy
+from ..render.text import Text
 
 KINDS = ("trajectory", "anti_pattern", "practice", "rule", "signal")
 STRENGTHS = ("definite", "likely", "weak")
@@ -52,7 +53,6 @@ def strength_of(basis: str) -> str:
     return max(parts or ["likely"], key=lambda s: order[s])
 
 
-Text = str | Callable[[], str]  # a text, or how to write it when a report reads it
 Detail = dict[str, Any] | Callable[[], dict[str, Any] | None] | None
 
 
@@ -157,11 +157,6 @@ def parts(needs: Needs | None) -> tuple[Needs, ...]:
 def having(test: Callable[[RunFacts], bool], reason: str) -> Needs:
     """A need met when ``test(facts)`` holds."""
     return lambda facts: None if test(facts) else reason
-
-
-def written(text: Text) -> str:
-    """A hit's evidence as a text, written now if it was given as a function."""
-    return text if isinstance(text, str) else text()
 
 
 def written_detail(detail: Detail) -> dict[str, Any] | None:

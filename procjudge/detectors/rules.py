@@ -8,7 +8,8 @@ from collections.abc import Iterable
 from ..facts import IterationFacts, RunFacts
 from ..numbers import fmt_num
 from ..policy import Policy
-from .base import Hit, all_of, detector, each, feedback_steps, having, plural, seconds, written
+from ..render.text import written
+from .base import Hit, all_of, detector, each, feedback_steps, having, plural, seconds
 from .shapes import normal_form, normal_lines
 
 

@@ -37,7 +37,6 @@ from ..facts import (
     IterationFacts,
     RunFacts,
     baseline_failures,
-    failure_texts,
     generated,
     helper_script,
     outside_repository,
@@ -1471,7 +1470,7 @@ def _is_python(path: str, language: str | None) -> bool:
 
 def _failing_cases(it: IterationFacts, previous: IterationFacts | None) -> tuple[Case, ...]:
     """The tests the feedback before this submission showed failing, as cases (their calls)."""
-    texts = failure_texts(previous.entry) if previous is not None else baseline_failures(it.entry)
+    texts = previous.failures if previous is not None else baseline_failures(it.entry)
     return tuple(dict.fromkeys(case for text in texts if text for case in cases_in(text)))
 
 
@@ -1501,7 +1500,7 @@ def _added(it: IterationFacts, previous: IterationFacts | None, cases: tuple[Cas
     to the last whole program known (``known``); else each hunk's new side parsed as a block; else
     text patterns. Shapes already in the program before are not counted again. Test files give
     their edits, scratch files nothing."""
-    feedback_text = "\n".join(failure_texts(previous.entry if previous else None) if previous else baseline_failures(it.entry))
+    feedback_text = "\n".join(previous.failures if previous is not None else baseline_failures(it.entry))
     reading = _Reading(cases=cases, failing=_failing_cases(it, previous), feedback=text_literals(feedback_text) - spec,
                        spec=spec)
     shapes: list[Shape] = []

@@ -364,12 +364,13 @@ class CsvReporter(Reporter):
         return ",".join(CSV_FIELDS) + "\n"
 
     def each(self, result: Result, reasons: list[str] | None) -> str:
+        # the run's own texts made safe; the rest are numbers and procjudge's own names
         if result.error is not None:
-            values: list[object] = [*[""] * 4, result.path, *[""] * 8, one_line(result.error), *[""] * 7]
+            values: list[object] = [*[""] * 4, spreadsheet_safe(result.path), *[""] * 8,
+                                    spreadsheet_safe(one_line(result.error)), *[""] * 7]
         else:
             row = result.row
             assert row is not None
-            # the run's own texts made safe; the rest are numbers and procjudge's own names
             values = [spreadsheet_safe(row.id), spreadsheet_safe(row.agent), spreadsheet_safe(row.challenge),
                       row.format, spreadsheet_safe(row.path), row.iterations_used,
                       row.final_score, row.process_score, row.raw_process_score, row.tier, row.pattern,
@@ -379,12 +380,7 @@ class CsvReporter(Reporter):
                       "" if row.held_back_total is None else row.held_back_total,
                       *("" if v is None else v for v in (row.best_score, row.best_iteration, row.final_minus_best,
                                                           row.gated_final))]
-            self.writer.writerow(values)
-            return self._line()
-        self.writer.writerow([spreadsheet_safe(v) for v in values])
-        return self._line()
-
-    def _line(self) -> str:
+        self.writer.writerow(values)
         line = self.buffer.getvalue()
         self.buffer.seek(0)
         self.buffer.truncate()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..numbers import fmt_num as num
@@ -32,6 +33,14 @@ def literal(value: object, limit: int = 2000) -> str:
     if len(text) > limit:
         text = text[:limit] + f"... [{len(text) - limit:,} more characters]"
     return _CONTROL.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), text)
+
+
+Text = str | Callable[[], str]  # a text, or how to write it when a report reads it
+
+
+def written(text: Text) -> str:
+    """A text, written now if it was given as a function (a rule's evidence, a run's placement)."""
+    return text if isinstance(text, str) else text()
 
 
 def one_line(value: object, limit: int = 2000) -> str:
