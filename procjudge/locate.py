@@ -45,15 +45,25 @@ def read_regular(path: str, limit: int) -> bytes:
     if problem is not None:
         raise ValueError(problem)
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    with os.fdopen(fd, "rb") as handle:
-        status = os.fstat(handle.fileno())
+    try:  # plain reads on the descriptor: no buffered file object per file (half the cost of a small file)
+        status = os.fstat(fd)
         if not stat.S_ISREG(status.st_mode):
             raise ValueError("is not a regular file (only regular files are read)")
         # Asking for the file's size (not the limit) spares a buffer of the limit's size per file;
         # a file that grew since is read on, up to the limit.
-        data = handle.read(min(limit, status.st_size) + 1)
-        if len(data) > status.st_size and len(data) <= limit:
-            data += handle.read(limit + 1 - len(data))
+        chunks = []
+        total = 0
+        request = min(limit, status.st_size) + 1
+        while total <= limit:
+            chunk = os.read(fd, min(request, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            request = 2**20
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
     if len(data) > limit:
         raise OverflowError(len(data))
     return data
