@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -250,3 +251,31 @@ def test_without_yaml_rs_libyaml_reads_everything(monkeypatch: pytest.MonkeyPatc
     assert not fastyaml.available() and fastyaml.parse("a: 1\n") is None
     for path in sorted(SAMPLES.glob("*.yaml"))[:3]:
         assert load_run(path).iterations
+
+
+# The definition the str.find scan implements: a property, a bare = or a flow collection other than
+# [] and {} (as one regular expression finds them, left to right), standing where a node begins.
+_PROPERTY_DEFINITION = re.compile(r"[!&*=][^\s,\[\]{}]?|\[(?!\])|\{(?!\})")
+
+
+def _starts_node_by_definition(text: str, at: int) -> bool:
+    before = text[text.rfind("\n", 0, at) + 1: at].rstrip(" ")
+    return not before or before[-1] in ":-?[{,"
+
+
+@settings(max_examples=3000, deadline=None, derandomize=True)
+@given(st.text(alphabet="!&*=[]{}:-?, \n\tab1#'\"|>", max_size=16))
+def test_the_node_start_scan_matches_its_definition(text: str) -> None:
+    expected = any(_starts_node_by_definition(text, m.start()) and not fastyaml._SIMPLE_LIST.match(text, m.start())
+                   for m in _PROPERTY_DEFINITION.finditer(text))
+    assert fastyaml._property_starts_a_node(text) == expected
+    for at in range(len(text)):
+        assert fastyaml._starts_node(text, at) == _starts_node_by_definition(text, at)
+
+
+def test_a_word_judged_risky_stays_risky_and_safe_words_are_remembered() -> None:
+    assert fastyaml._has_risky_token("a: 1e5\n")
+    assert "1e5" in fastyaml._RISKY_TOKENS
+    assert fastyaml._has_risky_token("b: 1e5\n")  # found by the set of risky words
+    assert not fastyaml._has_risky_token("a: 12\nb: -0.5\n")
+    assert {"12", "-0.5"} <= fastyaml._SAFE_TOKENS
