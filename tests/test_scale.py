@@ -130,6 +130,9 @@ def test_partitions_cut_json_lines_at_line_ends_and_keep_the_line_numbers(corpus
     paths = [str(p) for p in sorted(corpus.iterdir())]
     parts = engine.partitions(paths, block=3000, files=2)
     assert sum(1 for p in parts if p.path.endswith("many.jsonl")) > 5
+    lazily = engine.iter_partitions(paths, block=3000, files=2)
+    assert next(lazily) == parts[0]  # made when asked for: a stream sends it before the rest is cut
+    assert [parts[0], *lazily] == parts
     results = [r for part in parts for r in __import__("msgspec").msgpack.decode(
         engine.score_partition(part), type=list[__import__("procjudge.batch", fromlist=["Result"]).Result])]
     local = list(score_paths(paths))
