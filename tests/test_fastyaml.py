@@ -273,9 +273,15 @@ def test_the_node_start_scan_matches_its_definition(text: str) -> None:
         assert fastyaml._starts_node(text, at) == _starts_node_by_definition(text, at)
 
 
-def test_a_word_judged_risky_stays_risky_and_safe_words_are_remembered() -> None:
+def test_a_word_judged_risky_stays_risky_and_safe_words_are_remembered(monkeypatch: pytest.MonkeyPatch) -> None:
     assert fastyaml._has_risky_token("a: 1e5\n")
     assert "1e5" in fastyaml._RISKY_TOKENS
-    assert fastyaml._has_risky_token("b: 1e5\n")  # found by the set of risky words
     assert not fastyaml._has_risky_token("a: 12\nb: -0.5\n")
     assert {"12", "-0.5"} <= fastyaml._SAFE_TOKENS
+
+    def judged_again(word: str) -> bool:
+        raise AssertionError(f"{word!r} was judged again")
+
+    monkeypatch.setattr(fastyaml, "_risky_token", judged_again)  # remembered words are not looked at again
+    assert fastyaml._has_risky_token("a: 1e5\n")  # found by the set of risky words
+    assert not fastyaml._has_risky_token("b: 12\na: -0.5\n")  # every word in the set of safe ones
