@@ -383,17 +383,21 @@ def _read_tests(entry: Entry) -> tuple[Names, tuple[str, ...]]:
             if state == "passed":
                 passing.add(test.name)
             elif state == "failed" or state == "error":
-                failing.add(test.name)
-                files.update(test.files or ())
-                texts += (test.name, test.message or "", test.category or "")
+                name = test.name
+                failing.add(name)
+                if test.files:  # most tests have none: no update of an empty tuple
+                    files.update(test.files)
+                texts += (name, test.message or "", test.category or "")
     feedback = entry.iteration_feedback
     if feedback is not None and feedback.tests is not None and feedback.tests.failures is not None:
         if failing is None:
             failing = set()
         for failure in feedback.tests.failures:
-            failing.add(failure.name)
-            files.update(failure.files or ())
-            texts += (failure.name, failure.message or "", failure.category or "")
+            name = failure.name
+            failing.add(name)
+            if failure.files:
+                files.update(failure.files)
+            texts += (name, failure.message or "", failure.category or "")
     names = (
         frozenset(failing) if failing is not None else None,
         frozenset(passing) if passing is not None else None,

@@ -190,6 +190,11 @@ _STEPS = [(det.id, tuple(_NEEDS.index(need) for need in parts(det.needs)), det.f
            det.per_iteration) for det in ALL]
 
 
+if Item.__struct_fields__ != ("id", "kind", "points", "iterations", "evidence", "basis", "strength", "detail",
+                               "polarity", "per_iteration"):
+    raise AssertionError("run_detectors builds an Item positionally, in this order of its fields")
+
+
 def _brief_detail(kind: str, points: float, detail: Detail) -> dict[str, Any] | None:
     """A hit's detail when the verdict is not explained: only where the figures read it (a 0-point
     anti-pattern marked ``shown_only`` is a note, not a finding)."""
@@ -226,11 +231,9 @@ def run_detectors(facts: RunFacts, policy: Policy, explain: bool = True) -> tupl
                     evidence, detail = written(hit.evidence), written_detail(hit.detail)
                 else:
                     evidence, detail = "", _brief_detail(kind, points, hit.detail)
-                items.append(Item(
-                    id=hit.name or ident, kind=kind, points=points, iterations=list(hit.iterations),
-                    evidence=evidence, basis=hit.basis, strength=hit.strength or strength_of(hit.basis), detail=detail,
-                    polarity=polarity, per_iteration=per_iteration and not points,
-                ))
+                # positional, in Item's field order: keywords cost twice as much, for every item of every run
+                items.append(Item(hit.name or ident, kind, points, list(hit.iterations), evidence, hit.basis,
+                                  hit.strength or strength_of(hit.basis), detail, polarity, per_iteration and not points))
         except Exception as exc:  # noqa: BLE001 - one detector's bug must not lose the others' verdict
             del items[mark:]  # none of its items: the check, or writing its texts, failed
             not_checked.append(NotChecked(detector=ident, reason=f"internal error: {type(exc).__name__}: {exc}"[:300]))

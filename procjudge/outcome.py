@@ -81,7 +81,7 @@ def hold_back_categories(run: Run, categories: frozenset[str]) -> Run:
     if not categories:
         return run
     entries = [_hold_back(entry, categories) for entry in run.iterations]
-    if all(new is old for new, old in zip(entries, run.iterations, strict=True)):
+    if all(map(operator.is_, entries, run.iterations)):  # none moved (one entry each): the run itself
         return run
     return msgspec.structs.replace(run, iterations=entries)
 

@@ -24,8 +24,15 @@ from ..policy import Policy, TestChasing
 from .base import Hit, detector, having, plural
 from .shapes import DEFINITE, LIKELY, TAMPERING, TEST_EDITS, Shape, stronger, submitted, weakened
 
-_CODE = having(lambda f: any(it.code is not None or it.diff is not None for it in f.iterations),
-               "no submitted code or diffs")
+
+def _has_code(facts: RunFacts) -> bool:
+    for it in facts.iterations:  # a plain loop: the needs are asked of every run
+        if it.code is not None or it.diff is not None:
+            return True
+    return False
+
+
+_CODE = having(_has_code, "no submitted code or diffs")
 
 
 def _shown(shapes: list[Shape]) -> str:
@@ -222,8 +229,14 @@ def checker_tampering(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
                   detail=_detail(shapes), strength=strength)
 
 
-_HIDDEN = having(lambda f: any(it.hidden is not None and it.hidden.total_or_sum > 0 for it in f.iterations),
-                 "no held-back suite ran")
+def _hidden_ran(facts: RunFacts) -> bool:
+    for it in facts.iterations:
+        if it.hidden is not None and it.hidden.total_or_sum > 0:
+            return True
+    return False
+
+
+_HIDDEN = having(_hidden_ran, "no held-back suite ran")
 
 
 @detector(
@@ -281,7 +294,14 @@ def visible_suite_contradicted(facts: RunFacts, policy: Policy) -> Iterable[Hit]
                   basis="hidden suite", strength=DEFINITE)
 
 
-_HISTORY = having(lambda f: any(it.history for it in f.iterations), "no read of the repository history")
+def _read_history(facts: RunFacts) -> bool:
+    for it in facts.iterations:
+        if it.history:
+            return True
+    return False
+
+
+_HISTORY = having(_read_history, "no read of the repository history")
 
 
 @detector(

@@ -12,13 +12,32 @@ from .base import Hit, all_of, detector, feedback_steps, having, plural, share
 from .shapes import TEST_EDITS, Shape, submitted
 from .trajectory import monotonic_pay
 
-_READING = having(lambda f: any(
-    it.seconds_before_first_edit is not None or it.read_feedback is not None for it in f.iterations),
-    "no feedback analysis or action log")
-_FIXES = all_of(feedback_steps, having(
-    lambda f: any(it.tests_fixed is not None and it.files_changed for it in f.iterations[1:]),
-    "no tests fixed and files changed to relate"))
-_RUNS = having(lambda f: any(it.test_runs is not None for it in f.iterations), "no record of local test runs")
+
+# The needs are asked of every run, so they are plain loops (a generator in any() costs twice as much).
+def _reading(facts: RunFacts) -> bool:
+    for it in facts.iterations:
+        if it.seconds_before_first_edit is not None or it.read_feedback is not None:
+            return True
+    return False
+
+
+def _fixes(facts: RunFacts) -> bool:
+    for it in facts.iterations[1:]:
+        if it.tests_fixed is not None and it.files_changed:
+            return True
+    return False
+
+
+def _runs(facts: RunFacts) -> bool:
+    for it in facts.iterations:
+        if it.test_runs is not None:
+            return True
+    return False
+
+
+_READING = having(_reading, "no feedback analysis or action log")
+_FIXES = all_of(feedback_steps, having(_fixes, "no tests fixed and files changed to relate"))
+_RUNS = having(_runs, "no record of local test runs")
 
 _CHAIN = ("read_feedback", "read_file", "edit_file", "run_tests")
 

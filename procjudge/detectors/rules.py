@@ -79,9 +79,14 @@ def _still_failing(previous: IterationFacts, it: IterationFacts) -> bool:
     return bool(it.failed) and it.score <= previous.score
 
 
-_IDENTICAL_NEEDS = all_of(feedback_steps, having(
-    lambda f: any(it.code_hash or it.code is not None or it.diff is not None or it.changes
-                  for it in f.iterations[1:]), "no code, hashes, diffs or change records"))
+def _comparable_code(facts: RunFacts) -> bool:
+    for it in facts.iterations[1:]:  # a plain loop: the needs are asked of every run
+        if it.code_hash or it.code is not None or it.diff is not None or it.changes:
+            return True
+    return False
+
+
+_IDENTICAL_NEEDS = all_of(feedback_steps, having(_comparable_code, "no code, hashes, diffs or change records"))
 
 
 @detector(
@@ -236,7 +241,10 @@ def _timestamps(facts: RunFacts) -> str | None:
         return None
     if len(facts.iterations) < 2:
         return "one submission: no gap between submissions"
-    return None if all(it.submitted_at is not None for it in facts.iterations) else "no submission timestamps"
+    for it in facts.iterations:
+        if it.submitted_at is None:
+            return "no submission timestamps"
+    return None
 
 
 @detector(

@@ -230,10 +230,19 @@ def _phase_split(facts: RunFacts, total: float, profile: tuple[float, ...], tole
     return f"; phase split {pairs}: {verdict} {tolerance:.0%}"
 
 
+def _timed(facts: RunFacts) -> bool:
+    """More than one submission, each with its duration (a plain loop: the needs are asked of every run)."""
+    if len(facts.iterations) < 2:
+        return False
+    for it in facts.iterations:
+        if it.duration is None:
+            return False
+    return True
+
+
 @detector(
     "time_allocation", "trajectory", section="trajectory.time_allocation",
-    needs=having(lambda f: len(f.iterations) > 1 and all(it.duration is not None for it in f.iterations),
-                 "no duration for every submission"),
+    needs=having(_timed, "no duration for every submission"),
     values=lambda p: {"profiles": {name: "/".join(f"{round(share * 100, 4):g}" for share in p.format(name).time_profile)
                                    for name in FORMATS},
                       "tolerance": round(p.trajectory.time_allocation.profile_tolerance * 100, 4)},
