@@ -77,9 +77,10 @@ def best_per_item(step: Callable[[Any], Any], items: list[Any], passes: int = 5,
 
 
 def parts(runs: list[Any]) -> dict[str, float]:
-    """Microseconds a run: judge in all, derive, the detectors, and the rest (the assembly); and
+    """Microseconds a run: judge in all, derive, the detectors, and the rest (the assembly);
     ``figures``, judging without the texts (``explain=False``), as a batch whose reports read only
-    rows judges."""
+    rows judges; and ``frame``, judging without the texts when every detector's check finds
+    nothing (each detector still asked, its needs too): what judging costs around the rules."""
     from procjudge import judge
     from procjudge.facts import derive
     from procjudge.judge import run_detectors
@@ -92,8 +93,27 @@ def parts(runs: list[Any]) -> dict[str, float]:
     facts = [derive(run, DEFAULT) for run in runs]
     derived = best_per_item(lambda run: derive(run, DEFAULT), runs)
     detectors = best_per_item(lambda f: run_detectors(f, DEFAULT), facts)
+    frame = _without_findings(lambda: best_per_item(lambda run: judge(run, explain=False), runs))
     return {"judge": total * 1e6, "derive": derived * 1e6, "detectors": detectors * 1e6,
-            "assembly": max(0.0, total - derived - detectors) * 1e6, "figures": figures * 1e6}
+            "assembly": max(0.0, total - derived - detectors) * 1e6, "figures": figures * 1e6, "frame": frame * 1e6}
+
+
+def _without_findings(measure: Callable[[], float]) -> float:
+    """``measure()`` while every detector's check returns at once with no finding (the judge's
+    table of steps, swapped for the measurement and put back)."""
+    import sys
+
+    engine = sys.modules["procjudge.judge"]  # the module, not the judge() the package exports
+    steps = engine._STEPS
+
+    def nothing(facts: Any, policy: Any) -> tuple[()]:
+        return ()
+
+    engine._STEPS = [(ident, needs, nothing, *rest) for ident, needs, _, *rest in steps]
+    try:
+        return measure()
+    finally:
+        engine._STEPS = steps
 
 
 def _clock_cost(samples: int = 200_000) -> float:
@@ -197,7 +217,7 @@ def main() -> None:
     print(f"{where}: judge {split['judge']:.0f} us a run (target {SMALL_RUN_US:.0f} on the synthetic corpus, on a "
           f"machine with a libyaml floor of {FLOOR_WHEN_SET_US:,.0f} us): derive {split['derive']:.0f}, detectors "
           f"{split['detectors']:.0f}, assembly {split['assembly']:.0f}; without the texts (explain=False) "
-          f"{split['figures']:.0f}")
+          f"{split['figures']:.0f}; with checks that find nothing {split['frame']:.0f}")
     for line in profile_table(detector_profile(runs), len(runs)):
         print(line)
     for count, seconds in long_runs():

@@ -296,7 +296,10 @@ def write_page(target: Path, m: Measured, arguments: str) -> None:
               (f"`judge` of 3,000 loaded synthetic runs, best of five passes: {m.judging['judge']:.0f} us a run, of "
                f"which deriving the facts {m.judging['derive']:.0f}, the detectors {m.judging['detectors']:.0f} and "
                f"assembling the verdict {m.judging['assembly']:.0f}; without the texts (`explain=False`, what a batch "
-               f"whose reports read only rows does) {m.judging['figures']:.0f}. "
+               f"whose reports read only rows does) {m.judging['figures']:.0f}. With every detector's check "
+               f"replaced by one that finds nothing (each detector still asked, its needs too), judging without the "
+               f"texts costs {m.judging['frame']:.0f} us: the facts, the needs, the loop over the detectors and the "
+               "verdict, the part of judging that no rewrite of a rule lowers. "
                "The detectors one by one, writing their texts, in the judge's order "
                "over the same facts (each `needs` and check timed, the clock's own cost taken off; `python "
                "benchmarks/bench_judge.py --corpus DIR` profiles other runs):"), ""]

@@ -96,7 +96,24 @@ def test_the_per_detector_profile_covers_every_rule_and_adds_up() -> None:
     table = bench_judge.profile_table(rows, len(runs))
     assert len(table) == len(ALL) + 3 and table[-1].startswith("| all |")
     split = bench_judge.parts(runs[:10])
-    assert split["judge"] > 0 and split["derive"] > 0 and split["detectors"] > 0
+    assert split["judge"] > 0 and split["derive"] > 0 and split["detectors"] > 0 and split["frame"] > 0
+
+
+def test_the_frame_figure_empties_the_checks_and_puts_them_back() -> None:
+    import sys
+
+    import bench_judge
+
+    from procjudge import judge
+
+    engine = sys.modules["procjudge.judge"]
+    run = bench_judge.synthetic_runs(1)[0]
+    before = judge(run, explain=False)
+    seen: list[int] = []
+    bench_judge._without_findings(lambda: float(seen.append(len(judge(run, explain=False).items)) or 0))
+    assert before.items and seen == [0]  # while measured, no detector finds anything
+    assert judge(run, explain=False) == before  # and afterwards every rule is back
+    assert [step[2] for step in engine._STEPS] == [det.func for det in ALL]
 
 
 def test_a_labelled_folder_loads_for_the_profile() -> None:
