@@ -299,7 +299,10 @@ def write_page(target: Path, m: Measured, arguments: str) -> None:
                f"whose reports read only rows does) {m.judging['figures']:.0f}. With every detector's check "
                f"replaced by one that finds nothing (each detector still asked, its needs too), judging without the "
                f"texts costs {m.judging['frame']:.0f} us: the facts, the needs, the loop over the detectors and the "
-               "verdict, the part of judging that no rewrite of a rule lowers. "
+               "verdict, the part of judging that no rewrite of a rule lowers. A change too small for this "
+               "machine's clock is measured in instructions instead: `python benchmarks/bench_instructions.py "
+               "--base OTHER-CHECKOUT` counts what judging, loading and the libyaml floor cost a run under valgrind, "
+               "for both checkouts (the count repeats to a few parts in ten thousand). "
                "The detectors one by one, writing their texts, in the judge's order "
                "over the same facts (each `needs` and check timed, the clock's own cost taken off; `python "
                "benchmarks/bench_judge.py --corpus DIR` profiles other runs):"), ""]

@@ -286,3 +286,13 @@ def test_every_family_of_facts_returns_its_fields_in_the_declared_order() -> Non
         assert isinstance(value, ast.Tuple), family
         assert tuple(element.id for element in value.elts if isinstance(element, ast.Name)) == fields, family
         assert len(value.elts) == len(fields), family
+
+
+def test_the_instruction_count_is_read_and_every_step_runs() -> None:
+    import bench_instructions
+
+    assert bench_instructions.instructions("==29696== \n==29696== I   refs:      1,946,451,376\n") == 1_946_451_376
+    with pytest.raises(ValueError, match="no 'I refs'"):
+        bench_instructions.instructions("valgrind: command not found")
+    for step in bench_instructions.STEPS:  # what a counted child does, here without valgrind
+        bench_instructions.child(step, 2, 3)
