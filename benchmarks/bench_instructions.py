@@ -46,7 +46,8 @@ def instructions(valgrind_output: str) -> int:
 
 def child(step: str, count: int, runs: int) -> None:
     """Prepare ``runs`` runs, warm every cache, then do ``step`` for the first ``count``."""
-    sys.path.insert(0, str(HERE))
+    if str(HERE) not in sys.path:  # run as a script it is there already; from a test, once
+        sys.path.insert(0, str(HERE))
     from bench_batch import run_document
 
     rng = random.Random(3)

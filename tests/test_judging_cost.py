@@ -110,7 +110,12 @@ def test_the_frame_figure_empties_the_checks_and_puts_them_back() -> None:
     run = bench_judge.synthetic_runs(1)[0]
     before = judge(run, explain=False)
     seen: list[int] = []
-    bench_judge._without_findings(lambda: float(seen.append(len(judge(run, explain=False).items)) or 0))
+
+    def measure() -> float:  # what the measurement sees of the run: how many items it finds
+        seen.append(len(judge(run, explain=False).items))
+        return 0.0
+
+    bench_judge._without_findings(measure)
     assert before.items and seen == [0]  # while measured, no detector finds anything
     assert judge(run, explain=False) == before  # and afterwards every rule is back
     assert [step[2] for step in engine._STEPS] == [det.func for det in ALL]
