@@ -15,6 +15,16 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_telemetry"
 
 
+def present(values: list[Any], where: Path, what: str) -> list[Any]:
+    """Parameters of a test over a corpus kept outside the repository: the values, or, when there
+    are none, one parameter that skips saying what is missing and where it was looked for (pytest
+    would otherwise skip with a bare "got empty parameter set")."""
+    if values:
+        return values
+    reason = f"{what} not found at {where} (PROCJUDGE_REALDATA names the folder of the real logs)"
+    return [pytest.param(None, marks=pytest.mark.skip(reason=reason), id="absent")]
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--update-goldens", action="store_true", default=False,

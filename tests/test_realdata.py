@@ -19,7 +19,7 @@ from procjudge import judge, load_run
 from procjudge.cli import app
 from procjudge.importers.reflexion import import_files, is_run_log
 
-from conftest import ROOT
+from conftest import ROOT, present
 
 FIXTURES = Path(__file__).parent / "fixtures" / "realdata"
 REALDATA = Path(os.environ.get("PROCJUDGE_REALDATA", ROOT.parent / "shared" / "realdata"))
@@ -145,7 +145,8 @@ def independent_counts(path: Path) -> dict[str, int]:
     return {"identical": identical, "regressed": regressed, "hidden_fail": hidden_fail}
 
 
-@pytest.mark.parametrize("path", [p for p in corpus_files() if "lats" not in p.parts], ids=lambda p: str(p.relative_to(REALDATA)))
+@pytest.mark.parametrize("path", present([p for p in corpus_files() if "lats" not in p.parts], REALDATA, "the real repair logs"),
+                         ids=lambda p: str(p.relative_to(REALDATA)) if p else "absent")
 def test_findings_over_the_real_corpus_match_independent_counts(path: Path, tmp_path: Path) -> None:
     out = imported(tmp_path, path, agent="corpus")
     assert out["issues"] == []
@@ -168,7 +169,8 @@ def earlier(verdict) -> list:
             or "earlier submission" in i.evidence]
 
 
-@pytest.mark.parametrize("path", [p for p in corpus_files() if "lats" in p.parts], ids=lambda p: str(p.relative_to(REALDATA)))
+@pytest.mark.parametrize("path", present([p for p in corpus_files() if "lats" in p.parts], REALDATA, "the LATS tree searches"),
+                         ids=lambda p: str(p.relative_to(REALDATA)) if p else "absent")
 def test_tree_searches_are_not_scored_as_loops(path: Path, tmp_path: Path) -> None:
     out = imported(tmp_path, path, agent="lats")
     records = [json.loads(line) for line in path.open()]

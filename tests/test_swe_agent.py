@@ -16,7 +16,7 @@ from procjudge.cli import app
 from procjudge.importers.swe_agent import diff_files, parse_counts, written_files
 from procjudge.importers.swe_agent import test_command as suite_of
 
-from conftest import ROOT
+from conftest import ROOT, present
 
 runner = CliRunner()
 FIXTURES = ROOT / "tests" / "fixtures" / "swe_agent"
@@ -138,7 +138,7 @@ def test_the_corpus_is_present_where_ci_puts_it() -> None:
         pytest.fail(f"the mini-swe-agent corpus was expected at {CORPUS}")
 
 
-@pytest.mark.parametrize("corpus_dir", PRESENT)
+@pytest.mark.parametrize("corpus_dir", present(PRESENT, CORPUS, "the mini-swe-agent corpus"))
 def test_the_real_trajectories_import_and_match_independent_counts(corpus_dir: Path, tmp_path: Path) -> None:
     paths = corpus()
     result = runner.invoke(app, ["import", "swe-agent", *map(str, paths), "--out", str(tmp_path)])
@@ -177,7 +177,7 @@ def test_the_real_trajectories_import_and_match_independent_counts(corpus_dir: P
         judge(load_run(str(next(tmp_path.rglob(f"{instance}.json")))))  # every run scores
 
 
-@pytest.mark.parametrize("corpus_dir", PRESENT)
+@pytest.mark.parametrize("corpus_dir", present(PRESENT, CORPUS, "the mini-swe-agent corpus"))
 def test_edits_found_cover_most_submitted_files(corpus_dir: Path, tmp_path: Path) -> None:
     """The edit parser reads shell commands; a script that writes a path held in a variable can
     escape it. Measured on the 47 real trajectories: at least 85% of the submitted files."""
