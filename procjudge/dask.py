@@ -179,6 +179,45 @@ def score_paths(targets: list[str], policy: Policy = DEFAULT, table: str = "runs
     return dd.from_delayed(delayed, meta=meta, verify_meta=False)
 
 
+# What procjudge's own local cluster turns down (a cluster named by ``--scheduler`` is its owner's
+# to configure). Each wakes a thread of every worker process, which then takes the interpreter
+# lock from the thread that scores; two idle workers on two cores used 11 to 17% of a core with
+# Dask's defaults and 1.5 to 1.8% with these (benchmarks/bench_dask.py; docs/scale.md).
+QUIET = {
+    "distributed.worker.profile.enabled": False,  # a sample of the scoring thread's stack every 10 ms
+    "distributed.admin.tick.interval": "1s",  # the event loop's watchdog, every 20 ms
+    "distributed.admin.system-monitor.interval": "5s",  # CPU, memory and network read every 500 ms
+    "distributed.worker.memory.monitor-interval": "1s",  # the memory limit checked every 100 ms
+}
+
+
+def quiet_settings() -> dict[str, Any]:
+    """The ``QUIET`` settings the user has not set: a value from a Dask configuration file or a
+    ``DASK_...`` variable is the user's, and kept, as is one the program set (``dask.config.set``)
+    to other than Dask's default."""
+    import dask.config
+    import distributed  # noqa: F401 - registers its defaults
+
+    defaults = dask.config.merge(*dask.config.defaults)
+    chosen = dask.config.collect()  # the files and the environment, without the defaults
+    unset = object()
+    return {key: value for key, value in QUIET.items()
+            if dask.config.get(key, default=unset, config=defaults) is not unset  # a setting this Dask has
+            and dask.config.get(key, default=unset, config=chosen) is unset
+            and dask.config.get(key) == dask.config.get(key, config=defaults)}
+
+
+def local_cluster(workers: int) -> Any:
+    """The cluster ``batch --engine dask`` starts when no scheduler is named: ``workers`` processes
+    of one thread each, with the ``quiet_settings``."""
+    import dask
+    from distributed import LocalCluster
+
+    with dask.config.set(quiet_settings()):  # the nannies hand the settings to the workers they start
+        return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
+                            silence_logs=40)
+
+
 def stream(paths: list[str], policy: Policy, scheduler: str | None, workers: int,
            block: int = BLOCK_BYTES, want_lines: bool = False, want_verdict: bool = True,
            want_detail: bool = False) -> Iterator[Result]:
@@ -186,14 +225,13 @@ def stream(paths: list[str], policy: Policy, scheduler: str | None, workers: int
     one of ``workers`` processes), results yielded in input order, a bounded window in flight."""
     import collections
 
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
     cluster = None
     if scheduler:
         client = Client(scheduler)
     else:
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
-                               silence_logs=40)
+        cluster = local_cluster(workers)
         client = Client(cluster)
     try:
         parts = iter_partitions(paths, block=block)

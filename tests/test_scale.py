@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -166,3 +167,44 @@ def test_batch_on_dask_writes_what_jobs_writes(corpus: Path, cluster: Any) -> No
     assert spawned.stdout == cli("batch", str(SAMPLES), "--jobs", "1", "-f", "csv").stdout
     wrong = cli("batch", str(SAMPLES), "--scheduler", "tcp://127.0.0.1:1")
     assert wrong.exit_code == 2 and "--scheduler needs --engine dask" in wrong.stderr
+
+
+def test_the_local_cluster_runs_its_workers_quiet_and_keeps_what_the_user_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    distributed = pytest.importorskip("distributed")
+    import dask
+
+    from procjudge import dask as engine
+
+    keys = list(engine.QUIET)
+    assert engine.quiet_settings() == engine.QUIET  # nothing set here: every setting applies
+    monkeypatch.setenv("DASK_DISTRIBUTED__ADMIN__TICK__INTERVAL", "20ms")  # the default value, chosen by the user
+    with dask.config.set({"distributed.admin.system-monitor.interval": "2s"}):  # and one set in the program
+        kept = engine.quiet_settings()
+        assert set(kept) == set(keys) - {"distributed.admin.tick.interval", "distributed.admin.system-monitor.interval"}
+        cluster = engine.local_cluster(1)
+    try:
+        with distributed.Client(cluster) as client:
+            seen = next(iter(client.run(lambda: [dask.config.get(key) for key in keys]).values()))
+    finally:
+        cluster.close()
+    expected = {**engine.QUIET, "distributed.admin.tick.interval": "20ms", "distributed.admin.system-monitor.interval": "2s"}
+    assert dict(zip(keys, seen)) == expected  # what the worker process itself reads
+
+
+def test_the_dask_benchmark_asks_for_the_defaults_as_the_user_would_and_runs(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("distributed")
+    if str(ROOT / "benchmarks") not in sys.path:
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+    import bench_dask
+
+    from procjudge import dask as engine
+
+    for key, value in bench_dask.defaults_env().items():
+        monkeypatch.setenv(key, value)
+    assert engine.quiet_settings() == {}  # every variable names a setting, and the engine keeps it
+    monkeypatch.undo()
+    bench_dask.main(["--runs", "60", "--rounds", "1", "--idle", "0.5"])
+    printed = capsys.readouterr().out
+    assert re.search(r"round 1: Dask's defaults \d+\.\d%, quiet \d+\.\d%", printed)
+    assert re.search(r"quiet against defaults: wall \d+\.\d\dx, CPU \d+\.\d\dx", printed)
