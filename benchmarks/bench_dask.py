@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+if str(HERE) not in sys.path:  # run as a script it is there already; imported by a test, once
+    sys.path.insert(0, str(HERE))
 
 from bench_batch import run_document
 
@@ -61,12 +62,11 @@ def _cpu(processes: list[Any]) -> float:
 def idle_share(quiet: bool, seconds: float, settle: float = 3.0) -> float:
     """The share of one core that a cluster of two idle workers uses."""
     import psutil
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
     from procjudge.dask import local_cluster
 
-    cluster = local_cluster(2) if quiet else LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=40)
+    cluster = local_cluster(2, quiet)
     try:
         with Client(cluster):
             time.sleep(settle)

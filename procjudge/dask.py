@@ -201,19 +201,23 @@ def quiet_settings() -> dict[str, Any]:
     defaults = dask.config.merge(*dask.config.defaults)
     chosen = dask.config.collect()  # the files and the environment, without the defaults
     unset = object()
-    return {key: value for key, value in QUIET.items()
-            if dask.config.get(key, default=unset, config=defaults) is not unset  # a setting this Dask has
-            and dask.config.get(key, default=unset, config=chosen) is unset
-            and dask.config.get(key) == dask.config.get(key, config=defaults)}
+    settings = {}
+    for key, value in QUIET.items():
+        default = dask.config.get(key, default=unset, config=defaults)
+        if default is unset:  # a setting this version of Dask does not have
+            continue
+        if dask.config.get(key, default=unset, config=chosen) is unset and dask.config.get(key) == default:
+            settings[key] = value
+    return settings
 
 
-def local_cluster(workers: int) -> Any:
+def local_cluster(workers: int, quiet: bool = True) -> Any:
     """The cluster ``batch --engine dask`` starts when no scheduler is named: ``workers`` processes
-    of one thread each, with the ``quiet_settings``."""
+    of one thread each, with the ``quiet_settings`` (``quiet=False``: Dask's own, to compare)."""
     import dask
     from distributed import LocalCluster
 
-    with dask.config.set(quiet_settings()):  # the nannies hand the settings to the workers they start
+    with dask.config.set(quiet_settings() if quiet else {}):  # the nannies hand the settings to the workers they start
         return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
                             silence_logs=40)
 

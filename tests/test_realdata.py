@@ -146,7 +146,7 @@ def independent_counts(path: Path) -> dict[str, int]:
 
 
 @pytest.mark.parametrize("path", present([p for p in corpus_files() if "lats" not in p.parts], REALDATA, "the real repair logs"),
-                         ids=lambda p: str(p.relative_to(REALDATA)) if p else "absent")
+                         ids=lambda p: str(p.relative_to(REALDATA)))
 def test_findings_over_the_real_corpus_match_independent_counts(path: Path, tmp_path: Path) -> None:
     out = imported(tmp_path, path, agent="corpus")
     assert out["issues"] == []
@@ -170,7 +170,7 @@ def earlier(verdict) -> list:
 
 
 @pytest.mark.parametrize("path", present([p for p in corpus_files() if "lats" in p.parts], REALDATA, "the LATS tree searches"),
-                         ids=lambda p: str(p.relative_to(REALDATA)) if p else "absent")
+                         ids=lambda p: str(p.relative_to(REALDATA)))
 def test_tree_searches_are_not_scored_as_loops(path: Path, tmp_path: Path) -> None:
     out = imported(tmp_path, path, agent="lats")
     records = [json.loads(line) for line in path.open()]
