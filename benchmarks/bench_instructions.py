@@ -94,6 +94,11 @@ def count_step(root: Path, step: str, count: int, runs: int) -> float:
     return (counted(count) - counted(0)) / count
 
 
+def count_steps(root: Path, runs: int = 600) -> dict[str, float]:
+    """Instructions a run for every step (``STEPS``), with ``root``'s procjudge, each over ``runs`` runs."""
+    return {step: count_step(root, step, runs, runs) for step in STEPS}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--base", type=Path, default=None, help="another checkout to count beside this one")
@@ -107,8 +112,7 @@ def main() -> None:
     if shutil.which("valgrind") is None:
         sys.exit("valgrind is not on the PATH (apt install valgrind)")
     roots = [("this checkout", HERE.parent)] + ([("base", options.base.resolve())] if options.base else [])
-    counted = {name: {step: count_step(root, step, options.runs, options.runs) for step in STEPS}
-               for name, root in roots}
+    counted = {name: count_steps(root, options.runs) for name, root in roots}
     print(f"instructions a run, {options.runs} synthetic small runs (valgrind, cachegrind)")
     print(f"{'':16}" + "".join(f"{step:>14}" for step in STEPS) + f"{'judge/libyaml':>15}")
     for name, figures in counted.items():

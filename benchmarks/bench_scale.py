@@ -10,7 +10,9 @@ workers included), sampled every 20 ms. Beside them, the parse floors measured i
 on the first 10,000 runs: libyaml (``yaml.load`` with ``CSafeLoader`` of each run as YAML) and
 msgspec (``msgspec.json.decode`` of each line). Then what judging one run costs, part by part and
 detector by detector, and how it grows with the number of iterations of one run (10 to 5,000):
-``bench_judge``'s figures, in process. Last, peak memory of ``batch --jobs 1`` in every report
+``bench_judge``'s figures, in process; and, where valgrind is on the PATH, what judging, loading
+and the libyaml floor cost a run in instructions (``bench_instructions``: a figure the machine's
+other load does not move, about four minutes). Last, peak memory of ``batch --jobs 1`` in every report
 format at two corpus sizes (``--format-sizes``): flat means the larger costs what the smaller does.
 """
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import shutil
 import sys
 import tempfile
 import time
@@ -26,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+import bench_instructions
 import bench_judge
 from bench_batch import FLOOR, measure, run_document, write_corpus
 
@@ -195,12 +199,18 @@ def main() -> None:
     growth = bench_judge.long_runs()
     for count, seconds in growth:
         print(f"{count:>5} iterations: judge {seconds * 1000:.1f} ms ({seconds / count * 1e6:.0f} us an iteration)")
+    instructions = bench_instructions.count_steps(Path(__file__).resolve().parent.parent) \
+        if shutil.which("valgrind") else None
+    if instructions:
+        print("instructions a run: " + ", ".join(f"{step} {count:,.0f}" for step, count in instructions.items())
+              + f"; judge / libyaml {instructions['judge'] / instructions['libyaml']:.3f}", flush=True)
     memory = format_memory(folder, format_sizes)
     if options.write:
         write_page(Path(options.write), Measured(rows=rows, growth=growth, yaml_floor=yaml_floor or 0.0,
                                                  json_floor=json_floor or 0.0, yaml_rows=yaml_rows, parts=parts,
                                                  judging=judging, profile=profile, memory=memory,
-                                                 labelled=(len(labelled), labelled_judging, labelled_profile)),
+                                                 labelled=(len(labelled), labelled_judging, labelled_profile),
+                                                 instructions=instructions),
                    f"--sizes {','.join(str(s) for s in sizes)} --format-sizes {','.join(str(s) for s in format_sizes)}")
 
 
@@ -218,10 +228,30 @@ class Measured:
     profile: list[tuple[str, float, float, int, int]]
     memory: list[tuple[str, list[tuple[int, float, int]]]]
     labelled: tuple[int, dict[str, float], list[tuple[str, float, float, int, int]]]
+    instructions: dict[str, float] | None = None  # bench_instructions.count_steps; None without valgrind
 
 
 def _met(measured: float, target: float, at_most: bool = True) -> str:
     return "met" if (measured <= target if at_most else measured >= target) else "**not met**"
+
+
+def instructions_paragraph(counted: dict[str, float] | None, time_fraction: float) -> str:
+    """The page's figures in instructions: each step's count, and judging's fraction of the
+    libyaml floor beside the same fraction in time (``time_fraction``) and the target's."""
+    if counted is None:
+        return ("Not counted in instructions on this run: valgrind is not on the PATH (`apt install valgrind`, then "
+                "`python benchmarks/bench_instructions.py`).")
+    floor = counted["libyaml"]
+    target = bench_judge.SMALL_RUN_US / bench_judge.FLOOR_WHEN_SET_US
+    return (f"In instructions, counted by valgrind (`python benchmarks/bench_instructions.py`, the same synthetic runs, "
+            f"a count this machine's other load does not move): judging a small run without the texts "
+            f"{counted['judge']:,.0f} instructions, explained {counted['explain']:,.0f}, loading one JSON line "
+            f"{counted['load']:,.0f}; the libyaml floor {floor:,.0f}. Judging without the texts is "
+            f"{counted['judge'] / floor:.3f} of the floor in instructions and {time_fraction:.3f} of it in time on this "
+            f"page (explained: {counted['explain'] / floor:.3f} in instructions); the small-run target is "
+            f"{target:.3f} of the floor ({bench_judge.SMALL_RUN_US:.0f} us against "
+            f"{bench_judge.FLOOR_WHEN_SET_US:,.0f} us). The two fractions differ because an instruction of the "
+            "interpreter's loop takes longer than one of libyaml's C.")
 
 
 def write_page(target: Path, m: Measured, arguments: str) -> None:
@@ -307,6 +337,7 @@ def write_page(target: Path, m: Measured, arguments: str) -> None:
                "over the same facts (each `needs` and check timed, the clock's own cost taken off; `python "
                "benchmarks/bench_judge.py --corpus DIR` profiles other runs):"), ""]
     lines += bench_judge.profile_table(m.profile, 3000)
+    lines += ["", instructions_paragraph(m.instructions, m.judging["figures"] / (m.yaml_floor * 1e6))]
     count, split, rows = m.labelled
     lines += ["", (f"The same on the {count} runs of the labelled set (`tests/labelled/runs`: honest and cheating runs "
                    f"from real logs and from written shapes, most with code or diffs): {split['judge']:.0f} us a run, of which "

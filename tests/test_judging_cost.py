@@ -301,3 +301,17 @@ def test_the_instruction_count_is_read_and_every_step_runs() -> None:
         bench_instructions.instructions("valgrind: command not found")
     for step in bench_instructions.STEPS:  # what a counted child does, here without valgrind
         bench_instructions.child(step, 2, 3)
+
+
+def test_the_performance_page_states_judging_in_instructions_beside_time() -> None:
+    import bench_scale
+
+    counted = {"judge": 800_000.0, "explain": 1_200_000.0, "load": 300_000.0, "libyaml": 10_000_000.0}
+    text = bench_scale.instructions_paragraph(counted, 0.121)
+    assert "judging a small run without the texts 800,000 instructions, explained 1,200,000" in text
+    assert "loading one JSON line 300,000; the libyaml floor 10,000,000" in text
+    assert "0.080 of the floor in instructions and 0.121 of it in time" in text
+    assert "(explained: 0.120 in instructions)" in text
+    assert "the small-run target is 0.080 of the floor (90 us against 1,128 us)" in text
+    absent = bench_scale.instructions_paragraph(None, 0.121)
+    assert absent.startswith("Not counted in instructions") and "valgrind is not on the PATH" in absent
