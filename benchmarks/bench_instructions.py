@@ -94,8 +94,14 @@ def count_step(root: Path, step: str, count: int, runs: int) -> float:
     return (counted(count) - counted(0)) / count
 
 
-def count_steps(root: Path, runs: int = 600) -> dict[str, float]:
-    """Instructions a run for every step (``STEPS``), with ``root``'s procjudge, each over ``runs`` runs."""
+def available() -> bool:
+    """Whether valgrind, which does the counting, is on the PATH."""
+    return shutil.which("valgrind") is not None
+
+
+def count_steps(root: Path = HERE.parent, runs: int = 600) -> dict[str, float]:
+    """Instructions a run for every step (``STEPS``), with ``root``'s procjudge (this checkout's by
+    default), each over ``runs`` runs."""
     return {step: count_step(root, step, runs, runs) for step in STEPS}
 
 
@@ -109,7 +115,7 @@ def main() -> None:
         step, count, runs = options.child
         child(step, int(count), int(runs))
         return
-    if shutil.which("valgrind") is None:
+    if not available():
         sys.exit("valgrind is not on the PATH (apt install valgrind)")
     roots = [("this checkout", HERE.parent)] + ([("base", options.base.resolve())] if options.base else [])
     counted = {name: count_steps(root, options.runs) for name, root in roots}

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import shutil
 import sys
 import tempfile
 import time
@@ -199,8 +198,7 @@ def main() -> None:
     growth = bench_judge.long_runs()
     for count, seconds in growth:
         print(f"{count:>5} iterations: judge {seconds * 1000:.1f} ms ({seconds / count * 1e6:.0f} us an iteration)")
-    instructions = bench_instructions.count_steps(Path(__file__).resolve().parent.parent) \
-        if shutil.which("valgrind") else None
+    instructions = bench_instructions.count_steps() if bench_instructions.available() else None
     if instructions:
         print("instructions a run: " + ", ".join(f"{step} {count:,.0f}" for step, count in instructions.items())
               + f"; judge / libyaml {instructions['judge'] / instructions['libyaml']:.3f}", flush=True)
