@@ -52,10 +52,17 @@ OUTPUT = re.compile(r"(<!-- output: (procjudge [^\n]*?) -->\n).*?(<!-- /output -
 def run(command: str) -> str:
     import os
     import shlex
+    import shutil
     import subprocess
+    import tempfile
 
+    words = shlex.split(command)
+    if "--out" in words:  # an import example writes into its own folder: start it empty, so the output is the same
+        out = Path(words[words.index("--out") + 1])  # on a fresh machine and on the second run
+        if out.parent == Path(tempfile.gettempdir()) and out.name.startswith("procjudge-"):
+            shutil.rmtree(out, ignore_errors=True)
     env = {**os.environ, "COLUMNS": "80", "NO_COLOR": "1", "TERM": "dumb"}
-    done = subprocess.run([sys.executable, "-m", "procjudge", *shlex.split(command)[1:]], cwd=ROOT, env=env,
+    done = subprocess.run([sys.executable, "-m", "procjudge", *words[1:]], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=300, check=False)
     text = done.stdout.rstrip() + ("\n" + done.stderr.rstrip() if done.stderr.strip() else "")
     return "\n".join(line.rstrip() for line in text.splitlines())
