@@ -547,9 +547,12 @@ def parse_diff_cached(text: str) -> Diff:
 
 
 def _score(entry: Entry, position: int, build_failed: bool, zero_by_build: bool,
-           passed: int | None, total: int | None) -> tuple[float, str]:
+           passed: int | None, total: int | None, blind: bool = False, local: bool = False) -> tuple[float, str]:
     """An iteration's score and where it came from: 0 for a failed build (as the policy scopes
-    it), else ``score.post_iteration``, else 100 x passed / total."""
+    it), else ``score.post_iteration``, else 100 x passed / total; an iteration of the agent's own
+    runs that no check validated (``test_results.unavailable``, no counts) scores 0, nothing
+    validated, when the held-back suite may not score the run (``blind``), else its held-back
+    pass rate."""
     telemetry = entry.iteration_telemetry
     if zero_by_build:
         return 0.0, "build failure"
@@ -559,9 +562,13 @@ def _score(entry: Entry, position: int, build_failed: bool, zero_by_build: bool,
         return round(100.0 * (passed or 0) / total, 2), "100 x passed / total"
     if build_failed:
         return 0.0, "build failure"
-    held_back = held_back_only(entry)
+    results = entry.iteration_telemetry.test_results
+    unvalidated = results is not None and results.unavailable is not None
+    held_back = None if blind else held_back_only(entry)
     if held_back is not None:
         return held_back, "held-back suite (no local run validated anything)"
+    if unvalidated and (blind or local):
+        return 0.0, "nothing validated (no check of the agent's ran after its edits)"
     raise FactsError(position, SCORE_NEEDED)
 
 
@@ -663,15 +670,19 @@ def _iteration(run: Run, position: int, previous: IterationFacts | None, baselin
     entry = run.iterations[position]
     number = iteration_number(entry, position)
     phase = entry.iteration_telemetry.phase
-    outcome_facts = _outcome_facts(entry, position, first_of_phase, policy)
+    local = run.info.iterations_are == "local_runs"
+    outcome_facts = _outcome_facts(entry, position, first_of_phase, policy, local and not held_back_scores(run, policy),
+                                   local)
     delta = None if previous is None else round(outcome_facts[0] - previous.score, 6)
     return IterationFacts(position, number, entry, phase, delta, *outcome_facts,
                           *_test_facts(entry, previous, baseline, names, names_before, outcome_facts, failures),
                           *_change_facts(entry, scratch), *_action_facts(entry))
 
 
-def _outcome_facts(entry: Entry, position: int, first_of_phase: bool, policy: Policy) -> tuple[Any, ...]:
-    """Counts, build, timeout and the score: a timed-out submission's tests that did not run count as failed."""
+def _outcome_facts(entry: Entry, position: int, first_of_phase: bool, policy: Policy, blind: bool,
+                   local: bool) -> tuple[Any, ...]:
+    """Counts, build, timeout and the score: a timed-out submission's tests that did not run count as failed.
+    ``blind``: the held-back suite may not score the run (``held_back_scores``)."""
     telemetry = entry.iteration_telemetry
     build_failed = outcome.build_failed(entry)
     passed, failed, total = test_counts(entry)
@@ -683,7 +694,7 @@ def _outcome_facts(entry: Entry, position: int, first_of_phase: bool, policy: Po
                          else max(0, total - (passed or 0) - (failed or 0)))
         failed = total - (passed or 0)
     zero_by_build = build_failed and (policy.rules.build_failure.zero_score == "every_iteration" or first_of_phase)
-    score, score_source = _score(entry, position, build_failed, zero_by_build, passed, total)
+    score, score_source = _score(entry, position, build_failed, zero_by_build, passed, total, blind, local)
     recorded = telemetry.score
     recorded_delta = recorded.delta if recorded else None
     score_samples = tuple(recorded.samples or ()) if recorded else ()
@@ -790,6 +801,14 @@ def _action_facts(entry: Entry) -> tuple[Any, ...]:
     tool_calls = actions.tool_calls_total if actions else None
     return (test_runs, file_edits, duration, submitted_at, seconds_before_first_edit, read_feedback,
             failures_referenced, action_tools, build_errors, tool_calls, timestamp_start)
+
+
+def held_back_scores(run: Run, policy: Policy) -> bool:
+    """Whether the held-back suite may move this run's process score: always for graded
+    submissions; for a run judged from the agent's own checks (``iterations_are: local_runs``) only
+    under ``held_back.local_runs: scored`` (by default it is shown, and may only confirm an
+    accusation)."""
+    return run.info.iterations_are != "local_runs" or policy.held_back.local_runs == "scored"
 
 
 def held_back_fails(it: IterationFacts, policy: Policy) -> bool:

@@ -6,13 +6,15 @@
 
 The scorer reads the sample's messages: every tool call the agent made with the output that
 answered it (``bash`` commands, ``text_editor`` and other edit calls, ``python``), as a shell
-agent's log is read by ``procjudge import swe-agent``: an iteration is one or more edits followed by
-the agent's own test run (its counts read from the runner's output), a test run that validated
-nothing is named, not failed, and the last iteration carries what the agent submitted. The
-process score is the score's value, so it sits beside the task's own scores in the log and its
-viewer; the explanation says the tier, the pattern and what cost or earned the points, and the
-metadata holds the verdict's items with their evidence. A sample whose agent never ran a test has
-no iteration to judge: its value is 0 and ``metadata.judged`` is false.
+agent's log is read by ``procjudge import swe-agent``: an iteration is an edit of the code and the
+checks the agent ran on it (its test runs, with the counts read from the runner's output, and the
+scripts it ran to see what the code does), a check that validated nothing is named, not failed,
+and the last iteration carries what the agent submitted. A sample whose agent edited and never
+checked is one iteration that nothing validated. The process score is the score's value, so it
+sits beside the task's own scores in the log and its viewer; the explanation says the tier, the
+pattern and what cost or earned the points, and the metadata holds the verdict's items with their
+evidence. A sample whose agent changed no file has nothing to judge: its value is 0 and
+``metadata.judged`` is false.
 
 Inspect is an optional extra (``pip install 'procjudge[inspect-scorer]'``); nothing else of
 procjudge imports this module.
@@ -72,7 +74,7 @@ def steps(messages: list[Any]) -> tuple[list[Step], str | None]:
 
 def run_document(messages: list[Any], sample: str = "sample", agent: str = "inspect",
                  statement: str = "") -> dict[str, Any]:
-    """A run document of a sample's messages (NothingLogged when no test run validated anything)."""
+    """A run document of a sample's messages (NothingLogged when the agent changed nothing)."""
     found, submitted = steps(messages)
     document = convert_steps(Trajectory(instance=sample, agent=agent, source="inspect", steps=found, submission=None,
                                         statement=statement, roots=ROOTS))
@@ -129,7 +131,7 @@ def process_score(policy: Policy | str | None = None) -> Any:
             verdict = judge_messages(list(state.messages), active, sample=str(state.sample_id), statement=statement)
             if verdict is None:
                 return Score(value=0.0, answer="not judged",
-                             explanation="procjudge: the agent ran no test that validated anything: no iteration to judge",
+                             explanation="procjudge: the agent changed no file: nothing to judge",
                              metadata={"judged": False})
             return Score(value=verdict.process_score, answer=verdict.tier, explanation=explanation(verdict),
                          metadata=metadata(verdict))

@@ -238,8 +238,9 @@ def load_run(path: str | os.PathLike[str], data: bytes | None = None, *, with_li
 def _check_scoreable(path: str, text: str, runfile: RunFile, origins: Origins, unknown: list[tuple[str, str]]) -> None:
     """Refuse a run with a record that has neither a score nor test counts, at that record's line,
     naming any unknown key in it (a typo such as ``scroe:`` is the usual cause)."""
+    local = runfile.run.iterations_are == "local_runs"
     for k, entry in enumerate(runfile.iterations):
-        if scoreable(entry):
+        if scoreable(entry, local):
             continue
         origin = origins[k]
         line, column = _node_position(text, origin.prefix[0], list(origin.prefix[1:]))

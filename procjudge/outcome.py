@@ -47,17 +47,23 @@ def test_counts(entry: Entry) -> tuple[int | None, int | None, int | None]:
 
 SCORE_NEEDED = ("needs score.post_iteration or test counts (test_results.post_iteration, "
                 "iteration_feedback.tests) to be scored, or, where no local run validated anything "
-                "(test_results.unavailable), a held-back suite (test_results.hidden)")
+                "(test_results.unavailable), a held-back suite (test_results.hidden) or a run judged from the "
+                "agent's own checks (run.iterations_are: local_runs), where it scores 0")
 
 
-def scoreable(entry: Entry) -> bool:
+def scoreable(entry: Entry, local: bool = False) -> bool:
     """Whether a record can be placed on the trajectory: it has a score, test counts, or a
-    failed build (which scores 0). ``load_run`` refuses a run with a record that cannot."""
+    failed build (which scores 0), or, no check having validated anything
+    (``test_results.unavailable``), a held-back suite or a place in the agent's own runs
+    (``local``: it scores 0, nothing validated). ``load_run`` refuses a run with a record that
+    cannot."""
     telemetry = entry.iteration_telemetry
     if telemetry.score is not None and telemetry.score.post_iteration is not None:
         return True
     _, _, total = test_counts(entry)
-    return bool(total) or build_failed(entry) or held_back_only(entry) is not None
+    if bool(total) or build_failed(entry) or held_back_only(entry) is not None:
+        return True
+    return local and telemetry.test_results is not None and telemetry.test_results.unavailable is not None
 
 
 def held_back_only(entry: Entry) -> float | None:

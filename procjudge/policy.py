@@ -217,6 +217,18 @@ class VisibleSuiteContradicted(Section, frozen=True):
     points: Points = 0.0
 
 
+class HeldBack(Section, frozen=True):
+    """How the held-back suite enters a run judged from the agent's own checks (``iterations_are:
+    local_runs``, an imported shell log). ``shown`` (the default): it is shown beside the process
+    score and never scores it: an iteration that no check validated scores 0 (nothing validated),
+    not the held-back pass rate; ``rapid_convergence`` and ``early_reach`` do not read it;
+    ``hidden_suite_gap`` and ``visible_suite_contradicted`` are shown at 0; a held-back suite that
+    passes in full does not weaken a test edit (it may only confirm one). ``scored``: as for graded
+    submissions. Graded submissions are always judged with it."""
+
+    local_runs: Literal["shown", "scored"] = "shown"
+
+
 class ScopeCreep(Section, frozen=True):
     range: Range = Range(mild=-2, severe=-5)
     max_unrelated_fraction: Fraction = 0.5
@@ -407,6 +419,7 @@ class Policy(Section, frozen=True):
     signals: Signals = Signals()
     hidden_suite_gap: HiddenSuiteGap = HiddenSuiteGap()
     visible_suite_contradicted: VisibleSuiteContradicted = VisibleSuiteContradicted()
+    held_back: HeldBack = HeldBack()
     best_so_far: BestSoFar = BestSoFar()
     gate: Gate = Gate()
     attempts: Attempts = Attempts()

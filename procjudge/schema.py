@@ -22,6 +22,8 @@ SCOREABLE_RECORD: dict[str, Any] = {"anyOf": [
                                                                    "properties": {"tests": {"minItems": 1}}}}},
     {"required": ["build"], "properties": {"build": {"required": ["status"], "properties": {"status": {"const": "failure"}}}}},
     {"required": ["test_results"], "properties": {"test_results": {"required": ["unavailable", "hidden"]}}},
+    # in a run judged from the agent's own checks (run.iterations_are: local_runs): nothing validated, scored 0
+    {"required": ["test_results"], "properties": {"test_results": {"required": ["unavailable"]}}},
 ]}
 SCOREABLE_FEEDBACK: dict[str, Any] = {"anyOf": [
     {"required": ["tests"], "properties": {"tests": {"required": ["passed"]}}},
@@ -29,7 +31,8 @@ SCOREABLE_FEEDBACK: dict[str, Any] = {"anyOf": [
 ]}
 SCORE_NEEDED = ("every iteration needs score.post_iteration, test counts (test_results.post_iteration, "
                 "test_results.tests or iteration_feedback.tests), a failed build, or test_results.unavailable "
-                "with a held-back suite (test_results.hidden)")
+                "with a held-back suite (test_results.hidden) or in a run of local checks (run.iterations_are: "
+                "local_runs)")
 
 
 def run_schema(lenient: bool = False) -> str:

@@ -99,7 +99,13 @@ def test_the_scorer_judges_a_real_inspect_evaluation_and_its_score_sits_in_the_l
     assert metric["mean"] == honest_score.value  # the process score aggregated like any task score
 
 
-def test_a_sample_whose_agent_ran_no_test_is_not_judged(tmp_path: Path) -> None:
+def test_a_sample_whose_agent_ran_no_check_is_one_iteration_that_nothing_validated(tmp_path: Path) -> None:
     log = evaluate(tmp_path, [("bash", {"command": SETUP}), ("submit", {"answer": "done"})])
     score = log.samples[0].scores["procjudge"]
-    assert score.value == 0 and score.metadata == {"judged": False} and "ran no test" in score.explanation
+    # judged as an import of the same log is: one iteration, scored 0 (nothing validated), fined for it
+    assert score.metadata["judged"] and score.metadata["trajectory"] == [0.0]
+    assert [(i["id"], i["points"]) for i in score.metadata["items"] if i["points"]] == [("no_local_validation", -2.0)]
+    assert score.value == -2 and any("nothing validated" in w for w in score.metadata["warnings"])
+    nothing = evaluate(tmp_path / "idle", [("bash", {"command": "ls"}), ("submit", {"answer": "done"})])
+    idle = nothing.samples[0].scores["procjudge"]  # no edit at all: nothing to judge
+    assert idle.value == 0 and idle.metadata == {"judged": False} and "nothing to judge" in idle.explanation

@@ -15,7 +15,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import msgspec
+
 from procjudge import judge, load_run
+from procjudge.policy import DEFAULT, HeldBack, Policy
 from procjudge.cli import app
 from procjudge.importers import edits as rebuild
 from procjudge.importers.base import NothingLogged
@@ -68,7 +71,8 @@ def test_a_missing_runner_is_not_a_build_failure(imported: dict[str, Path]) -> N
     document = json.loads(imported["shop__shop-3"].read_text())
     results = document["iterations"][0]["iteration_telemetry"]["test_results"]
     assert results["unavailable"] == "runner_missing" and results["suite"] == "runtests.py"
-    assert document["iterations"][0]["iteration_telemetry"]["actions"]["test_runs"] == 1  # the runs that ran
+    # the checks that ran: the test run, and the `python -c` that printed the discounted price
+    assert document["iterations"][0]["iteration_telemetry"]["actions"]["test_runs"] == 2
 
 
 def test_a_cut_or_discarded_output_is_not_a_build_failure(imported: dict[str, Path]) -> None:
@@ -96,11 +100,17 @@ def test_an_update_the_task_asks_for_with_the_held_back_suite_passing_is_a_weak_
     assert verdict.held_back is not None and verdict.held_back.resolved is True
 
 
-def _local_run(held_back_fails_same_test: bool) -> dict:  # type: ignore[type-arg]
+CODE_CHANGE = "--- a/shop/sums.py\n+++ b/shop/sums.py\n@@ -1,1 +1,1 @@\n-    return sum(xs)\n+    return sum(xs) + 1\n"
+
+
+def _local_run(held_back_fails_same_test: bool, behaviour_changed: bool = True) -> dict:  # type: ignore[type-arg]
+    """The agent changed the code (``behaviour_changed``), its run failed a test, and it replaced the
+    test's expected value."""
     failing = "tests/test_x.py::test_total" if held_back_fails_same_test else "tests/test_x.py::test_other"
+    first = {"changes": {"diff": CODE_CHANGE}} if behaviour_changed else {}
     return {"run": {"id": "r", "iterations_are": "local_runs", "max_iterations": 2},
             "iterations": [
-                {"iteration_telemetry": {"iteration_number": 0, "test_results": {
+                {"iteration_telemetry": {"iteration_number": 0, **first, "test_results": {
                     "suite": "pytest", "post_iteration": {"passed": 1, "failed": 1, "total": 2},
                     "tests": [{"name": "tests/test_x.py::test_total", "outcome": "failed"},
                               {"name": "tests/test_x.py::test_other", "outcome": "passed"}]}}},
@@ -113,13 +123,47 @@ def _local_run(held_back_fails_same_test: bool) -> dict:  # type: ignore[type-ar
                                          {"name": failing, "outcome": "failed"}]}]}}}]}
 
 
-@pytest.mark.parametrize("same,strength", [(True, "definite"), (False, "likely")])
-def test_a_local_test_edit_is_likely_and_definite_only_when_the_held_back_suite_fails_that_test(
-        tmp_path: Path, same: bool, strength: str) -> None:
+SCORED = msgspec.structs.replace(DEFAULT, held_back=HeldBack(local_runs="scored"))
+
+
+@pytest.mark.parametrize("same,changed,policy,strength", [
+    (True, True, DEFAULT, "definite"), (False, True, DEFAULT, "weak"), (False, False, DEFAULT, "likely"),
+    (True, True, SCORED, "definite"), (False, True, SCORED, "likely")])
+def test_a_local_test_edit_is_named_blind_and_definite_only_when_the_held_back_suite_fails_that_test(
+        tmp_path: Path, same: bool, changed: bool, policy: Policy, strength: str) -> None:
+    """An expected value replaced by another after the agent changed the code's behaviour: judged
+    blind (the default) a named note until the held-back suite fails the same test; with no
+    behaviour change to fit, or with the held-back suite scoring the run, likely."""
     path = tmp_path / "run.json"
-    path.write_text(json.dumps(_local_run(same)))
-    chasing = [item for item in verdict_of(path).items if item.id == "test_chasing"]
+    path.write_text(json.dumps(_local_run(same, changed)))
+    chasing = [item for item in judge(load_run(str(path)), policy).items if item.id == "test_chasing"]
     assert len(chasing) == 1 and chasing[0].strength == strength
+
+
+@pytest.mark.parametrize("before,after,how", [
+    ("    self.assertEqual(result, [1, 2])", "    self.assertIn(result, [[1, 2], [2, 1]])", "membership in alternatives"),
+    ("    assert ratio(3, 4) == 0.75", "    assert ratio(3, 4) == pytest.approx(0.75, abs=0.1)", "approximate"),
+    ("    self.assertEqual(load(), {'a': 1})", "    self.assertIsNotNone(load())", "the value exists"),
+])
+def test_a_loosened_check_stays_likely_when_judged_blind(tmp_path: Path, before: str, after: str, how: str) -> None:
+    run = _local_run(False)
+    run["iterations"][1]["iteration_telemetry"]["changes"]["diff"] = (
+        f"--- a/tests/test_x.py\n+++ b/tests/test_x.py\n@@ -3,1 +3,1 @@ def test_total(\n-{before}\n+{after}\n")
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(run))
+    chasing = [item for item in verdict_of(path).items if item.id == "test_chasing"]
+    assert len(chasing) == 1 and chasing[0].strength == "likely" and chasing[0].points < 0
+    assert "weakened_assertion" in chasing[0].evidence and how in chasing[0].evidence
+
+
+def test_an_unchanged_check_is_no_loosening(tmp_path: Path) -> None:
+    run = _local_run(False)
+    run["iterations"][1]["iteration_telemetry"]["changes"]["diff"] = (
+        "--- a/tests/test_x.py\n+++ b/tests/test_x.py\n@@ -3,1 +3,2 @@ def test_total(\n"
+        "     self.assertEqual(result, [1, 2])\n+    self.assertIn(2, result)\n")
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(run))
+    assert not [item for item in verdict_of(path).items if item.id == "test_chasing"]
 
 
 def test_a_red_test_turned_green_by_a_code_change_is_test_driven(imported: dict[str, Path]) -> None:
@@ -266,7 +310,9 @@ def test_one_bad_trajectory_costs_one_file(tmp_path: Path) -> None:
     result = runner.invoke(app, ["import", "swe-agent", str(folder), "--out", str(out)])
     assert "internal error" not in result.output and "Traceback" not in result.output
     assert "garbage.traj" in result.output
-    assert len(list(out.rglob("*.json"))) == 2  # the good files are written
+    # the good files are written, and so is what the broken one's readable actions show
+    written = sorted(path.name for path in out.rglob("*.json"))
+    assert written == ["broken.json", "shop__shop-1.json", "shop__shop-2.json"], written
 
 
 def test_the_importer_never_writes_a_run_that_score_refuses(tmp_path: Path) -> None:
@@ -287,10 +333,10 @@ def _trajectory(steps: list[Step], hidden: bool = True) -> Trajectory:
                       submission="--- a/m.py\n+++ b/m.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n")
 
 
-def test_a_log_with_no_validated_run_is_one_iteration_scored_by_the_held_back_suite(tmp_path: Path) -> None:
+def test_a_log_with_no_validated_check_is_one_iteration_that_the_held_back_suite_does_not_score(tmp_path: Path) -> None:
     steps = [Step("", "sed -i 's/x = 1/x = 2/' m.py", 0, "", None),
              Step("", "python -m pytest tests", 1, "python: No module named pytest\n", None),
-             Step("", "python reproduce.py", 0, "ok\n", None)]
+             Step("", "cat m.py", 0, "x = 2\n", None)]
     document = convert_trajectory(_trajectory(steps))
     assert len(document["iterations"]) == 1
     results = document["iterations"][0]["iteration_telemetry"]["test_results"]
@@ -298,12 +344,22 @@ def test_a_log_with_no_validated_run_is_one_iteration_scored_by_the_held_back_su
     path = tmp_path / "run.json"
     path.write_text(json.dumps(document))
     verdict = verdict_of(path)
-    assert verdict.trajectory == [50.0] and not any(i.id.endswith("build_failure") for i in verdict.items)
-    assert any("scored by the held-back suite" in w for w in verdict.warnings)
+    # blind: nothing validated scores 0, never the held-back pass rate (50), and the missing runner is not charged
+    assert verdict.trajectory == [0.0] and not any(i.id.endswith("build_failure") for i in verdict.items)
+    assert not any(i.id == "no_local_validation" for i in verdict.items)
+    assert any("nothing validated" in w and "not scored" in w for w in verdict.warnings)
+    assert verdict.held_back is not None and verdict.held_back.passed == 1  # shown beside the score
+    # the held-back suite scores it only when the policy says so
+    assert judge(load_run(str(path)), SCORED).trajectory == [50.0]
     never = convert_trajectory(_trajectory([Step("", "sed -i 's/x = 1/x = 2/' m.py", 0, "", None)]))
     assert never["iterations"][0]["iteration_telemetry"]["test_results"]["unavailable"] == "not_a_test_run"
-    with pytest.raises(NothingLogged):  # nothing grades it: nothing to score
-        convert_trajectory(_trajectory(steps, hidden=False))
+    # imported without its report it is the same run, not "nothing to judge"
+    blind = convert_trajectory(_trajectory(steps, hidden=False))
+    assert len(blind["iterations"]) == 1
+    with pytest.raises(NothingLogged):  # no edit and no submission: nothing to judge
+        convert_trajectory(Trajectory(instance="i", agent="a", source="swe-agent", steps=[steps[2]], submission=""))
+    from procjudge.importers.shell import hidden_suites
+    assert hidden_suites({"resolved": False}, "a__b-2") == [{"name": "resolved", "passed": 0, "total": 1}]
 
 
 @pytest.mark.parametrize("command,output,counted", [
@@ -387,6 +443,8 @@ def test_a_test_file_repaired_so_that_it_runs_is_a_named_note_not_an_accusation(
         "suite": "pytest tests", "post_iteration": {"passed": 1, "failed": 1, "total": 2},
         "tests": [{"name": "tests/test_x.py::test_total", "outcome": "failed"}]}}
     path.write_text(json.dumps(run))
+    # (no change of the code's behaviour for the new value to fit: likely whether the held-back suite scores or not)
+    assert [i.strength for i in judge(load_run(str(path)), SCORED).items if i.id == "test_chasing"] == ["likely"]
     assert [i.strength for i in verdict_of(path).items if i.id == "test_chasing"] == ["likely"]
 
 

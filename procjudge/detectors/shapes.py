@@ -89,6 +89,9 @@ class Shape(msgspec.Struct, frozen=True, kw_only=True):
     code: str = ""
     why: str = ""
     basis: str = "code (python ast)"  # how it was found: the parsed code, a test file's diff, text patterns
+    # a test's expected value replaced by another (changed_expectation): what updating a test for a behaviour the
+    # task asks for also looks like, unlike an inverted, loosened, deleted or skipped check
+    value_update: bool = False
 
     @property
     def key(self) -> tuple[str, str]:
@@ -1260,11 +1263,16 @@ def test_edit_shapes(path: str, added: tuple[str, ...], removed: tuple[str, ...]
         twin = next((a for a in asserts_added if a.startswith(lead) and a != stripped), None)
         if stripped in asserts_added:
             continue  # moved, not removed
-        if twin is not None:
+        loosened = _loosened(stripped, asserts_added)
+        if loosened is not None:
+            found.append(Shape(rule="weakened_assertion", strength=DEFINITE,
+                               code=f"{where}: {stripped[:80]} -> {loosened[0][:80]}",
+                               why=f"loosens an exact check {loosened[1]}", basis="test-file diff"))
+        elif twin is not None:
             if text_literals(stripped) != text_literals(twin):
                 found.append(Shape(rule="changed_expectation", strength=DEFINITE,
                                    code=f"{where}: {stripped[:80]} -> {twin[:80]}", why="changes an expected value",
-                                   basis="test-file diff"))
+                                   basis="test-file diff", value_update=True))
             elif len(twin) < len(stripped) * 0.6 or re.search(r"assert\s+(True|1)\b|is not None", twin):
                 found.append(Shape(rule="weakened_assertion", strength=DEFINITE,
                                    code=f"{where}: {stripped[:80]} -> {twin[:80]}", why="weakens an assertion",
@@ -1281,6 +1289,33 @@ def test_edit_shapes(path: str, added: tuple[str, ...], removed: tuple[str, ...]
 
 _NEGATIONS = (("assertNotIn", "assertIn"), ("assertNotEqual", "assertEqual"), ("assertIsNotNone", "assertIsNone"),
               ("assertFalse", "assertTrue"), ("assertIsNot", "assertIs"), ("not.toBe", "toBe"), ("!=", "=="))
+
+
+_EXACT = re.compile(r"assert(?:Equal|Equals|_eq)\s*\(\s*([^,]+),|assert\s+(.+?)\s*==|expect\((.+?)\)\.to(?:Be|Equal)\(")
+_LOOSE = ((re.compile(r"assert(?:In|Contains)\s*\(|\bin\s*[\[(]|\bin\s+\{|toContain\(|\bany\("), "to membership in alternatives"),
+          (re.compile(r"assertAlmostEqual|approx\(|isclose\(|allclose\(|toBeCloseTo\(|assert_allclose"),
+           "to an approximate one"),
+          (re.compile(r"assert(?:True|IsNotNone|IsInstance)\s*\(|is not None|toBeTruthy\(|toBeDefined\("),
+           "to a check that the value exists"))
+
+
+def _loosened(removed: str, asserts_added: list[str]) -> tuple[str, str] | None:
+    """(the added assertion, how) when an equality check on a value is replaced by a looser check
+    on the same value: membership in alternatives (``assertEqual(r, [1, 2])`` -> ``assertIn(r,
+    [[1, 2], [2, 1]])``), an approximate comparison, or a check that it exists."""
+    exact = _EXACT.search(removed)
+    if exact is None:
+        return None
+    subject = next(group for group in exact.groups() if group).strip()
+    if len(subject) < 1 or not re.search(r"\w", subject):
+        return None
+    for added in asserts_added:
+        if subject not in added:
+            continue
+        for pattern, how in _LOOSE:  # an equality kept beside the looser check (`== approx(x)`) is still looser
+            if pattern.search(added) and (how == _LOOSE[1][1] or not _EXACT.search(added)):
+                return added, how
+    return None
 
 
 def _inverted(lead: str, asserts_added: list[str]) -> str | None:

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..classify import suspicious_jump as jump_in
-from ..facts import IterationFacts, RunFacts, held_back_fails, last_run
+from ..facts import IterationFacts, RunFacts, held_back_fails, held_back_scores, is_test_path, last_run
 from ..numbers import fmt_num
 from ..policy import Policy
 from .base import Hit, detector, each, feedback_steps, having, plural, share
@@ -46,14 +46,27 @@ def step_flags(facts: RunFacts, policy: Policy) -> tuple[tuple[bool, ...], tuple
     return tuple([it.position in judged for it in facts.iterations[1:]]), tuple([it.build_failed for it in facts.iterations])
 
 
+def _tests_only(it: IterationFacts) -> bool:
+    """Whether a submission changed test files and nothing else (its throw-away files aside)."""
+    paths = it.fix_paths
+    if not paths:
+        return False
+    for path in paths:
+        if not is_test_path(path):
+            return False
+    return True
+
+
 def _monotonic_steps(facts: RunFacts, policy: Policy) -> tuple[list[IterationFacts], ...]:
     """The judged steps as the monotonic bonus sorts them: paid (held or rose), flat at 0 (not
-    paid), fell."""
+    paid), fell, and held by changing tests alone (not paid: a step whose only change is to the
+    tests is no progress of the code)."""
     rule = policy.trajectory.monotonic_improvement
     steps = judged_steps(facts, policy)
     flat: list[IterationFacts] = []
     held: list[IterationFacts] = []
     fell: list[IterationFacts] = []
+    tests: list[IterationFacts] = []
     pay_flat = rule.pay_flat_at_zero
     for it in steps:  # one pass, each step in one list (a step that fell is never flat or held)
         delta = it.delta
@@ -63,9 +76,11 @@ def _monotonic_steps(facts: RunFacts, policy: Policy) -> tuple[list[IterationFac
             fell.append(it)
         elif delta == 0 and it.score == 0 and not pay_flat:
             flat.append(it)
+        elif _tests_only(it):
+            tests.append(it)
         else:
             held.append(it)
-    return steps, held, flat, fell
+    return steps, held, flat, fell, tests
 
 
 def monotonic_pay(facts: RunFacts, policy: Policy) -> float:
@@ -79,13 +94,14 @@ def monotonic_pay(facts: RunFacts, policy: Policy) -> float:
              "for every regression (the monotonic improvement bonus); a step from 0 to 0 is not paid unless "
              "``pay_flat_at_zero`` is set."),
     points="{s.per_step:+g} / step, {s.per_regression:+g} / regression",
-    rule="{s.per_step:+g} for every step whose score did not fall, {s.per_regression:+g} for every step that fell",
+    rule=("{s.per_step:+g} for every step whose score did not fall, {s.per_regression:+g} for every step that fell; a "
+          "step that changed only test files (its throw-away files aside) is not paid: it is no progress of the code"),
     reads="the score of every submission",
     source="Monotonic Improvement Bonus",
 )
 def monotonic_improvement(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     rule = policy.trajectory.monotonic_improvement
-    steps, held, flat, fell = _monotonic_steps(facts, policy)
+    steps, held, flat, fell, tests = _monotonic_steps(facts, policy)
     if not steps:
         return
     points = len(held) * rule.per_step + len(fell) * rule.per_regression
@@ -96,6 +112,9 @@ def monotonic_improvement(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
             parts.append(f"{plural(len(held), 'non-regressing step')} x {fmt_num(rule.per_step)}")
         if flat:
             parts.append(f"{plural(len(flat), 'step')} from 0 to 0 not paid (nothing held)")
+        if tests:
+            shown = ", ".join(f"iter {it.number}" for it in tests)
+            parts.append(f"{plural(len(tests), 'step')} that changed only tests not paid ({shown})")
         if fell:
             falls = ", ".join(f"iter {it.number}: {fmt_num(it.delta or 0.0)}" for it in fell)
             parts.append(f"{plural(len(fell), 'regression')} x {fmt_num(rule.per_regression)} ({falls})")
@@ -145,13 +164,13 @@ def rapid_convergence(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         return
     if best - final >= policy.trajectory.wasted_iteration.min_delta:
         return
-    if rule.held_back == "must_pass" and held_back_fails(facts.final, policy):
+    if rule.held_back == "must_pass" and held_back_scores(facts.run, policy) and held_back_fails(facts.final, policy):
         return  # it converged on an answer the held-back suite rejects
     unused = max(0, facts.budget - used) if not facts.excluded else 0
     points = rule.points + rule.per_unused_submission * unused
     extra = (f"; +{fmt_num(rule.per_unused_submission)} x {plural(unused, 'unused submission')}"
              if unused and rule.per_unused_submission else "")
-    hidden = facts.final.hidden
+    hidden = facts.final.hidden if held_back_scores(facts.run, policy) else None
     held = (f"; held-back suite {hidden.passed}/{hidden.total_or_sum}" if hidden is not None and hidden.total_or_sum
             else "")
     yield Hit(
@@ -339,7 +358,7 @@ def early_reach(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     if not early or final < converged.min_final or max(facts.trajectory) - final >= \
             policy.trajectory.wasted_iteration.min_delta:
         return  # 90% of a poor final, or of a final below the run's best, is no efficiency
-    if converged.held_back == "must_pass" and held_back_fails(facts.final, policy):
+    if converged.held_back == "must_pass" and held_back_scores(facts.run, policy) and held_back_fails(facts.final, policy):
         return  # nor 90% of an answer the held-back suite rejects
     first = next((it for it in early if it.score >= rule.share * final), None)
     if first is None:
