@@ -46,11 +46,15 @@ def run_files(folder: Path) -> dict[str, dict[str, Any]]:
 
 def test_the_real_openhands_output_imports_and_matches_the_raw_events(tmp_path: Path) -> None:
     written, issues = openhands.import_files([str(OPENHANDS)], str(tmp_path))
-    assert written == 2
-    # ponyc-4593 edits and finishes without ever building or testing: nothing to judge, a note
-    assert [(i.line, i.note, "never ran a recognised test command" in i.reason) for i in issues] == [(2, True, True)]
+    assert written == 3 and not issues
     runs = run_files(tmp_path)
-    assert set(runs) == {"ponylang__ponyc-4595", "ponylang__ponyc-4588"}
+    assert set(runs) == {"ponylang__ponyc-4595", "ponylang__ponyc-4588", "ponylang__ponyc-4593"}
+    # ponyc-4593 edits and finishes without ever building or testing: one iteration that nothing validated,
+    # imported without a report as with one
+    unchecked = runs.pop("ponylang__ponyc-4593")
+    assert len(unchecked["iterations"]) == 1
+    assert unchecked["iterations"][0]["iteration_telemetry"]["test_results"]["unavailable"] == "not_a_test_run"
+    assert any("ran no check" in note for note in unchecked["run"]["notes"])
     raw = {r["instance_id"]: r for r in lines(OPENHANDS)}
     for instance, document in runs.items():
         record = raw[instance]
@@ -274,8 +278,8 @@ def test_auto_recognises_every_format_and_names_what_it_cannot(tmp_path: Path) -
                                  str(tmp_path / "out")])
     assert result.exit_code == 2
     assert "notes.json:1: not a log any importer recognises" in result.stderr
-    assert "openhands: 1 file, 2 runs" in result.stderr and "atif: 1 file, 1 run" in result.stderr
-    assert "imported 3 runs" in result.stdout
+    assert "openhands: 1 file, 3 runs" in result.stderr and "atif: 1 file, 1 run" in result.stderr
+    assert "imported 4 runs" in result.stdout
     forced = runner.invoke(app, ["import", "auto", "--using", "nope", str(stray), "--out", str(tmp_path / "o2")])
     assert forced.exit_code == 2 and "no importer named 'nope'" in forced.stderr
 

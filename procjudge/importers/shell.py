@@ -49,6 +49,7 @@ from typing import Any
 
 from . import edits as rebuild
 from .base import NothingLogged
+from .checks import Outcome, check_outcome, is_environment, script_run, script_targets
 from .edits import Edit, words_of
 
 
@@ -71,6 +72,7 @@ class Step:
         self.thought, self.command, self.returncode = thought, command, returncode
         self.output, self.time = output[:MAX_OUTPUT], time
         shell = kind is None
+        self.shell = shell  # a command the agent ran, not a structured edit or read
         self.test = test_command(command) if shell else None
         self.writes = writes if writes is not None else written_files(command) if shell else []
         self.counts = parse_counts(self.output) if self.test else None
@@ -84,13 +86,19 @@ class Step:
         self.unavailable: str | None = None
         self.edits: list[Edit] = []  # what the step changed, rebuilt as diff lines (see procjudge.importers.edits)
         self.unrecovered: list[tuple[str, str]] = []  # (path, why) of writes whose change could not be rebuilt
+        # a script the agent ran to see whether its code works (procjudge.importers.checks), and what it showed:
+        # set by convert, which knows the scripts the agent wrote
+        self.probe: str | None = None
+        self.probe_outcome: Outcome | None = None
+        self.code_edit = False  # it changed the code, not only throw-away files (set by convert)
 
     @property
     def check(self) -> str | None:
-        """What this step checked, when it ends an iteration: a test run's suite, or a failed build."""
+        """What this step checked, when it ends an iteration: a test run's suite, a script run, or a
+        failed build."""
         if self.unavailable:
             return None
-        return self.test or self.failed_build
+        return self.test or self.probe or self.failed_build
 
 
 # --------------------------------------------------------------------------- commands
@@ -168,6 +176,8 @@ def test_command(command: str) -> str | None:
         if part.startswith(("echo", "cat", "grep", "sed", "#", "ls", "find", "head", "tail", "nl")):
             continue
         plain = _plain(part)
+        if is_environment(plain) or is_environment(part.strip()):  # `pip install pytest` installs the runner
+            continue
         for pattern, name in _OTHER_RUNNERS:
             other = pattern.match(plain)
             if other:
@@ -189,9 +199,14 @@ def test_command(command: str) -> str | None:
         if _NOT_A_RUN & set(words) or runner in ("tox", "nox") and _TOX_NOT_A_RUN & set(words):
             return None
         targets, skip = [], False
-        for word in words:
+        for k, word in enumerate(words):
             if skip:
                 skip = False
+            elif word in _SELECTING and k + 1 < len(words):  # a narrowed selection is another suite
+                targets.append(f"{word} {words[k + 1]}")
+                skip = True
+            elif word.startswith(_SELECTING_JOINED) or word in ("--lf", "--last-failed"):
+                targets.append(word)
             elif word in _VALUED:
                 skip = True
             elif not word.startswith("-") and "=" not in word and not word.isdigit():
@@ -219,6 +234,10 @@ def build_ran_last(command: str) -> bool:
     return bool(parts) and build_command(parts[-1]) is not None and "|" not in command.split("\n")[-1].split("||")[0]
 
 
+# Options that narrow which tests run: part of the suite's identity, so that a narrowed run's counts are
+# never compared with the whole selection's.
+_SELECTING = frozenset({"-k", "-m", "--deselect", "--ignore", "--ignore-glob"})
+_SELECTING_JOINED = ("-k=", "-m=", "--deselect=", "--ignore=", "--ignore-glob=")
 _VALUED = frozenset({"-e", "-k", "-m", "-p", "-c", "-n", "-o", "-W", "--settings", "--parallel", "--tb", "--deselect",
                      "--ignore", "--rootdir", "--verbosity", "-v2"})
 
@@ -502,6 +521,7 @@ _RUNNER_MISSING = re.compile(
     r"|can't open file .*(?:runtests|manage)\.py"
     r"|(?:runtests|manage)\.py: No such file or directory", re.MULTILINE)
 _MISSING_MODULE = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '?([\w.]+)'?")
+_COLLECTION_STOPPED = re.compile(r"errors? during collection|^_* ERROR collecting ", re.MULTILINE)
 _CUTTERS = frozenset({"head", "tail", "grep", "egrep", "awk", "sed", "cut", "less", "more", "wc", "sort", "uniq"})
 
 
@@ -542,12 +562,21 @@ def unavailable(step: Step, own_modules: frozenset[str] = frozenset()) -> str | 
     127, ``No module named pytest``, ``command not found``), a module the project does not own is
     missing (``own_modules``: top-level names of the files the agent wrote or submitted), the output
     was cut (by the harness or a pipe into ``head``/``tail``/``grep``) or discarded, it timed out,
-    it printed nothing, or only an ``echo`` after ``||``; or it ran no test at all (0 collected)."""
+    it printed nothing, or only an ``echo`` after ``||``; or it ran no test at all (0 collected), or
+    its collection stopped on modules missing from the environment (pytest's ``errors during
+    collection`` where every missing module is one the project does not provide)."""
     if step.test is None:
         return None
     if step.counts is not None:
         # a run that collected no test (a wrong target, a filter that matched nothing) checked nothing
-        return "it ran no test" if step.counts.passed + step.counts.failed == 0 else None
+        if step.counts.passed + step.counts.failed == 0:
+            return "it ran no test"
+        if step.counts.passed == 0 and _COLLECTION_STOPPED.search(step.output):
+            missing = _MISSING_MODULE.findall(step.output)
+            foreign = [name for name in missing if name.split(".")[0] not in own_modules]
+            if foreign and len(foreign) == len(missing):  # only the environment's modules are missing
+                return f"collection stopped: a module the project does not provide is missing ({foreign[-1]})"
+        return None
     output = step.output
     if re.search(r"^=*\s*no tests ran\b|^Ran 0 tests\b|^collected 0 items", output, re.MULTILINE):
         return "it ran no test"
@@ -759,8 +788,12 @@ def convert(trajectory: Trajectory) -> dict[str, Any]:
     own = _own_modules(all_steps, trajectory.submission, trajectory.roots)
     for step in all_steps:
         step.unavailable = unavailable(step, own)
+    _find_checks(all_steps, submitted, trajectory.roots, own)
     _rebuild(all_steps, trajectory.submission, trajectory.roots)
-    groups, current, baseline = _groups(all_steps)
+    tracked = _tracked(all_steps, submitted, trajectory.roots)
+    discarded = _discarded(all_steps, trajectory.roots, tracked)
+    groups, current, baseline = _groups(all_steps, lambda path: _scratch_write(path, submitted, trajectory.roots, tracked,
+                                                                               discarded))
     notes = list(trajectory.notes) + _step_notes(all_steps, submitted)
     outcome_unknown = not groups
     if not groups:
@@ -772,35 +805,187 @@ def convert(trajectory: Trajectory) -> dict[str, Any]:
     groups[-1].extend(current)
     if trailing:
         where = "the submitted files" if submitted is not None else "the repository"
-        notes.append(f"{len(trailing)} edit(s) to {where} came after the last test run: submitted untested")
+        notes.append(f"{len(trailing)} edit(s) to {where} came after the last check: submitted untested")
     iterations = []
     seen_created: set[str] = set()
     for k, group in enumerate(groups):
         iterations.append({"iteration_telemetry": _iteration(k, group, baseline if k == 0 else None, submitted,
                                                                seen_created, trajectory.roots, trajectory.submission,
-                                                               unknown=outcome_unknown)})
+                                                               unknown=outcome_unknown, tracked=tracked)})
     _finish(iterations[-1]["iteration_telemetry"], trajectory)
     return {"run": _run_info(trajectory, notes, len(iterations)), "iterations": iterations}
 
 
-def _groups(steps: list[Step]) -> tuple[list[list[Step]], list[Step], Step | None]:
-    """The iterations: runs of steps each ending at a check (a test run or a build) after an edit;
-    the steps after the last such check; and the agent's test run before its first edit."""
+def _groups(steps: list[Step], scratch: Any) -> tuple[list[list[Step]], list[Step], Step | None]:
+    """The iterations: each an edit of the code (writing a throw-away script is not one:
+    ``scratch(path)`` says which writes are) and every step up to the last check (a test run, a
+    script run or a build) before the next edit of the code, so that an iteration's checks all saw
+    the same code; the steps after the last such check (edits submitted untested); and the agent's
+    last check before its first edit (a test run with counts before any other)."""
     groups: list[list[Step]] = []
     current: list[Step] = []
-    baseline: Step | None = None
-    edited = False
+    before: list[Step] = []  # the checks before the first edit of the code
+    edited = checked = False
     for step in steps:
+        step.code_edit = any(not scratch(path) for path, _ in step.writes)
+        if step.code_edit and checked:  # the code changes again: the iteration before ends at its last check
+            cut = max(k for k, s in enumerate(current) if s.check) + 1
+            groups.append(current[:cut])
+            current, checked = current[cut:], False
         current.append(step)
-        if step.writes:
-            edited = True
+        edited = edited or step.code_edit
         if step.check:
             if edited:
-                groups.append(current)
-                current, edited = [], False
-            elif not groups and step.test:
-                baseline = step
-    return groups, current, baseline
+                checked = True
+            else:
+                before.append(step)
+    if checked:
+        cut = max(k for k, s in enumerate(current) if s.check) + 1
+        groups.append(current[:cut])
+        current = current[cut:]
+    return groups, current, scored_check(before)
+
+
+def scored_check(checks: list[Step]) -> Step | None:
+    """The check that states what a stretch of unchanged code did: its last test run with counts
+    (the widest evidence), else its last check."""
+    for step in reversed(checks):
+        if step.test and step.counts is not None and not step.unavailable:
+            return step
+    return checks[-1] if checks else None
+
+
+def _scratch_write(path: str, submitted: dict[str, str] | None, roots: tuple[str, ...],
+                   tracked: frozenset[str] = frozenset(), discarded: frozenset[str] = frozenset()) -> bool:
+    """Whether a write is to a throw-away file, not the code: outside the repository, or a file
+    the agent made (not one of the repository's own, ``tracked``) that the submitted diff leaves
+    out, or (with no diff to say) one it deleted again (``discarded``) or with a
+    ``reproduce_*.py``-like name."""
+    if not path:
+        return False  # a patch that names its files only in its text
+    relative, outside = _relative(os.path.normpath(path), roots)
+    if outside or relative in tracked:
+        return outside
+    if submitted is not None:
+        return _scratch(relative, submitted)
+    return _THROWAWAY.match(relative.rsplit("/", 1)[-1]) is not None or relative in discarded or any(
+        relative.startswith(folder + "/") for folder in discarded)
+
+
+def _discarded(steps: list[Step], roots: tuple[str, ...], tracked: frozenset[str]) -> frozenset[str]:
+    """The files (and folders) the agent made and deleted again before the end: throw-away."""
+    made: set[str] = set()
+    gone: set[str] = set()
+    for step in steps:
+        for path, how in step.writes:
+            if not path:
+                continue
+            relative, outside = _relative(os.path.normpath(path), roots)
+            if outside or relative in tracked:
+                continue
+            if how == "delete":
+                if relative in made or any(name.startswith(relative + "/") for name in made):
+                    gone.add(relative)
+            else:
+                made.add(relative)
+                gone.discard(relative)
+    return frozenset(gone)
+
+
+# A reproduction or debugging script by its name (a `test_*.py` may be the project's own test, so it is not one).
+_THROWAWAY = re.compile(r"^(?:reproduce|repro|debug|scratch|tmp|temp)[\w.-]*\.(?:py|js|ts|sh|rb)$", re.IGNORECASE)
+
+# Writes that change a file in place: the file was there before the agent wrote it.
+_IN_PLACE = frozenset({"sed", "edit", "patch", "restore"})
+
+
+def _tracked(steps: list[Step], submitted: dict[str, str] | None, roots: tuple[str, ...]) -> frozenset[str]:
+    """The repository's own files among those the agent wrote: one whose first write changes it in
+    place (``sed -i``, an editor's replace or insert, a patch's change of existing lines, a
+    restore), and one the submitted diff modifies or deletes. Such a file is never "created" nor
+    scratch, submitted or not: a test edited and then left out of the submission is still an
+    edit of the project's tests."""
+    first: dict[str, str] = {}
+    for step in steps:
+        for path, how in step.writes:
+            if path:
+                relative, outside = _relative(os.path.normpath(path), roots)
+                if not outside:
+                    first.setdefault(relative, how)
+    tracked = {path for path, how in first.items() if how in _IN_PLACE}
+    if submitted:
+        tracked.update(path for path, status in submitted.items() if status != "created")
+    return frozenset(tracked)
+
+
+def _find_checks(steps: list[Step], submitted: dict[str, str] | None, roots: tuple[str, ...],
+                 own: frozenset[str]) -> None:
+    """Mark every step that runs a script to see what the code does (``python reproduce.py``,
+    ``python -c``, ``./run.sh``: :mod:`procjudge.importers.checks`) as a check, with what it
+    showed as one test named after it; a script the log showed writing the repository's files is
+    an edit instead. Test runs, installs and structured edits are left as they are."""
+    texts: dict[str, str] = {}  # the scripts the agent wrote, by path, as last written
+    for step in steps:
+        _remember_scripts(step, texts, roots)
+        if not step.shell or step.test:
+            continue
+        parts = segments(step.command)
+        runs = []
+        for k, part in enumerate(parts):
+            plain = _plain(part)
+            if is_environment(plain) or re.match(r"^(?:cd|pushd|export|source|\.)(?:\s|$)", plain):
+                continue
+            if _RUNNER.search(" " + part) or any(pattern.match(plain) for pattern, _ in _OTHER_RUNNERS):
+                continue  # a test runner asked for its help, version or collection: no check
+            found = script_run(plain, words_of(plain))
+            if found is not None:
+                runs.append((k, found))
+        if not runs:
+            continue
+        position, found = runs[-1]
+        script_text = texts.get(_relative(os.path.normpath(found.script), roots)[0]) if found.script else None
+        targets = script_targets(script_text, found.script) if script_text else []
+        written = [path for path, how in step.writes if how == "script"] + targets
+        if any(not _scratch_write(path, submitted, roots) for path in written):
+            step.writes += [(os.path.normpath(path), "script") for path in targets
+                            if (os.path.normpath(path), "script") not in step.writes]
+            continue  # a script that rewrites the code is an edit
+        # the exit status is the last simple command's: a script followed by `| tail` or `|| echo` has none
+        code = step.returncode if position == len(parts) - 1 else None
+        outcome = check_outcome(code, step.output, own)
+        if outcome.unavailable:
+            step.unavailable = outcome.unavailable
+            step.probe = found.identity
+            continue
+        step.probe, step.probe_outcome = found.identity, outcome
+        files = [name for name, outside in (_relative(os.path.normpath(path), roots) for path, _ in outcome.frames)
+                 if not outside and not _library_path(name)]
+        test: dict[str, Any] = {"name": found.identity, "outcome": "passed" if outcome.passed else "failed",
+                                "message": f"{outcome.line} ({outcome.how})"}
+        if files:
+            test["files"] = list(dict.fromkeys(files))[-20:]
+        step.counts = Counts(int(bool(outcome.passed)), int(not outcome.passed), 0, [test])
+
+
+def _library_path(path: str) -> bool:
+    return "site-packages/" in path or "dist-packages/" in path or path.startswith(("<", "/usr/lib/python"))
+
+
+def _remember_scripts(step: Step, texts: dict[str, str], roots: tuple[str, ...]) -> None:
+    """Keep the text of every script a step writes whole (a heredoc into a file, an editor's create)."""
+    if step.editor is not None:
+        if step.editor.get("command") in ("create", "write"):
+            text = step.editor.get("file_text") if step.editor.get("command") == "create" else step.editor.get("content")
+            path = str(step.editor.get("path") or "")
+            if path and isinstance(text, str):
+                texts[_relative(os.path.normpath(path), roots)[0]] = text
+        return
+    if "<<" not in step.command:
+        return
+    for opener, body in rebuild.heredoc_bodies(step.command):
+        for path in _redirects(opener):
+            if path not in ("/dev/null",):
+                texts[_relative(os.path.normpath(path), roots)[0]] = body
 
 
 def _step_notes(steps: list[Step], submitted: dict[str, str] | None) -> list[str]:
@@ -824,13 +1009,12 @@ def _unknown_outcome(trajectory: Trajectory) -> str:
     is unknown, graded by the held-back suite alone (NothingLogged without one: nothing to score)."""
     all_steps = trajectory.steps
     idle = [s for s in all_steps if s.unavailable]
-    why = (f"none of the agent's {len(idle)} test run(s) after its edits validated anything ({_reasons(idle)})"
-           if idle else "the agent never ran a recognised test command after its edits"
-           if any(s.check for s in all_steps) else "the agent never ran a recognised test command")
-    graded = sum(suite["total"] for suite in trajectory.hidden) > 0
-    if not graded or not any(s.writes for s in all_steps) and not trajectory.submission:
+    why = (f"none of the agent's {len(idle)} check(s) after its edits validated anything ({_reasons(idle)})"
+           if idle else "the agent ran no check (a test run, a script, a build) after its edits"
+           if any(s.check for s in all_steps) else "the agent ran no check (a test run, a script, a build)")
+    if not any(s.writes for s in all_steps) and not trajectory.submission:
         raise NothingLogged(f"{why}: no loop to judge{_held_back_text(trajectory.hidden)}")
-    return f"{why}: validation unavailable, so the one iteration is scored by the held-back suite"
+    return f"{why}: one iteration that nothing validated (the held-back suite is shown, not scored)"
 
 
 def _finish(final: dict[str, Any], trajectory: Trajectory) -> None:
@@ -971,10 +1155,10 @@ def _reasons(steps: list[Step]) -> str:
 
 def _iteration(k: int, group: list[Step], baseline: Step | None, submitted: dict[str, str] | None,
                seen_created: set[str], roots: tuple[str, ...], submission: str | None = None,
-               unknown: bool = False) -> dict[str, Any]:
+               unknown: bool = False, tracked: frozenset[str] = frozenset()) -> dict[str, Any]:
     """One iteration's telemetry from its steps: timing, actions, the files written and their edits,
     the test results (or why none validated anything), and the reads of the repository's history."""
-    files = _files_written(group, submitted, seen_created, roots)
+    files = _files_written(group, submitted, seen_created, roots, tracked)
     telemetry: dict[str, Any] = {"iteration_number": k}
     times = [s.time for s in group if s.time]
     if times:
@@ -993,8 +1177,9 @@ def _iteration(k: int, group: list[Step], baseline: Step | None, submitted: dict
 
 
 def _files_written(group: list[Step], submitted: dict[str, str] | None, seen_created: set[str],
-                   roots: tuple[str, ...]) -> dict[str, dict[str, Any]]:
-    """The files an iteration's steps wrote, each with its status and whether it is scratch."""
+                   roots: tuple[str, ...], tracked: frozenset[str] = frozenset()) -> dict[str, dict[str, Any]]:
+    """The files an iteration's steps wrote, each with its status and whether it is scratch (a
+    file of the repository's own, ``tracked``, is modified and never scratch)."""
     files: dict[str, dict[str, Any]] = {}
     for step in group:
         for path, how in step.writes:
@@ -1006,17 +1191,20 @@ def _files_written(group: list[Step], submitted: dict[str, str] | None, seen_cre
                                                                   else "modified")
             if status == "created" and relative in seen_created and (submitted is None or relative not in submitted):
                 status = "modified"  # a scratch file written again after the iteration that created it
+            if relative in tracked and not outside:
+                status = "deleted" if how == "delete" else "modified"
             if status == "created":
                 seen_created.add(relative)
             files[relative] = {"path": relative, "status": status,
-                               "scratch": outside or (submitted is not None and relative not in submitted)}
+                               "scratch": outside or (relative not in tracked and submitted is not None
+                                                      and relative not in submitted)}
     return files
 
 
 def _actions(group: list[Step]) -> dict[str, Any]:
     """Tool calls, edits, reads, and the test runs that validated something (unknown, not 0, when
     test runs were attempted and none could run)."""
-    validated = sum(1 for s in group if s.test and not s.unavailable)
+    validated = sum(1 for s in group if (s.test or s.probe) and not s.unavailable)
     attempted = any(s.unavailable for s in group)
     actions: dict[str, Any] = {"tool_calls_total": len(group), "file_edits": sum(1 for s in group if s.writes),
                                "file_reads": sum(1 for s in group if not s.writes and not s.check)}
@@ -1051,23 +1239,23 @@ def _changes(group: list[Step], files: dict[str, dict[str, Any]], submitted: dic
 def _results(group: list[Step], baseline: Step | None, unknown: bool) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The test results of an iteration's last check (and the build that failed instead), against
     the agent's baseline run; why nothing was validated when no run after the edits ran."""
-    checks = [s for s in group if s.check]
-    last = checks[-1] if checks else None
+    first_edit = next((k for k, s in enumerate(group) if s.code_edit), 0)
+    last = scored_check([s for s in group[first_edit:] if s.check])
     results: dict[str, Any] = {}
     build = None
     if unknown or last is None:  # no run after the edits validated anything: the outcome is unknown
         idle_after = [s for s in group if s.unavailable]
         results["unavailable"] = unavailable_code(idle_after[0].unavailable or "") if idle_after else "not_a_test_run"
         last = baseline
-        if baseline is not None and baseline.test:
-            results["suite"] = baseline.test
-    elif last.test is None or last.counts is None:
+        if baseline is not None and (baseline.test or baseline.probe):
+            results["suite"] = baseline.test or baseline.probe
+    elif last.counts is None:
         results["suite"] = last.test or "build"
         reason = "the build failed" if last.test is None else "the test command printed no summary"
         build = {"status": "failure", "errors": [last.output.strip()[-2000:] or reason]}
     else:
         counts = last.counts
-        results["suite"] = last.test
+        results["suite"] = last.test or last.probe
         results["post_iteration"] = {"passed": counts.passed, "failed": counts.failed,
                                      "total": counts.passed + counts.failed, "skipped": counts.skipped}
         if counts.tests:
@@ -1085,7 +1273,7 @@ def _baseline_results(baseline: Step | None, last: Step | None) -> dict[str, Any
     if baseline is None or baseline.counts is None:
         return {}
     found: dict[str, Any] = {}
-    if last is not None and baseline.test == last.test:
+    if last is not None and (baseline.test or baseline.probe) == (last.test or last.probe):
         found["pre_iteration"] = {"passed": baseline.counts.passed, "failed": baseline.counts.failed,
                                   "total": baseline.counts.passed + baseline.counts.failed}
     if baseline.counts.tests:

@@ -1,0 +1,283 @@
+"""The loop a shell agent ran, as it lived it: every check it made (test runs, and the scripts and
+inline code it ran to see what its code does), what each showed, and a process score that the
+held-back suite does not move (``procjudge.importers.checks``; ``held_back.local_runs``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from procjudge import judge, load_run
+from procjudge.cli import app
+from procjudge.importers.checks import check_outcome, is_environment, script_run, script_targets
+from procjudge.importers.shell import Step, Trajectory, unavailable
+from procjudge.importers.shell import convert as convert_trajectory
+
+from conftest import ROOT, present
+
+runner = CliRunner()
+REALDATA = Path(os.environ.get("PROCJUDGE_REALDATA", ROOT.parent / "shared" / "realdata")) / "mini-swe-agent"
+
+TRACEBACK = ('Traceback (most recent call last):\n  File "/testbed/reproduce.py", line 3, in <module>\n    total([1])\n'
+             '  File "/testbed/shop/sums.py", line 2, in total\n    return sum(xs) / 0\nZeroDivisionError: division by zero\n')
+
+
+# --------------------------------------------------------------------------- what a check showed
+
+
+@pytest.mark.parametrize("code,output,passed,how", [
+    (1, TRACEBACK, False, "exit status 1"),
+    (None, TRACEBACK, False, "traceback"),  # SWE-agent 0.x logs no exit status
+    (0, "FAILURE: Migration NOT applied.\n", False, "printed"),
+    (0, "Max with distinct=True SUCCEEDED (Unexpected)\n", False, "printed"),
+    (0, "Total errors: 2\n", False, "printed"),
+    (0, "Issue still reproduced: got 3\n", False, "printed"),
+    (0, "SUCCESS: Migration applied.\n", True, "printed"),
+    (0, "Issue not reproduced: got (2,)\n", True, "printed"),
+    (0, "No errors found.\n", True, "printed"),
+    (0, "All 4 tests passed\n", True, "printed"),
+    (0, "Query 1 order_by: ('order',)\n", True, "exit 0"),  # the weakest evidence, and said to be
+    (None, "9 days, 22:58:59\n", True, "no error printed"),
+])
+def test_a_check_outcome_is_read_from_its_exit_status_traceback_and_printed_verdict(
+        code: int | None, output: str, passed: bool, how: str) -> None:
+    outcome = check_outcome(code, output)
+    assert (outcome.passed, outcome.how, outcome.unavailable) == (passed, how, None)
+    assert outcome.line in output
+
+
+def test_a_crash_names_its_exception_and_the_frames_it_passed_through() -> None:
+    outcome = check_outcome(1, "some output\n" + TRACEBACK)
+    assert outcome.line == "ZeroDivisionError: division by zero"
+    assert outcome.frames == (("/testbed/reproduce.py", 3), ("/testbed/shop/sums.py", 2))
+
+
+@pytest.mark.parametrize("code,output,why", [
+    (2, "python3: can't open file '/testbed/reproduce_failure.py': [Errno 2] No such file or directory\n", "not found"),
+    (127, "bash: node: command not found\n", "not found"),
+    (1, "Traceback (most recent call last):\n  File \"x.py\", line 1\nModuleNotFoundError: No module named 'cupy'\n",
+     "cupy"),
+    (1, "/usr/bin/python3: No module named django.test.__main__; 'django.test' is a package and cannot be directly "
+        "executed\n", "not found"),
+])
+def test_a_check_that_could_not_run_validated_nothing(code: int, output: str, why: str) -> None:
+    outcome = check_outcome(code, output)
+    assert outcome.passed is None and outcome.unavailable is not None and why in outcome.unavailable + outcome.how
+
+
+def test_a_missing_module_the_project_provides_is_the_agents_failure() -> None:
+    output = "ModuleNotFoundError: No module named 'shop.sums'\n"
+    assert check_outcome(1, output, frozenset({"shop"})).passed is False
+    assert check_outcome(1, output).unavailable is not None
+
+
+# --------------------------------------------------------------------------- which commands are checks
+
+
+@pytest.mark.parametrize("command,identity", [
+    ("python3 reproduce_issue.py", "python reproduce_issue.py"),
+    ("python /tmp/test_fix.py --fast", "python /tmp/test_fix.py --fast"),
+    ('python -c "from shop import total; assert total([1, 2]) == 3"', "python -c from shop import total; assert total"),
+    ("python3 -m py_compile django/core/management/__init__.py", "python -m py_compile"),
+    ("node -e 'console.log(require(\"./lib\").f(1))'", "node -e"),
+    ("./tests/run_checks.sh unit", "tests/run_checks.sh unit"),
+    ("bash run_tests.sh", "bash run_tests.sh"),
+])
+def test_scripts_and_inline_code_the_agent_runs_are_checks(command: str, identity: str) -> None:
+    found = script_run(command, shlex.split(command))
+    assert found is not None and found.identity.startswith(identity)
+
+
+@pytest.mark.parametrize("command", [
+    "pip install pytest", "python -m pip install -e .", "uv pip install numpy", "npm install", "apt-get install -y gcc",
+    "python3 --version", 'python -c "import django; print(django.get_version())"',
+    "python -c \"print(open('django/db/models/query.py').read()[:200])\"", "python tests/runtests.py --help",
+    "python3 setup.py develop", "conda install -y scipy", "which pytest",
+])
+def test_installs_queries_and_reads_are_never_checks(command: str) -> None:
+    assert is_environment(command) or script_run(command, shlex.split(command)) is None
+    assert Step("", command, 0, "Successfully installed pytest-8.0\n", None).test is None  # nor a test run
+
+
+def test_a_script_that_rewrites_the_code_is_an_edit_not_a_check() -> None:
+    text = ("file_path = 'django/contrib/admin/options.py'\nwith open(file_path) as f:\n    lines = f.readlines()\n"
+            "with open(file_path, 'w') as f:\n    f.writelines(lines)\n")
+    assert script_targets(text, "update_admin_options.py") == ["django/contrib/admin/options.py"]
+    assert script_targets("print(open('x.py').read())\n") == []
+    steps = [Step("", f"cat <<'EOF' > update_admin_options.py\n{text}EOF", 0, "", None),
+             Step("", "python3 update_admin_options.py", 0, "Updated django/contrib/admin/options.py\n", None),
+             Step("", "python3 reproduce.py", 0, "SUCCESS: no edit permission\n", None)]
+    document = convert_trajectory(_trajectory(steps, "django/contrib/admin/options.py"))
+    (iteration,) = [i["iteration_telemetry"] for i in document["iterations"]]
+    assert steps[1].probe is None and ("django/contrib/admin/options.py", "script") in steps[1].writes
+    assert iteration["test_results"]["suite"] == "python reproduce.py"
+    assert iteration["test_results"]["post_iteration"] == {"passed": 1, "failed": 0, "total": 1, "skipped": 0}
+
+
+# --------------------------------------------------------------------------- the loop they make
+
+
+SUBMISSION = ("diff --git a/shop/sums.py b/shop/sums.py\n--- a/shop/sums.py\n+++ b/shop/sums.py\n@@ -1,2 +1,2 @@\n"
+              " def total(xs):\n-    return sum(xs) / 0\n+    return sum(xs)\n")
+
+
+def _trajectory(steps: list[Step], path: str = "shop/sums.py", hidden: bool = True) -> Trajectory:
+    suites = [{"name": "FAIL_TO_PASS", "passed": 0, "total": 1, "tests": [{"name": "test_total", "outcome": "failed"}]}]
+    submission = SUBMISSION.replace("shop/sums.py", path)
+    return Trajectory(instance="shop-1", agent="a", source="swe-agent", steps=steps, submission=submission,
+                      hidden=suites if hidden else [])
+
+
+def _red_green() -> list[Step]:
+    return [Step("", "cat <<'EOF' > reproduce.py\nfrom shop.sums import total\ntotal([1])\nEOF", 0, "", None),
+            Step("", "cd /testbed && python reproduce.py", 1, TRACEBACK, None),
+            Step("", "sed -i 's|sum(xs) / 0|sum(xs)|' shop/sums.py", 0, "", None),
+            Step("", "python reproduce.py && echo fixed", 0, "fixed\n", None),
+            Step("", "python reproduce.py", 0, "", None)]
+
+
+def test_a_reproduction_that_goes_red_to_green_is_the_loop() -> None:
+    document = convert_trajectory(_trajectory(_red_green()))
+    (iteration,) = [i["iteration_telemetry"] for i in document["iterations"]]
+    results = iteration["test_results"]
+    # the failing run before the edit is the baseline, with the crash as its evidence
+    (before,) = results["baseline_tests"]
+    assert before["outcome"] == "failed" and before["message"].startswith("ZeroDivisionError")
+    assert before["files"] == ["reproduce.py", "shop/sums.py"]  # the traceback's frames in the repository
+    assert results["pre_iteration"] == {"passed": 0, "failed": 1, "total": 1}
+    assert results["suite"] == "python reproduce.py" and results["post_iteration"]["passed"] == 1
+    assert iteration["actions"]["test_runs"] == 3  # every run of the reproduction, the one before the edit too
+    # writing the reproduction script is not an edit of the code: it opens no iteration of its own
+    assert [f["path"] for f in iteration["changes"]["files"] if not f["scratch"]] == ["shop/sums.py"]
+
+
+def test_an_edit_after_checks_starts_the_next_iteration_and_the_last_check_before_it_ends_the_one_before() -> None:
+    steps = [Step("", "sed -i 's|sum(xs) / 0|sum(xs) / 1|' shop/sums.py", 0, "", None),
+             Step("", "python reproduce.py", 0, "FAIL: got 1.0\n", None),
+             Step("", "python -m pytest tests", 1, "tests/test_sums.py::test_total FAILED\n===== 1 failed, 3 passed in 0.1s "
+                  "=====\n", None),
+             Step("", "sed -i 's|sum(xs) / 1|sum(xs)|' shop/sums.py", 0, "", None),
+             Step("", "python -m pytest tests", 0, "===== 4 passed in 0.1s =====\n", None)]
+    document = convert_trajectory(_trajectory(steps))
+    iterations = [i["iteration_telemetry"] for i in document["iterations"]]
+    assert len(iterations) == 2
+    # the first iteration saw two checks of the same code: the test run, the wider evidence, states it
+    assert iterations[0]["test_results"]["suite"] == "python -m pytest tests"
+    assert iterations[0]["test_results"]["post_iteration"]["failed"] == 1
+    assert iterations[0]["actions"]["test_runs"] == 2 and iterations[1]["test_results"]["post_iteration"]["failed"] == 0
+
+
+def test_a_check_piped_into_tail_has_no_exit_status_of_its_own() -> None:
+    steps = [Step("", "sed -i 's|sum(xs) / 0|sum(xs)|' shop/sums.py", 0, "", None),
+             Step("", "python reproduce.py 2>&1 | tail -5", 0, TRACEBACK, None)]
+    document = convert_trajectory(_trajectory(steps))
+    results = document["iterations"][0]["iteration_telemetry"]["test_results"]
+    # tail exited 0; the traceback at the end is what the script did
+    assert results["tests"][0]["outcome"] == "failed" and "traceback" in results["tests"][0]["message"]
+
+
+def test_a_tracked_test_edited_and_left_out_of_the_submission_is_no_scratch_file() -> None:
+    steps = [Step("", "sed -i 's|sum(xs) / 0|sum(xs)|' shop/sums.py", 0, "", None),
+             Step("", "python -m pytest tests", 1, "tests/test_sums.py::test_nan FAILED\n===== 1 failed, 3 passed in "
+                  "0.1s =====\n", None),
+             Step("", "sed -i 's/assert isnan(r)/assert r == 0/' tests/test_sums.py", 0, "", None),
+             Step("", "python -m pytest tests", 0, "===== 4 passed in 0.1s =====\n", None)]
+    document = convert_trajectory(_trajectory(steps))
+    iterations = [i["iteration_telemetry"] for i in document["iterations"]]
+    assert len(iterations) == 2  # the test edit is an edit of the project: it opens an iteration
+    (test_file,) = [f for f in iterations[1]["changes"]["files"] if f["path"] == "tests/test_sums.py"]
+    assert test_file["status"] == "modified" and test_file["scratch"] is False
+
+
+def test_a_run_with_edits_and_no_check_imports_without_a_report() -> None:
+    steps = [Step("", "sed -i 's|sum(xs) / 0|sum(xs)|' shop/sums.py", 0, "", None), Step("", "cat shop/sums.py", 0, "", None)]
+    document = convert_trajectory(_trajectory(steps, hidden=False))
+    (iteration,) = [i["iteration_telemetry"] for i in document["iterations"]]
+    assert iteration["test_results"]["unavailable"] == "not_a_test_run"
+    assert any("ran no check" in note for note in document["run"]["notes"])
+
+
+# --------------------------------------------------------------------------- blind to the held-back suite
+
+
+def _process(document: dict, tmp_path: Path, name: str) -> tuple[float, dict[str, tuple[float, str]]]:  # type: ignore[type-arg]
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(document))
+    verdict = judge(load_run(str(path)))
+    return verdict.process_score, {item.id: (item.points, item.strength) for item in verdict.items}
+
+
+@pytest.mark.parametrize("steps", [
+    _red_green(),
+    [Step("", "sed -i 's|sum(xs) / 0|sum(xs)|' shop/sums.py", 0, "", None)],  # nothing validated
+    [Step("", "sed -i 's|sum(xs) / 0|sum(xs)|' shop/sums.py", 0, "", None),
+     Step("", "python -m pytest tests", 0, "===== 4 passed in 0.1s =====\n", None)],  # green, held-back red
+])
+def test_the_held_back_suite_moves_no_process_score(steps: list[Step], tmp_path: Path) -> None:
+    with_report = convert_trajectory(_trajectory([_copy(s) for s in steps]))
+    without = convert_trajectory(_trajectory([_copy(s) for s in steps], hidden=False))
+    assert "hidden" in json.dumps(with_report) and "hidden" not in json.dumps(without)
+    score, items = _process(with_report, tmp_path, "with")
+    blind_score, blind_items = _process(without, tmp_path, "without")
+    assert score == blind_score
+    assert {k: v for k, v in items.items() if v[0]} == {k: v for k, v in blind_items.items() if v[0]}
+
+
+def _copy(step: Step) -> Step:
+    return Step(step.thought, step.command, step.returncode, step.output, step.time)
+
+
+@pytest.mark.parametrize("corpus_dir", present([REALDATA] if REALDATA.is_dir() else [], REALDATA,
+                                                "the mini-swe-agent corpus"))
+def test_real_logs_score_the_same_with_and_without_their_reports(corpus_dir: Path, tmp_path: Path) -> None:
+    """Every trajectory imports blind, and its process score is what it is with the SWE-bench report,
+    except where the held-back suite raised the strength of a test edit the run already shows."""
+    blind_source = tmp_path / "trajs"
+    shutil.copytree(corpus_dir / "trajs", blind_source)
+    for name, source in (("with", corpus_dir / "trajs"), ("without", blind_source)):
+        result = runner.invoke(app, ["import", "swe-agent", str(source), "--out", str(tmp_path / name)])
+        assert result.exit_code == 0, result.output
+    scored = {}
+    for name in ("with", "without"):
+        scored[name] = {path.stem: judge(load_run(str(path))) for path in (tmp_path / name).rglob("*.json")}
+    assert len(scored["with"]) == len(scored["without"]) == len(list(corpus_dir.glob("trajs/*/*.traj.json")))
+    for run, verdict in scored["with"].items():
+        blind = scored["without"][run]
+        assert verdict.held_back is not None and blind.held_back is None
+        if verdict.process_score != blind.process_score:
+            raised = [i for i in verdict.items if i.id == "test_chasing" and "held-back suite fails" in i.evidence]
+            assert raised, (run, verdict.process_score, blind.process_score)
+
+
+COLLECTION = ("==================================== ERRORS ====================================\n"
+              "_________________ ERROR collecting tests/test_gpu.py _________________\n"
+              "ImportError while importing test module '/testbed/tests/test_gpu.py'.\n"
+              "E   ModuleNotFoundError: No module named '{module}'\n"
+              "!!!!!!!!!!!!!!!!!!! Interrupted: 1 error during collection !!!!!!!!!!!!!!!!!!!\n"
+              "=============================== 1 error in 0.52s ===============================\n")
+
+
+@pytest.mark.parametrize("module,environment", [("cupy", True), ("shop.gpu", False)])
+def test_a_collection_stopped_by_a_module_missing_from_the_image_is_not_a_failure(module: str, environment: bool) -> None:
+    step = Step("", "python -m pytest tests", 2, COLLECTION.format(module=module), None)
+    reason = unavailable(step, frozenset({"shop"}))
+    if environment:
+        assert reason is not None and "cupy" in reason and "collection stopped" in reason
+    else:  # the project's own module: the agent's import error, a failure
+        assert reason is None
+
+
+@pytest.mark.parametrize("command,identity", [
+    ('pytest tests -k "not test_nan"', "pytest tests -k not test_nan"),
+    ("python -m pytest tests --deselect tests/test_sums.py::test_nan", "python -m pytest tests --deselect "
+                                                                       "tests/test_sums.py::test_nan"),
+    ("python -m pytest tests -x -q", "python -m pytest tests"),
+])
+def test_a_narrowed_selection_is_a_suite_of_its_own(command: str, identity: str) -> None:
+    assert Step("", command, 0, "===== 3 passed in 0.1s =====\n", None).test == identity
