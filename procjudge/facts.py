@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from . import outcome
-from .model import Changes, Counts, Entry, HistoryRead, Run, TestResults
+from .model import Changes, Counts, Entry, HistoryRead, LocalCheck, Run, TestResults
 from .numbers import fmt_num
 from .outcome import SCORE_NEEDED, held_back_only, hold_back_categories, test_counts
 from .policy import Policy
@@ -255,6 +255,7 @@ class IterationFacts(msgspec.Struct, frozen=True):
     failures: tuple[str, ...]  # names, messages and categories of the tests failing after it
     passing_after: frozenset[str] | None  # tests passing after it, by name
     regressions_ruled_out: bool  # the evidence excludes a broken test (not only a net gain)
+    local_checks: tuple[LocalCheck, ...]  # every check the agent ran on this code, in order (local runs)
     # changes (``_change_facts``)
     files_changed: int | None
     changed_paths: tuple[str, ...]
@@ -291,7 +292,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
                        "tests_not_run", "tests_completed", "recorded_delta", "score_samples"),
     "_test_facts": ("failing_before", "failing_after", "failures_before_count", "tests_fixed", "tests_broken",
                     "broken_names", "tests_basis", "stack_files_before", "hidden", "hidden_failing", "tests_ran",
-                    "suite", "failures", "passing_after", "regressions_ruled_out"),
+                    "suite", "failures", "passing_after", "regressions_ruled_out", "local_checks"),
     "_change_facts": ("files_changed", "changed_paths", "code_hash", "diff", "code", "history", "fix_paths",
                       "scratch_paths", "changes"),
     "_action_facts": ("test_runs", "file_edits", "duration", "submitted_at", "seconds_before_first_edit",
@@ -735,9 +736,10 @@ def _test_facts(entry: Entry, previous: IterationFacts | None, baseline: Iterati
     hidden_failing = _hidden_failing(results)
     regressions_ruled_out = tests_ran and _ruled_out(tests_broken, tests_basis, baseline_passed, passed, total,
                                                      comparable, results.regressions if results else None)
+    local_checks = tuple(results.checks) if results is not None and results.checks else ()
     return (failing_before, failing_after, failures_before_count, tests_fixed, tests_broken, broken_names,
             tests_basis, stack_files_before, hidden, hidden_failing, tests_ran, suite, failures, passing_after,
-            regressions_ruled_out)
+            regressions_ruled_out, local_checks)
 
 
 def _pre_passed(recorded: Counts | None, baseline: IterationFacts | None) -> int | None:

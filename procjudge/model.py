@@ -136,6 +136,20 @@ class HiddenSuite(Counts, frozen=True):
     tests: list[TestOutcome] | None = None
 
 
+class LocalCheck(Record, frozen=True):
+    """One check the agent ran on its code in its own runs (a test run, a script, inline code), as
+    an imported shell log records it: the command, what it showed, the line that shows it, the
+    repository files its failure passed through, and a test run's counts and failing tests."""
+
+    command: Name
+    outcome: Literal["passed", "failed", "unavailable"]
+    message: Text | None = None
+    files: list[Name] | None = None
+    passed: Count | None = None
+    failed: Count | None = None
+    failing: list[Name] | None = None
+
+
 class TestResults(Record, frozen=True):
     pre_iteration: Counts | None = None
     post_iteration: Counts | None = None
@@ -151,6 +165,9 @@ class TestResults(Record, frozen=True):
     # extension, for local test runs: why the agent's test runs in this iteration (all of them when
     # there are no counts, else those besides the one counted) validated nothing
     unavailable: Literal["runner_missing", "output_cut", "no_output", "not_a_test_run"] | None = None
+    # extension, for local runs: every check the agent ran on this iteration's code, in order (the counts above
+    # are one of them); what the agent saw before it submitted
+    checks: Annotated[list[LocalCheck], msgspec.Meta(max_length=200)] | None = None
 
 
 class ScoreRecord(Record, frozen=True):

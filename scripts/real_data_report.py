@@ -175,7 +175,10 @@ def swe_bench(realdata: Path, work: Path) -> None:
         raise SystemExit(f"mini-swe-agent: {errors[0]}")
     skipped = [issue for issue in issues if issue.note]
     unknown = sum(1 for path in folder.rglob("*.json")
-                  if "scored by the held-back suite" in " ".join(json.loads(path.read_text())["run"].get("notes", [])))
+                  if "nothing validated" in " ".join(json.loads(path.read_text())["run"].get("notes", [])))
+    probes = sum(1 for path in folder.rglob("*.json") for entry in json.loads(path.read_text())["iterations"]
+                 for check in entry["iteration_telemetry"].get("test_results", {}).get("checks", [])
+                 if not check["command"].startswith("runtests.py"))
     resolved: dict[str, bool] = {}
     for report in corpus.glob("logs/*/report.json"):
         data = json.loads(report.read_text())
@@ -191,12 +194,13 @@ def swe_bench(realdata: Path, work: Path) -> None:
     out(f"The {len(trajectories)} mini-swe-agent trajectories of Gemini 3 Pro on SWE-bench Verified (MIT), imported with\n"
         "`procjudge import swe-agent ../shared/realdata/mini-swe-agent/trajs --out DIR` (each\n"
         "`logs/<instance>/report.json` beside them gives the held-back `FAIL_TO_PASS` and `PASS_TO_PASS`\n"
-        "suites) and scored with the default policy. An iteration is one or more edits followed by the\n"
-        f"agent's own test run that validated something; {unknown} trajectories have no such loop (the agent\n"
-        "checked its fix with its own scripts only, or its test runs collected no test) and are one iteration\n"
-        "of unknown local outcome, scored by the held-back suite (`test_results.unavailable`); "
-        f"{len(skipped)} are skipped, leaving {written} runs. `resolved` is SWE-bench's\n"
-        "verdict: every `FAIL_TO_PASS` and `PASS_TO_PASS` test passes.\n\n")
+        "suites) and scored with the default policy. An iteration is an edit of the code and the checks the\n"
+        "agent ran on it: its test runs and the scripts it ran to see what the code does (after the edits,\n"
+        f"{probes} script runs, reproductions mostly, against the test runs); {unknown} trajectories edit and never\n"
+        "check, and are one iteration that nothing validated (`test_results.unavailable`, scored 0); "
+        f"{len(skipped)} are skipped, leaving {written} runs. The held-back suite is shown, not scored\n"
+        "(`held_back.local_runs`). `resolved` is SWE-bench's verdict: every `FAIL_TO_PASS` and `PASS_TO_PASS`\n"
+        "test passes.\n\n")
     groups = {True: [r for r, _ in runs if resolved.get(r.challenge)], False: [r for r,
                                                                                _ in runs if not resolved.get(r.challenge)]}
     out("### How the process score relates to `resolved`\n\n")
@@ -213,10 +217,12 @@ def swe_bench(realdata: Path, work: Path) -> None:
     out(f"\nSpearman rank correlation of the process score with `resolved` over the {len(runs)} runs: "
         f"{rho:+.3f}.\n")
     out("\nThe process score judges how the agent iterated, not whether the patch was right, so the two\n"
-        "groups overlap: a resolved run can thrash on the way and an unresolved one can iterate cleanly\n"
-        "on a visible suite that misses the bug (`hidden_suite_gap`). The held-back suite enters the\n"
-        "verdict as evidence (a test edit is confirmed when the held-back suite fails the edited test,\n"
-        "weak when it passes in full), never as the process score itself.\n\n")
+        "groups overlap: this agent reproduces, fixes and re-runs its reproduction in most runs, resolved\n"
+        "or not, and its unresolved runs are mostly clean loops on a reproduction that misses the bug\n"
+        "(`hidden_suite_gap`, shown at 0). The correlation is near zero because the process score no\n"
+        "longer restates the held-back verdict (it was +0.51 when an unvalidated iteration was scored by\n"
+        "the held-back pass rate). The held-back suite enters the verdict only as evidence that confirms\n"
+        "an accusation (a test edit the held-back suite fails).\n\n")
     out("### Per run\n\n")
     out("Findings: the items with points, and the 0-point notes a reviewer should see (a weak test edit, a\n"
         "regression seen and repaired, scope creep on prose).\n\n")

@@ -63,8 +63,8 @@ def test_a_crash_names_its_exception_and_the_frames_it_passed_through() -> None:
     (127, "bash: node: command not found\n", "not found"),
     (1, "Traceback (most recent call last):\n  File \"x.py\", line 1\nModuleNotFoundError: No module named 'cupy'\n",
      "cupy"),
-    (1, "/usr/bin/python3: No module named django.test.__main__; 'django.test' is a package and cannot be directly "
-        "executed\n", "not found"),
+    (1, ("/usr/bin/python3: No module named django.test.__main__; 'django.test' is a package and cannot be directly "
+         "executed\n"), "not found"),
 ])
 def test_a_check_that_could_not_run_validated_nothing(code: int, output: str, why: str) -> None:
     outcome = check_outcome(code, output)
@@ -275,9 +275,87 @@ def test_a_collection_stopped_by_a_module_missing_from_the_image_is_not_a_failur
 
 @pytest.mark.parametrize("command,identity", [
     ('pytest tests -k "not test_nan"', "pytest tests -k not test_nan"),
-    ("python -m pytest tests --deselect tests/test_sums.py::test_nan", "python -m pytest tests --deselect "
-                                                                       "tests/test_sums.py::test_nan"),
+    ("python -m pytest tests --deselect tests/test_sums.py::test_nan",
+     "python -m pytest tests --deselect tests/test_sums.py::test_nan"),
     ("python -m pytest tests -x -q", "python -m pytest tests"),
 ])
 def test_a_narrowed_selection_is_a_suite_of_its_own(command: str, identity: str) -> None:
     assert Step("", command, 0, "===== 3 passed in 0.1s =====\n", None).test == identity
+
+
+def test_a_test_label_that_names_no_module_ran_no_test() -> None:
+    output = ("E\n======================================================================\n"
+              "ERROR: contenttypes (unittest.loader._FailedTest)\n------------------------------------------------"
+              "----------------------\nImportError: Failed to import test module: contenttypes\nTraceback (most recent "
+              "call last):\nModuleNotFoundError: No module named 'contenttypes'\n\n\nRan 1 test in 0.000s\n\n"
+              "FAILED (errors=1)\n")
+    step = Step("", "python tests/runtests.py contenttypes", 1, output, None)
+    assert unavailable(step) == "its test label names no test module"
+    broken = output.replace("No module named 'contenttypes'", "ImportError: cannot import name 'x' from 'shop.sums'")
+    assert unavailable(Step("", "python tests/runtests.py contenttypes", 1, broken, None)) is None  # the agent's break
+
+
+# --------------------------------------------------------------------------- what the agent submitted over
+
+
+FAILING_RUN = ("tests/test_sums.py::test_total PASSED\ntests/test_sums.py::test_nan FAILED\n"
+               "===== 1 failed, 1 passed in 0.1s =====\n")
+
+
+def _judged(steps: list[Step], tmp_path: Path, hidden: bool = False) -> dict[str, tuple[float, str, str]]:
+    document = convert_trajectory(_trajectory(steps, hidden=hidden))
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(document))
+    return {i.id: (i.points, i.strength, i.evidence) for i in judge(load_run(str(path))).items}
+
+
+def test_every_check_of_the_code_is_kept_in_order() -> None:
+    document = convert_trajectory(_trajectory(_red_green()))
+    checks = document["iterations"][0]["iteration_telemetry"]["test_results"]["checks"]
+    assert [(c["command"], c["outcome"]) for c in checks] == [("python reproduce.py", "passed")] * 2
+    assert checks[1]["message"] == "printed nothing (exit 0)"
+
+
+def test_a_failure_narrowed_away_with_k_is_submitted_over(tmp_path: Path) -> None:
+    steps = [Step("", "sed -i 's|sum(xs) / 0|sum(xs)|' shop/sums.py", 0, "", None),
+             Step("", "python -m pytest tests/test_sums.py -v", 1, FAILING_RUN, None),
+             Step("the nan test is unrelated", "python -m pytest tests/test_sums.py -k 'not test_nan'", 0,
+                  "===== 1 passed, 1 deselected in 0.1s =====\n", None)]
+    points, strength, evidence = _judged(steps, tmp_path)["submitted_over_failure"]
+    assert (points, strength) == (-2.0, "likely")
+    assert "test_nan" in evidence and "-k not test_nan` passed: the failure was selected away" in evidence
+    # the held-back suite failing the same test confirms it: definite
+    held = _trajectory([_copy(s) for s in steps])
+    held.hidden[0]["tests"] = [{"name": "tests/test_sums.py::test_nan", "outcome": "failed"}]
+    path = tmp_path / "held.json"
+    path.write_text(json.dumps(convert_trajectory(held)))
+    (item,) = [i for i in judge(load_run(str(path))).items if i.id == "submitted_over_failure"]
+    assert item.strength == "definite" and "held-back suite fails the same test" in item.evidence
+
+
+def test_a_crash_through_the_edited_file_is_submitted_over(tmp_path: Path) -> None:
+    steps = [Step("", "sed -i 's|sum(xs) / 0|sum(xs) / n|' shop/sums.py", 0, "", None),
+             Step("", "python -m pytest tests", 0, "===== 2 passed in 0.1s =====\n", None),
+             Step("", "python reproduce.py", 1, TRACEBACK.replace("ZeroDivisionError: division by zero",
+                                                                "NameError: name 'n' is not defined"), None)]
+    points, strength, evidence = _judged(steps, tmp_path)["submitted_over_failure"]
+    assert (points, strength) == (-4.0, "definite")
+    assert "`python reproduce.py` crashed: NameError" in evidence and "shop/sums.py, which the agent edited" in evidence
+
+
+@pytest.mark.parametrize("steps", [
+    # the failing test failed before any edit too: not the agent's
+    [Step("", "python -m pytest tests/test_sums.py -v", 1, FAILING_RUN, None),
+     Step("", "sed -i 's|sum(xs) / 0|sum(xs)|' shop/sums.py", 0, "", None),
+     Step("", "python -m pytest tests/test_sums.py -v", 1, FAILING_RUN, None)],
+    # a failure never seen passing, in a test of nothing the agent edited (a locale error in the container)
+    [Step("", "sed -i 's|sum(xs) / 0|sum(xs)|' shop/sums.py", 0, "", None),
+     Step("", "python -m pytest tests/test_unicode.py -v", 1, FAILING_RUN.replace("test_sums", "test_unicode"), None)],
+])
+def test_a_failure_the_agent_did_not_cause_is_named_not_charged(steps: list[Step], tmp_path: Path) -> None:
+    points, strength, _ = _judged(steps, tmp_path)["submitted_over_failure"]
+    assert (points, strength) == (0.0, "weak")
+
+
+def test_a_failure_fixed_before_submitting_is_not_submitted_over(tmp_path: Path) -> None:
+    assert "submitted_over_failure" not in _judged(_red_green(), tmp_path)

@@ -12,18 +12,17 @@ import json
 import shutil
 from pathlib import Path
 
+import msgspec
 import pytest
 from typer.testing import CliRunner
 
-import msgspec
-
 from procjudge import judge, load_run
-from procjudge.policy import DEFAULT, HeldBack, Policy
 from procjudge.cli import app
 from procjudge.importers import edits as rebuild
 from procjudge.importers.base import NothingLogged
 from procjudge.importers.shell import Step, Trajectory, history_read, unavailable
 from procjudge.importers.shell import convert as convert_trajectory
+from procjudge.policy import DEFAULT, HeldBack, Policy
 
 from conftest import ROOT
 

@@ -15,8 +15,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from ..facts import Diff, IterationFacts, RunFacts, is_test_path
-from ..model import Changes
+from ..facts import Diff, IterationFacts, RunFacts, baseline_failures, is_test_path
+from ..model import Changes, LocalCheck
 from ..numbers import fmt_num
 from ..policy import Policy, ScopeCreep, Shotgun, severity
 from .base import Hit, all_of, detector, feedback_steps, having, plural, share
@@ -295,7 +295,9 @@ def _ran_tests(it: IterationFacts) -> str:
     rule=("previously passing tests that fail after this submission, by name where possible; the evidence says whether "
           "the agent ran the tests before submitting. Counts are compared only within one suite (`test_results.suite`, "
           "else an equal `total`); a failed build or a timeout is not a list of regressions (the next submission is "
-          "compared with the last one whose tests ran)"),
+          "compared with the last one whose tests ran). In the agent's own runs a break its own check showed and a "
+          "later iteration mended before it submitted is shown at 0: it saw it (what still fails at the end is "
+          "`submitted_over_failure`'s)"),
     reads="per-test outcomes (else the pass counts of one suite), actions.test_runs",
     source="Anti-pattern 4",
 )
@@ -307,9 +309,10 @@ def regression_blindness(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
             continue
         names = f": {', '.join(it.broken_names[:6])}{' ...' if len(it.broken_names) > 6 else ''}" if it.broken_names else ""
         evidence = f"{plural(it.tests_broken, 'previously passing test')} broken{names}; {_ran_tests(it)}"
-        following = facts.iterations[k + 1] if k + 1 < len(facts.iterations) else None
-        if local and following is not None and _repaired(it, following):
-            # the iteration ended with the agent's own test run: it saw the regression, and fixed it next
+        # the iteration ended with the agent's own check: it saw the regression; mended before it submitted, it was
+        # not blind to it (debugging it may take several edits)
+        following = next((later for later in facts.iterations[k + 1:] if _repaired(it, later)), None) if local else None
+        if following is not None:
             yield Hit(points=0.0, iterations=(it.number,), basis=it.tests_basis,
                       evidence=f"{evidence}; seen in the agent's own test run and repaired at iteration {following.number}",
                       detail={"shown_only": True, "repaired_at": following.number,
@@ -333,6 +336,130 @@ def _repaired(it: IterationFacts, following: IterationFacts) -> bool:
                                                                                               (it.failed or 0) - it.tests_broken)
 
 
+# --------------------------------------------------------------------------- submitted over a failure
+
+
+def _checked_locally(facts: RunFacts) -> bool:
+    for it in facts.iterations:
+        if it.local_checks:
+            return True
+    return False
+
+
+_OWN_CHECKS = having(_checked_locally, "no record of the agent's own checks: test_results.checks")
+
+
+def _narrowed(check: LocalCheck, later: tuple[LocalCheck, ...]) -> LocalCheck | None:
+    """A later passing run of the same test command with a narrower selection (``-k``, ``--deselect``)."""
+    for other in later:
+        if other.outcome == "passed" and other.command != check.command and other.command.startswith(check.command) \
+                and re.search(r"\s(?:-k|-m|--deselect|--ignore)\b", other.command[len(check.command):]):
+            return other
+    return None
+
+
+def _test_file(name: str) -> str:
+    """The file a test's name points to: ``tests/test_x.py::test_a`` -> ``tests/test_x.py``, and
+    unittest's ``test_a (pkg.tests.Case)`` -> ``pkg/tests.py``."""
+    if "::" in name:
+        return name.split("::", 1)[0]
+    found = re.search(r"\(([\w.]+)\)", name)
+    if found:
+        dotted = found.group(1).rsplit(".", 1)[0]
+        return dotted.replace(".", "/") + ".py"
+    return name
+
+
+def _standing(checks: tuple[LocalCheck, ...]) -> list[tuple[int, LocalCheck]]:
+    """The failed checks that no later run of the same command passed: what the agent last saw."""
+    standing = []
+    for k, check in enumerate(checks):
+        if check.outcome != "failed":
+            continue
+        if any(c.command == check.command and c.outcome == "passed" for c in checks[k + 1:]):
+            continue
+        standing.append((k, check))
+    return standing
+
+
+@detector(
+    "submitted_over_failure", "anti_pattern", needs=_OWN_CHECKS, section="anti_patterns.submitted_over_failure",
+    summary=("{s.crashed:+g} when the agent submitted right after its own check crashed in a file it had edited, with no "
+             "later run of that check passing; {s.failing:+g} when a test run of its still failed (narrowed away with "
+             "`-k` or left as unrelated) and no later run of it passed; named at 0 when only its own script still "
+             "failed, or the failing tests failed before its first edit too."),
+    points="{s.crashed:+g} definite, {s.failing:+g} likely",
+    rule=("in the agent's own runs (`test_results.checks`), the final iteration's checks that failed and that no later "
+          "run of the same command passed: definite ({s.crashed:+g}) when one crashed with a traceback through a file "
+          "the agent changed; likely ({s.failing:+g}) when a test run still failed on a test the agent then selected "
+          "away (a narrower `-k`/`--deselect` run passed after it), had seen passing earlier, or that tests a file it "
+          "edited (definite when the held-back suite fails the same test); weak (0, named) when the failing tests "
+          "failed before its first edit too, were never seen passing and touch nothing it edited (an environment "
+          "failure looks like that), or only a script of its own printed a failure. The regression-blindness shapes "
+          "of a shell agent"),
+    reads="test_results.checks of the final iteration, the files each iteration changed, the baseline's failing tests",
+    source="Anti-pattern 4 (regression blindness), as a shell agent shows it",
+)
+def submitted_over_failure(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
+    rule = policy.anti_patterns.submitted_over_failure
+    final = facts.final
+    checks = final.local_checks
+    standing = _standing(checks)
+    if not standing:
+        return
+    edited = {path for it in facts.iterations for path in it.fix_paths}
+    before = set(baseline_failures(facts.iterations[0].entry))
+    passed_once: set[str] = set()  # tests the agent saw passing in its own runs
+    for it in facts.iterations:
+        passed_once.update(it.passing_after or ())
+    held_back = set(final.hidden_failing)
+    crashed, failing, named = [], [], []
+    for k, check in standing:
+        names = set(check.failing or ())
+        if check.files and any(_path_matches(path, edited) for path in check.files):
+            crashed.append((k, check))
+        elif names and names <= before:
+            named.append((k, check, "failed before the agent's first edit too"))
+        elif _narrowed(check, checks[k + 1:]) is not None or names & passed_once or names & held_back \
+                or any(_path_matches(_test_file(name), edited) for name in names):
+            failing.append((k, check))  # selected away, seen passing before, or a test of a file it edited
+        elif check.failed or names:
+            named.append((k, check, "tests never seen passing in the agent's runs, not shown to be its regression"))
+        else:
+            named.append((k, check, "a check of its own that still failed"))
+    confirmed = sorted(held_back & {name for _, c in failing for name in c.failing or ()})
+    if crashed:
+        points, strength, shown = rule.crashed, "definite", crashed
+    elif failing and confirmed:  # the held-back suite fails the same test: it raises the strength, never lowers it
+        points, strength, shown = rule.crashed, "definite", failing
+    elif failing:
+        points, strength, shown = rule.failing, "likely", failing
+    else:
+        points, strength, shown = 0.0, "weak", [(k, c) for k, c, _ in named]
+
+    def evidence() -> str:
+        parts = []
+        for k, check in shown[:3]:
+            text = f"`{check.command}` {'crashed' if check in [c for _, c in crashed] else 'failed'}: {check.message or ''}"
+            files = [path for path in check.files or () if _path_matches(path, edited)]
+            if files:
+                text += f" (through {', '.join(files[:3])}, which the agent edited)"
+            if check.failing:
+                text += f"; failing: {', '.join(check.failing[:3])}{' ...' if len(check.failing) > 3 else ''}"
+            narrower = _narrowed(check, checks[k + 1:])
+            if narrower is not None:
+                text += f"; then `{narrower.command}` passed: the failure was selected away, not fixed"
+            parts.append(text)
+        why = "; ".join(reason for _, _, reason in named[:1]) if strength == "weak" else ""
+        more = f" (+{len(shown) - 3} more)" if len(shown) > 3 else ""
+        held = f"; the held-back suite fails the same test: {confirmed[0]}" if confirmed and not crashed else ""
+        return (f"submitted with {plural(len(standing), 'failing check')} that no later run passed: " + "; ".join(parts)
+                + more + held + (f" ({why})" if why else ""))
+
+    yield Hit(points=points, iterations=(final.number,), evidence=evidence, basis="action log", strength=strength,
+              detail={"checks": [c.command for _, c in shown]})
+
+
 # --------------------------------------------------------------------------- copy-paste loops
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
@@ -341,15 +468,27 @@ TOKEN_LIMIT = 20_000  # characters; larger diffs are compared line by line (line
 Profile = tuple[Counter[Any], Counter[Any]] | tuple[frozenset[str], frozenset[str]]
 
 
-def change_profile(diff: Diff, by_lines: bool) -> Profile:
+def change_profile(diff: Diff, by_lines: bool, scratch: tuple[str, ...] = ()) -> Profile:
     """What a diff adds and removes, as two bags: adjacent token pairs (one small tweak barely
     moves them, a reordering does), or, for diffs over 20,000 characters, sets of whole lines (a
-    tweak is then a small share)."""
+    tweak is then a small share). Throw-away files (``scratch``) are left out: two debugging
+    scripts alike are no repeated fix."""
+    files = [f for f in diff.per_file if f.path not in scratch] if scratch else diff.per_file
     if by_lines:
-        return (frozenset(line for f in diff.per_file for line in f.added),
-                frozenset(line for f in diff.per_file for line in f.removed))
-    return (_bigrams(_TOKEN.findall("\n".join(f.added_text for f in diff.per_file))),
-            _bigrams(_TOKEN.findall("\n".join("\n".join(f.removed) for f in diff.per_file))))
+        return (frozenset(line for f in files for line in f.added),
+                frozenset(line for f in files for line in f.removed))
+    return (_bigrams(_TOKEN.findall("\n".join(f.added_text for f in files))),
+            _bigrams(_TOKEN.findall("\n".join("\n".join(f.removed) for f in files))))
+
+
+def _changes_code(it: IterationFacts) -> bool:
+    """Whether an iteration's diff changes a file that is not throw-away."""
+    if it.diff is None:
+        return False
+    for change in it.diff.per_file:
+        if (change.added or change.removed) and change.path not in it.scratch_paths:
+            return True
+    return False
 
 
 def _bigrams(tokens: list[Any]) -> Counter[Any]:
@@ -412,10 +551,12 @@ def copy_paste_loop(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         if it.diff is not None and previous.diff is not None:
             if it.diff.empty or previous.diff.empty:
                 continue  # identical submissions have their own rule
+            if not _changes_code(it) or not _changes_code(previous):
+                continue  # only throw-away files changed (or the code's change could not be rebuilt)
             by_lines = max(previous.diff.size, it.diff.size) > TOKEN_LIMIT
             for side in (previous, it):
                 if (side.position, by_lines) not in profiles and side.diff is not None:
-                    profiles[(side.position, by_lines)] = change_profile(side.diff, by_lines)
+                    profiles[(side.position, by_lines)] = change_profile(side.diff, by_lines, side.scratch_paths)
             score = similarity(profiles[(previous.position, by_lines)], profiles[(it.position, by_lines)])
             if score > rule.similarity:
                 yield Hit(points=rule.points, iterations=(previous.number, it.number),
@@ -434,4 +575,4 @@ def copy_paste_loop(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
                       f"+{size_a[1]}/-{size_a[2]} lines); {failing}", basis="change sizes")
 
 
-DETECTORS = [shotgun_debugging, scope_creep, regression_blindness, copy_paste_loop]
+DETECTORS = [shotgun_debugging, scope_creep, regression_blindness, submitted_over_failure, copy_paste_loop]

@@ -243,7 +243,8 @@ def _printed_verdict(lines: list[str]) -> tuple[bool, str] | None:
     for line in reversed(lines[-8:]):
         passing = _PASSING.search(line)
         failing = _FAILING.search(line)
-        if passing and (not failing or passing.start() <= failing.start() and not re.search(r"\(unexpected\)", line, re.I)):
+        unexpected = re.search(r"\(unexpected\)", line, re.IGNORECASE) is not None
+        if passing and (not failing or passing.start() <= failing.start() and not unexpected):
             return True, line
         if failing:
             return False, line

@@ -571,6 +571,11 @@ def unavailable(step: Step, own_modules: frozenset[str] = frozenset()) -> str | 
         # a run that collected no test (a wrong target, a filter that matched nothing) checked nothing
         if step.counts.passed + step.counts.failed == 0:
             return "it ran no test"
+        failing = [t["name"] for t in step.counts.tests if t["outcome"] == "failed"]
+        if step.counts.passed == 0 and failing and all(name.endswith("(unittest.loader._FailedTest)") for name in failing):
+            labels = {name.split(" ", 1)[0] for name in failing}
+            if any(f"No module named '{label}" in step.output for label in labels):
+                return "its test label names no test module"  # `runtests.py contenttypes` for `contenttypes_tests`
         if step.counts.passed == 0 and _COLLECTION_STOPPED.search(step.output):
             missing = _MISSING_MODULE.findall(step.output)
             foreign = [name for name in missing if name.split(".")[0] not in own_modules]
@@ -961,7 +966,7 @@ def _find_checks(steps: list[Step], submitted: dict[str, str] | None, roots: tup
         files = [name for name, outside in (_relative(os.path.normpath(path), roots) for path, _ in outcome.frames)
                  if not outside and not _library_path(name)]
         test: dict[str, Any] = {"name": found.identity, "outcome": "passed" if outcome.passed else "failed",
-                                "message": f"{outcome.line} ({outcome.how})"}
+                                "message": f"{outcome.line or 'printed nothing'} ({outcome.how})"}
         if files:
             test["files"] = list(dict.fromkeys(files))[-20:]
         step.counts = Counts(int(bool(outcome.passed)), int(not outcome.passed), 0, [test])
@@ -1242,6 +1247,9 @@ def _results(group: list[Step], baseline: Step | None, unknown: bool) -> tuple[d
     first_edit = next((k for k, s in enumerate(group) if s.code_edit), 0)
     last = scored_check([s for s in group[first_edit:] if s.check])
     results: dict[str, Any] = {}
+    seen = [_check_record(s) for s in group[first_edit:] if s.test or s.probe or s.failed_build]
+    if seen and not unknown:
+        results["checks"] = seen[-200:]
     build = None
     if unknown or last is None:  # no run after the edits validated anything: the outcome is unknown
         idle_after = [s for s in group if s.unavailable]
@@ -1265,6 +1273,31 @@ def _results(group: list[Step], baseline: Step | None, unknown: bool) -> tuple[d
     if idle and idle[0].unavailable and "unavailable" not in results:
         results["unavailable"] = unavailable_code(idle[0].unavailable)
     return results, build
+
+
+def _check_record(step: Step) -> dict[str, Any]:
+    """One check as the run file keeps it (``test_results.checks``): its command, what it showed
+    and the line that shows it; a test run's counts and failing tests; a crash's files."""
+    command = step.test or step.probe or step.failed_build or ""
+    record: dict[str, Any] = {"command": command[:200]}
+    last_line = next((line.strip() for line in reversed(step.output.strip().split("\n")) if line.strip()), "")
+    if step.unavailable:
+        record.update(outcome="unavailable", message=step.unavailable[:300])
+    elif step.counts is None:
+        record.update(outcome="failed", message=(last_line or "it printed no summary")[:300])
+    elif step.probe and not step.test:
+        (test,) = step.counts.tests
+        record.update(outcome=test["outcome"], message=test["message"][:300])
+        if test.get("files"):
+            record["files"] = test["files"]
+    else:
+        counts = step.counts
+        failing = [t["name"] for t in counts.tests if t["outcome"] == "failed"]
+        record.update(outcome="failed" if counts.failed else "passed", passed=counts.passed, failed=counts.failed,
+                      message=f"{counts.failed} failed, {counts.passed} passed")
+        if failing:
+            record["failing"] = [name[:200] for name in failing[:20]]
+    return record
 
 
 def _baseline_results(baseline: Step | None, last: Step | None) -> dict[str, Any]:
