@@ -22,6 +22,7 @@ procjudge imports this module.
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 from .importers.atif import call_step
@@ -62,14 +63,23 @@ def steps(messages: list[Any]) -> tuple[list[Step], str | None]:
             answer = answers.get(getattr(call, "id", None))
             output = _text(getattr(answer, "content", "")) if answer is not None else ""
             error = getattr(answer, "error", None) if answer is not None else None
+            if getattr(error, "type", None) in _NOT_RUN:
+                continue  # Inspect refused the call before it ran (its arguments, or an approver): nothing happened
             if error is not None:
                 output += f"\n{getattr(error, 'message', error)}"
             if name == "python" and isinstance(arguments.get("code"), str):
-                found.append(Step(thought if k == 0 else "", "python", None, output, None, kind="read"))
-                continue
-            found.append(call_step({"function_name": name, "arguments": arguments}, thought if k == 0 else "", output,
-                                    None))
+                # Inspect's python tool runs the code as `python -c` would: a check, or an edit when it writes files
+                arguments = {"cmd": f"python -c {shlex.quote(arguments['code'])}"}
+            step = call_step({"function_name": name, "arguments": arguments}, thought if k == 0 else "", output, None)
+            if error is not None and step.shell and step.returncode is None:
+                # Inspect's bash and python tools answer a non-zero exit with an error: the command failed
+                step = Step(step.thought, step.command, 1, step.output, None)
+            found.append(step)
     return found, submitted
+
+
+# ToolCallError types for calls that never ran.
+_NOT_RUN = frozenset({"parsing", "approval"})
 
 
 def run_document(messages: list[Any], sample: str = "sample", agent: str = "inspect",

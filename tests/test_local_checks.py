@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from procjudge import judge, load_run
 from procjudge.cli import app
 from procjudge.importers.checks import check_outcome, is_environment, script_run, script_targets
-from procjudge.importers.shell import Step, Trajectory, unavailable
+from procjudge.importers.shell import Step, Trajectory, unavailable, written_files
 from procjudge.importers.shell import convert as convert_trajectory
 
 from conftest import ROOT, present
@@ -359,3 +359,120 @@ def test_a_failure_the_agent_did_not_cause_is_named_not_charged(steps: list[Step
 
 def test_a_failure_fixed_before_submitting_is_not_submitted_over(tmp_path: Path) -> None:
     assert "submitted_over_failure" not in _judged(_red_green(), tmp_path)
+
+
+# --------------------------------------------------------------------------- reports as published
+
+
+MINI2 = ROOT / "tests" / "fixtures" / "mini_swe_agent_2" / "trajs"
+
+
+def _import(tmp_path: Path, *options: str) -> tuple[dict[str, dict], str]:  # type: ignore[type-arg]
+    trajs = tmp_path / "trajs"
+    if not trajs.exists():
+        trajs.mkdir()
+        for name in ("shop__shop-1", "shop__shop-2", "shop__shop-3"):
+            shutil.copy(MINI2 / name / f"{name}.traj.json", trajs / f"{name}.traj.json")
+    out = tmp_path / f"out{len(list(tmp_path.glob('out*')))}"
+    result = runner.invoke(app, ["import", "swe-agent", str(trajs), "--out", str(out), *options])
+    assert result.exit_code == 0, result.output
+    return {p.stem: json.loads(p.read_text()) for p in out.rglob("*.json")}, result.stderr
+
+
+def _held_back(document: dict) -> object:  # type: ignore[type-arg]
+    return document["iterations"][-1]["iteration_telemetry"]["test_results"].get("hidden")
+
+
+def test_a_harness_summary_is_read_in_full(tmp_path: Path) -> None:
+    summary = tmp_path / "summary.json"
+    summary.write_text(json.dumps({"completed_ids": ["shop__shop-1", "shop__shop-2", "shop__shop-3"],
+                                   "resolved_ids": ["shop__shop-1"], "unresolved_ids": ["shop__shop-2"],
+                                   "error_ids": ["shop__shop-3"], "empty_patch_ids": []}))
+    runs, stderr = _import(tmp_path, "--reports", str(summary))
+    assert _held_back(runs["shop__shop-1"]) == {"passed": 1, "total": 1}
+    assert _held_back(runs["shop__shop-2"]) == {"passed": 0, "total": 1}
+    # the harness failed on shop-3: no outcome, a note, nothing charged
+    assert _held_back(runs["shop__shop-3"]) is None
+    assert any("harness failed" in note for note in runs["shop__shop-3"]["run"]["notes"])
+    assert "in no list" not in stderr
+
+
+def test_a_file_of_resolved_ids_leaves_the_others_unknown_and_says_so_once(tmp_path: Path) -> None:
+    resolved = tmp_path / "results.json"
+    resolved.write_text(json.dumps({"resolved": ["shop__shop-1"]}))
+    runs, stderr = _import(tmp_path, "--reports", str(resolved))
+    assert _held_back(runs["shop__shop-1"]) == {"passed": 1, "total": 1} and _held_back(runs["shop__shop-2"]) is None
+    (line,) = [line for line in stderr.splitlines() if "in no list" in line]
+    assert "2 instance(s)" in line and "--unlisted unresolved" in line
+    runs, stderr = _import(tmp_path, "--reports", str(resolved), "--unlisted", "unresolved")
+    assert _held_back(runs["shop__shop-2"]) == {"passed": 0, "total": 1} and "in no list" not in stderr
+
+
+def test_a_report_beside_the_trajectory_is_found_and_a_mistyped_one_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "run" / "shop__shop-1"
+    folder.mkdir(parents=True)
+    shutil.copy(MINI2 / "shop__shop-1" / "shop__shop-1.traj.json", folder / "shop__shop-1.traj.json")
+    (folder / "report.json").write_text(json.dumps({"shop__shop-1": {"resolved": True, "tests_status": {
+        "FAIL_TO_PASS": {"success": ["tests/test_price.py::test_cents"], "failure": []}}}}))
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["import", "swe-agent", str(folder), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    (document,) = [json.loads(p.read_text()) for p in out.rglob("*.json")]
+    assert _held_back(document) == {"passed": 1, "total": 1}
+    missing = runner.invoke(app, ["import", "swe-agent", str(folder), "--out", str(out), "--reports", str(tmp_path / "nope")])
+    assert missing.exit_code == 2 and "does not exist" in missing.output
+
+
+@pytest.mark.parametrize("command,writes", [
+    ("git checkout django/db/models.py 2>/dev/null || true", [("django/db/models.py", "restore")]),
+    ("cp a.py b.py 2> /dev/null", [("b.py", "copy")]),
+    ("sed -i 's/a/b/' m.py 2>&1", [("m.py", "sed")]),
+])
+def test_redirections_are_no_operands(command: str, writes: list[tuple[str, str]]) -> None:
+    assert written_files(command) == writes
+
+
+# --------------------------------------------------------------------------- the Inspect scorer reads the same checks
+
+
+def _message(role: str, **fields: object) -> object:
+    from types import SimpleNamespace
+
+    return SimpleNamespace(role=role, **fields)
+
+
+def _call(call_id: str, function: str, **arguments: object) -> object:
+    from types import SimpleNamespace
+
+    return SimpleNamespace(id=call_id, function=function, arguments=arguments)
+
+
+def test_inspect_python_calls_are_checks_and_refused_calls_did_not_run() -> None:
+    from types import SimpleNamespace
+
+    from procjudge.inspect import steps as inspect_steps
+
+    refused = SimpleNamespace(type="parsing", message="Found 1 validation errors parsing tool input arguments")
+    failed = SimpleNamespace(type="unknown", message="Traceback (most recent call last):\nZeroDivisionError: boom")
+    messages = [
+        _message("assistant", content="", tool_calls=[_call("1", "bash", cmd="sed -i 's/0/1/' shop/sums.py"),
+                                                      _call("2", "bash", cmd="make test"),
+                                                      _call("3", "python", code="from shop.sums import total\nprint(total([1]))"),
+                                                      _call("4", "python", code="open('shop/x.py', 'w').write('x = 1')"),
+                                                      _call("5", "bash", cmd="python reproduce.py")]),
+        _message("tool", tool_call_id="1", content="", error=None),
+        _message("tool", tool_call_id="2", content="", error=refused),
+        _message("tool", tool_call_id="3", content="1\n", error=None),
+        _message("tool", tool_call_id="4", content="", error=None),
+        _message("tool", tool_call_id="5", content="", error=failed),
+    ]
+    found, _ = inspect_steps(messages)
+    assert [s.command.split(" ", 1)[0] for s in found] == ["sed", "python", "python", "python"]  # `make test` never ran
+    assert found[1].shell and not found[1].writes  # code that reads: a check, once convert reads it
+    assert ("shop/x.py", "script") in found[2].writes  # code that writes a file: an edit
+    assert found[3].returncode == 1  # Inspect answered the failed command with an error
+    document = convert_trajectory(Trajectory(instance="i", agent="a", source="inspect", steps=found, submission=None))
+    checks = [c for entry in document["iterations"]
+              for c in entry["iteration_telemetry"]["test_results"].get("checks", [])]
+    assert [(c["command"].split(" ")[:2], c["outcome"]) for c in checks] == [
+        (["python", "-c"], "passed"), (["python", "reproduce.py"], "failed")]

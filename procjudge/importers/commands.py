@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+from enum import Enum
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -206,6 +207,13 @@ def import_inspect(
     import_report(written, issues, out, "log", "note", "inspect", folders)
 
 
+class Unlisted(str, Enum):
+    """What an instance is that a results file does not list."""
+
+    unknown = "unknown"
+    unresolved = "unresolved"
+
+
 @import_app.command("swe-agent")
 def import_swe_agent(
     files: list[Path] = typer.Argument(..., metavar="TRAJ...",
@@ -214,9 +222,14 @@ def import_swe_agent(
     out: Path = IMPORT_OUT_OPTION,
     overwrite: bool = OVERWRITE_OPTION,
     reports: Path | None = typer.Option(
-        None, "--reports", metavar="DIR|FILE",
-        help="SWE-bench evaluation reports: DIR/<instance>/report.json or DIR/<instance>.json, or a results.json "
-             "that lists the resolved instances (default: logs/<instance>/report.json beside the trajectories)."),
+        None, "--reports", metavar="DIR|FILE", exists=True,
+        help="SWE-bench evaluation reports: DIR/<instance>/report.json or DIR/<instance>.json, or a file that lists "
+             "instances by outcome (results.json, or the harness summary with resolved_ids, unresolved_ids, error_ids) "
+             "(default: report.json beside each trajectory, or logs/<instance>/report.json near them)."),
+    unlisted: Unlisted = typer.Option(
+        Unlisted.unknown, "--unlisted",
+        help="What an instance that a --reports FILE does not list is: unknown (one note names them), or unresolved "
+             "(the file lists every resolved instance)."),
     agent: str | None = typer.Option(None, "--agent",
                                      help="Agent name (default: the model in the trajectory's configuration, else its run "
                                           "folder)."),
@@ -224,15 +237,17 @@ def import_swe_agent(
     """Import shell-agent trajectories as one run file per task.
 
     Reads mini-swe-agent (1.x command blocks, 2.x tool calls) and SWE-agent (0.x ACI commands
-    such as edit N:M, 1.x str_replace_editor calls). An iteration is one or more edits followed by
-    a test run (Django's runtests.py, pytest, unittest, tox or nox, with counts in its output); a
-    test run that validated nothing (the runner is missing, its output was cut or discarded) is
-    not a failure and is named in the run's notes. Per iteration the suite, the counts and the
-    tests by name, the files written (scratch files marked) with each edit rebuilt as text, the
-    THOUGHT as the change summary and the timing; the last iteration carries the submitted diff and
-    the held-back FAIL_TO_PASS and PASS_TO_PASS suites of report.json. A trajectory with no test
-    run that validated anything is one iteration of unknown outcome, scored by its held-back suite
-    (skipped with a note when it has none); one unreadable file is an error that costs that file only.
+    such as edit N:M, 1.x str_replace_editor calls). Every check the agent made is read as one: its
+    test runs (with their counts) and the scripts and inline code it ran to see what its code does
+    (a reproduction's exit status, traceback or printed verdict); installs never are. An iteration
+    is an edit of the code and the checks that saw it; a check that could not run (a missing
+    runner or module, a cut output) is named, not failed. Per iteration the checks in order, the
+    files written (throw-away files marked) with each edit rebuilt as text, the THOUGHT as the
+    change summary and the timing; the last iteration carries the submitted diff and, shown beside
+    the score but never scoring it, the held-back FAIL_TO_PASS and PASS_TO_PASS suites. A
+    trajectory that edits and never checks is one iteration that nothing validated; every
+    trajectory with an edit imports, with or without a report; one unreadable file is an error that
+    costs that file only.
 
     Example: procjudge import swe-agent trajs/ --reports logs --out imported/
     """
@@ -240,7 +255,8 @@ def import_swe_agent(
 
     files = files_in(list(files), (".traj.json", ".traj"))
     folders = Folders(out, overwrite)
-    written, issues = import_files([str(f) for f in files], str(out), agent=agent, reports=str(reports) if reports else None)
+    written, issues = import_files([str(f) for f in files], str(out), agent=agent, reports=str(reports) if reports else None,
+                                   unlisted=unlisted.value)
     import_report(written, issues, out, "file", "note", "swe-agent", folders)
 
 

@@ -270,6 +270,7 @@ def written_files(command: str) -> list[tuple[str, str]]:
             words = shlex.split(part, posix=True)
         except ValueError:
             words = part.split()
+        words = _without_redirections(words)
         if not words:
             continue
         found += _segment_writes(words)
@@ -283,6 +284,26 @@ def written_files(command: str) -> list[tuple[str, str]]:
         found += [(m.group(1), "script") for m in re.finditer(r"['\"]([\w./-]+\.(?:py|txt|rst|cfg|toml|json|ya?ml))['\"]",
                                                               command)]
     return [(os.path.normpath(path) if path else path, how) for path, how in dict.fromkeys(found)]
+
+
+_REDIRECTION = re.compile(r"^(?:\d*|&)(?:>>?|<<?|>&|<&)(\S*)$")
+
+
+def _without_redirections(words: list[str]) -> list[str]:
+    """A simple command's words without its redirections (``2>/dev/null``, ``> out.txt``, ``2>&1``):
+    they are no operands (``git checkout F 2>/dev/null`` restores F alone)."""
+    kept: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+            continue
+        found = _REDIRECTION.match(word)
+        if found:
+            skip = not found.group(1)  # `> file`: the file is the next word
+            continue
+        kept.append(word)
+    return kept
 
 
 def _segment_writes(words: list[str]) -> list[tuple[str, str]]:

@@ -280,11 +280,15 @@ def convert(trajectory: dict[str, Any], agent: str, report: dict[str, Any] | Non
     else:
         found = list(steps(messages))
     submission = info.get("submission")
+    harness_failed = report is not None and report.get("harness_error") is True
+    notes = [("the evaluation harness failed on this instance (error_ids): no held-back outcome, and nothing charged "
+              "to the agent")] if harness_failed else []
     return convert_steps(Trajectory(
         instance=instance, agent=agent, source="swe-agent", steps=found,
         submission=str(submission).replace("\r\n", "\n") if submission else "",
-        statement=_statement(first_user), roots=roots,
-        hidden=hidden_suites(report, instance) if report is not None else [], language="python"))
+        statement=_statement(first_user), roots=roots, notes=notes,
+        hidden=hidden_suites(report, instance) if report is not None and not harness_failed else [],
+        language="python"))
 
 
 def _working_dirs(actions: list[Any]) -> Iterator[str]:
@@ -337,17 +341,20 @@ def model_name(trajectory: dict[str, Any]) -> str | None:
     return str(name).rsplit("/", 1)[-1] if name else None
 
 
-def find_report(reports: str | None, instance: str, path: str) -> dict[str, Any] | None:
+def find_report(reports: str | None, instance: str, path: str, unlisted: str = "unknown") -> dict[str, Any] | None:
     """The SWE-bench report of an instance: REPORTS/<id>/report.json or REPORTS/<id>.json, a
-    REPORTS file that lists the resolved instances (SWE-bench's ``results.json``: ``{"resolved":
-    [ids], ...}``), or a report.json found beside the trajectories (logs/<id>/report.json in the
-    trajectory's folder or up to two folders above it: logs/ next to trajs/<id>/ or trajs/)."""
+    REPORTS file that lists instances by outcome (SWE-bench's ``results.json`` or the harness's
+    summary: ``resolved_ids``, ``unresolved_ids``, ``error_ids``, ...; see :func:`listed`), or a
+    report.json found beside the trajectory (in its own folder, as SWE-agent 1.x writes it, or
+    logs/<id>/report.json in the trajectory's folder or up to two folders above it: logs/ next
+    to trajs/<id>/ or trajs/)."""
     candidates = []
     if reports and os.path.isfile(reports):
-        return _listed(reports, instance)
+        return listed(reports, instance, unlisted)
     if reports:
         candidates += [os.path.join(reports, instance, "report.json"), os.path.join(reports, f"{instance}.json")]
     folder = os.path.dirname(os.path.abspath(path))
+    candidates.append(os.path.join(folder, "report.json"))
     for _ in range(3):
         candidates.append(os.path.join(folder, "logs", instance, "report.json"))
         folder = os.path.dirname(folder)
@@ -356,16 +363,25 @@ def find_report(reports: str | None, instance: str, path: str) -> dict[str, Any]
             loaded = read_json(candidate, 64 * 1024 * 1024)
             if not isinstance(loaded, dict):
                 raise ValueError(f"{candidate}: a report is a JSON object")
+            if os.path.basename(os.path.dirname(candidate)) != instance and candidate.endswith("report.json") \
+                    and instance not in loaded and "tests_status" not in loaded and "resolved" not in loaded:
+                continue  # a report.json of something else beside the trajectory
             return loaded
     return None
 
 
 _LISTS: dict[str, dict[str, Any]] = {}
+# The harness summary's lists (SWE-bench's run_evaluation report), and what each says of an instance.
+_UNRESOLVED_LISTS = ("unresolved_ids", "unresolved", "empty_patch_ids", "empty_patch", "incomplete_ids")
+_ERROR_LISTS = ("error_ids", "error")
 
 
-def _listed(path: str, instance: str) -> dict[str, Any] | None:
-    """An instance's verdict from a results file that lists instances by outcome: resolved when in
-    ``resolved`` (or ``resolved_ids``), unresolved when listed elsewhere, unknown when absent."""
+def listed(path: str, instance: str, unlisted: str = "unknown") -> dict[str, Any] | None:
+    """An instance's verdict from a file that lists instances by outcome: resolved when in
+    ``resolved`` / ``resolved_ids``; unresolved when in ``unresolved_ids``, ``empty_patch_ids``
+    (or another list but the completed and submitted ones); ``{"harness_error": True}`` when in
+    ``error_ids`` (the harness failed, not the agent); absent from every list, unknown (None), or
+    unresolved with ``unlisted="unresolved"`` (the file is complete)."""
     if path not in _LISTS:
         loaded = read_json(path, 256 * 1024 * 1024)
         if not isinstance(loaded, dict):
@@ -375,22 +391,39 @@ def _listed(path: str, instance: str) -> dict[str, Any] | None:
     listing = _LISTS[path]
     resolved = listing.get("resolved", listing.get("resolved_ids"))
     if not isinstance(resolved, list):
-        raise TypeError(f"{path}: no 'resolved' list of instance ids")
+        raise TypeError(f"{path}: no 'resolved' (or 'resolved_ids') list of instance ids")
     if instance in resolved:
         return {"resolved": True}
-    if any(isinstance(ids, list) and instance in ids for key, ids in listing.items() if key not in ("resolved", "resolved_ids")):
+    if any(isinstance(listing.get(key), list) and instance in listing[key] for key in _ERROR_LISTS):
+        return {"harness_error": True}
+    if any(isinstance(ids, list) and instance in ids for key, ids in listing.items()
+           if key not in ("resolved", "resolved_ids", "completed_ids", "submitted_ids", *_ERROR_LISTS)):
         return {"resolved": False}
-    return None
+    return {"resolved": False} if unlisted == "unresolved" else None
 
 
 def import_files(paths: list[str], out: str, agent: str | None = None,
-                 reports: str | None = None) -> tuple[int, list[ImportIssue]]:
-    """Import trajectories; return (runs written, issues: errors and notes)."""
+                 reports: str | None = None, unlisted: str = "unknown") -> tuple[int, list[ImportIssue]]:
+    """Import trajectories; return (runs written, issues: errors and notes). A results file that
+    does not list an instance leaves its outcome unknown, said once in one note (``unlisted=
+    "unresolved"``: the file is complete); an instance the harness failed on is imported without a
+    held-back outcome, with a note on the run."""
+    unknown: list[str] = []
+
     def produce(path: str) -> tuple[str, str, dict[str, Any]]:
         trajectory = read_trajectory(path)
         instance = str(trajectory.get("instance_id") or os.path.basename(path).split(".traj")[0])
         name = agent or model_name(trajectory) or agent_from_path(path, instance)
         trajectory.setdefault("instance_id", instance)
-        return name, instance, convert(trajectory, name, find_report(reports, instance, path))
+        report = find_report(reports, instance, path, unlisted)
+        if report is None and reports and os.path.isfile(reports):
+            unknown.append(instance)
+        return name, instance, convert(trajectory, name, report)
 
-    return one_run_per_file(paths, out, produce, "a trajectory")
+    written, issues = one_run_per_file(paths, out, produce, "a trajectory")
+    if unknown:
+        shown = ", ".join(unknown[:3]) + (f" (+{len(unknown) - 3} more)" if len(unknown) > 3 else "")
+        issues.append(ImportIssue(str(reports), 1, f"{len(unknown)} instance(s) are in no list of this results file, so "
+                                  f"their held-back outcome is unknown: {shown}; --unlisted unresolved says the file "
+                                  "lists every resolved instance", note=True))
+    return written, issues
