@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from procjudge import judge, load_run
 from procjudge.cli import app
 from procjudge.importers.checks import check_outcome, is_environment, script_run, script_targets
+from procjudge.importers.grammar import simple_commands
 from procjudge.importers.shell import Step, Trajectory, unavailable, written_files
 from procjudge.importers.shell import convert as convert_trajectory
 
@@ -476,3 +477,22 @@ def test_inspect_python_calls_are_checks_and_refused_calls_did_not_run() -> None
               for c in entry["iteration_telemetry"]["test_results"].get("checks", [])]
     assert [(c["command"].split(" ")[:2], c["outcome"]) for c in checks] == [
         (["python", "-c"], "passed"), (["python", "reproduce.py"], "failed")]
+
+
+@pytest.mark.parametrize("command,expected", [
+    ("cd /testbed && cat <<'EOF' > x.py\nprint('a && b; c')\nEOF\npython x.py | tail -3",
+     ["cd /testbed", "cat <<'EOF' > x.py", "python x.py", "tail -3"]),
+    ("if [ -f m.py ]; then sed -i 's/a/b/' m.py; fi", ["[ -f m.py ]", "sed -i 's/a/b/' m.py"]),
+    ("for f in a.py b.py; do python $f; done", ["python $f"]),
+    ('echo "a && b" > out.txt', ['echo "a && b" > out.txt']),
+    ("(cd sub && make test) 2>&1", ["cd sub", "make test 2>&1"]),  # a redirection is the last command's
+    ("python a.py \\\n  --fast; echo done", ["python a.py    --fast", "echo done"]),
+    ("cat <<EOF > a.py\nnever closed\nstill the body", ["cat <<EOF > a.py"]),  # cut short: split by hand
+])
+def test_commands_are_read_with_the_shells_grammar(command: str, expected: list[str]) -> None:
+    assert list(simple_commands(command)) == expected
+
+
+def test_an_edit_inside_a_conditional_is_an_edit() -> None:
+    assert written_files("if [ -f m.py ]; then sed -i 's/a/b/' m.py; fi") == [("m.py", "sed")]
+

@@ -48,6 +48,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from . import edits as rebuild
+from . import grammar
 from .base import NothingLogged
 from .checks import Outcome, check_outcome, is_environment, script_run, script_targets
 from .edits import Edit, words_of
@@ -126,43 +127,11 @@ _BUILD = re.compile(r"^(?:\S+=\S+\s+)*(?:make|gmake|ninja|cmake\s+--build|cargo\
 
 
 def segments(command: str) -> list[str]:
-    """The simple commands of a command line, split on ``&&``, ``||``, ``;``, ``|`` and newlines
-    outside quotes (heredoc bodies removed first, so that a script's text is not read as commands)."""
-    body = re.sub(r"<<-?\s*'?\"?(\w+)'?\"?.*?\n.*?\n\1\s*(?:\n|$)", lambda m: m.group(0).split("\n", 1)[0] + "\n", command,
-                  flags=re.DOTALL)
-    body = body.replace("\\\n", " ")  # a line continuation joins its lines, as the shell does
-    parts: list[str] = []
-    current: list[str] = []
-    quote = ""
-    k = 0
-    while k < len(body):
-        char = body[k]
-        if quote:
-            if char == "\\" and quote == '"' and k + 1 < len(body):
-                current.append(body[k:k + 2])
-                k += 2
-                continue
-            if char == quote:
-                quote = ""
-            current.append(char)
-        elif char == "\\" and k + 1 < len(body):
-            current.append(body[k:k + 2])
-            k += 2
-            continue
-        elif char in "'\"":
-            quote = char
-            current.append(char)
-        elif char in ";|\n" or body.startswith("&&", k):
-            parts.append("".join(current))
-            current = []
-            if body.startswith(("&&", "||"), k):
-                k += 1
-        else:
-            current.append(char)
-        k += 1
-    parts.append("".join(current))
-    return [part.strip() for part in parts if part.strip()]
-
+    """The simple commands of a command line, as the shell reads it (``procjudge.importers.grammar``:
+    pipelines, ``&&``/``||``/``;`` lists, subshells, loops and conditionals), each with its
+    redirections and a here-document's opening line, its body left out (a script's text is not
+    commands)."""
+    return list(grammar.simple_commands(command))
 
 
 def _plain(part: str) -> str:
