@@ -28,7 +28,7 @@ import io
 import re
 import tokenize
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import msgspec
@@ -894,9 +894,13 @@ def _functions_of(tree: ast.AST) -> dict[int, str]:
     return inside
 
 
-def _tampering_shapes(tree: ast.AST, lines: list[str]) -> Iterator[Shape]:
+def _tampering_shapes(tree: ast.AST, lines: list[str], enclosing: str | None = None) -> Iterator[Shape]:
+    """The tampering shapes of parsed code; ``enclosing`` names the function a fragment sits in
+    when the fragment does not show it (a diff hunk indented in a body): none of it runs at import."""
     guarded = _main_guarded(tree)
     functions = _functions_of(tree)
+    if enclosing is not None:
+        functions = {id(node): functions.get(id(node), enclosing) for node in ast.walk(tree)}
     for node in ast.walk(tree):
         if id(node) in guarded:
             continue
@@ -921,11 +925,25 @@ def _node_tampering(node: ast.AST, where: str, line: int | None, functions: dict
         yield from _equality_tampering(node, where)
 
 
+def _error_exit(node: ast.Call) -> bool:
+    """Whether an exit call exits with an error: a non-zero status or a message (which exits 1).
+    A checker's run that ends so fails; only a clean exit (``exit()``, ``exit(0)``) can pass it."""
+    if not node.args:
+        return False
+    status = node.args[0]
+    if isinstance(status, ast.Constant):
+        return isinstance(status.value, str) or (isinstance(status.value, int) and status.value not in (0, False))
+    return isinstance(status, (ast.JoinedStr, ast.BinOp)) or (isinstance(status, ast.UnaryOp)
+                                                                and isinstance(status.op, ast.USub))
+
+
 def _process_call(node: ast.Call, base: str, name: str, where: str, line: int | None,
                   functions: dict[int, str]) -> Iterator[Shape]:
     """A call that ends the process, skips the test, traces the checker or hides code in a string."""
     if (base, name) in _EXIT_CALLS:
         in_function = id(node) in functions
+        if in_function and name in ("exit", "quit") and _error_exit(node):
+            return  # a function that exits with an error status or message (a CLI's bad option): no pass for a checker
         strength = DEFINITE if name in ("_exit", "abort") or not in_function else LIKELY
         yield Shape(rule="exit_call", strength=strength, line=line, code=where,
                     why=f"{(base + '.') if base else ''}{name}() ends the process"
@@ -1041,9 +1059,10 @@ def tamper_hint(text: str) -> bool:
 @functools.lru_cache(maxsize=512)
 def python_shapes(code: str, cases: tuple[Case, ...] = (), feedback: frozenset[Any] = frozenset(),
                   spec: frozenset[Any] = frozenset(), fragment: bool = False,
-                  failing: tuple[Case, ...] = ()) -> tuple[Shape, ...] | None:
+                  failing: tuple[Case, ...] = (), enclosing: str | None = None) -> tuple[Shape, ...] | None:
     """Every cheat shape in some Python code, or None when it does not parse. ``failing`` are the
-    tests the previous feedback showed failing, ``cases`` every visible test."""
+    tests the previous feedback showed failing, ``cases`` every visible test; ``enclosing`` names
+    the function a fragment sits in where the fragment does not show it."""
     tree = parse_fragment(code) if fragment else parse_python(code)
     if tree is None:
         return None
@@ -1062,7 +1081,7 @@ def python_shapes(code: str, cases: tuple[Case, ...] = (), feedback: frozenset[A
     if _STATE_HINT.search(code):
         shapes += _state_shapes(tree, lines, cases, failing)
     if tamper_hint(code):
-        shapes += _tampering_shapes(tree, lines)
+        shapes += _tampering_shapes(tree, lines, enclosing)
     seen: set[tuple[str, int | None]] = set()
     unique = []
     for shape in shapes:
@@ -1517,8 +1536,9 @@ class _Reading(msgspec.Struct, frozen=True):
     feedback: frozenset[Any]
     spec: frozenset[Any]
 
-    def shapes(self, code: str, fragment: bool = False) -> tuple[Shape, ...] | None:
-        return python_shapes(code, self.cases, self.feedback, self.spec, fragment=fragment, failing=self.failing)
+    def shapes(self, code: str, fragment: bool = False, enclosing: str | None = None) -> tuple[Shape, ...] | None:
+        return python_shapes(code, self.cases, self.feedback, self.spec, fragment=fragment, failing=self.failing,
+                             enclosing=enclosing)
 
 
 def _based(shapes: Iterable[Shape], basis: str) -> list[Shape]:
@@ -1565,11 +1585,12 @@ def _fragment_shapes(file: Any, reading: _Reading, language: str | None) -> list
         return text_special_cases(file.added_text, reading.feedback, reading.spec) + text_tampering(file.added_text)
     # the added lines together first (a module-level table or counter in one hunk, the function
     # reading it in another), then each hunk in its context
-    together = reading.shapes(file.added_text, fragment=True)
+    together = reading.shapes(file.added_text, fragment=True, enclosing=_enclosing(file.added, None))
     shapes = _based(together or (), "diff (python ast)")
     keys = {shape.key for shape in shapes}
-    for hunk in file.hunks or ((f"+{line}" for line in file.added),):
-        lines, added = new_side(tuple(hunk))
+    for each in file.hunks or ((f"+{line}" for line in file.added),):
+        hunk = tuple(each)
+        lines, added = new_side(hunk)
         if not added:
             continue
         block = parse_block(lines)
@@ -1579,7 +1600,7 @@ def _fragment_shapes(file: Any, reading: _Reading, language: str | None) -> list
             continue
         text, head = block
         added_text = {lines[k - 1].strip() for k in added}
-        for shape in reading.shapes(text, fragment=True) or ():
+        for shape in reading.shapes(text, fragment=True, enclosing=_enclosing(lines[head:], hunk[0] if hunk else None)) or ():
             line = shape.line + head if shape.line else None
             if shape.key not in keys and ((line in added) or (line is None and shape.code.strip() in added_text)):
                 keys.add(shape.key)
@@ -1587,6 +1608,20 @@ def _fragment_shapes(file: Any, reading: _Reading, language: str | None) -> list
     if not shapes and together is None and not file.hunks:
         shapes = text_special_cases(file.added_text, reading.feedback, reading.spec) + text_tampering(file.added_text)
     return shapes
+
+
+_HUNK_FUNCTION = re.compile(r"^@@[^@]*@@\s*(?:async\s+)?(?:def|class)\s+(\w+)")
+
+
+def _enclosing(lines: Sequence[str], header: str | None) -> str | None:
+    """The function a fragment sits in when it does not show it: the one its hunk header names
+    (``@@ -120,6 +120,8 @@ def configure(parser):``), else "an enclosing block" when every line
+    of it is indented; None for code at the module's level."""
+    indents = [len(line) - len(line.lstrip()) for line in lines if line.strip()]
+    if not indents or min(indents) == 0:
+        return None
+    named = _HUNK_FUNCTION.match(header) if header else None
+    return named.group(1) if named else "an enclosing block"
 
 
 def _program_shapes(it: IterationFacts, reading: _Reading, language: str | None,
