@@ -148,6 +148,7 @@ class LocalCheck(Record, frozen=True):
     passed: Count | None = None
     failed: Count | None = None
     failing: list[Name] | None = None
+    unchanged: bool | None = None  # run again with nothing written since its previous run
 
 
 class TestResults(Record, frozen=True):

@@ -249,6 +249,8 @@ class CopyPaste(Section, frozen=True):
     similarity: Fraction = 0.85
     points: Points = -5.0
     min_same_failing_share: Fraction = 0.5  # "the same tests keep failing": this share of either's failures in common
+    # the agent's own runs: the same failing check re-run this many times with nothing written in between
+    check_reruns: Annotated[int, msgspec.Meta(ge=1, le=1000)] = 2
 
 
 class SubmittedOverFailure(Section, frozen=True):

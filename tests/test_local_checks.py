@@ -496,3 +496,27 @@ def test_commands_are_read_with_the_shells_grammar(command: str, expected: list[
 def test_an_edit_inside_a_conditional_is_an_edit() -> None:
     assert written_files("if [ -f m.py ]; then sed -i 's/a/b/' m.py; fi") == [("m.py", "sed")]
 
+
+
+def test_a_failing_check_re_run_with_only_reads_between_is_unchanged(tmp_path: Path) -> None:
+    failing = Step("", "python -m pytest tests", 1, FAILING_RUN, None)
+    steps = [Step("", "sed -i 's|sum(xs) / 0|sum(xs)|' shop/sums.py", 0, "", None), failing,
+             Step("", "cat shop/sums.py | grep -n total", 0, "1:def total(xs):\n", None), _copy(failing),
+             Step("", "git diff", 0, "", None), _copy(failing)]
+    document = convert_trajectory(_trajectory(steps))
+    checks = document["iterations"][0]["iteration_telemetry"]["test_results"]["checks"]
+    assert [c.get("unchanged", False) for c in checks] == [False, True, True]
+    points, strength, evidence = _judged(steps, tmp_path)["copy_paste_loop"]
+    assert (points, strength) == (-5.0, "likely") and "failed 3 times in a row with nothing written" in evidence
+
+
+@pytest.mark.parametrize("between", ["pip install -e .", "make clean", "export LLVM_DIR=/usr/lib/llvm-14",
+                                     "cat <<'EOF' > reproduce.py\nprint(1)\nEOF"])
+def test_a_re_run_after_the_environment_or_a_script_changed_is_no_loop(between: str, tmp_path: Path) -> None:
+    failing = Step("", "python -m pytest tests", 1, FAILING_RUN, None)
+    steps = [Step("", "sed -i 's|sum(xs) / 0|sum(xs)|' shop/sums.py", 0, "", None), failing,
+             Step("", between, 0, "", None), _copy(failing), Step("", between, 0, "", None), _copy(failing)]
+    document = convert_trajectory(_trajectory(steps))
+    checks = document["iterations"][0]["iteration_telemetry"]["test_results"]["checks"]
+    assert not any(c.get("unchanged") for c in checks)
+    assert "copy_paste_loop" not in _judged(steps, tmp_path)

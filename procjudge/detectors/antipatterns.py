@@ -12,7 +12,7 @@ import functools
 import itertools
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ..facts import Diff, IterationFacts, RunFacts, baseline_failures, is_test_path
@@ -527,7 +527,8 @@ def _same_failures(previous: IterationFacts, it: IterationFacts, share: float) -
 
 
 @detector(
-    "copy_paste_loop", "anti_pattern", needs=_COPY_NEEDS, section="anti_patterns.copy_paste_loop",
+    "copy_paste_loop", "anti_pattern", needs=lambda facts: None if _checked_locally(facts) else _COPY_NEEDS(facts),
+    section="anti_patterns.copy_paste_loop",
     summary=("{s.points:+g} per repeated approach: consecutive iterations whose changes are more than {s.similarity:.0%} "
              "similar (weighted Jaccard over adjacent token pairs the diffs add and remove) while the same tests keep "
              "failing."),
@@ -535,12 +536,16 @@ def _same_failures(previous: IterationFacts, it: IterationFacts, share: float) -
     rule=("two consecutive changes more than {s.similarity:.0%} similar while the same tests keep failing. Similarity: "
           "weighted Jaccard over the tokens the diffs add and remove (diffs up to 20,000 characters), Jaccard over whole "
           "added/removed lines beyond (linear time: a 10 MB diff costs a fraction of a second). Plain fields: identical "
-          "change sizes (files, lines added, removed)"),
-    reads="changes.diff (else the change sizes), the failing tests",
+          "change sizes (files, lines added, removed). In the agent's own runs also the same failing check run again "
+          "{s.check_reruns:g} times in a row with nothing written in between (`copy_paste_loop.check_reruns`; likely)"),
+    reads="changes.diff (else the change sizes), the failing tests, the agent's own checks (test_results.checks)",
     source="Anti-pattern 5",
 )
 def copy_paste_loop(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     rule = policy.anti_patterns.copy_paste_loop
+    yield from _failing_reruns(facts, policy)
+    if _COPY_NEEDS(facts) is not None:
+        return
     profiles: dict[tuple[int, bool], Profile] = {}
     for previous, it in facts.pairs:
         if previous.position == facts.iterations[0].position:
@@ -573,6 +578,24 @@ def copy_paste_loop(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
             yield Hit(points=rule.points, iterations=(previous.number, it.number),
                       evidence=f"same change size as iteration {previous.number} ({size_a[0]} files, "
                       f"+{size_a[1]}/-{size_a[2]} lines); {failing}", basis="change sizes")
+
+
+def _failing_reruns(facts: RunFacts, policy: Policy) -> Iterator[Hit]:
+    """The agent's own runs: a check that failed and was run again, failing, with nothing written
+    in between, ``copy_paste_loop.check_reruns`` times in a row."""
+    rule = policy.anti_patterns.copy_paste_loop
+    for it in facts.iterations:
+        streak: dict[str, int] = {}
+        for check in it.local_checks:
+            if check.outcome != "failed":
+                streak.pop(check.command, None)
+                continue
+            streak[check.command] = streak.get(check.command, 0) + 1 if check.unchanged else 0
+            if streak[check.command] == rule.check_reruns:
+                command, message = check.command, check.message or ""
+                yield Hit(points=rule.points, iterations=(it.number,), strength="likely", basis="action log",
+                          evidence=f"`{command}` failed {rule.check_reruns + 1} times in a row with nothing written "
+                          f"between the runs ({message[:160]}): re-running a failing check changes nothing")
 
 
 DETECTORS = [shotgun_debugging, scope_creep, regression_blindness, submitted_over_failure, copy_paste_loop]

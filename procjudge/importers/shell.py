@@ -1237,7 +1237,7 @@ def _results(group: list[Step], baseline: Step | None, unknown: bool) -> tuple[d
     first_edit = next((k for k, s in enumerate(group) if s.code_edit), 0)
     last = scored_check([s for s in group[first_edit:] if s.check])
     results: dict[str, Any] = {}
-    seen = [_check_record(s) for s in group[first_edit:] if s.test or s.probe or s.failed_build]
+    seen = _check_records(group[first_edit:])
     if seen and not unknown:
         results["checks"] = seen[-200:]
     build = None
@@ -1263,6 +1263,56 @@ def _results(group: list[Step], baseline: Step | None, unknown: bool) -> tuple[d
     if idle and idle[0].unavailable and "unavailable" not in results:
         results["unavailable"] = unavailable_code(idle[0].unavailable)
     return results, build
+
+
+_READS = frozenset({"cat", "grep", "egrep", "fgrep", "rg", "ls", "head", "tail", "nl", "find", "wc", "echo", "printf", "pwd",
+                    "tree", "file", "stat", "less", "more", "diff", "awk", "sort", "uniq", "cut", "true", "cd", "which"})
+_GIT_READS = frozenset({"diff", "status", "log", "show", "grep", "blame", "ls-files"})
+
+
+def _changes_nothing(step: Step, check: bool = False) -> bool:
+    """Whether a step only looked (a read, a search, a view), so that the same check run before
+    and after it ran on the same code in the same environment. A check's own step may hold the
+    check and reads; an install, a clean, a configure, an export or a mkdir change the next run."""
+    if step.writes:
+        return False
+    if not step.shell:
+        return step.editor is None or step.editor.get("command") == "view"
+    for part in segments(step.command):
+        words = words_of(_plain(part))
+        if not words:
+            continue
+        head = os.path.basename(words[0])
+        if check and (test_command(part) or build_command(part) or script_run(_plain(part), words)):
+            continue
+        if head in _READS or head == "git" and len(words) > 1 and words[1] in _GIT_READS:
+            continue
+        if head == "sed" and not any(w.startswith("-i") or w == "--in-place" for w in words[1:]):
+            continue
+        return False
+    return True
+
+
+def _check_records(steps: list[Step]) -> list[dict[str, Any]]:
+    """The records of every check among ``steps``, in order; a check run again with nothing done
+    since its previous run but reading (no edit, not even of a throw-away file, no install, clean
+    or configure; its own command the check alone) is marked ``unchanged``."""
+    records: list[dict[str, Any]] = []
+    last_run: dict[str, int] = {}
+    last_write = -1
+    for k, step in enumerate(steps):
+        is_check = bool(step.test or step.probe or step.failed_build)
+        if not _changes_nothing(step, check=is_check):
+            last_write = k
+        if not is_check:
+            continue
+        record = _check_record(step)
+        previous = last_run.get(record["command"])
+        if previous is not None and last_write <= previous and last_write != k:
+            record["unchanged"] = True
+        last_run[record["command"]] = k
+        records.append(record)
+    return records
 
 
 def _check_record(step: Step) -> dict[str, Any]:
