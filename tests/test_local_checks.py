@@ -520,3 +520,27 @@ def test_a_re_run_after_the_environment_or_a_script_changed_is_no_loop(between: 
     checks = document["iterations"][0]["iteration_telemetry"]["test_results"]["checks"]
     assert not any(c.get("unchanged") for c in checks)
     assert "copy_paste_loop" not in _judged(steps, tmp_path)
+
+
+def test_a_swe_agent_1_run_is_filed_under_the_model_of_its_own_configuration(tmp_path: Path) -> None:
+    source = ROOT / "tests" / "fixtures" / "swe_agent_traj" / "marshmallow-code__marshmallow-1867.function_calling.traj"
+    folder = tmp_path / "some-run-folder"
+    folder.mkdir()
+    shutil.copy(source, folder / source.name)
+    result = runner.invoke(app, ["import", "swe-agent", str(folder), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    (document,) = [json.loads(p.read_text()) for p in (tmp_path / "out").rglob("*.json")]
+    assert document["run"]["agent"] == "gpt-4o"  # replay_config.agent.model.name, not the folder
+
+
+def test_a_commit_the_log_showed_in_heads_history_is_not_beyond_the_base() -> None:
+    log = ("commit 3f1c2a9b7e5d4c3b2a1f0e9d8c7b6a5f4e3d2c1b\nAuthor: Dev\n\n    Fix parser\n\n"
+           "commit 9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b\nAuthor: Dev\n\n    Add parser\n")
+    steps = [Step("", "git log -n 2 -- shop/sums.py", 0, log, None),
+             Step("", "git show 9a8b7c6d -- shop/sums.py", 0, "+    return sum(xs)\n", None),
+             Step("", "git show deadbeef1 -- shop/sums.py", 0, "+    return sum(xs)\n", None),
+             Step("", "sed -i 's|sum(xs) / 0|sum(xs)|' shop/sums.py", 0, "", None),
+             Step("", "python reproduce.py", 0, "SUCCESS\n", None)]
+    document = convert_trajectory(_trajectory(steps))
+    reads = [read for entry in document["iterations"] for read in entry["iteration_telemetry"].get("history", [])]
+    assert [read["revision"] for read in reads] == ["deadbeef1"]  # the ancestor's read is the base's own past

@@ -803,10 +803,12 @@ def convert(trajectory: Trajectory) -> dict[str, Any]:
         notes.append(f"{len(trailing)} edit(s) to {where} came after the last check: submitted untested")
     iterations = []
     seen_created: set[str] = set()
+    ancestors = _ancestors(all_steps)
     for k, group in enumerate(groups):
         iterations.append({"iteration_telemetry": _iteration(k, group, baseline if k == 0 else None, submitted,
                                                                seen_created, trajectory.roots, trajectory.submission,
-                                                               unknown=outcome_unknown, tracked=tracked)})
+                                                               unknown=outcome_unknown, tracked=tracked,
+                                                               ancestors=ancestors)})
     _finish(iterations[-1]["iteration_telemetry"], trajectory)
     return {"run": _run_info(trajectory, notes, len(iterations)), "iterations": iterations}
 
@@ -1150,7 +1152,8 @@ def _reasons(steps: list[Step]) -> str:
 
 def _iteration(k: int, group: list[Step], baseline: Step | None, submitted: dict[str, str] | None,
                seen_created: set[str], roots: tuple[str, ...], submission: str | None = None,
-               unknown: bool = False, tracked: frozenset[str] = frozenset()) -> dict[str, Any]:
+               unknown: bool = False, tracked: frozenset[str] = frozenset(),
+               ancestors: frozenset[str] = frozenset()) -> dict[str, Any]:
     """One iteration's telemetry from its steps: timing, actions, the files written and their edits,
     the test results (or why none validated anything), and the reads of the repository's history."""
     files = _files_written(group, submitted, seen_created, roots, tracked)
@@ -1164,7 +1167,7 @@ def _iteration(k: int, group: list[Step], baseline: Step | None, submitted: dict
     results, build = _results(group, baseline, unknown)
     if build is not None:
         telemetry["build"] = build
-    reads = _history_reads(group, submission)
+    reads = _history_reads(group, submission, ancestors)
     if reads:
         telemetry["history"] = reads[:50]
     telemetry["test_results"] = results
@@ -1354,12 +1357,44 @@ def _baseline_results(baseline: Step | None, last: Step | None) -> dict[str, Any
     return found
 
 
-def _history_reads(group: list[Step], submission: str | None) -> list[dict[str, Any]]:
+_HASH = re.compile(r"\b[0-9a-f]{7,40}\b")
+
+
+def _ancestors(steps: list[Step]) -> frozenset[str]:
+    """The commits the log shows to be the checked-out base or its ancestors: the hashes a plain
+    ``git log`` (HEAD's history, no ``--all``) or ``git blame`` printed."""
+    found: set[str] = set()
+    for step in steps:
+        if not step.shell or "git" not in step.command:
+            continue
+        for part in segments(step.command):
+            words = words_of(_plain(part))
+            if len(words) < 2 or words[0] != "git" or words[1] not in ("log", "blame"):
+                continue
+            if words[1] == "log" and (any(w.split("=")[0] in _HISTORY_FLAGS for w in words[2:])
+                                      or any(_revision_beyond_base(w) for w in words[2:] if not w.startswith("-"))):
+                continue  # another branch's history, or from a named revision: not HEAD's ancestry
+            found.update(_HASH.findall(step.output[:2_000_000]))
+            break
+    return frozenset(found)
+
+
+def _is_ancestor(revision: str | None, ancestors: frozenset[str]) -> bool:
+    if not revision or not re.fullmatch(r"[0-9a-f]{7,40}", revision):
+        return False
+    return any(known.startswith(revision) or revision.startswith(known) for known in ancestors)
+
+
+def _history_reads(group: list[Step], submission: str | None,
+                   ancestors: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
     """The commands that read the repository's history beyond the task's base, each with how many
-    lines it printed reached the submission."""
+    lines it printed reached the submission; a commit the log showed in HEAD's own history
+    (``ancestors``) is the base's past, not beyond it."""
     reads = []
     for step in group:
         found = history_read(step.command) if step.editor is None else None
+        if found is not None and _is_ancestor(found[1], ancestors):
+            continue
         if found is not None:
             command, revision = found
             reads.append({"command": command, "revision": revision,

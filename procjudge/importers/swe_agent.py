@@ -333,12 +333,24 @@ def agent_from_path(path: str, instance: str) -> str:
 
 
 def model_name(trajectory: dict[str, Any]) -> str | None:
-    """The model the agent ran on, from the trajectory's configuration (its last path component)."""
+    """The model the agent ran on, from the trajectory's own configuration (its last path
+    component): mini-swe-agent's ``info.config.model.model_name``, SWE-agent 1.x's
+    ``replay_config.agent.model.name`` (``replay_config`` is a JSON string or an object)."""
     info = trajectory.get("info")
     config = info.get("config") if isinstance(info, dict) else None
     model = config.get("model") if isinstance(config, dict) else None
     name = model.get("model_name") if isinstance(model, dict) else None
-    return str(name).rsplit("/", 1)[-1] if name else None
+    if not name:
+        replay = trajectory.get("replay_config")
+        if isinstance(replay, str):
+            try:
+                replay = json.loads(replay)
+            except ValueError:
+                replay = None
+        agent = replay.get("agent") if isinstance(replay, dict) else None
+        model = agent.get("model") if isinstance(agent, dict) else None
+        name = model.get("name") if isinstance(model, dict) else None
+    return str(name).rsplit("/", 1)[-1] if isinstance(name, str) and name.strip() else None
 
 
 def find_report(reports: str | None, instance: str, path: str, unlisted: str = "unknown") -> dict[str, Any] | None:
