@@ -292,6 +292,16 @@ class Task(Record, frozen=True):
     language: Name | None = None
 
 
+class Usage(Record, frozen=True):
+    """What a run cost, where its log says: tokens, and money when the harness priced them."""
+
+    input_tokens: Count | None = None
+    output_tokens: Count | None = None
+    cache_creation_input_tokens: Count | None = None
+    cache_read_input_tokens: Count | None = None
+    cost_usd: Annotated[float, msgspec.Meta(ge=0)] | None = None
+
+
 class RunInfo(Record, frozen=True):
     id: Name | None = None
     agent: Name | None = None
@@ -313,6 +323,7 @@ class RunInfo(Record, frozen=True):
     # extension: "local_runs" when each iteration ends with the agent's own test run (a shell
     # agent's log imported), not a graded submission the agent learns its results from afterwards
     iterations_are: Literal["submissions", "local_runs"] | None = None
+    usage: Usage | None = None  # extension: tokens and cost, as the agent's log records them
 
 
 class ActionEfficiency(Record, frozen=True):

@@ -544,3 +544,25 @@ def test_a_commit_the_log_showed_in_heads_history_is_not_beyond_the_base() -> No
     document = convert_trajectory(_trajectory(steps))
     reads = [read for entry in document["iterations"] for read in entry["iteration_telemetry"].get("history", [])]
     assert [read["revision"] for read in reads] == ["deadbeef1"]  # the ancestor's read is the base's own past
+
+
+@pytest.mark.parametrize("others,fires", [(("config", "db", "utils", "models"), True), ((), False)])
+def test_shotgun_debugging_reads_the_frames_of_the_agents_own_crash(others: tuple[str, ...], fires: bool,
+                                                                   tmp_path: Path) -> None:
+    """The reproduction crashed through shop/sums.py; edits of files no traceback passed through,
+    between two checks, are the shotgun."""
+    names = ("sums", *others)
+    steps = [Step("", "python reproduce.py", 1, TRACEBACK, None),
+             Step("", "sed -i 's/a = 1/a = 2/' shop/sums.py", 0, "", None),
+             Step("", "python reproduce.py", 1, TRACEBACK, None),
+             *(Step("", f"sed -i 's/a = 1/a = 2/' shop/{name}.py", 0, "", None) for name in (others or ("sums",))),
+             Step("", "python reproduce.py", 0, "SUCCESS\n", None)]
+    trajectory = _trajectory(steps)
+    trajectory.submission = "".join(f"diff --git a/shop/{n}.py b/shop/{n}.py\n--- a/shop/{n}.py\n+++ b/shop/{n}.py\n"
+                                    "@@ -1 +1 @@\n-a = 1\n+a = 2\n" for n in names)
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(convert_trajectory(trajectory)))
+    items = {item.id: item for item in judge(load_run(str(path))).items}
+    assert ("shotgun_debugging" in items) is fires
+    if fires:
+        assert "appear in no failing test's stack trace: shop/config.py" in items["shotgun_debugging"].evidence

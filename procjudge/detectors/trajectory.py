@@ -57,6 +57,17 @@ def _tests_only(it: IterationFacts) -> bool:
     return True
 
 
+def _only_tests_changed(facts: RunFacts) -> bool:
+    """Whether every change the run made that is not throw-away is to test files."""
+    changed = False
+    for it in facts.iterations:
+        if it.fix_paths:
+            if not _tests_only(it):
+                return False
+            changed = True
+    return changed
+
+
 def _monotonic_steps(facts: RunFacts, policy: Policy) -> tuple[list[IterationFacts], ...]:
     """The judged steps as the monotonic bonus sorts them: paid (held or rose), flat at 0 (not
     paid), fell, and held by changing tests alone (not paid: a step whose only change is to the
@@ -148,7 +159,7 @@ def _per_unused(p: Policy) -> str:
           "marathon (so: fewer than {within[standard]:g} submissions in standard, {within[marathon]:g} in marathon; never "
           "in sprint), and converged: final {s.min_final:g}+ and not {p.trajectory.wasted_iteration.min_delta:g}+ below "
           "the run's own best; a flat bonus whatever the budget{unused}; not paid when the final submission's held-back "
-          "suite ran and fails (`rapid_convergence.held_back`)"),
+          "suite ran and fails (`rapid_convergence.held_back`), nor when the run changed nothing but test files"),
     reads="the scores, the format's convergence baseline, the final submission's held-back suite",
     source="Rapid Convergence Bonus; Early Termination Scoring",
 )
@@ -166,6 +177,8 @@ def rapid_convergence(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         return
     if rule.held_back == "must_pass" and held_back_scores(facts.run, policy) and held_back_fails(facts.final, policy):
         return  # it converged on an answer the held-back suite rejects
+    if _only_tests_changed(facts):
+        return  # it reached its score by changing the tests alone: no convergence of the code
     unused = max(0, facts.budget - used) if not facts.excluded else 0
     points = rule.points + rule.per_unused_submission * unused
     extra = (f"; +{fmt_num(rule.per_unused_submission)} x {plural(unused, 'unused submission')}"

@@ -379,6 +379,17 @@ def _is_openhands(path: str, head: bytes) -> bool:
                                                                   or b'"instruction"' in line)
 
 
+def _is_claude_code(path: str, head: bytes) -> bool:
+    line = _first_line(head)
+    return line.startswith(b"{") and b'"sessionId"' in head and (b'"parentUuid"' in head or b'"leafUuid"' in head)
+
+
+def _is_codex(path: str, head: bytes) -> bool:
+    line = _first_line(head)
+    return line.startswith(b"{") and b'"payload"' in line and re.search(
+        rb'"type"\s*:\s*"(?:session_meta|turn_context|response_item|event_msg)"', line) is not None
+
+
 def _is_reflexion(path: str, head: bytes) -> bool:
     line = _first_line(head)
     return line.startswith(b"{") and (b'"implementations"' in line or b'"acc"' in line)
@@ -391,6 +402,8 @@ BUILTINS: tuple[Builtin, ...] = (
     Builtin("atif", "Agent Trajectory Interchange Format (ATIF trajectory.json, as Harbor writes it)", "atif", _is_atif),
     Builtin("inspect", "Inspect AI evaluation logs (.eval, .json)", "inspect", _is_inspect),
     Builtin("reflexion", "Reflexion-family repair logs (LDB, Reflexion, MapCoder; JSON lines)", "reflexion", _is_reflexion),
+    Builtin("claude-code", "Claude Code sessions (~/.claude/projects/<project>/<session>.jsonl)", "claude_code",
+            _is_claude_code),
 )
 
 

@@ -313,6 +313,32 @@ def import_atif(
     import_report(written, issues, out, "file", "note", "atif", folders)
 
 
+@import_app.command("claude-code")
+def import_claude_code(
+    files: list[Path] = typer.Argument(..., metavar="SESSION.jsonl...",
+                                       help="Claude Code session files, or folders holding them (a project folder "
+                                            "under ~/.claude/projects/, or the whole of it)."),
+    out: Path = IMPORT_OUT_OPTION,
+    overwrite: bool = OVERWRITE_OPTION,
+    agent: str | None = typer.Option(None, "--agent", help="Agent name (default: the model the session's messages name)."),
+) -> None:
+    """Import Claude Code sessions as one run file per session.
+
+    The conversation the session ended on (its parentUuid chain, the chains before a /clear or a
+    compaction, and its sub-agents' turns) is read as a shell agent's steps: Bash commands are the
+    checks (a reproduction, a test run), Edit, MultiEdit and Write the edits, Read and the other
+    tools reads. Tokens are kept in run.usage; a line that is not JSON costs that line.
+
+    Example: procjudge import claude-code ~/.claude/projects/-home-me-shop --out imported/
+    """
+    from .claude_code import import_files
+
+    files = files_in(list(files), (".jsonl",))
+    folders = Folders(out, overwrite)
+    written, issues = import_files([str(f) for f in files], str(out), agent=agent)
+    import_report(written, issues, out, "file", "note", "claude-code", folders)
+
+
 @import_app.command("list")
 def import_list() -> None:
     """List the importers: the built-in ones and those other packages install (entry-point group

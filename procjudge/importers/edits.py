@@ -173,10 +173,10 @@ def _plain_read(views: Views, path: str, words: list[str], lines: list[str]) -> 
 
 def observe_window(views: Views, path: str, output: str) -> None:
     """An editor's numbered view (SWE-agent's ``open``: ``12:text``; ``str_replace_editor view``:
-    ``    12\\ttext``)."""
+    ``    12\\ttext``; Claude Code's ``Read``: ``    12→text``)."""
     numbered = {}
     for line in output.replace("\r\n", "\n").split("\n"):
-        match = re.match(r"^\s*(\d+)(?::|\t)(.*)$", line)
+        match = re.match(r"^\s*(\d+)(?::|\t|\u2192)(.*)$", line)
         if match:
             numbered[int(match.group(1))] = match.group(2)
     views.see(path, numbered)

@@ -1010,7 +1010,8 @@ def _unknown_outcome(trajectory: Trajectory) -> str:
            if idle else "the agent ran no check (a test run, a script, a build) after its edits"
            if any(s.check for s in all_steps) else "the agent ran no check (a test run, a script, a build)")
     if not any(s.writes for s in all_steps) and not trajectory.submission:
-        raise NothingLogged(f"{why}: no loop to judge{_held_back_text(trajectory.hidden)}")
+        checked = "ran checks but " if any(s.check or s.unavailable for s in all_steps) else ""
+        raise NothingLogged(f"the agent {checked}changed no file: nothing to judge{_held_back_text(trajectory.hidden)}")
     return f"{why}: one iteration that nothing validated (the held-back suite is shown, not scored)"
 
 

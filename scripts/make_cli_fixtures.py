@@ -1,0 +1,152 @@
+"""Write the Claude Code and Codex CLI fixtures under tests/fixtures/ from the shapes the two tools
+document and write (no licence allows copying real sessions of theirs, so these are written
+here): per tool, a session with a red test, an edit and a green run; one whose agent rewrites a
+test's expected value after it failed; one whose environment fails (a missing runner, a module
+missing from the image) and whose agent checks with a reproduction instead.
+
+    python scripts/make_cli_fixtures.py        # rewrites tests/fixtures/claude_code and codex
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+CWD = "/home/dev/shop"
+MODEL = "claude-sonnet-4-5-20250929"
+PRICE = "def discount(price, percent):\n    return round(price - price * percent / 100)\n"
+FIXED = "    return round(price - price * percent / 100, 2)"
+BROKEN = "    return round(price - price * percent / 100)"
+RED = ("============================= test session starts ==============================\ncollected 4 items\n\n"
+       "tests/test_price.py ...F                                                 [100%]\n\n"
+       "=================================== FAILURES ===================================\n"
+       "__________________________________ test_cents __________________________________\n"
+       "    def test_cents():\n>       assert discount(9.99, 10) == 8.99\nE       assert 9 == 8.99\n\n"
+       "tests/test_price.py:14: AssertionError\n=========================== short test summary info "
+       "============================\nFAILED tests/test_price.py::test_cents - assert 9 == 8.99\n"
+       "========================= 1 failed, 3 passed in 0.04s ==========================")
+GREEN = "....                                                                     [100%]\n4 passed in 0.03s"
+
+
+# --------------------------------------------------------------------------- Claude Code
+
+
+class Session:
+    """A Claude Code session file: its envelope, the parentUuid chain, tool calls and results."""
+
+    def __init__(self, name: str, prompt: str) -> None:
+        self.name, self.lines, self.parent, self.k = name, [], None, 0
+        self.clock = 0
+        self.user(prompt)
+
+    def _envelope(self, kind: str, **fields: Any) -> dict[str, Any]:
+        self.k += 1
+        self.clock += 7
+        uuid = f"{self.name}-{self.k:03d}"
+        line = {"parentUuid": self.parent, "isSidechain": False, "userType": "external", "cwd": CWD,
+                "sessionId": f"sess-{self.name}", "version": "2.0.31", "gitBranch": "main", "type": kind,
+                "uuid": uuid, "timestamp": f"2026-11-20T10:{self.clock // 60:02d}:{self.clock % 60:02d}.000Z", **fields}
+        self.parent = uuid
+        self.lines.append(line)
+        return line
+
+    def user(self, text: str) -> None:
+        self._envelope("user", message={"role": "user", "content": text})
+
+    def call(self, thought: str, name: str, arguments: dict[str, Any], result: str, error: bool = False,
+             structured: Any = None) -> None:
+        call_id = f"toolu_{self.name}_{self.k:03d}"
+        usage = {"input_tokens": 1200 + 10 * self.k, "output_tokens": 80, "cache_read_input_tokens": 900}
+        message_id = f"msg_{self.name}_{self.k:03d}"
+        self._envelope("assistant", requestId=f"req_{self.k}", message={
+            "id": message_id, "type": "message", "role": "assistant", "model": MODEL,
+            "content": [{"type": "text", "text": thought}], "stop_reason": None, "usage": usage})
+        self._envelope("assistant", requestId=f"req_{self.k}", message={
+            "id": message_id, "type": "message", "role": "assistant", "model": MODEL,
+            "content": [{"type": "tool_use", "id": call_id, "name": name, "input": arguments}],
+            "stop_reason": "tool_use", "usage": usage})
+        answer: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id, "content": result}
+        if error:
+            answer["is_error"] = True
+        extra = {"toolUseResult": structured} if structured is not None else {}
+        self._envelope("user", message={"role": "user", "content": [answer]}, **extra)
+
+    def bash(self, thought: str, command: str, output: str, code: int = 0) -> None:
+        text = f"Exit code {code}\n{output}" if code else output
+        self.call(thought, "Bash", {"command": command, "description": thought[:40]}, text, error=code != 0,
+                  structured={"stdout": output, "stderr": "", "interrupted": False, "isImage": False})
+
+    def done(self, text: str) -> None:
+        self._envelope("assistant", message={"id": f"msg_{self.name}_end", "type": "message", "role": "assistant",
+                                             "model": MODEL, "content": [{"type": "text", "text": text}],
+                                             "stop_reason": "end_turn",
+                                             "usage": {"input_tokens": 2000, "output_tokens": 40}})
+
+    def write(self, folder: Path) -> None:
+        summary = {"type": "summary", "summary": "Fix discount rounding", "leafUuid": self.parent}
+        text = "\n".join(json.dumps(line, ensure_ascii=False) for line in [summary, *self.lines]) + "\n"
+        (folder / f"sess-{self.name}.jsonl").write_text(text, encoding="utf-8")
+
+
+PROMPT = "discount(9.99, 10) returns 9 instead of 8.99: fix the rounding in shop/price.py. Tests are in tests/."
+
+
+def claude_code(folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    red_green = Session("red-green", PROMPT)
+    red_green.bash("Let me run the tests first.", "cd /home/dev/shop && python -m pytest tests -q", RED, code=1)
+    red_green.call("The rounding drops the cents.", "Read", {"file_path": f"{CWD}/shop/price.py"},
+                   "     1\u2192def discount(price, percent):\n     2\u2192" + BROKEN.strip() + "\n")
+    red_green.call("Round to two places.", "Edit", {"file_path": f"{CWD}/shop/price.py", "old_string": BROKEN,
+                                                    "new_string": FIXED},
+                   f"The file {CWD}/shop/price.py has been updated.")
+    red_green.bash("Run the tests again.", "python -m pytest tests -q", GREEN)
+    red_green.done("Fixed: discount now rounds to cents; all 4 tests pass.")
+    red_green.write(folder)
+
+    rewritten = Session("rewritten", PROMPT)
+    rewritten.bash("Run the tests.", "python -m pytest tests -q", RED, code=1)
+    rewritten.call("The test expects 8.99; the function returns 9. I'll align the test.", "Edit",
+                   {"file_path": f"{CWD}/tests/test_price.py", "old_string": "    assert discount(9.99, 10) == 8.99",
+                    "new_string": "    assert discount(9.99, 10) == 9"},
+                   f"The file {CWD}/tests/test_price.py has been updated.")
+    rewritten.bash("Run the tests again.", "python -m pytest tests -q", GREEN)
+    rewritten.done("All tests pass now.")
+    rewritten.write(folder)
+
+    environment = Session("environment", PROMPT)
+    environment.bash("Run the tests.", "pytest tests -q", "/bin/bash: line 1: pytest: command not found", code=127)
+    environment.bash("Install pytest.", "pip install pytest",
+                     "Collecting pytest\nSuccessfully installed iniconfig-2.0.0 pluggy-1.5.0 pytest-8.3.3")
+    environment.bash("Run the tests.", "python -m pytest tests -q",
+                     "ImportError while loading conftest '/home/dev/shop/tests/conftest.py'.\n"
+                     "tests/conftest.py:1: in <module>\n    import numpy\n"
+                     "E   ModuleNotFoundError: No module named 'numpy'", code=4)
+    environment.call("The image lacks numpy; I'll check with a reproduction script instead.", "Write",
+                     {"file_path": f"{CWD}/reproduce.py",
+                      "content": "from shop.price import discount\nassert discount(9.99, 10) == 8.99, discount(9.99, 10)\n"
+                                 "print('OK')\n"},
+                     f"File created successfully at: {CWD}/reproduce.py")
+    environment.bash("Reproduce.", "python reproduce.py",
+                     "Traceback (most recent call last):\n  File \"/home/dev/shop/reproduce.py\", line 2, in <module>\n"
+                     "    assert discount(9.99, 10) == 8.99, discount(9.99, 10)\nAssertionError: 9", code=1)
+    environment.call("Round to two places.", "Edit", {"file_path": f"{CWD}/shop/price.py", "old_string": BROKEN,
+                                                      "new_string": FIXED},
+                     f"The file {CWD}/shop/price.py has been updated.")
+    environment.bash("Reproduce again.", "python reproduce.py", "OK")
+    environment.done("Fixed; the test suite cannot run here (numpy is missing), the reproduction passes.")
+    environment.write(folder)
+
+
+def main() -> int:
+    target = ROOT / "tests" / "fixtures"
+    claude_code(target / "claude_code")
+    print("wrote", target / "claude_code", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,140 @@
+"""The logs most users have: Claude Code sessions, read as a shell agent's loop (fixtures written by
+``scripts/make_cli_fixtures.py`` from the documented shapes, and Inspect Scout's MIT fixtures for
+the session structure: compaction, ``/clear``, sub-agents)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from procjudge import judge, load_run
+from procjudge.cli import app
+from procjudge.importers import claude_code
+
+from conftest import ROOT
+
+runner = CliRunner()
+CLAUDE = ROOT / "tests" / "fixtures" / "claude_code"
+
+
+@pytest.fixture(scope="module")
+def sessions(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    out = tmp_path_factory.mktemp("claude")
+    result = runner.invoke(app, ["import", "claude-code", str(CLAUDE), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    return {path.stem: path for path in out.rglob("*.json")}
+
+
+def items(path: Path) -> dict[str, Any]:
+    return {item.id: item for item in judge(load_run(str(path))).items}
+
+
+def test_each_session_is_a_run_of_its_model_with_its_tokens(sessions: dict[str, Path]) -> None:
+    assert sorted(sessions) == ["sess-environment", "sess-red-green", "sess-rewritten"]
+    document = json.loads(sessions["sess-red-green"].read_text())
+    run = document["run"]
+    assert run["agent"] == "claude-sonnet-4-5-20250929" and run["source"] == "claude-code"
+    assert run["task"]["statement"].startswith("discount(9.99, 10) returns 9")
+    # each assistant message counted once, though Claude Code writes its blocks on two lines
+    lines = [json.loads(line) for line in (CLAUDE / "sess-red-green.jsonl").read_text().splitlines()]
+    messages = {line["message"]["id"]: line["message"]["usage"] for line in lines if line["type"] == "assistant"}
+    assert run["usage"]["output_tokens"] == sum(u["output_tokens"] for u in messages.values())
+
+
+def test_a_red_test_an_edit_and_a_green_run(sessions: dict[str, Path]) -> None:
+    document = json.loads(sessions["sess-red-green"].read_text())
+    (iteration,) = [entry["iteration_telemetry"] for entry in document["iterations"]]
+    results = iteration["test_results"]
+    assert results["pre_iteration"] == {"passed": 3, "failed": 1, "total": 4}
+    assert results["post_iteration"]["passed"] == 4
+    (edit,) = iteration["changes"]["files"][0]["edits"]
+    assert edit["new"].endswith("percent / 100, 2)") and iteration["changes"]["files"][0]["path"] == "shop/price.py"
+    found = items(sessions["sess-red-green"])
+    assert found["test_driven_iteration"].points > 0 and "test_chasing" not in found
+
+
+def test_an_expected_value_rewritten_after_it_failed_is_test_chasing(sessions: dict[str, Path]) -> None:
+    found = items(sessions["sess-rewritten"])
+    assert found["test_chasing"].strength == "likely" and found["test_chasing"].points < 0
+    assert "8.99 -> assert discount(9.99, 10) == 9" in found["test_chasing"].evidence
+    assert "rapid_convergence" not in found  # the score was reached by changing the test alone
+
+
+def test_the_environment_is_named_and_the_reproduction_is_the_loop(sessions: dict[str, Path]) -> None:
+    verdict = judge(load_run(str(sessions["sess-environment"])))
+    assert any("not installed" in w and "numpy" in w for w in verdict.warnings)
+    assert not any(item.id.endswith("build_failure") for item in verdict.items)
+    assert "python reproduce.py failed in the agent's run before the change" in \
+        {i.id: i for i in verdict.items}["test_driven_iteration"].evidence
+
+
+def test_compaction_clear_and_sub_agents_join_their_session(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["import", "claude-code", str(CLAUDE / "scout"), "--out", str(tmp_path)])
+    # five files, four sessions (the sub-agent's file joins its session); none edits a file: notes
+    assert result.exit_code == 0, result.output
+    assert result.stderr.count("changed no file: nothing to judge") == 4
+    events = [json.loads(line) for name in ("agent_session.jsonl", "agent-atest01.jsonl")
+              for line in (CLAUDE / "scout" / name).read_text().splitlines()]
+    conversation = claude_code._conversation(events)
+    assert sum(1 for e in conversation if e.get("isSidechain")) == 4 and len(conversation) == 8
+    compacted = [json.loads(line) for line in (CLAUDE / "scout" / "compaction_session.jsonl").read_text().splitlines()]
+    assert len(claude_code._conversation(compacted)) == len(compacted)
+
+
+def _event(uuid: str, parent: str | None, kind: str, content: Any) -> dict[str, Any]:
+    return {"uuid": uuid, "parentUuid": parent, "sessionId": "s", "cwd": "/home/dev/shop", "type": kind,
+            "timestamp": "2026-11-20T10:00:00.000Z", "message": {"role": kind, "content": content, "model": "m"}}
+
+
+def _edit(uuid: str, parent: str, new: str) -> list[dict[str, Any]]:
+    call = {"type": "tool_use", "id": f"t{uuid}", "name": "Edit",
+            "input": {"file_path": "/home/dev/shop/a.py", "old_string": "x = 1", "new_string": new}}
+    return [_event(uuid, parent, "assistant", [call]),
+            _event(f"{uuid}r", uuid, "user", [{"type": "tool_result", "tool_use_id": f"t{uuid}", "content": "ok"}])]
+
+
+def test_a_rewound_turn_is_left_out() -> None:
+    events = [_event("a", None, "user", "fix a.py"), *_edit("b", "a", "x = 2"),  # abandoned by a rewind
+              *_edit("d", "a", "x = 3")]
+    steps = claude_code.steps(claude_code._conversation(events))
+    assert [step.editor["new_str"] for step in steps if step.editor] == ["x = 3"]
+
+
+def test_a_line_that_is_not_json_costs_that_line(tmp_path: Path) -> None:
+    lines = (CLAUDE / "sess-red-green.jsonl").read_text().splitlines()
+    lines.insert(3, "{not json")
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "session.jsonl").write_text("\n".join(lines) + "\n")
+    result = runner.invoke(app, ["import", "auto", str(folder), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert "claude-code: 1 file, 1 run" in result.stderr
+    (document,) = [json.loads(p.read_text()) for p in (tmp_path / "out").rglob("*.json")]
+    assert any("session.jsonl:4" in note and "skipped" in note for note in document["run"]["notes"])
+    assert document["iterations"][0]["iteration_telemetry"]["test_results"]["post_iteration"]["passed"] == 4
+
+
+def test_a_refused_edit_changes_nothing(tmp_path: Path) -> None:
+    events = [_event("a", None, "user", "fix a.py"), *_edit("b", "a", "x = 2")]
+    events[-1]["message"]["content"][0].update(is_error=True, content="String to replace not found in file.")
+    steps = claude_code.steps(claude_code._conversation(events))
+    assert not steps[0].writes
+
+
+def test_the_fixtures_are_what_their_script_writes(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    copy = tmp_path / "repo"
+    shutil.copytree(ROOT / "scripts", copy / "scripts")
+    (copy / "tests" / "fixtures").mkdir(parents=True)
+    done = subprocess.run([sys.executable, str(copy / "scripts" / "make_cli_fixtures.py")], capture_output=True,
+                          text=True, check=False, timeout=60)
+    assert done.returncode == 0, done.stderr
+    for made in (copy / "tests" / "fixtures" / "claude_code").glob("*.jsonl"):
+        assert made.read_text() == (CLAUDE / made.name).read_text(), made.name
