@@ -141,10 +141,125 @@ def claude_code(folder: Path) -> None:
     environment.write(folder)
 
 
+# --------------------------------------------------------------------------- Codex CLI
+
+
+class Rollout:
+    """A Codex CLI rollout: session_meta, turn_context, response items and event messages. ``legacy``
+    writes a shell call's output as the older JSON string with metadata.exit_code; otherwise the
+    unified exec's text with 'Process exited with code N', and an exec_command_end event."""
+
+    def __init__(self, name: str, prompt: str, legacy: bool) -> None:
+        self.name, self.legacy, self.lines, self.clock, self.k = name, legacy, [], 0, 0
+        self.add("session_meta", {"id": f"rollout-{name}", "timestamp": self.stamp(), "cwd": CWD,
+                                  "originator": "codex_cli_rs", "cli_version": "0.58.0" if legacy else "0.63.0",
+                                  "instructions": None, "git": {"commit_hash": "3f1c2a9", "branch": "main"}})
+        self.add("response_item", {"type": "message", "role": "user", "content": [
+            {"type": "input_text", "text": f"<environment_context>\n  <cwd>{CWD}</cwd>\n</environment_context>"}]})
+        self.add("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": prompt}]})
+        self.add("event_msg", {"type": "user_message", "message": prompt, "images": []})
+        self.add("turn_context", {"cwd": CWD, "approval_policy": "on-request", "sandbox_policy": {"mode": "workspace-write"},
+                                  "model": "gpt-5-codex", "effort": "medium", "summary": "auto"})
+
+    def stamp(self) -> str:
+        self.clock += 5
+        return f"2026-11-21T09:{self.clock // 60:02d}:{self.clock % 60:02d}.000Z"
+
+    def add(self, kind: str, payload: dict[str, Any]) -> None:
+        self.lines.append({"timestamp": self.stamp(), "type": kind, "payload": payload})
+
+    def think(self, text: str) -> None:
+        self.add("response_item", {"type": "reasoning", "summary": [{"type": "summary_text", "text": text}],
+                                   "content": None, "encrypted_content": None})
+
+    def shell(self, thought: str, command: str, output: str, code: int = 0) -> None:
+        self.think(thought)
+        self.k += 1
+        call = f"call_{self.name}_{self.k}"
+        if self.legacy:
+            self.add("response_item", {"type": "function_call", "name": "shell", "call_id": call, "arguments": json.dumps(
+                {"command": ["bash", "-lc", command], "workdir": CWD, "timeout_ms": 120000})})
+            self.add("response_item", {"type": "function_call_output", "call_id": call, "output": json.dumps(
+                {"output": output, "metadata": {"exit_code": code, "duration_seconds": 0.4}})})
+        else:
+            self.add("response_item", {"type": "function_call", "name": "exec_command", "call_id": call,
+                                       "arguments": json.dumps({"cmd": command, "workdir": CWD})})
+            self.add("event_msg", {"type": "exec_command_end", "call_id": call, "exit_code": code, "stdout": output,
+                                   "stderr": "", "aggregated_output": output, "duration": {"secs": 0, "nanos": 400}})
+            self.add("response_item", {"type": "function_call_output", "call_id": call, "output": (
+                f"Chunk ID: {self.k}\nWall time: 0.4 seconds\nProcess exited with code {code}\nOriginal token count: 90\n"
+                f"Output:\n{output}")})
+        self.tokens()
+
+    def patch(self, thought: str, patch: str, success: bool = True) -> None:
+        self.think(thought)
+        self.k += 1
+        call = f"call_{self.name}_{self.k}"
+        self.add("response_item", {"type": "custom_tool_call", "status": "completed", "call_id": call, "name": "apply_patch",
+                                   "input": patch})
+        self.add("event_msg", {"type": "patch_apply_end", "call_id": call, "stdout": "", "stderr": "", "success": success})
+        self.add("response_item", {"type": "custom_tool_call_output", "call_id": call, "output": json.dumps(
+            {"output": "Success. Updated the following files:\nM shop/price.py\n" if success else "patch rejected",
+             "metadata": {"exit_code": 0 if success else 1, "duration_seconds": 0.0}})})
+        self.tokens()
+
+    def tokens(self) -> None:
+        used = 3000 * self.k
+        self.add("event_msg", {"type": "token_count", "info": {
+            "total_token_usage": {"input_tokens": used, "cached_input_tokens": used // 2, "output_tokens": 150 * self.k,
+                                  "reasoning_output_tokens": 60 * self.k, "total_tokens": used + 150 * self.k},
+            "last_token_usage": {"input_tokens": 3000, "output_tokens": 150}}, "rate_limits": None})
+
+    def done(self, text: str) -> None:
+        self.add("response_item", {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]})
+        self.add("event_msg", {"type": "agent_message", "message": text})
+        self.add("event_msg", {"type": "task_complete", "last_agent_message": text})
+
+    def write(self, folder: Path) -> None:
+        text = "\n".join(json.dumps(line, ensure_ascii=False) for line in self.lines) + "\n"
+        (folder / f"rollout-2026-11-21T09-00-00-{self.name}.jsonl").write_text(text, encoding="utf-8")
+
+
+def patch(path: str, old: str, new: str, context: str = "def discount(price, percent):") -> str:
+    return (f"*** Begin Patch\n*** Update File: {path}\n@@\n {context}\n-{old}\n+{new}\n*** End Patch\n")
+
+
+def codex(folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    red_green = Rollout("red-green", PROMPT, legacy=True)
+    red_green.shell("Run the tests first.", "python -m pytest tests -q", RED, code=1)
+    red_green.shell("Look at the function.", "sed -n '1,5p' shop/price.py", PRICE)
+    red_green.patch("Round to two places.", patch("shop/price.py", BROKEN, FIXED))
+    red_green.shell("Run the tests again.", "python -m pytest tests -q", GREEN)
+    red_green.done("Fixed the rounding; 4 tests pass.")
+    red_green.write(folder)
+
+    rewritten = Rollout("rewritten", PROMPT, legacy=False)
+    rewritten.shell("Run the tests.", "python -m pytest tests -q", RED, code=1)
+    rewritten.patch("The test's expectation is off; align it.",
+                    patch("tests/test_price.py", "    assert discount(9.99, 10) == 8.99",
+                          "    assert discount(9.99, 10) == 9", context="def test_cents():"))
+    rewritten.shell("Run the tests again.", "python -m pytest tests -q", GREEN)
+    rewritten.done("Tests pass.")
+    rewritten.write(folder)
+
+    environment = Rollout("environment", PROMPT, legacy=False)
+    environment.shell("Run the tests.", "pytest -q", "bash: line 1: pytest: command not found", code=127)
+    environment.shell("Reproduce instead.", "python -c 'from shop.price import discount; assert discount(9.99, 10) == 8.99'",
+                      "Traceback (most recent call last):\n  File \"<string>\", line 1, in <module>\nAssertionError", code=1)
+    environment.patch("A broken patch first.", patch("shop/price.py", "    return price", FIXED), success=False)
+    environment.patch("Round to two places.", patch("shop/price.py", BROKEN, FIXED))
+    environment.shell("Reproduce again.", "python -c 'from shop.price import discount; assert discount(9.99, 10) == 8.99'",
+                      "", code=0)
+    environment.done("Fixed; pytest is not installed here, the assertion passes.")
+    environment.write(folder)
+
+
 def main() -> int:
     target = ROOT / "tests" / "fixtures"
     claude_code(target / "claude_code")
-    print("wrote", target / "claude_code", file=sys.stderr)
+    codex(target / "codex")
+    print("wrote", target / "claude_code", target / "codex", file=sys.stderr)
     return 0
 
 

@@ -136,5 +136,71 @@ def test_the_fixtures_are_what_their_script_writes(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, str(copy / "scripts" / "make_cli_fixtures.py")], capture_output=True,
                           text=True, check=False, timeout=60)
     assert done.returncode == 0, done.stderr
-    for made in (copy / "tests" / "fixtures" / "claude_code").glob("*.jsonl"):
-        assert made.read_text() == (CLAUDE / made.name).read_text(), made.name
+    for tool, folder in (("claude_code", CLAUDE), ("codex", ROOT / "tests" / "fixtures" / "codex")):
+        made = sorted((copy / "tests" / "fixtures" / tool).glob("*.jsonl"))
+        assert made and all(m.read_text() == (folder / m.name).read_text() for m in made), tool
+
+
+# --------------------------------------------------------------------------- Codex CLI
+
+CODEX = ROOT / "tests" / "fixtures" / "codex"
+
+
+@pytest.fixture(scope="module")
+def rollouts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    out = tmp_path_factory.mktemp("codex")
+    result = runner.invoke(app, ["import", "codex", str(CODEX), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    return {path.stem.removeprefix("rollout-"): path for path in out.rglob("*.json")}
+
+
+def test_each_rollout_is_a_run_of_its_model_with_its_tokens(rollouts: dict[str, Path]) -> None:
+    assert sorted(rollouts) == ["environment", "red-green", "rewritten"]
+    run = json.loads(rollouts["red-green"].read_text())["run"]
+    assert run["agent"] == "gpt-5-codex" and run["source"] == "codex"
+    assert run["task"]["statement"].startswith("discount(9.99, 10) returns 9")  # not the environment context
+    lines = [json.loads(line) for line in next(CODEX.glob("*red-green.jsonl")).read_text().splitlines()]
+    last = [line["payload"]["info"]["total_token_usage"] for line in lines if line["payload"].get("type") == "token_count"][-1]
+    assert run["usage"] == {"input_tokens": last["input_tokens"], "output_tokens": last["output_tokens"],
+                            "cache_read_input_tokens": last["cached_input_tokens"]}
+
+
+@pytest.mark.parametrize("name", ["red-green", "rewritten"])  # the older and the newer persistence of a shell call
+def test_a_shell_calls_exit_status_is_read_in_either_persistence(name: str, rollouts: dict[str, Path]) -> None:
+    document = json.loads(rollouts[name].read_text())
+    (iteration,) = [entry["iteration_telemetry"] for entry in document["iterations"]]
+    assert iteration["test_results"]["pre_iteration"] == {"passed": 3, "failed": 1, "total": 4}
+    assert iteration["test_results"]["post_iteration"]["passed"] == 4
+
+
+def test_an_apply_patch_is_the_edit_and_the_red_test_turns_green(rollouts: dict[str, Path]) -> None:
+    document = json.loads(rollouts["red-green"].read_text())
+    files = document["iterations"][0]["iteration_telemetry"]["changes"]["files"]
+    (price,) = [f for f in files if f["path"] == "shop/price.py"]
+    assert price["edits"][0]["new"].endswith("percent / 100, 2)")
+    assert items(rollouts["red-green"])["test_driven_iteration"].points > 0
+
+
+def test_a_patched_expectation_is_test_chasing_and_a_failed_patch_changes_nothing(rollouts: dict[str, Path]) -> None:
+    found = items(rollouts["rewritten"])
+    assert found["test_chasing"].strength == "likely" and "rapid_convergence" not in found
+    environment = json.loads(rollouts["environment"].read_text())
+    edits = [e for f in environment["iterations"][0]["iteration_telemetry"]["changes"]["files"] for e in f.get("edits", [])]
+    assert len(edits) == 1  # the rejected patch is not an edit
+    verdict = judge(load_run(str(rollouts["environment"])))
+    assert any("not installed" in w for w in verdict.warnings)
+    assert not any(item.id.endswith("build_failure") for item in verdict.items)
+
+
+def test_auto_recognises_both_tools_and_one_bad_line_costs_one_line(tmp_path: Path) -> None:
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    lines = next(CODEX.glob("*red-green.jsonl")).read_text().splitlines()
+    lines.insert(2, "garbage")
+    (folder / "rollout-x.jsonl").write_text("\n".join(lines) + "\n")
+    shutil.copy(CLAUDE / "sess-red-green.jsonl", folder / "session.jsonl")
+    result = runner.invoke(app, ["import", "auto", str(folder), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert "codex: 1 file, 1 run" in result.stderr and "claude-code: 1 file, 1 run" in result.stderr
+    runs = {p.parent.name: json.loads(p.read_text()) for p in (tmp_path / "out").rglob("*.json")}
+    assert any("rollout-x.jsonl:3" in note for note in runs["gpt-5-codex"]["run"]["notes"])

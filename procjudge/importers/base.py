@@ -404,6 +404,7 @@ BUILTINS: tuple[Builtin, ...] = (
     Builtin("reflexion", "Reflexion-family repair logs (LDB, Reflexion, MapCoder; JSON lines)", "reflexion", _is_reflexion),
     Builtin("claude-code", "Claude Code sessions (~/.claude/projects/<project>/<session>.jsonl)", "claude_code",
             _is_claude_code),
+    Builtin("codex", "Codex CLI rollouts (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl)", "codex", _is_codex),
 )
 
 

@@ -339,6 +339,31 @@ def import_claude_code(
     import_report(written, issues, out, "file", "note", "claude-code", folders)
 
 
+@import_app.command("codex")
+def import_codex(
+    files: list[Path] = typer.Argument(..., metavar="ROLLOUT.jsonl...",
+                                       help="Codex CLI rollouts, or folders holding them (~/.codex/sessions)."),
+    out: Path = IMPORT_OUT_OPTION,
+    overwrite: bool = OVERWRITE_OPTION,
+    agent: str | None = typer.Option(None, "--agent", help="Agent name (default: the model of the rollout's turns)."),
+) -> None:
+    """Import Codex CLI rollouts as one run file per session.
+
+    Shell calls (shell, exec_command, local_shell) are the checks, with their exit status from
+    exec_command_end, the output's metadata or its 'Process exited with code N'; apply_patch is
+    the edits its patch names (a failed patch none); other tools are reads. Tokens are kept in
+    run.usage; a line that is not JSON costs that line.
+
+    Example: procjudge import codex ~/.codex/sessions/2026/11 --out imported/
+    """
+    from .codex import import_files
+
+    files = files_in(list(files), (".jsonl",))
+    folders = Folders(out, overwrite)
+    written, issues = import_files([str(f) for f in files], str(out), agent=agent)
+    import_report(written, issues, out, "file", "note", "codex", folders)
+
+
 @import_app.command("list")
 def import_list() -> None:
     """List the importers: the built-in ones and those other packages install (entry-point group
