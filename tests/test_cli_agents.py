@@ -204,3 +204,53 @@ def test_auto_recognises_both_tools_and_one_bad_line_costs_one_line(tmp_path: Pa
     assert "codex: 1 file, 1 run" in result.stderr and "claude-code: 1 file, 1 run" in result.stderr
     runs = {p.parent.name: json.loads(p.read_text()) for p in (tmp_path / "out").rglob("*.json")}
     assert any("rollout-x.jsonl:3" in note for note in runs["gpt-5-codex"]["run"]["notes"])
+
+
+# --------------------------------------------------------------------------- Harbor trial folders
+
+
+def _trial(job: Path, name: str, trajectory: dict[str, Any] | None, result: dict[str, Any]) -> None:
+    trial = job / name
+    (trial / "agent").mkdir(parents=True)
+    (trial / "verifier").mkdir()
+    if trajectory is not None:
+        (trial / "agent" / "trajectory.json").write_text(json.dumps(trajectory))
+    (trial / "result.json").write_text(json.dumps(result))
+
+
+def test_a_harbor_job_is_one_run_per_trial_with_the_harness_verdict_named(tmp_path: Path) -> None:
+    from test_trajectory_importers import TRAJECTORY, to_atif
+
+    job = tmp_path / "job"
+    atif = to_atif(json.loads(TRAJECTORY.read_text()))
+    timeout = {"exception_type": "AgentTimeoutError", "exception_message": "Agent execution timed out after 900 s"}
+    _trial(job, "django__django-11141__AbC123", atif, {
+        "task_name": "django__django-11141", "trial_name": "django__django-11141__AbC123",
+        "agent_info": {"name": "mini-swe-agent", "version": "1.9"},
+        "agent_result": {"n_input_tokens": 120000, "n_output_tokens": 9000, "n_cache_tokens": 80000, "cost_usd": 0.42},
+        "verifier_result": {"rewards": {"reward": 0.0}}, "exception_info": timeout})
+    broken = {"exception_type": "RewardFileNotFoundError", "exception_message": "reward.txt not found"}
+    _trial(job, "django__django-11141__ZzZ999", atif, {"task_name": "django__django-11141",
+                                                     "trial_name": "django__django-11141__ZzZ999",
+                                                     "verifier_result": None, "exception_info": broken})
+    crashed = {"exception_type": "DockerComposeError", "exception_message": "image pull failed"}
+    _trial(job, "django__django-11999__QqQ111", None, {"task_name": "django__django-11999",
+                                                     "trial_name": "django__django-11999__QqQ111",
+                                                     "exception_info": crashed})
+    (job / "result.json").write_text(json.dumps({"stats": {"n_trials": 3}, "trial_results": []}))  # the job's summary
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["import", "auto", str(job), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    runs = sorted((json.loads(p.read_text()) for p in out.rglob("*.json")), key=lambda d: d["run"]["id"])
+    assert len(runs) == 2  # the two trials with a trajectory, each once
+    timed_out, no_verifier = runs if runs[0]["run"]["usage"].get("cost_usd") else runs[::-1]
+    assert timed_out["run"]["usage"] == {"input_tokens": 120000, "output_tokens": 9000,
+                                         "cache_read_input_tokens": 80000, "cost_usd": 0.42}
+    assert any("AgentTimeoutError" in note and "agent ran out of its time" in note for note in timed_out["run"]["notes"])
+    assert timed_out["iterations"][-1]["iteration_telemetry"]["test_results"]["hidden"] == {"passed": 0, "total": 1}
+    # the verifier failed: no held-back outcome, named, nothing charged
+    assert "hidden" not in no_verifier["iterations"][-1]["iteration_telemetry"]["test_results"]
+    assert any("verifier failed" in note and "RewardFileNotFoundError" in note for note in no_verifier["run"]["notes"])
+    # the trial whose agent left no trajectory is a note with the harness's exception
+    assert "django__django-11999__QqQ111: no agent trajectory to judge" in result.stderr
+    assert "DockerComposeError: image pull failed" in result.stderr

@@ -371,7 +371,7 @@ def test_every_importer_takes_folders(tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
     refused = runner.invoke(app, ["import", "atif", str(empty), "--out", str(tmp_path / "e")])
-    assert refused.exit_code == 2 and "no trajectory.json files in this folder" in refused.stderr
+    assert refused.exit_code == 2 and "no trajectory.json or result.json files in this folder" in refused.stderr
 
 
 def test_the_wrong_importer_says_so_in_one_line_and_leaves_no_empty_folder(tmp_path: Path) -> None:

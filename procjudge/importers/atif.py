@@ -144,7 +144,7 @@ def verdict(path: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
 
 
 def convert(trajectory: dict[str, Any], agent: str, instance: str,
-            hidden: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+            hidden: list[dict[str, Any]] | None = None, notes: list[str] | None = None) -> dict[str, Any]:
     """One ATIF trajectory -> one run document."""
     version = str(trajectory.get("schema_version") or "")
     if not version.upper().startswith("ATIF"):
@@ -152,7 +152,8 @@ def convert(trajectory: dict[str, Any], agent: str, instance: str,
     statement = next((str(s.get("message") or "") for s in trajectory.get("steps") or []
                       if isinstance(s, dict) and s.get("source") == "user"), "")
     return convert_steps(Trajectory(instance=instance, agent=agent, source="atif", steps=steps(trajectory),
-                                    submission=None, statement=statement, roots=ROOTS, hidden=hidden or []))
+                                    submission=None, statement=statement, roots=ROOTS, hidden=hidden or [],
+                                    notes=list(notes or [])))
 
 
 def agent_name(trajectory: dict[str, Any]) -> str:
@@ -162,17 +163,91 @@ def agent_name(trajectory: dict[str, Any]) -> str:
     return f"{name}-{str(model).rsplit('/', 1)[-1]}" if model else name
 
 
+# Harbor's exceptions, by whose they are: the agent's own (its time, its process) end the run where the
+# agent left it; the verifier's and the environment's are the harness's, never charged to the agent.
+_AGENTS_OWN = {"AgentTimeoutError": "the agent ran out of its time", "NonZeroAgentExitCodeError":
+               "the agent's process exited non-zero"}
+_VERIFIERS = ("Verifier", "Reward")
+
+
+def harness_notes(result: dict[str, Any]) -> tuple[list[str], bool]:
+    """(the notes a Harbor trial's ``exception_info`` gives, whether its verifier failed, so that
+    the trial has no held-back outcome)."""
+    info = as_object(result.get("exception_info"))
+    kind = str(info.get("exception_type") or "")
+    if not kind:
+        return [], False
+    message = " ".join(str(info.get("exception_message") or "").split())[:200]
+    shown = f"{kind}" + (f": {message}" if message else "")
+    if kind in _AGENTS_OWN:
+        return [f"the harness stopped the trial: {shown} ({_AGENTS_OWN[kind]}: the run ends where the agent left it)"], False
+    if kind.startswith(_VERIFIERS):
+        return [f"the harness's verifier failed: {shown}: no held-back outcome, and nothing charged to the agent"], True
+    return [f"the harness failed: {shown}: not the agent's, and nothing charged to it"], False
+
+
+def _usage(result: dict[str, Any]) -> dict[str, Any]:
+    """Tokens and cost from a Harbor trial's ``agent_result``."""
+    found = as_object(result.get("agent_result"))
+    usage: dict[str, Any] = {}
+    for source, target in (("n_input_tokens", "input_tokens"), ("n_output_tokens", "output_tokens"),
+                           ("n_cache_tokens", "cache_read_input_tokens")):
+        value = found.get(source)
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            usage[target] = value
+    cost = found.get("cost_usd")
+    if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0:
+        usage["cost_usd"] = float(cost)
+    return usage
+
+
+def _trial_name(result: dict[str, Any], trial: str | None) -> str:
+    return str(result.get("task_name") or (os.path.basename(trial).rsplit("__", 1)[0] if trial else ""))
+
+
 def import_files(paths: list[str], out: str, agent: str | None = None) -> tuple[int, list[ImportIssue]]:
-    """Import ATIF trajectory files; return (runs written, issues)."""
+    """Import ATIF trajectory files, and Harbor trial folders by their ``result.json`` (a trial
+    whose agent left no trajectory is a note naming the harness's exception); return (runs
+    written, issues)."""
+    issues: list[ImportIssue] = []
+    trajectories: list[str] = []
+    for path in paths:
+        if os.path.basename(path) != "result.json":
+            trajectories.append(path)
+            continue
+        result = as_object(read_json(path, 16 * 1024 * 1024))
+        if "trial_name" not in result and "task_name" not in result:
+            continue  # a job's summary of its trials, not a trial
+        trajectory = os.path.join(os.path.dirname(path), "agent", "trajectory.json")
+        if os.path.isfile(trajectory):
+            trajectories.append(trajectory)
+        else:
+            notes, _ = harness_notes(result)
+            why = notes[0] if notes else "the agent left no trajectory (agent/trajectory.json)"
+            issues.append(ImportIssue(path, 1, f"trial {result.get('trial_name') or _trial_name(result, None)}: "
+                                      f"no agent trajectory to judge; {why}", note=True))
+    unique: list[str] = []
+    seen: set[str] = set()
+    for path in trajectories:  # a trial named by its result.json and by its trajectory is read once
+        if os.path.realpath(path) not in seen:
+            seen.add(os.path.realpath(path))
+            unique.append(path)
+
     def produce(path: str) -> tuple[str, str, dict[str, Any]]:
         trajectory = read_json(path)
         if not isinstance(trajectory, dict):
             raise TypeError(f"expected a JSON object, got {type(trajectory).__name__}")
         hidden, result = verdict(path)
+        notes, verifier_failed = harness_notes(result)
         trial = _trial(path)
-        instance = str(result.get("task_name") or (os.path.basename(trial).rsplit("__", 1)[0] if trial else "")
-                       or trajectory.get("session_id") or os.path.splitext(os.path.basename(path))[0])
+        instance = _trial_name(result, trial) or str(trajectory.get("session_id")
+                                                     or os.path.splitext(os.path.basename(path))[0])
         name = agent or agent_name(trajectory)
-        return name, instance, convert(trajectory, name, instance, hidden)
+        document = convert(trajectory, name, instance, [] if verifier_failed else hidden, notes)
+        usage = _usage(result)
+        if usage:
+            document["run"]["usage"] = usage
+        return name, instance, document
 
-    return one_run_per_file(paths, out, produce, "an ATIF trajectory")
+    written, found = one_run_per_file(unique, out, produce, "an ATIF trajectory")
+    return written, issues + found

@@ -366,6 +366,8 @@ def _is_inspect(path: str, head: bytes) -> bool:
 
 
 def _is_atif(path: str, head: bytes) -> bool:
+    if os.path.basename(path) == "result.json":  # a Harbor trial's result: read with its trial's trajectory
+        return _json_start(head).startswith(b"{") and b'"trial_name"' in head
     return _json_start(head).startswith(b"{") and re.search(rb'"schema_version"\s*:\s*"ATIF', head) is not None
 
 

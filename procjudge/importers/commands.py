@@ -291,8 +291,8 @@ def import_openhands(
 @import_app.command("atif")
 def import_atif(
     files: list[Path] = typer.Argument(..., metavar="TRAJECTORY.json...",
-                                       help="ATIF trajectories (Harbor: TRIAL/agent/trajectory.json), or folders "
-                                            "holding them."),
+                                       help="ATIF trajectories (Harbor: TRIAL/agent/trajectory.json), Harbor trials' "
+                                            "result.json, or folders holding them (a Harbor job folder)."),
     out: Path = IMPORT_OUT_OPTION,
     overwrite: bool = OVERWRITE_OPTION,
     agent: str | None = typer.Option(None, "--agent", help="Agent name (default: the trajectory's agent name and model)."),
@@ -301,13 +301,15 @@ def import_atif(
 
     Tool calls are read as a shell agent's steps: shell commands (command, cmd, keystrokes),
     file edits (an editor's str_replace/create/insert, write and edit tools, apply_patch) and
-    reads. In a Harbor trial folder the verifier's ctrf.json or reward.txt is the held-back suite.
+    reads. In a Harbor trial folder the verifier's ctrf.json or reward.txt is the held-back suite,
+    result.json's tokens and cost are kept and its exception is named (never charged to the agent);
+    a trial whose agent left no trajectory is a note.
 
     Example: procjudge import atif jobs/*/*/agent/trajectory.json --out imported/
     """
     from .atif import import_files
 
-    files = files_in(list(files), ("trajectory.json",))
+    files = files_in(list(files), ("trajectory.json", "result.json"))
     folders = Folders(out, overwrite)
     written, issues = import_files([str(f) for f in files], str(out), agent=agent)
     import_report(written, issues, out, "file", "note", "atif", folders)
