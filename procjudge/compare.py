@@ -139,7 +139,8 @@ def compare_folders(rows_a: list[Row], rows_b: list[Row], seed: int = 0,
         return Side(label=label, agents=agents, runs=s.runs, mean_process_score=s.mean_process_score,
                     median_process_score=s.median_process_score, mean_final_score=s.mean_final_score,
                     mean_iterations_used=s.mean_iterations_used, tiers=s.tiers, anti_pattern_share=s.anti_pattern_share,
-                    share_below_best=share, points_lost_below_best=lost)
+                    share_below_best=share, points_lost_below_best=lost, cost_usd=s.cost_usd,
+                    cost_per_resolved_run=s.cost_per_resolved_run)
 
     wins = sum(1 for p in pairs if p.winner == "b")
     losses = sum(1 for p in pairs if p.winner == "a")

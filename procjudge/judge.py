@@ -298,7 +298,7 @@ def judge(run: Run, policy: Policy = DEFAULT, *, explain: bool = True) -> Verdic
                        path=run.path, source=info.source, budget=facts.budget,
                        started_at=info.started_at or facts.iterations[0].timestamp_start,
                        first_failing_test=first_failing_test(facts), doc_type=info.doc_type,
-                       verifier_version=info.verifier_version),
+                       verifier_version=info.verifier_version, usage=info.usage),
         trajectory=trajectory,
         iterations_used=len(trajectory),
         final_score=best if policy.best_so_far.final == "best" else trajectory[-1],

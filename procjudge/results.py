@@ -79,6 +79,8 @@ class Row(msgspec.Struct, frozen=True, kw_only=True):
     doc_type: str = ""
     verifier_version: str = ""
     input_warnings: tuple[str, ...] = ()  # the first of the warnings about the input itself (--strict refuses those)
+    cost_usd: float | None = None  # what the run cost, where its log says (run.usage.cost_usd)
+    tokens: int | None = None  # input and output tokens, where its log says
 
     @classmethod
     def of(cls, verdict: Verdict, path: str) -> Row:
@@ -102,6 +104,9 @@ class Row(msgspec.Struct, frozen=True, kw_only=True):
             gate_early_exit=gate.stopped == "early_exit" if gate.replayed else None,
             doc_type=run.doc_type or "", verifier_version=run.verifier_version or "",
             input_warnings=tuple(verdict.warnings[:min(verdict.input_warnings, 3)]),
+            cost_usd=run.usage.cost_usd if run.usage else None,
+            tokens=(run.usage.input_tokens or 0) + (run.usage.output_tokens or 0) if run.usage
+            and (run.usage.input_tokens is not None or run.usage.output_tokens is not None) else None,
         )
 
 
@@ -188,6 +193,11 @@ class AgentSummary(Summary, frozen=True):
     mean_iterations_used: float
     tiers: dict[str, int]
     anti_pattern_share: dict[str, float]
+    # what the agent's runs cost, where their logs say: the total, over how many runs, and per run the held-back
+    # suite resolved (the cost of a success)
+    cost_usd: float | None = None
+    runs_with_cost: int = 0
+    cost_per_resolved_run: float | None = None
 
 
 class LoopGate(Summary, frozen=True):
@@ -294,6 +304,8 @@ class Side(ComparisonPart, frozen=True):
     anti_pattern_share: dict[str, float] = {}
     share_below_best: float | None = None
     points_lost_below_best: float = 0.0
+    cost_usd: float | None = None  # where the runs' logs say what they cost
+    cost_per_resolved_run: float | None = None
 
 
 class PairedRun(ComparisonPart, frozen=True):

@@ -117,7 +117,8 @@ class LoopTally:
         )
 
 
-Figures = tuple[str, float, float, int, str, tuple[str, ...]]  # agent, process, final, iterations, tier, anti-patterns
+# agent, process, final, iterations, tier, anti-patterns, cost (None: not known), resolved by the held-back suite
+Figures = tuple[str, float, float, int, str, tuple[str, ...], float | None, bool | None]
 
 
 WORST_KEPT = 50  # the runs the markdown report lists, worst first
@@ -241,9 +242,11 @@ class Collector:
 
 
 class _Agent:
-    __slots__ = ("final", "iterations", "patterns", "process", "runs", "scores", "tiers")
+    __slots__ = ("cost", "costed", "final", "iterations", "patterns", "process", "resolved", "runs", "scores", "tiers")
 
     def __init__(self) -> None:
+        self.cost = 0.0
+        self.costed = self.resolved = 0  # runs with a known cost, and those of them the held-back suite resolved
         self.runs = 0
         self.process = self.final = 0.0
         self.iterations = 0
@@ -261,7 +264,7 @@ class AgentTally:
         self.agents: dict[str, _Agent] = {}
 
     def add(self, figures: Figures) -> None:
-        agent, process, final, iterations, tier, patterns = figures
+        agent, process, final, iterations, tier, patterns, cost, resolved = figures
         tally = self.agents.get(agent or "(none)")
         if tally is None:
             tally = self.agents[agent or "(none)"] = _Agent()
@@ -272,6 +275,10 @@ class AgentTally:
         tally.scores[process] += 1
         tally.tiers[tier] += 1
         tally.patterns.update(set(patterns))
+        if cost is not None:
+            tally.cost += cost
+            tally.costed += 1
+            tally.resolved += bool(resolved)
 
     def summary(self) -> list[AgentSummary]:
         out = []
@@ -285,6 +292,8 @@ class AgentTally:
                 mean_iterations_used=round(tally.iterations / tally.runs, 4),
                 tiers=dict(sorted(tally.tiers.items())),
                 anti_pattern_share={p: round(n / tally.runs, 4) for p, n in sorted(tally.patterns.items())},
+                cost_usd=round(tally.cost, 4) if tally.costed else None, runs_with_cost=tally.costed,
+                cost_per_resolved_run=round(tally.cost / tally.resolved, 4) if tally.costed and tally.resolved else None,
             ))
         return out
 
@@ -314,6 +323,6 @@ def agent_summary(figures: Iterable[Figures]) -> list[AgentSummary]:
 
 
 def figures_of(row: Row, agent: str | None = None) -> Figures:
-    """The six figures the per-agent summary reads, optionally under another agent name."""
+    """The figures the per-agent summary reads, optionally under another agent name."""
     return (row.agent if agent is None else agent, row.process_score, row.final_score, row.iterations_used,
-            row.tier, row.anti_patterns)
+            row.tier, row.anti_patterns, row.cost_usd, row.held_back_resolved)

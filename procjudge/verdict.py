@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 import msgspec
 
+from .model import Usage
+
 SCHEMA = "procjudge.score/1"
 
 
@@ -48,6 +50,7 @@ class RunSummary(Part, frozen=True):
     first_failing_test: str | None
     doc_type: str | None = None
     verifier_version: str | None = None
+    usage: Usage | None = None  # tokens and cost, as the run's log records them
 
 
 class GateRound(Part, frozen=True):

@@ -253,11 +253,14 @@ def test_output_targets_must_be_distinct_and_formats_known(tmp_path: Path) -> No
                           st.floats(0, 100, allow_nan=False).map(lambda v: round(v, 2)), st.integers(1, 9),
                           st.sampled_from(["systematic_refinement", "thrashing_recovering", "get_it_right_first_time"]),
                           st.lists(st.sampled_from(["scope_creep", "test_chasing", "shotgun_debugging"]), unique=True)
-                          .map(tuple)), min_size=1, max_size=60))
+                          .map(tuple),
+                          st.one_of(st.none(), st.integers(0, 500).map(lambda v: v / 100)),
+                          st.one_of(st.none(), st.booleans())), min_size=1, max_size=60))
 def test_the_streaming_agent_tally_gives_the_summary_pandas_gives(figures: list) -> None:
     import pandas as pd
 
-    frame = pd.DataFrame(figures, columns=["agent", "process", "final", "iterations", "tier", "patterns"])
+    frame = pd.DataFrame(figures, columns=["agent", "process", "final", "iterations", "tier", "patterns", "cost",
+                                           "resolved"])
     frame["agent"] = frame["agent"].replace("", "(none)")
     got = agent_summary(figures)
     assert [s.agent for s in got] == sorted(frame["agent"].unique())
@@ -270,6 +273,12 @@ def test_the_streaming_agent_tally_gives_the_summary_pandas_gives(figures: list)
         for field, column in (("mean_process_score", "process"), ("mean_final_score", "final"),
                               ("mean_iterations_used", "iterations")):
             assert getattr(summary, field) == pytest.approx(rows[column].mean(), abs=1e-4)
+        costed = rows[rows["cost"].notna()]
+        resolved = int(costed["resolved"].map(lambda value: value is True).sum())  # None is neither
+        assert summary.runs_with_cost == len(costed)
+        assert summary.cost_usd == (pytest.approx(costed["cost"].sum(), abs=1e-4) if len(costed) else None)
+        assert summary.cost_per_resolved_run == (pytest.approx(costed["cost"].sum() / resolved, abs=1e-4) if resolved
+                                                 else None)
 
 
 def test_reports_that_read_rows_get_the_lighter_result() -> None:

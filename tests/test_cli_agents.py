@@ -254,3 +254,25 @@ def test_a_harbor_job_is_one_run_per_trial_with_the_harness_verdict_named(tmp_pa
     # the trial whose agent left no trajectory is a note with the harness's exception
     assert "django__django-11999__QqQ111: no agent trajectory to judge" in result.stderr
     assert "DockerComposeError: image pull failed" in result.stderr
+
+
+def test_batch_shows_what_the_runs_cost_and_the_cost_of_a_resolved_run(tmp_path: Path) -> None:
+    from test_trajectory_importers import TRAJECTORY, to_atif
+
+    job = tmp_path / "job"
+    atif = to_atif(json.loads(TRAJECTORY.read_text()))
+    for name, reward, cost in (("t1__a", 1.0, 0.30), ("t2__b", 0.0, 0.50), ("t3__c", 1.0, 0.40)):
+        _trial(job, name, atif, {"task_name": name.split("__")[0], "trial_name": name,
+                                 "agent_result": {"n_input_tokens": 1000, "n_output_tokens": 100, "cost_usd": cost},
+                                 "verifier_result": {"rewards": {"reward": reward}}, "exception_info": None})
+    out = tmp_path / "out"
+    assert runner.invoke(app, ["import", "atif", str(job), "--out", str(out)]).exit_code == 0
+    table = runner.invoke(app, ["batch", str(out)], env={"COLUMNS": "100"})
+    assert "cost $1.20 over 3 runs, $0.60 a resolved run" in table.stdout  # 1.20 over the 2 runs resolved
+    summary = json.loads(runner.invoke(app, ["batch", str(out), "--format", "json"]).stdout)["summary"]
+    (agent,) = summary["agents"]
+    assert (agent["cost_usd"], agent["runs_with_cost"], agent["cost_per_resolved_run"]) == (1.2, 3, 0.6)
+    rows = runner.invoke(app, ["batch", str(out), "--format", "csv"]).stdout.splitlines()
+    header = rows[0].split(",")
+    assert header[-2:] == ["cost_usd", "tokens"]
+    assert sorted(line.split(",")[-2] for line in rows[1:]) == ["0.3", "0.4", "0.5"]

@@ -268,6 +268,23 @@ def one_run_per_file(paths: list[str], out: str, produce: Callable[[str], tuple[
     return written, issues
 
 
+def put_run(writer: Writer, issues: list[ImportIssue], where: tuple[str, int], agent: str, task: str,
+            produce: Callable[[], dict[str, Any]], what: str) -> int:
+    """Write the run ``produce()`` makes for one task of a log (``where``: its file and line), and
+    return how many runs were written: nothing to judge is a note, anything unreadable an error
+    naming ``what`` the log should be; either costs that task only."""
+    path, line = where
+    try:
+        document = produce()
+    except NothingLogged as exc:
+        issues.append(ImportIssue(path, line, f"{task}: {exc}", note=True))
+        return 0
+    except UNREADABLE as exc:
+        issues.append(ImportIssue(path, line, f"{task}: not {what}: {exc}"))
+        return 0
+    return writer.put(path, line, agent, task, document, issues)
+
+
 def as_object(value: Any) -> dict[str, Any]:
     """A JSON value as an object: itself when it is one, else empty."""
     return value if isinstance(value, dict) else {}

@@ -32,12 +32,13 @@ line, named in the run's notes.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections import Counter
 from typing import Any
 
-from .base import UNREADABLE, ImportIssue, NothingLogged, Writer, as_object, epoch_seconds, read_records
+from .base import ImportIssue, Writer, as_object, epoch_seconds, put_run, read_records
 from .shell import REPO_ROOTS, Step, Trajectory
 from .shell import convert as convert_steps
 
@@ -244,13 +245,6 @@ def import_files(paths: list[str], out: str, agent: str | None = None) -> tuple[
     written = 0
     for session, (path, events, notes) in _sessions(paths, issues).items():
         name = agent or _model(events) or "claude-code"
-        try:
-            document = convert(events, name, session, notes)
-        except NothingLogged as exc:
-            issues.append(ImportIssue(path, 1, f"session {session}: {exc}", note=True))
-            continue
-        except UNREADABLE as exc:
-            issues.append(ImportIssue(path, 1, f"session {session}: not a Claude Code session: {exc}"))
-            continue
-        written += writer.put(path, 1, name, session, document, issues)
+        written += put_run(writer, issues, (path, 1), name, session,
+                           functools.partial(convert, events, name, session, notes), "a Claude Code session")
     return written, issues

@@ -28,6 +28,7 @@ are the last ``token_count``'s totals in ``run.usage``. A line that is not JSON 
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -35,7 +36,7 @@ import shlex
 from collections import Counter
 from typing import Any
 
-from .base import UNREADABLE, ImportIssue, NothingLogged, Writer, as_object, epoch_seconds, read_records
+from .base import ImportIssue, Writer, as_object, epoch_seconds, put_run, read_records
 from .shell import REPO_ROOTS, Step, Trajectory
 from .shell import convert as convert_steps
 
@@ -297,13 +298,6 @@ def import_files(paths: list[str], out: str, agent: str | None = None) -> tuple[
         meta = next((as_object(r.get("payload")) for r in records if r.get("type") == "session_meta"), {})
         session = str(meta.get("id") or os.path.splitext(os.path.basename(path))[0].removeprefix("rollout-"))
         name = agent or _model(records) or "codex"
-        try:
-            document = convert(records, name, session, notes)
-        except NothingLogged as exc:
-            issues.append(ImportIssue(path, 1, f"rollout {session}: {exc}", note=True))
-            continue
-        except UNREADABLE as exc:
-            issues.append(ImportIssue(path, 1, f"rollout {session}: not a Codex rollout: {exc}"))
-            continue
-        written += writer.put(path, 1, name, session, document, issues)
+        written += put_run(writer, issues, (path, 1), name, session,
+                           functools.partial(convert, records, name, session, notes), "a Codex rollout")
     return written, issues

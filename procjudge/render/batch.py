@@ -39,7 +39,8 @@ from .text import (
 
 CSV_FIELDS = ["id", "agent", "challenge", "format", "path", "iterations_used", "final_score", "process_score",
               "raw_process_score", "tier", "pattern", "anti_patterns", "gate", "error", "held_back_resolved",
-              "held_back_passed", "held_back_total", "best_score", "best_iteration", "final_minus_best", "gated_final"]
+              "held_back_passed", "held_back_total", "best_score", "best_iteration", "final_minus_best", "gated_final",
+              "cost_usd", "tokens"]
 
 
 MARKDOWN_RUN_ROWS = 50
@@ -252,7 +253,15 @@ def _agents(agents: list[AgentSummary], width: int) -> Text:
                     f"median {signed(agent.median_process_score)}")
         text.append(f"\n  tiers: {counts(agent.tiers)}", style="dim")
         text.append(f"\n  anti-patterns: {shares(agent.anti_pattern_share)}", style="dim")
+        if agent.cost_usd is not None:
+            text.append(f"\n  {cost_line(agent.cost_usd, agent.runs_with_cost, agent.cost_per_resolved_run)}", style="dim")
     return text
+
+
+def cost_line(total: float, runs: int, per_resolved: float | None) -> str:
+    """'cost $1.26 over 3 runs, $0.63 a resolved run' (the runs whose logs say what they cost)."""
+    resolved = f", ${per_resolved:,.2f} a resolved run" if per_resolved is not None else ", none resolved"
+    return f"cost ${total:,.2f} over {plural(runs, 'run')}{resolved}"
 
 
 ERRORS_LISTED = 20
@@ -367,7 +376,7 @@ class CsvReporter(Reporter):
         # the run's own texts made safe; the rest are numbers and procjudge's own names
         if result.error is not None:
             values: list[object] = [*[""] * 4, spreadsheet_safe(result.path), *[""] * 8,
-                                    spreadsheet_safe(one_line(result.error)), *[""] * 7]
+                                    spreadsheet_safe(one_line(result.error)), *[""] * 9]
         else:
             row = result.row
             assert row is not None
@@ -379,7 +388,7 @@ class CsvReporter(Reporter):
                       "" if row.held_back_passed is None else row.held_back_passed,
                       "" if row.held_back_total is None else row.held_back_total,
                       *("" if v is None else v for v in (row.best_score, row.best_iteration, row.final_minus_best,
-                                                          row.gated_final))]
+                                                          row.gated_final, row.cost_usd, row.tokens))]
         self.writer.writerow(values)
         line = self.buffer.getvalue()
         self.buffer.seek(0)

@@ -133,7 +133,7 @@ def _sides_wide(sides: tuple[tuple[str, Side], ...]) -> Table:
         summary.add_row(Text(f"{label} {literal(side.label)}"), str(side.runs),
                         signed(side.mean_process_score or 0), signed(side.median_process_score or 0),
                         num(round(side.mean_final_score or 0, 1)), num(round(side.mean_iterations_used or 0, 2)),
-                        below_best(side), shares(side.anti_pattern_share))
+                        below_best(side), Text(shares(side.anti_pattern_share) + _cost(side).replace("\n  ", "; ")))
     return summary
 
 
@@ -152,7 +152,16 @@ def _sides_narrow(sides: tuple[tuple[str, Side], ...], width: int) -> Text:
         text.append(f"\n  final {num(round(side.mean_final_score or 0, 1))}, iterations "
                     f"{num(round(side.mean_iterations_used or 0, 2))}, below best {below_best(side)}", style="dim")
         text.append(f"\n  anti-patterns: {shares(side.anti_pattern_share)}", style="dim")
+        text.append(_cost(side))
     return text
+
+
+def _cost(side: Side) -> str:
+    """'\n  cost $1.20, $0.60 a resolved run' where the side's logs say what its runs cost."""
+    if side.cost_usd is None:
+        return ""
+    resolved = f", ${side.cost_per_resolved_run:,.2f} a resolved run" if side.cost_per_resolved_run is not None else ""
+    return f"\n  cost ${side.cost_usd:,.2f}{resolved}"
 
 
 def _pairs_wide(rows: list[Pair]) -> Table:
