@@ -566,3 +566,55 @@ def test_shotgun_debugging_reads_the_frames_of_the_agents_own_crash(others: tupl
     assert ("shotgun_debugging" in items) is fires
     if fires:
         assert "appear in no failing test's stack trace: shop/config.py" in items["shotgun_debugging"].evidence
+
+
+# --------------------------------------------------------------------------- hostile commands, in bounded time
+
+
+def _hostile(command: str) -> dict:  # type: ignore[type-arg]
+    """A mini-swe-agent 1.x trajectory that shows m.py (a line of sixty a's) and runs ``command``."""
+    shown = "     1\t" + "a" * 60 + "!\n     2\tx = 1\n"
+    return {"instance_id": "m-1", "info": {"submission": SUBMISSION.replace("shop/sums.py", "m.py")},
+            "messages": _messages(["cat -n m.py", command], [shown, ""])}
+
+
+def _messages(commands: list[str], outputs: list[str]) -> list[dict]:  # type: ignore[type-arg]
+    found: list[dict] = [{"role": "user", "content": "<pr_description>fix m</pr_description>"}]  # type: ignore[type-arg]
+    for command, output in zip(commands, outputs):
+        found.append({"role": "assistant", "content": f"THOUGHT: x\n\n```bash\n{command}\n```"})
+        found.append({"role": "user", "content": f"<returncode>0</returncode>\n<output>\n{output}</output>"})
+    return found
+
+
+@pytest.mark.parametrize("command,why", [
+    ("sed -E -i 's/(a|aa)+$/x/' m.py", "took longer"),
+    ("sed -i 's/\\(a\\|aa\\)\\+$/x/' m.py", "took longer"),
+    ("sed -i '/\\(a\\|aa\\)\\+$/d' m.py", "took longer"),
+    ("sed -E -i 's/(a+)+$/x/' m.py", "matched none"),  # the issue's own: no backtracking blow-up in this engine
+    ("sed -i '1,99999999999d' m.py", "never shown"),
+])
+def test_an_agents_expression_or_line_range_is_replayed_in_bounded_time(command: str, why: str, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    folder = tmp_path / "trajs"
+    folder.mkdir()
+    document = _hostile(command)
+    (folder / "m-1.traj.json").write_text(json.dumps(document))
+    shutil.copy(MINI2 / "shop__shop-1" / "shop__shop-1.traj.json", folder / "shop__shop-1.traj.json")
+    done = subprocess.run([sys.executable, "-m", "procjudge", "import", "swe-agent", str(folder), "--out",
+                           str(tmp_path / "out")], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    runs = {p.stem: json.loads(p.read_text()) for p in (tmp_path / "out").rglob("*.json")}
+    assert set(runs) == {"m-1", "shop__shop-1"}  # the valid file beside it is imported too
+    notes = " ".join(runs["m-1"]["run"]["notes"])
+    assert why in notes, notes
+
+
+def test_an_editor_edit_of_a_huge_line_range_is_not_rebuilt() -> None:
+    from procjudge.importers import edits as rebuild
+
+    views = rebuild.Views()
+    views.see("m.py", {1: "x = 1", 2: "y = 2"})
+    found, missed = rebuild.line_edit(views, "m.py", 1, 99_999_999_999, "z = 3", "editor")
+    assert found == [] and missed is not None and "more lines" in missed

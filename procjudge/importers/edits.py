@@ -245,8 +245,10 @@ def _apply(views: Views, path: str, start: int, before: list[str], after: list[s
 def line_edit(views: Views, path: str, first: int, last: int, text: str, how: str) -> tuple[list[Edit], str | None]:
     """Lines ``first``..``last`` replaced by ``text`` (SWE-agent's ``edit N:M``)."""
     known = views.lines.get(path) or {}
-    old = [known.get(n) for n in range(first, last + 1)]
     new = text.split("\n") if text else []
+    if last - first >= max(len(known), 1) + MAX_UNSEEN_LINES or first < 0:
+        return [], f"`edit {first}:{last}` spans more lines than the file was ever shown to have"
+    old = [known.get(n) for n in range(first, last + 1)]
     if any(line is None for line in old):
         _apply(views, path, first, [""] * (last - first + 1), new)
         return [], f"`edit {first}:{last}` on lines never shown"
@@ -254,6 +256,9 @@ def line_edit(views: Views, path: str, first: int, last: int, text: str, how: st
     edits = _hunks(path, before, new, how, views, first)
     _apply(views, path, first, before, new)
     return edits, None
+
+
+MAX_UNSEEN_LINES = 10_000  # lines an edit may name past those the log showed of its file
 
 
 def write_whole(views: Views, path: str, text: str, how: str) -> list[Edit]:
@@ -282,13 +287,47 @@ _POSIX_CLASSES = {"[:space:]": r"\s", "[:digit:]": r"\d", "[:alpha:]": "a-zA-Z",
                   "[:xdigit:]": "0-9a-fA-F"}
 
 
-def compile_sed(pattern: str, extended: bool, flags: int = 0) -> re.Pattern[str] | None:
-    """A sed regular expression compiled as Python reads it, or None when it cannot be."""
+# How long one match or substitution of an agent's expression may take: an expression such as
+# `(a+)+$` on a line of forty a's backtracks for hours in a backtracking engine.
+REPLAY_SECONDS = 0.05
+
+
+class ReplayTimeout(Exception):
+    """An agent's regular expression that did not finish in ``REPLAY_SECONDS``: the edit it makes is
+    listed as not rebuilt."""
+
+
+class SedPattern:
+    """An agent's sed expression, matched in bounded time (the ``regex`` module's timeout)."""
+
+    def __init__(self, compiled: Any) -> None:
+        self.compiled = compiled
+        self.pattern: str = compiled.pattern  # the expression as Python reads it
+
+    def search(self, text: str) -> Any:
+        try:
+            return self.compiled.search(text, timeout=REPLAY_SECONDS)
+        except TimeoutError:
+            raise ReplayTimeout from None
+
+    def sub(self, replacement: str, text: str, count: int = 0) -> str:
+        try:
+            result: str = self.compiled.sub(replacement, text, count=count, timeout=REPLAY_SECONDS)
+        except TimeoutError:
+            raise ReplayTimeout from None
+        return result
+
+
+def compile_sed(pattern: str, extended: bool, flags: int = 0) -> SedPattern | None:
+    """A sed regular expression compiled as Python's ``regex`` reads it (matched in bounded time),
+    or None when it cannot be."""
+    import regex  # type: ignore[import-untyped]  # the project ships no stubs; SedPattern is its typed face
+
     try:
         with warnings.catch_warnings():  # a bracket Python would read as a nested set
             warnings.simplefilter("ignore")
-            return re.compile(_bre_to_python(pattern, extended), flags)
-    except (re.error, RecursionError, OverflowError):
+            return SedPattern(regex.compile(_bre_to_python(pattern, extended), flags))
+    except (regex.error, re.error, RecursionError, OverflowError, ValueError):
         return None
 
 
@@ -441,7 +480,10 @@ def _addressed(command: SedCommand, numbers: list[int], known: dict[int, str], e
     if command.last is None:
         return [n for n in numbers if matches(command.first, n)]
     if command.first.isdigit() and command.last.isdigit():
-        wanted = list(range(int(command.first), int(command.last) + 1))
+        first, last = int(command.first), int(command.last)
+        if last - first >= len(known):  # more lines than were ever shown (`1,99999999999d`): not all known
+            return None
+        wanted = list(range(first, last + 1))
         return wanted if all(n in known for n in wanted) else None
     selected, inside = [], False
     for number in numbers:
@@ -476,17 +518,22 @@ def sed_edits(views: Views, words: list[str], resolve: Any = None) -> tuple[list
             unrecovered.append((name, "`sed -i` on lines never shown"))
             continue
         before = len(edits)
-        for command in commands:
-            known = views.lines[name]
-            numbers = sorted(known)
-            selected = _addressed(command, numbers, known, extended)
-            if selected is None:
-                unrecovered.append((name, "`sed -i` on lines never shown"))
-                continue
-            if command.verb == "s":
-                edits += _substitute(views, name, command, selected, extended, unrecovered)
-            elif selected:
-                edits += _line_command(views, name, command, selected)
+        try:
+            for command in commands:
+                known = views.lines[name]
+                numbers = sorted(known)
+                selected = _addressed(command, numbers, known, extended)
+                if selected is None:
+                    unrecovered.append((name, "`sed -i` on lines never shown"))
+                    continue
+                if command.verb == "s":
+                    edits += _substitute(views, name, command, selected, extended, unrecovered)
+                elif selected:
+                    edits += _line_command(views, name, command, selected)
+        except ReplayTimeout:
+            del edits[before:]
+            unrecovered.append((name, f"its sed expression took longer than {REPLAY_SECONDS:g} s a line to replay"))
+            continue
         if len(edits) == before and not any(p == name for p, _ in unrecovered):
             unrecovered.append((name, "`sed -i` matched none of the lines shown"))
     return edits, unrecovered
@@ -534,7 +581,7 @@ def _substitute(views: Views, name: str, command: SedCommand, selected: list[int
             continue
         try:
             new = regex.sub(target, old, count=count)
-        except (re.error, IndexError):
+        except (re.error, IndexError, ValueError):
             continue
         if new != old:
             after = new.split("\n")
