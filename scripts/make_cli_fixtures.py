@@ -255,11 +255,80 @@ def codex(folder: Path) -> None:
     environment.write(folder)
 
 
+# --------------------------------------------------------------------------- a Harbor job
+
+
+def _atif(trajectory: dict[str, Any]) -> dict[str, Any]:
+    """A mini-swe-agent 1.x trajectory (MIT, tests/fixtures/swe_agent) as Harbor's ATIF v1.4: each
+    assistant message an agent step with one bash call, the next message its observation."""
+    import re
+
+    messages = trajectory["messages"]
+    steps: list[dict[str, Any]] = []
+    for k, message in enumerate(messages):
+        text = message["content"] if isinstance(message["content"], str) else ""
+        if message["role"] in ("system", "user") and k < 2:
+            steps.append({"step_id": len(steps) + 1, "source": message["role"], "message": text})
+            continue
+        if message["role"] != "assistant":
+            continue
+        blocks = re.findall(r"```(?:bash|sh)\s*\n(.*?)\n?```", text, re.DOTALL)
+        if len(blocks) != 1:
+            continue
+        reply = messages[k + 1]["content"] if k + 1 < len(messages) else ""
+        call = f"call_{k}"
+        steps.append({"step_id": len(steps) + 1, "source": "agent",
+                      "message": text.split("```", 1)[0].replace("THOUGHT:", "").strip(),
+                      "tool_calls": [{"tool_call_id": call, "function_name": "bash",
+                                      "arguments": {"command": blocks[0].strip()}}],
+                      "observation": {"results": [{"source_call_id": call, "content": reply}]}})
+    return {"schema_version": "ATIF-v1.4", "session_id": trajectory["instance_id"],
+            "agent": {"name": "mini-swe-agent", "version": "1.0", "model_name": "gemini/gemini-3-pro-preview"},
+            "steps": steps}
+
+
+def harbor(folder: Path) -> None:
+    """A job of three trials: one resolved, one stopped by the agent's timeout, one whose
+    environment never started (no trajectory)."""
+    source = ROOT / "tests" / "fixtures" / "swe_agent" / "trajs"
+    trials = [("django__django-11815", "aB3dE9", 1.0, 0.61, None),
+              ("django__django-11141", "Qx7Lm2", 0.0, 0.87,
+               {"exception_type": "AgentTimeoutError", "exception_message": "Agent execution timed out after 1800 s"}),
+              ("django__django-11999", "Zt4Kp8", None, None,
+               {"exception_type": "DockerComposeError", "exception_message": "image pull failed: manifest unknown"})]
+    job = folder / "job"
+    for task, suffix, reward, cost, exception in trials:
+        trial = job / f"{task}__{suffix}"
+        (trial / "agent").mkdir(parents=True, exist_ok=True)
+        (trial / "verifier").mkdir(exist_ok=True)
+        original = source / task / f"{task}.traj.json"
+        if original.exists() and reward is not None:
+            atif = _atif(json.loads(original.read_text(encoding="utf-8")))
+            (trial / "agent" / "trajectory.json").write_text(json.dumps(atif, indent=1) + "\n", encoding="utf-8")
+            (trial / "verifier" / "reward.txt").write_text(f"{reward:g}\n", encoding="utf-8")
+        result: dict[str, Any] = {"task_name": task, "trial_name": trial.name,
+                                  "agent_info": {"name": "mini-swe-agent", "version": "1.0",
+                                                 "model_info": {"name": "gemini-3-pro-preview"}},
+                                  "agent_result": ({"n_input_tokens": 412_000, "n_output_tokens": 9_800,
+                                                    "n_cache_tokens": 250_000, "cost_usd": cost} if cost else None),
+                                  "verifier_result": {"rewards": {"reward": reward}} if reward is not None else None,
+                                  "exception_info": exception,
+                                  "started_at": "2026-11-22T08:00:00Z", "finished_at": "2026-11-22T08:21:00Z"}
+        (trial / "result.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    (job / "result.json").write_text(json.dumps({"id": "job-1", "stats": {"n_trials": 3, "n_errors": 1}}, indent=1)
+                                     + "\n", encoding="utf-8")
+    (folder / "NOTICE.md").write_text(
+        "# A Harbor job folder\n\nWritten by `scripts/make_cli_fixtures.py`: the two trajectories are the MIT-licensed\n"
+        "mini-swe-agent trajectories of `tests/fixtures/swe_agent/` (see its NOTICE.md and licence) rewritten as\n"
+        "ATIF v1.4; the trials' result.json files follow Harbor's trial result shape.\n", encoding="utf-8")
+
+
 def main() -> int:
     target = ROOT / "tests" / "fixtures"
     claude_code(target / "claude_code")
     codex(target / "codex")
-    print("wrote", target / "claude_code", target / "codex", file=sys.stderr)
+    harbor(target / "harbor")
+    print("wrote", target / "claude_code", target / "codex", target / "harbor", file=sys.stderr)
     return 0
 
 

@@ -133,12 +133,16 @@ def test_the_fixtures_are_what_their_script_writes(tmp_path: Path) -> None:
     copy = tmp_path / "repo"
     shutil.copytree(ROOT / "scripts", copy / "scripts")
     (copy / "tests" / "fixtures").mkdir(parents=True)
+    (copy / "tests" / "fixtures" / "swe_agent").mkdir()
+    shutil.copytree(ROOT / "tests" / "fixtures" / "swe_agent" / "trajs", copy / "tests" / "fixtures" / "swe_agent" / "trajs")
     done = subprocess.run([sys.executable, str(copy / "scripts" / "make_cli_fixtures.py")], capture_output=True,
                           text=True, check=False, timeout=60)
     assert done.returncode == 0, done.stderr
-    for tool, folder in (("claude_code", CLAUDE), ("codex", ROOT / "tests" / "fixtures" / "codex")):
-        made = sorted((copy / "tests" / "fixtures" / tool).glob("*.jsonl"))
-        assert made and all(m.read_text() == (folder / m.name).read_text() for m in made), tool
+    for tool in ("claude_code", "codex", "harbor"):
+        made = sorted(p for p in (copy / "tests" / "fixtures" / tool).rglob("*") if p.is_file())
+        kept = ROOT / "tests" / "fixtures" / tool
+        assert made and all(m.read_text() == (kept / m.relative_to(copy / "tests" / "fixtures" / tool)).read_text()
+                            for m in made), tool
 
 
 # --------------------------------------------------------------------------- Codex CLI
