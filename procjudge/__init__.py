@@ -13,11 +13,12 @@ __version__ = "0.1.0"
 
 from .judge import Item, Verdict, judge
 from .loading import LoadError, load_run
+from .loop import Gate
 from .policy import DEFAULT as DEFAULT_POLICY
 from .policy import Policy, PolicyError, load_policy
 
 __all__ = [
-    "DEFAULT_POLICY", "Item", "LoadError", "Policy", "PolicyError", "Verdict", "__version__",
+    "DEFAULT_POLICY", "Gate", "Item", "LoadError", "Policy", "PolicyError", "Verdict", "__version__",
     "frames", "judge", "load_policy", "load_run",
 ]
 

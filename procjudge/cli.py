@@ -32,6 +32,7 @@ from .console import (
     columns,
     configuration,
     deliver,
+    emit,
     err,
     finite,
     flush_and_exit,
@@ -456,6 +457,37 @@ def drift(
     else:
         deliver(output_formats.render("drift", format.value, result, width=columns(120, 72)), output, [*targets])
     raise typer.Exit(2 if errors else (1 if result.alerts and not exit_zero else 0))
+
+
+class GateFormat(str, Enum):
+    text = "text"
+    json = "json"
+
+
+@app.command()
+def gate(
+    format: GateFormat = typer.Option(GateFormat.text, "--format", "-f", help="text, or json (one object a line)."),
+    policy: Path | None = POLICY_OPTION,
+) -> None:
+    """Decide, while the loop runs, whether to keep each revision: seed 003's regression gate.
+
+    Reads one submission a line on standard input, {"tests": {"test_a": true, ...}, "score": SOFT}
+    (soft score on 0..1; optional "samples": [repeated scores] and "build": "failure"), and answers
+    each at once: its round, accepted or rejected, the clause and check that decided, the round to
+    return, and whether to stop (the incumbent passes every check with gate.done_soft, or
+    gate.stop_after_rejections rejections in a row). The same rule as the replay of a finished run.
+    Exit 2 when a line was not a submission (it is answered with the error, and the rounds go on).
+
+    Example: my-harness | procjudge gate --format json
+    """
+    from .gate import answers
+
+    active = policy_in_force(policy)
+    bad = False
+    for line, ok in answers(sys.stdin, active, format.value == "json"):
+        bad = bad or not ok
+        emit([line + "\n"])  # flushed at once: the harness waits for it
+    raise typer.Exit(2 if bad else 0)
 
 
 @policy_app.command("show")

@@ -736,7 +736,8 @@ def _test_facts(entry: Entry, previous: IterationFacts | None, baseline: Iterati
     hidden_failing = _hidden_failing(results)
     regressions_ruled_out = tests_ran and _ruled_out(tests_broken, tests_basis, baseline_passed, passed, total,
                                                      comparable, results.regressions if results else None)
-    local_checks = tuple(results.checks) if results is not None and results.checks else ()
+    checks = entry.iteration_telemetry.checks
+    local_checks = tuple(checks) if checks else ()
     return (failing_before, failing_after, failures_before_count, tests_fixed, tests_broken, broken_names,
             tests_basis, stack_files_before, hidden, hidden_failing, tests_ran, suite, failures, passing_after,
             regressions_ruled_out, local_checks)

@@ -28,6 +28,8 @@ from __future__ import annotations
 import functools
 from typing import Literal
 
+import msgspec
+
 from .facts import IterationFacts, RunFacts, last_run
 from .policy import Policy
 from .verdict import Attempts, GateReplay, GateRound
@@ -52,20 +54,34 @@ def _all_pass(it: IterationFacts) -> bool:
     return it.all_passing if it.total else it.score >= 100
 
 
-def _offer(it: IterationFacts, current: IterationFacts, passing: frozenset[str], incumbent: frozenset[str],
+def decide(passing: frozenset[str], soft: float, build_failed: bool, incumbent: frozenset[str], incumbent_soft: float,
            margin: float) -> tuple[Literal["accepted", "rejected"], str, str | None]:
-    """The gate's decision on one revision against the incumbent: decision, clause, check."""
+    """The gate's decision on one revision against the incumbent (its passing checks and soft score
+    on 0..1): decision, clause, and the check that decided. The one rule the replay and the live
+    gate (``procjudge gate``, :class:`Gate`) share."""
     broken = sorted(incumbent - passing)
     if broken:
-        clause = "1: the build failed: breaks every check the incumbent passed" if it.build_failed else \
+        clause = "1: the build failed: breaks every check the incumbent passed" if build_failed else \
             "1: breaks a check the incumbent passed"
         return "rejected", clause, broken[0]
     if len(passing) > len(incumbent):
         return "accepted", "2: repairs a failing check and breaks nothing", None
-    if it.score / 100 >= current.score / 100 + margin:
-        return "accepted", f"3: soft score {it.score / 100:.2f} >= {current.score / 100:.2f} + {margin:g}", None
+    if soft >= incumbent_soft + margin:
+        return "accepted", f"3: soft score {soft:.2f} >= {incumbent_soft:.2f} + {margin:g}", None
     return ("rejected",
-            f"3: soft score {it.score / 100:.2f} < {current.score / 100:.2f} + {margin:g} (ties keep the incumbent)", None)
+            f"3: soft score {soft:.2f} < {incumbent_soft:.2f} + {margin:g} (ties keep the incumbent)", None)
+
+
+def stop_reason(incumbent_green: bool, incumbent_soft: float, rejections_in_a_row: int, policy: Policy,
+                incumbent_number: int, unit: str = "iteration") -> str | None:
+    """Why the gate offers no more rounds, or None: the incumbent passes every check with the soft
+    score ``gate.done_soft``, or ``gate.stop_after_rejections`` revisions in a row were rejected."""
+    rule = policy.gate
+    if incumbent_green and incumbent_soft >= rule.done_soft:
+        return f"early exit: {unit} {incumbent_number} passes every check with soft score {incumbent_soft:.2f}"
+    if rejections_in_a_row >= rule.stop_after_rejections:
+        return f"stopped after {rule.stop_after_rejections} rejections in a row"
+    return None
 
 
 def replay_gate(facts: RunFacts, policy: Policy) -> GateReplay:
@@ -91,15 +107,14 @@ def replay_gate(facts: RunFacts, policy: Policy) -> GateReplay:
     for k in range(1, len(facts.iterations)):
         it = facts.iterations[k]
         current = facts.iterations[incumbent]
-        if stopped is None and _all_pass(current) and current.score / 100 >= rule.done_soft:
-            stopped = f"early exit: iteration {current.number} passes every check with soft score {current.score / 100:.2f}"
-        elif stopped is None and rejections_in_a_row >= rule.stop_after_rejections:
-            stopped = f"stopped after {rule.stop_after_rejections} rejections in a row"
+        if stopped is None:
+            stopped = stop_reason(_all_pass(current), current.score / 100, rejections_in_a_row, policy, current.number)
         if stopped is not None:
             decisions.append(GateRound(iteration=it.number, decision="not_offered", clause=stopped, check=None))
             continue
         offered += 1
-        decision, clause, check = _offer(it, current, known[k], known[incumbent], margin)
+        decision, clause, check = decide(known[k], it.score / 100, it.build_failed, known[incumbent],
+                                         current.score / 100, margin)
         if decision == "accepted":
             incumbent, rejections_in_a_row = k, 0
         else:
@@ -177,3 +192,73 @@ def bucket_of(count: int, bounds: tuple[int, ...]) -> str:
 
 def bucket_labels(bounds: tuple[int, ...]) -> list[str]:
     return [bucket_of(low, bounds) for low in bounds]
+
+
+# --------------------------------------------------------------------------- the gate while the loop runs
+
+
+class GateDecision(msgspec.Struct, frozen=True, kw_only=True):
+    """The live gate's answer to one submission: its round (1 for the first), ``accepted`` or
+    ``rejected``, the clause that decided, the check that did (a rejection by clause 1), the round
+    the gate would return now (the incumbent's), and whether to stop offering rounds."""
+
+    round: int
+    decision: Literal["accepted", "rejected"]
+    clause: str
+    check: str | None
+    returned_round: int
+    stop: bool
+    stop_reason: str | None = None
+    margin: float
+
+
+class Gate:
+    """Seed 003's regression gate, deciding each round as the loop runs: the first submission is the
+    incumbent; each later one is accepted or rejected by :func:`decide` against it (the rule the
+    replay applies); ``stop`` once the incumbent passes every check with ``gate.done_soft`` or after
+    ``gate.stop_after_rejections`` rejections in a row. The margin is ``gate.margin``, raised to the
+    noise floor of the scores seen so far plus ``gate.above_noise`` once a submission is scored
+    repeatedly (``samples``).
+
+        gate = Gate(policy)
+        for tests, score in rounds:
+            answer = gate.offer(tests, score)
+            if answer.stop: break
+    """
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+        self.round = 0
+        self.incumbent: tuple[int, frozenset[str], float, bool] | None = None  # round, passing, soft, green
+        self.rejections_in_a_row = 0
+        self.noise: float | None = None
+
+    def offer(self, tests: dict[str, bool], score: float, samples: list[float] | None = None,
+              build_failed: bool = False) -> GateDecision:
+        """Decide on one submission: ``tests`` maps each check to whether it passed, ``score`` is the
+        soft score on 0..1, ``samples`` the same submission scored again (on 0..1)."""
+        if not 0 <= score <= 1:
+            raise ValueError(f"score {score!r} is not a soft score on 0..1")
+        rule = self.policy.gate
+        if samples and len(samples) >= 2:
+            spread = max(samples) - min(samples)
+            self.noise = spread if self.noise is None else max(self.noise, spread)
+        margin = max(rule.margin, round(self.noise, 6) + rule.above_noise) if self.noise is not None else rule.margin
+        self.round += 1
+        passing = frozenset(name for name, passed in tests.items() if passed and not build_failed)
+        green = bool(tests) and not build_failed and all(tests.values())
+        if self.incumbent is None:
+            self.incumbent = (self.round, passing, score, green)
+            decision: Literal["accepted", "rejected"] = "accepted"
+            clause, check = "the first submission: the incumbent", None
+        else:
+            _, incumbent, incumbent_soft, _ = self.incumbent
+            decision, clause, check = decide(passing, score, build_failed, incumbent, incumbent_soft, margin)
+            if decision == "accepted":
+                self.incumbent, self.rejections_in_a_row = (self.round, passing, score, green), 0
+            else:
+                self.rejections_in_a_row += 1
+        number, _, soft, incumbent_green = self.incumbent
+        reason = stop_reason(incumbent_green, soft, self.rejections_in_a_row, self.policy, number, "round")
+        return GateDecision(round=self.round, decision=decision, clause=clause, check=check, returned_round=number,
+                            stop=reason is not None, stop_reason=reason, margin=margin)

@@ -136,19 +136,32 @@ class HiddenSuite(Counts, frozen=True):
     tests: list[TestOutcome] | None = None
 
 
+class Frame(Record, frozen=True):
+    """A place a check's traceback passed through, in the repository."""
+
+    path: Name
+    line: Annotated[int, msgspec.Meta(ge=0, le=MAX_COUNT)] | None = None
+
+
 class LocalCheck(Record, frozen=True):
-    """One check the agent ran on its code in its own runs (a test run, a script, inline code), as
-    an imported shell log records it: the command, what it showed, the line that shows it, the
-    repository files its failure passed through, and a test run's counts and failing tests."""
+    """One check the agent ran on its code in its own runs, as an imported shell log records it:
+    the command and its kind (a test runner, a script of the project's, a reproduction the agent
+    wrote, inline code, a build), its exit status, what it showed (``error``: it crashed, or the
+    runner printed no summary), the repository frames its traceback passed through, and why it
+    could not run. Extensions: the line that shows its outcome, a test run's counts and failing
+    tests, and whether it ran again with nothing done since its previous run."""
 
     command: Name
-    outcome: Literal["passed", "failed", "unavailable"]
+    outcome: Literal["passed", "failed", "error", "unavailable"]
+    kind: Literal["test_runner", "project_script", "reproduction", "inline", "build"] | None = None
+    exit_code: SignedCount | None = None
+    frames: list[Frame] | None = None
+    unavailable: Text | None = None
     message: Text | None = None
-    files: list[Name] | None = None
     passed: Count | None = None
     failed: Count | None = None
     failing: list[Name] | None = None
-    unchanged: bool | None = None  # run again with nothing written since its previous run
+    unchanged: bool | None = None
 
 
 class TestResults(Record, frozen=True):
@@ -166,9 +179,6 @@ class TestResults(Record, frozen=True):
     # extension, for local test runs: why the agent's test runs in this iteration (all of them when
     # there are no counts, else those besides the one counted) validated nothing
     unavailable: Literal["runner_missing", "output_cut", "no_output", "not_a_test_run"] | None = None
-    # extension, for local runs: every check the agent ran on this iteration's code, in order (the counts above
-    # are one of them); what the agent saw before it submitted
-    checks: Annotated[list[LocalCheck], msgspec.Meta(max_length=200)] | None = None
 
 
 class ScoreRecord(Record, frozen=True):
@@ -219,6 +229,9 @@ class IterationTelemetry(Record, frozen=True):
     score: ScoreRecord | None = None
     feedback_analysis: FeedbackAnalysis | None = None
     history: list[HistoryRead] | None = None  # extension: reads of the repository history (shell agents)
+    # for shell and tool-call agents: every check the agent ran on this iteration's code, in order (the test
+    # results are one of them); what the agent saw before it submitted
+    checks: Annotated[list[LocalCheck], msgspec.Meta(max_length=200)] | None = None
 
 
 class Failure(Record, frozen=True):

@@ -177,7 +177,7 @@ def swe_bench(realdata: Path, work: Path) -> None:
     unknown = sum(1 for path in folder.rglob("*.json")
                   if "nothing validated" in " ".join(json.loads(path.read_text())["run"].get("notes", [])))
     probes = sum(1 for path in folder.rglob("*.json") for entry in json.loads(path.read_text())["iterations"]
-                 for check in entry["iteration_telemetry"].get("test_results", {}).get("checks", [])
+                 for check in entry["iteration_telemetry"].get("checks", [])
                  if not check["command"].startswith("runtests.py"))
     resolved: dict[str, bool] = {}
     for report in corpus.glob("logs/*/report.json"):

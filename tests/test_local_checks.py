@@ -312,9 +312,16 @@ def _judged(steps: list[Step], tmp_path: Path, hidden: bool = False) -> dict[str
 
 def test_every_check_of_the_code_is_kept_in_order() -> None:
     document = convert_trajectory(_trajectory(_red_green()))
-    checks = document["iterations"][0]["iteration_telemetry"]["test_results"]["checks"]
+    checks = document["iterations"][0]["iteration_telemetry"]["checks"]
     assert [(c["command"], c["outcome"]) for c in checks] == [("python reproduce.py", "passed")] * 2
     assert checks[1]["message"] == "printed nothing (exit 0)"
+    # the contract's shape: kind, exit status (none after `&& echo`: the last command's), frames of a crash
+    assert [(c["kind"], c.get("exit_code")) for c in checks] == [("reproduction", None), ("reproduction", 0)]
+    crash = convert_trajectory(_trajectory([Step("", "sed -i 's|0|1|' shop/sums.py", 0, "", None),
+                                            Step("", "python reproduce.py", 1, TRACEBACK, None)]))
+    (check,) = crash["iterations"][0]["iteration_telemetry"]["checks"]
+    assert (check["outcome"], check["exit_code"]) == ("error", 1)
+    assert check["frames"] == [{"path": "reproduce.py", "line": 3}, {"path": "shop/sums.py", "line": 2}]
 
 
 def test_a_failure_narrowed_away_with_k_is_submitted_over(tmp_path: Path) -> None:
@@ -474,7 +481,7 @@ def test_inspect_python_calls_are_checks_and_refused_calls_did_not_run() -> None
     assert found[3].returncode == 1  # Inspect answered the failed command with an error
     document = convert_trajectory(Trajectory(instance="i", agent="a", source="inspect", steps=found, submission=None))
     checks = [c for entry in document["iterations"]
-              for c in entry["iteration_telemetry"]["test_results"].get("checks", [])]
+              for c in entry["iteration_telemetry"].get("checks", [])]
     assert [(c["command"].split(" ")[:2], c["outcome"]) for c in checks] == [
         (["python", "-c"], "passed"), (["python", "reproduce.py"], "failed")]
 
@@ -504,7 +511,7 @@ def test_a_failing_check_re_run_with_only_reads_between_is_unchanged(tmp_path: P
              Step("", "cat shop/sums.py | grep -n total", 0, "1:def total(xs):\n", None), _copy(failing),
              Step("", "git diff", 0, "", None), _copy(failing)]
     document = convert_trajectory(_trajectory(steps))
-    checks = document["iterations"][0]["iteration_telemetry"]["test_results"]["checks"]
+    checks = document["iterations"][0]["iteration_telemetry"]["checks"]
     assert [c.get("unchanged", False) for c in checks] == [False, True, True]
     points, strength, evidence = _judged(steps, tmp_path)["copy_paste_loop"]
     assert (points, strength) == (-5.0, "likely") and "failed 3 times in a row with nothing written" in evidence
@@ -517,7 +524,7 @@ def test_a_re_run_after_the_environment_or_a_script_changed_is_no_loop(between: 
     steps = [Step("", "sed -i 's|sum(xs) / 0|sum(xs)|' shop/sums.py", 0, "", None), failing,
              Step("", between, 0, "", None), _copy(failing), Step("", between, 0, "", None), _copy(failing)]
     document = convert_trajectory(_trajectory(steps))
-    checks = document["iterations"][0]["iteration_telemetry"]["test_results"]["checks"]
+    checks = document["iterations"][0]["iteration_telemetry"]["checks"]
     assert not any(c.get("unchanged") for c in checks)
     assert "copy_paste_loop" not in _judged(steps, tmp_path)
 

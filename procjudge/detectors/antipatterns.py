@@ -346,7 +346,7 @@ def _checked_locally(facts: RunFacts) -> bool:
     return False
 
 
-_OWN_CHECKS = having(_checked_locally, "no record of the agent's own checks: test_results.checks")
+_OWN_CHECKS = having(_checked_locally, "no record of the agent's own checks: iteration_telemetry.checks")
 
 
 def _narrowed(check: LocalCheck, later: tuple[LocalCheck, ...]) -> LocalCheck | None:
@@ -374,7 +374,7 @@ def _standing(checks: tuple[LocalCheck, ...]) -> list[tuple[int, LocalCheck]]:
     """The failed checks that no later run of the same command passed: what the agent last saw."""
     standing = []
     for k, check in enumerate(checks):
-        if check.outcome != "failed":
+        if check.outcome not in ("failed", "error"):
             continue
         if any(c.command == check.command and c.outcome == "passed" for c in checks[k + 1:]):
             continue
@@ -389,7 +389,7 @@ def _standing(checks: tuple[LocalCheck, ...]) -> list[tuple[int, LocalCheck]]:
              "`-k` or left as unrelated) and no later run of it passed; named at 0 when only its own script still "
              "failed, or the failing tests failed before its first edit too."),
     points="{s.crashed:+g} definite, {s.failing:+g} likely",
-    rule=("in the agent's own runs (`test_results.checks`), the final iteration's checks that failed and that no later "
+    rule=("in the agent's own runs (`iteration_telemetry.checks`), the final iteration's checks that failed and that no later "
           "run of the same command passed: definite ({s.crashed:+g}) when one crashed with a traceback through a file "
           "the agent changed; likely ({s.failing:+g}) when a test run still failed on a test the agent then selected "
           "away (a narrower `-k`/`--deselect` run passed after it), had seen passing earlier, or that tests a file it "
@@ -397,7 +397,7 @@ def _standing(checks: tuple[LocalCheck, ...]) -> list[tuple[int, LocalCheck]]:
           "failed before its first edit too, were never seen passing and touch nothing it edited (an environment "
           "failure looks like that), or only a script of its own printed a failure. The regression-blindness shapes "
           "of a shell agent"),
-    reads="test_results.checks of the final iteration, the files each iteration changed, the baseline's failing tests",
+    reads="iteration_telemetry.checks of the final iteration, the files each iteration changed, the baseline's failing tests",
     source="Anti-pattern 4 (regression blindness), as a shell agent shows it",
 )
 def submitted_over_failure(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
@@ -416,7 +416,7 @@ def submitted_over_failure(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     crashed, failing, named = [], [], []
     for k, check in standing:
         names = set(check.failing or ())
-        if check.files and any(_path_matches(path, edited) for path in check.files):
+        if check.outcome == "error" and any(_path_matches(frame.path, edited) for frame in check.frames or ()):
             crashed.append((k, check))
         elif names and names <= before:
             named.append((k, check, "failed before the agent's first edit too"))
@@ -441,7 +441,7 @@ def submitted_over_failure(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         parts = []
         for k, check in shown[:3]:
             text = f"`{check.command}` {'crashed' if check in [c for _, c in crashed] else 'failed'}: {check.message or ''}"
-            files = [path for path in check.files or () if _path_matches(path, edited)]
+            files = list(dict.fromkeys(f.path for f in check.frames or () if _path_matches(f.path, edited)))
             if files:
                 text += f" (through {', '.join(files[:3])}, which the agent edited)"
             if check.failing:
@@ -538,7 +538,7 @@ def _same_failures(previous: IterationFacts, it: IterationFacts, share: float) -
           "added/removed lines beyond (linear time: a 10 MB diff costs a fraction of a second). Plain fields: identical "
           "change sizes (files, lines added, removed). In the agent's own runs also the same failing check run again "
           "{s.check_reruns:g} times in a row with nothing written in between (`copy_paste_loop.check_reruns`; likely)"),
-    reads="changes.diff (else the change sizes), the failing tests, the agent's own checks (test_results.checks)",
+    reads="changes.diff (else the change sizes), the failing tests, the agent's own checks (iteration_telemetry.checks)",
     source="Anti-pattern 5",
 )
 def copy_paste_loop(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
@@ -587,7 +587,7 @@ def _failing_reruns(facts: RunFacts, policy: Policy) -> Iterator[Hit]:
     for it in facts.iterations:
         streak: dict[str, int] = {}
         for check in it.local_checks:
-            if check.outcome != "failed":
+            if check.outcome not in ("failed", "error"):
                 streak.pop(check.command, None)
                 continue
             streak[check.command] = streak.get(check.command, 0) + 1 if check.unchanged else 0

@@ -91,6 +91,9 @@ class Step:
         # set by convert, which knows the scripts the agent wrote
         self.probe: str | None = None
         self.probe_outcome: Outcome | None = None
+        self.probe_kind = "reproduction"  # inline, reproduction or project_script
+        self.probe_code: int | None = None  # the script's own exit status, where the log has it
+        self.frames: list[tuple[str, int]] = []  # the repository frames its traceback passed through
         self.code_edit = False  # it changed the code, not only throw-away files (set by convert)
 
     @property
@@ -949,19 +952,33 @@ def _find_checks(steps: list[Step], submitted: dict[str, str] | None, roots: tup
             continue  # a script that rewrites the code is an edit
         # the exit status is the last simple command's: a script followed by `| tail` or `|| echo` has none
         code = step.returncode if position == len(parts) - 1 else None
+        step.probe_kind = _probe_kind(found, texts, roots)
+        step.probe_code = code
         outcome = check_outcome(code, step.output, own)
         if outcome.unavailable:
             step.unavailable = outcome.unavailable
             step.probe = found.identity
             continue
         step.probe, step.probe_outcome = found.identity, outcome
-        files = [name for name, outside in (_relative(os.path.normpath(path), roots) for path, _ in outcome.frames)
-                 if not outside and not _library_path(name)]
+        step.frames = [(name, line) for (name, outside), (_, line) in
+                       ((_relative(os.path.normpath(path), roots), (path, line)) for path, line in outcome.frames)
+                       if not outside and not _library_path(name)][-20:]
+        files = [name for name, _ in step.frames]
         test: dict[str, Any] = {"name": found.identity, "outcome": "passed" if outcome.passed else "failed",
                                 "message": f"{outcome.line or 'printed nothing'} ({outcome.how})"}
         if files:
             test["files"] = list(dict.fromkeys(files))[-20:]
         step.counts = Counts(int(bool(outcome.passed)), int(not outcome.passed), 0, [test])
+
+
+def _probe_kind(found: Any, texts: dict[str, str], roots: tuple[str, ...]) -> str:
+    """A script check's kind: inline code, a reproduction the agent wrote (a script whose text the
+    log showed it writing, or one outside the repository), or a script of the project's."""
+    if found.script is None:
+        return "inline" if " -c " in f" {found.identity} " or " -e " in f" {found.identity} " else "project_script"
+    relative, outside = _relative(os.path.normpath(found.script), roots)
+    return "reproduction" if outside or relative in texts or _THROWAWAY.match(relative.rsplit("/", 1)[-1]) \
+        else "project_script"
 
 
 def _library_path(path: str) -> bool:
@@ -1172,6 +1189,10 @@ def _iteration(k: int, group: list[Step], baseline: Step | None, submitted: dict
     if reads:
         telemetry["history"] = reads[:50]
     telemetry["test_results"] = results
+    first_edit = next((k for k, s in enumerate(group) if s.code_edit), 0)
+    checks = _check_records(group[first_edit:])
+    if checks and not unknown:
+        telemetry["checks"] = checks[-200:]
     return telemetry
 
 
@@ -1241,9 +1262,6 @@ def _results(group: list[Step], baseline: Step | None, unknown: bool) -> tuple[d
     first_edit = next((k for k, s in enumerate(group) if s.code_edit), 0)
     last = scored_check([s for s in group[first_edit:] if s.check])
     results: dict[str, Any] = {}
-    seen = _check_records(group[first_edit:])
-    if seen and not unknown:
-        results["checks"] = seen[-200:]
     build = None
     if unknown or last is None:  # no run after the edits validated anything: the outcome is unknown
         idle_after = [s for s in group if s.unavailable]
@@ -1320,20 +1338,28 @@ def _check_records(steps: list[Step]) -> list[dict[str, Any]]:
 
 
 def _check_record(step: Step) -> dict[str, Any]:
-    """One check as the run file keeps it (``test_results.checks``): its command, what it showed
-    and the line that shows it; a test run's counts and failing tests; a crash's files."""
+    """One check as the run file keeps it (``iteration_telemetry.checks``): its command and kind,
+    its exit status, what it showed (``error``: a crash, or a runner that printed no summary), the
+    repository frames of its traceback, why it could not run; the line that shows its outcome, a
+    test run's counts and failing tests."""
     command = step.test or step.probe or step.failed_build or ""
-    record: dict[str, Any] = {"command": command[:200]}
+    kind = "test_runner" if step.test else "build" if step.failed_build and not step.probe else step.probe_kind
+    record: dict[str, Any] = {"command": command[:200], "kind": kind}
+    code = step.probe_code if step.probe and not step.test else step.returncode
+    if code is not None and -(2**31) <= code < 2**31:
+        record["exit_code"] = code
     last_line = next((line.strip() for line in reversed(step.output.strip().split("\n")) if line.strip()), "")
     if step.unavailable:
-        record.update(outcome="unavailable", message=step.unavailable[:300])
+        record.update(outcome="unavailable", unavailable=step.unavailable[:300])
     elif step.counts is None:
-        record.update(outcome="failed", message=(last_line or "it printed no summary")[:300])
+        record.update(outcome="error", message=(last_line or "it printed no summary")[:300])
     elif step.probe and not step.test:
         (test,) = step.counts.tests
-        record.update(outcome=test["outcome"], message=test["message"][:300])
-        if test.get("files"):
-            record["files"] = test["files"]
+        crashed = step.probe_outcome is not None and step.probe_outcome.passed is False and bool(step.frames) \
+            and not (step.probe_outcome.line or "").startswith("AssertionError")
+        record.update(outcome="error" if crashed else test["outcome"], message=test["message"][:300])
+        if step.frames:
+            record["frames"] = [{"path": path[:500], "line": line} for path, line in step.frames]
     else:
         counts = step.counts
         failing = [t["name"] for t in counts.tests if t["outcome"] == "failed"]
