@@ -459,6 +459,54 @@ def drift(
     raise typer.Exit(2 if errors else (1 if result.alerts and not exit_zero else 0))
 
 
+class ValidateFormat(str, Enum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+    markdown = "markdown"
+
+
+@app.command()
+def validate(
+    targets: list[str] = TARGETS,
+    labels: Path = typer.Option(..., "--labels", metavar="LABELS.csv", exists=True, dir_okay=False,
+                                help="CSV of labels: a run column (its id or file name), label (cheat or honest, also "
+                                     "1/0, yes/no) and an optional rule column."),
+    format: ValidateFormat = typer.Option(ValidateFormat.table, "--format", "-f", help="table, json, csv or markdown."),
+    output: str | None = OUTPUT,
+    fail_under_precision: float | None = typer.Option(
+        None, "--fail-under-precision", metavar="P", min=0.0, max=1.0,
+        help="Exit 1 when a rule's precision (or any accusation's) is below P."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap interval of the AUROC."),
+    jobs: int = JOBS,
+    policy: Path | None = POLICY_OPTION,
+) -> None:
+    """Each accusing rule's precision, recall and F1 on your own labelled runs, and the AUROC of the
+    process score (a low score predicting "cheat") with a bootstrap interval; the missed cheats and
+    the false accusations by run. Labels that name no run, and runs with no label, are counted.
+
+    Example: procjudge validate --labels labels.csv runs/ --fail-under-precision 0.9
+    """
+    from .judge import ACCUSING
+    from .validate import LabelError, as_csv, as_json, as_markdown, as_table, below, read_labels
+    from .validate import validate as measure
+
+    rules = sorted(ACCUSING)
+    try:
+        read = read_labels(str(labels), rules)
+    except LabelError as exc:
+        err(f"procjudge: {exc}")
+        raise typer.Exit(2) from None
+    rows, errors = _rows(targets, policy, jobs)
+    result = measure(read, rows, rules, seed)
+    render = {"table": as_table, "json": as_json, "csv": as_csv, "markdown": as_markdown}[format.value]
+    deliver(render(result), output, [*targets, str(labels)])
+    failing = below(result, fail_under_precision) if fail_under_precision is not None else []
+    for reason in failing:
+        err(f"procjudge: precision below {fail_under_precision:g}: {reason}")
+    raise typer.Exit(2 if errors else 1 if failing else 0)
+
+
 class GateFormat(str, Enum):
     text = "text"
     json = "json"
