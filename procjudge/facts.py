@@ -806,6 +806,24 @@ def _action_facts(entry: Entry) -> tuple[Any, ...]:
             failures_referenced, action_tools, build_errors, tool_calls, timestamp_start)
 
 
+def same_program(a: IterationFacts, b: IterationFacts) -> str | None:
+    """How two submissions are byte for byte the same program, or None: the same ``code_hash``
+    (when both are hashed the hash alone decides), else the same submitted code."""
+    if a.code_hash is not None and b.code_hash is not None:
+        return f"code_hash {b.code_hash[:16]}" if a.code_hash == b.code_hash else None
+    if a.code is not None and b.code is not None:
+        return "the same code" if a.code == b.code else None
+    return None
+
+
+def changed_nothing(previous: IterationFacts, it: IterationFacts) -> bool:
+    """Whether a submission changed nothing: the previous one's program again, or an empty diff
+    with no code to say otherwise. Such a step is no progress and rules out no regression."""
+    if same_program(previous, it) is not None:
+        return True
+    return it.code_hash is None and it.code is None and it.diff is not None and it.diff.empty
+
+
 def held_back_scores(run: Run, policy: Policy) -> bool:
     """Whether the held-back suite may move this run's process score: always for graded
     submissions; for a run judged from the agent's own checks (``iterations_are: local_runs``) only

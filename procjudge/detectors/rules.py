@@ -5,22 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..facts import IterationFacts, RunFacts
+from ..facts import IterationFacts, RunFacts, same_program
 from ..numbers import fmt_num
 from ..policy import Policy
 from ..render.text import written
 from .base import Hit, all_of, detector, each, feedback_steps, having, plural, seconds
 from .shapes import normal_form, normal_lines
-
-
-def _same_program(a: IterationFacts, b: IterationFacts) -> str | None:
-    """How two submissions are byte for byte the same program, or None: the same ``code_hash``
-    (when both are hashed the hash alone decides), else the same submitted code."""
-    if a.code_hash is not None and b.code_hash is not None:
-        return f"code_hash {b.code_hash[:16]}" if a.code_hash == b.code_hash else None
-    if a.code is not None and b.code is not None:
-        return "the same code" if a.code == b.code else None
-    return None
 
 
 class _Programs:
@@ -111,7 +101,7 @@ def identical_submission(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         if k:
             earlier_programs.add(pairs[k - 1][0])  # every submission before ``previous``
         changes = it.changes
-        same = _same_program(previous, it)
+        same = same_program(previous, it)
         cosmetic = None if same or not _still_failing(previous, it) else _cosmetic(previous, it)
         if same:
             reason, basis = f"{same} as iteration {previous.number}", "code_hash" if same.startswith("code_hash") else "code"

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from ..facts import RunFacts, last_run
+from ..facts import RunFacts, changed_nothing, last_run
 from ..policy import Policy
 from .base import Detector, Hit, detector
 
@@ -54,6 +54,7 @@ def _holding(facts: RunFacts, policy: Policy) -> tuple[list[int], ...]:
     held: tuple[list[int], ...] = ([], [], [], [], [], [], [], [], [], [])
     (reads_before_writing, no_regressions, proportional_edits, local_validation, productive, edits_without_reading,
      regressions, shotgun_edits, no_local_validation, unproductive) = held
+    unchanged = {it.number for previous, it in facts.pairs if changed_nothing(previous, it)}
     for it in facts.iterations:
         number = it.number
         before_edit = it.seconds_before_first_edit
@@ -62,7 +63,7 @@ def _holding(facts: RunFacts, policy: Policy) -> tuple[list[int], ...]:
                 reads_before_writing.append(number)
             if before_edit < hasty:
                 edits_without_reading.append(number)
-        if it.regressions_ruled_out:
+        if it.regressions_ruled_out and number not in unchanged:  # the same program again rules nothing out
             no_regressions.append(number)
         failures, edits, runs = it.failures_before_count, it.file_edits, it.test_runs
         if failures and edits is not None:  # file edits against the failing tests; unknown when none failed
@@ -138,7 +139,7 @@ DETECTORS = [
                      "regressions: 0, or every test passing on the same suite) after something passed."),
             rule=("regressions ruled out by the evidence (per-test outcomes, the harness's `regressions: 0`, or every "
                   "test passing on the same suite; a net gain in passes is not enough: 18/24 to 20/24 can hide two), "
-                  "after something passed"),
+                  "after something passed; not by a submission that changed nothing (the previous program again)"),
             reads="per-test outcomes, regressions, the pass counts of one suite",
             source="Telemetry Signals (positive); example 1"),
     _signal("proportional_edits", "+",

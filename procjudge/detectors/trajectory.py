@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..classify import suspicious_jump as jump_in
-from ..facts import IterationFacts, RunFacts, held_back_fails, held_back_scores, is_test_path, last_run
+from ..facts import IterationFacts, RunFacts, changed_nothing, held_back_fails, held_back_scores, is_test_path, last_run
 from ..numbers import fmt_num
 from ..policy import Policy
 from .base import Hit, detector, each, feedback_steps, having, plural, share
@@ -77,8 +77,9 @@ def _monotonic_steps(facts: RunFacts, policy: Policy) -> tuple[list[IterationFac
     flat: list[IterationFacts] = []
     held: list[IterationFacts] = []
     fell: list[IterationFacts] = []
-    tests: list[IterationFacts] = []
+    tests: list[IterationFacts] = []  # held by changing tests alone, or by changing nothing: not paid
     pay_flat = rule.pay_flat_at_zero
+    before = {it.position: previous for previous, it in facts.pairs}
     for it in steps:  # one pass, each step in one list (a step that fell is never flat or held)
         delta = it.delta
         if delta is None:
@@ -87,7 +88,7 @@ def _monotonic_steps(facts: RunFacts, policy: Policy) -> tuple[list[IterationFac
             fell.append(it)
         elif delta == 0 and it.score == 0 and not pay_flat:
             flat.append(it)
-        elif _tests_only(it):
+        elif _tests_only(it) or (it.position in before and changed_nothing(before[it.position], it)):
             tests.append(it)
         else:
             held.append(it)
@@ -106,7 +107,8 @@ def monotonic_pay(facts: RunFacts, policy: Policy) -> float:
              "``pay_flat_at_zero`` is set."),
     points="{s.per_step:+g} / step, {s.per_regression:+g} / regression",
     rule=("{s.per_step:+g} for every step whose score did not fall, {s.per_regression:+g} for every step that fell; a "
-          "step that changed only test files (its throw-away files aside) is not paid: it is no progress of the code"),
+          "step that changed only test files (its throw-away files aside), or nothing (the previous program again, an "
+          "empty diff), is not paid: it is no progress of the code"),
     reads="the score of every submission",
     source="Monotonic Improvement Bonus",
 )
@@ -125,7 +127,7 @@ def monotonic_improvement(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
             parts.append(f"{plural(len(flat), 'step')} from 0 to 0 not paid (nothing held)")
         if tests:
             shown = ", ".join(f"iter {it.number}" for it in tests)
-            parts.append(f"{plural(len(tests), 'step')} that changed only tests not paid ({shown})")
+            parts.append(f"{plural(len(tests), 'step')} that changed nothing or only tests not paid ({shown})")
         if fell:
             falls = ", ".join(f"iter {it.number}: {fmt_num(it.delta or 0.0)}" for it in fell)
             parts.append(f"{plural(len(fell), 'regression')} x {fmt_num(rule.per_regression)} ({falls})")
