@@ -56,3 +56,13 @@ def test_fragments_never_raise_on_any_input(source: str, hunks: list[list[str]])
     parse_block(source.split("\n"))
     for hunk in hunks:
         new_side(hunk)
+
+
+def test_a_large_integer_in_evidence_is_printed_with_every_digit() -> None:
+    from procjudge.detectors.shapes import literal_key, show, text_literals
+
+    big = 604486426115901697
+    assert show(literal_key(big)) == "604486426115901697"  # not 604486426115901696, a float's neighbour
+    assert literal_key(big) != literal_key(float(big)) and literal_key(4) == literal_key(4.0)
+    assert ("n", big) in text_literals(f"assert f(x) == {big}")
+    assert show(literal_key(10**400)) == "1" + "0" * 400  # beyond any float, still exact

@@ -106,11 +106,10 @@ def literal_key(value: Any) -> Any:
     """A hashable, type-aware key for a literal value: 4 and 4.0 agree, True and 1 do not."""
     if isinstance(value, bool) or value is None:
         return ("c", value)
-    if isinstance(value, (int, float)):
-        try:
-            return ("n", float(value))
-        except OverflowError:
-            return ("big", value)
+    if isinstance(value, int):  # exact: 604486426115901697 is not the float 604486426115901696 (4 == 4.0 still)
+        return ("n", value)
+    if isinstance(value, float):
+        return ("n", value)
     if isinstance(value, str):
         return ("s", value)
     if isinstance(value, bytes):
@@ -144,7 +143,7 @@ def distinctive(key: Any) -> bool:
     if kind == "big":
         return True
     if kind == "n":
-        return abs(value) >= 10 or not float(value).is_integer()
+        return abs(value) >= 10 or not _integral(value)
     if kind in ("s", "b"):
         return len(value) >= 3
     if kind == "t":
@@ -152,10 +151,22 @@ def distinctive(key: Any) -> bool:
     return False
 
 
+def _integral(value: Any) -> bool:
+    return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+
+
+def _exact(value: Any) -> str:
+    """A number as written: an integer with every digit (never through a float), a float as Python
+    writes it back, a whole float without its ``.0``."""
+    if isinstance(value, int):
+        return str(value)
+    return f"{value:.0f}" if value.is_integer() else repr(value)
+
+
 def show(key: Any) -> str:
     kind, value = key
     if kind == "n":
-        return f"{value:.0f}" if float(value).is_integer() else repr(value)
+        return _exact(value)
     if kind == "s":
         return repr(value)
     if kind == "t":
@@ -254,8 +265,9 @@ def text_literals(text: str) -> frozenset[Any]:
             keys.add(("s", token[1:-1]))
         else:
             try:
-                keys.add(("n", float(token)))
-            except ValueError:
+                number = float(token)
+                keys.add(("n", int(token) if number.is_integer() and re.fullmatch(r"-?\d+", token) else number))
+            except (ValueError, OverflowError):
                 pass
     return frozenset(keys)
 
@@ -1202,7 +1214,7 @@ _CHECK_WORDS = ("raise", "assert", "throw")
 def _literal_texts(key: Any) -> list[str]:
     kind, value = key
     if kind == "n":
-        return [f"{value:.0f}"] if float(value).is_integer() else [repr(value), f"{value:g}"]
+        return [_exact(value)] if _integral(value) else [repr(value), f"{value:g}"]
     if kind == "s":
         return [value]
     return []
@@ -1399,7 +1411,7 @@ def test_file_in_feedback(path: str, lines: tuple[str, ...], feedback_text: str,
         return True
     asserts = "\n".join(line for line in lines if _ASSERT.search(line))
     shared = text_literals(asserts) & text_literals(feedback_text)
-    return any((kind == "n" and abs(float(value)) >= 10) or (kind != "n" and len(str(value)) >= 3)
+    return any((kind == "n" and abs(value) >= 10) or (kind != "n" and len(str(value)) >= 3)
                for kind, value in shared)
 
 
