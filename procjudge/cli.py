@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+from collections.abc import Iterator
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
@@ -507,6 +508,19 @@ def validate(
     raise typer.Exit(2 if errors else 1 if failing else 0)
 
 
+def _stdin_lines() -> Iterator[str]:
+    """Standard input a line at a time, as it arrives (a harness waits for each answer); the end
+    of input, however the stream signals it, ends the lines."""
+    while True:
+        try:
+            line = sys.stdin.readline()
+        except EOFError:
+            return
+        if not line:
+            return
+        yield line
+
+
 class GateFormat(str, Enum):
     text = "text"
     json = "json"
@@ -532,7 +546,7 @@ def gate(
 
     active = policy_in_force(policy)
     bad = False
-    for line, ok in answers(sys.stdin, active, format.value == "json"):
+    for line, ok in answers(_stdin_lines(), active, format.value == "json"):
         bad = bad or not ok
         emit([line + "\n"])  # flushed at once: the harness waits for it
     raise typer.Exit(2 if bad else 0)

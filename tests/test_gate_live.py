@@ -106,3 +106,22 @@ def test_the_gate_reads_the_policy_it_is_given(tmp_path: Path) -> None:
 def test_the_sample_replay_and_the_live_gate_agree_on_the_bundled_run() -> None:
     verdict = judge(load_run(str(ROOT / "sample_telemetry" / "gate_replay.yaml")))
     assert verdict.gate.replayed and verdict.gate.returned_round is not None
+
+
+def test_each_answer_arrives_while_the_harness_still_holds_standard_input_open() -> None:
+    import subprocess
+    import sys
+
+    gate = subprocess.Popen([sys.executable, "-m", "procjudge", "gate", "--format", "json"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True, bufsize=1)
+    try:
+        assert gate.stdin is not None and gate.stdout is not None
+        for tests, score, decision in (({"a": True, "b": False}, 0.5, "accepted"), ({"a": False, "b": True}, 0.5, "rejected")):
+            gate.stdin.write(json.dumps({"tests": tests, "score": score}) + "\n")
+            gate.stdin.flush()
+            answer = json.loads(gate.stdout.readline())  # blocks for ever if the gate waited for the end of input
+            assert answer["decision"] == decision
+        gate.stdin.close()
+        assert gate.wait(timeout=60) == 0
+    finally:
+        gate.kill()
