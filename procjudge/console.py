@@ -120,8 +120,10 @@ def patterns(option: str) -> Callable[[list[str] | None], list[str] | None]:
     return check
 
 
-class Interrupted(Exception):
-    """SIGTERM reached the parent: stop scoring, as Ctrl-C does."""
+class Interrupted(BaseException):
+    """SIGTERM reached the parent: stop scoring, as Ctrl-C does. A ``BaseException``, as
+    ``KeyboardInterrupt`` is, so that no ``except Exception`` (one broken run must never stop a
+    batch) can take the signal for a run's error and go on to publish a report missing that run."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
