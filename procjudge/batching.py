@@ -42,7 +42,15 @@ class Plan(msgspec.Struct, kw_only=True):
 def gate_findings(values: Iterable[str], known: list[str], name: str = "--fail-on") -> tuple[str, ...]:
     """The finding ids of ``--fail-on`` (comma-separated, repeatable), each a known rule; an error
     names the gate as ``name`` (the option, or the configuration key and its file)."""
-    found = tuple(dict.fromkeys(d.strip() for value in values for d in value.split(",") if d.strip()))
+    names = [d.strip() for value in values for d in value.split(",")]
+    if "" in names:  # `--fail-on ''` or a stray comma would otherwise drop the gate without a word
+        raise UsageError(f"{name}: an empty finding name; expected rule ids such as test_chasing,regression_blindness "
+                         f"(`procjudge explain --list` lists them), or `none` to gate on no finding")
+    if "none" in names:
+        if len(names) > 1:
+            raise UsageError(f"{name}: `none` turns the finding gate off and cannot be given with rule ids")
+        return ()
+    found = tuple(dict.fromkeys(names))
     unknown = [d for d in found if d not in known]
     if unknown:
         close = list(dict.fromkeys([k for k in known if k.startswith(unknown[0])]

@@ -171,7 +171,9 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class GateSummary(Summary, frozen=True):
-    """The gates and how the batch fared: ``passed`` is every gate, per run and over the batch."""
+    """The gates and how the batch fared: ``passed`` is every gate, per run and over the batch, on
+    every file; a file that could not be read (``unreadable``, exit 2) was never judged, so the
+    batch cannot be said to have passed."""
 
     fail_under: float | None
     fail_on: list[str]
@@ -180,6 +182,12 @@ class GateSummary(Summary, frozen=True):
     fail_under_mean: float | None = None
     mean_process_score: float | None = None
     mean_passed: bool = True
+    unreadable: int = 0
+
+    @property
+    def gate_failed(self) -> bool:
+        """A gate failed on the runs that were scored (as opposed to a file left unread)."""
+        return bool(self.failed_runs) or not self.mean_passed
 
 
 class AgentSummary(Summary, frozen=True):

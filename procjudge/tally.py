@@ -233,9 +233,10 @@ class Collector:
             runs_scored=self.scored,
             errors=self.error_count,
             gate=GateSummary(fail_under=self.gates.fail_under, fail_on=list(self.gates.fail_on),
-                             failed_runs=self.failed_count, passed=not self.failed_count and not self.mean_failure(),
+                             failed_runs=self.failed_count,
+                             passed=not self.failed_count and not self.mean_failure() and not self.error_count,
                              fail_under_mean=self.gates.fail_under_mean, mean_process_score=self.mean_process_score,
-                             mean_passed=self.mean_failure() is None),
+                             mean_passed=self.mean_failure() is None, unreadable=self.error_count),
             agents=self.agents.summary(),
             loop=self.loop.summary(),
         )

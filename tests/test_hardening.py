@@ -280,6 +280,40 @@ def test_the_markdown_summary_never_says_passed_when_the_exit_code_is_2(tmp_path
     assert "gate passed" not in result.stdout and "unreadable" in result.stdout
 
 
+def test_json_and_html_never_say_the_gate_passed_when_a_file_was_unreadable(tmp_path: Path) -> None:
+    write(tmp_path, "good.yaml", OK)
+    write(tmp_path, "bad.yaml", "iterations: 3\n")
+    result = runner.invoke(app, ["batch", str(tmp_path), "--format", "json", "--jobs", "1"])
+    gate = json.loads(result.stdout)["summary"]["gate"]
+    assert result.exit_code == 2
+    assert (gate["passed"], gate["unreadable"], gate["failed_runs"]) == (False, 1, 0)
+    page = runner.invoke(app, ["batch", str(tmp_path), "--format", "html", "--jobs", "1"]).stdout
+    assert ">incomplete</b><span>gate (0 runs failed, 1 unreadable)" in page
+    (tmp_path / "bad.yaml").unlink()
+    clean = runner.invoke(app, ["batch", str(tmp_path), "--format", "json", "--jobs", "1"])
+    assert clean.exit_code == 0 and json.loads(clean.stdout)["summary"]["gate"]["passed"] is True
+
+
+@pytest.mark.parametrize("value", ["", ",", "test_chasing,", " , test_chasing"])
+def test_an_empty_fail_on_name_is_refused_not_read_as_no_gate(tmp_path: Path, value: str) -> None:
+    write(tmp_path, "good.yaml", OK)
+    result = runner.invoke(app, ["batch", str(tmp_path), "--fail-on", value])
+    assert result.exit_code == 2 and "--fail-on: an empty finding name" in result.stderr
+
+
+def test_fail_on_none_turns_the_configured_finding_gate_off(tmp_path: Path) -> None:
+    write(tmp_path, "good.yaml", OK)
+    (tmp_path / "procjudge.toml").write_text('fail_on = ["test_chasing"]\n')
+    on = runner.invoke(app, ["--config", str(tmp_path / "procjudge.toml"), "batch", str(tmp_path / "good.yaml"),
+                             "-f", "json"])
+    assert json.loads(on.stdout)["summary"]["gate"]["fail_on"] == ["test_chasing"]
+    off = runner.invoke(app, ["--config", str(tmp_path / "procjudge.toml"), "batch", str(tmp_path / "good.yaml"),
+                              "-f", "json", "--fail-on", "none"])
+    assert off.exit_code == 0 and json.loads(off.stdout)["summary"]["gate"]["fail_on"] == []
+    mixed = runner.invoke(app, ["batch", str(tmp_path / "good.yaml"), "--fail-on", "none,test_chasing"])
+    assert mixed.exit_code == 2 and "cannot be given with rule ids" in mixed.stderr
+
+
 def test_plot_targets_are_checked_and_written_whole(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     a = write(tmp_path, "a.yaml", OK)

@@ -51,10 +51,10 @@ def markdown_report(report: BatchReport, quiet: bool = False) -> Iterator[str]:
     failed a gate or scored lowest (at most 50 rows), and every unreadable file."""
     summary = report.summary
     gate = summary.gate
-    status = "❌ gate failed" if not gate.passed else "✅ gate passed"
+    status = "❌ gate failed" if gate.gate_failed else "✅ gate passed"
     if summary.errors:  # exit 2: the verdict is incomplete, whatever the gate says of the rest
         status = (f"❌ {summary.errors} unreadable file{'s' if summary.errors != 1 else ''} (exit 2)"
-                  + (" · gate failed" if not gate.passed else ""))
+                  + (" · gate failed" if gate.gate_failed else ""))
     lines = [f"### procjudge batch: {plural(summary.runs_scored, 'run')} scored · {status}", ""]
     if summary.agents:
         lines += ["| agent | runs | mean process | median process | mean final | tiers | anti-patterns (share of runs) |",
