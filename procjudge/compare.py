@@ -9,6 +9,7 @@ difference (B - A) with a seeded 95% bootstrap interval.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 
 import msgspec
@@ -74,6 +75,15 @@ def match_key(row: Row) -> str:
     return os.path.splitext(os.path.basename(row.path))[0]
 
 
+def natural_key(text: str) -> tuple[tuple[int | str, ...], str]:
+    """The order a reader expects of challenge names: ``HumanEval/2`` before ``HumanEval/10``,
+    letters without regard to case, the text itself as the last word. ``re.split`` with a group
+    alternates text and digits, so two keys always compare a string with a string and a number
+    with a number."""
+    parts = re.split(r"(\d+)", text)
+    return tuple(int(part) if k % 2 else part.casefold() for k, part in enumerate(parts)), text
+
+
 def bootstrap_interval(differences: list[float], seed: int, resamples: int = 10_000, level: float = 0.95) -> tuple[float,
                                                                                                                    float] | None:
     """Percentile bootstrap interval of the mean of paired differences, reproducible by seed."""
@@ -121,11 +131,12 @@ def compare_folders(rows_a: list[Row], rows_b: list[Row], seed: int = 0,
         pairs.append(Pair(challenge=key, a=paired(ra), b=paired(rb),
                           difference=round(rb.process_score - ra.process_score, 4),
                           winner=winner_of(ra.process_score, rb.process_score)))
-    unmatched_a = [keyed_a[k] for k in sorted(set(keyed_a) - set(keyed_b))] + extra_a
-    unmatched_b = [keyed_b[k] for k in sorted(set(keyed_b) - set(keyed_a))] + extra_b
+    unmatched_a = [keyed_a[k] for k in sorted(set(keyed_a) - set(keyed_b), key=natural_key)] + extra_a
+    unmatched_b = [keyed_b[k] for k in sorted(set(keyed_b) - set(keyed_a), key=natural_key)] + extra_b
     differences = [p.difference for p in pairs]
     mean = round(sum(differences) / len(differences), 4) if differences else None
-    interval = bootstrap_interval(differences, seed)
+    interval = bootstrap_interval(differences, seed)  # resampled in key order: the interval a seed gave stays
+    pairs.sort(key=lambda pair: natural_key(pair.challenge))  # shown in natural order: /2 before /10
 
     def side(rows: list[Row], label: str) -> Side:
         summary = agent_summary(figures_of(r, label) for r in rows)

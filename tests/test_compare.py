@@ -187,3 +187,44 @@ def test_no_clear_winner_when_the_interval_includes_zero() -> None:
     # B ahead on every pair: a winner
     ahead = compare_folders(rows("a", [0, 0, 0, 0, 0, 0]), rows("b", [3, 4, 5, 3, 4, 5]), seed=0)
     assert ahead.clear and verdict_line(ahead).startswith("winner: B")
+
+
+def numbered_folders(tmp_path: Path) -> tuple[Path, Path]:
+    """Two agents' runs of HumanEval/0, /1, /10, /100, /2, /20 (written in string order)."""
+    sides = []
+    for side, lift in (("a", 0), ("b", 5)):
+        folder = tmp_path / side
+        folder.mkdir()
+        for number in (0, 1, 10, 100, 2, 20):
+            run = {"run": {"id": f"{side}-{number}", "agent": f"agent-{side}", "challenge": f"HumanEval/{number}"},
+                   "iterations": [{"iteration_telemetry": {"score": {"post_iteration": s}}}
+                                  for s in (40, 40 + (number + lift) % 50)]}
+            (folder / f"r{number}.json").write_text(json.dumps(run))
+        sides.append(folder)
+    return sides[0], sides[1]
+
+
+NATURAL = [f"HumanEval/{n}" for n in (0, 1, 2, 10, 20, 100)]
+
+
+def test_compare_lists_challenges_in_natural_order(tmp_path: Path) -> None:
+    a, b = numbered_folders(tmp_path)
+    result = runner.invoke(app, ["compare", str(a), str(b), "--format", "json"])
+    assert [p["challenge"] for p in json.loads(result.stdout)["rows"]] == NATURAL
+    terminal = runner.invoke(app, ["compare", str(a), str(b)]).stdout
+    positions = [terminal.index(f"{name} ") for name in NATURAL]
+    assert positions == sorted(positions), terminal
+    page = runner.invoke(app, ["compare", str(a), str(b), "--format", "html"]).stdout
+    table = page[page.index('<table class="sortable">'):]
+    assert [table.index(f'data-challenge="{name}"') for name in NATURAL] == sorted(
+        table.index(f'data-challenge="{name}"') for name in NATURAL)
+
+
+def test_the_bootstrap_interval_does_not_depend_on_the_order_pairs_are_shown_in(tmp_path: Path) -> None:
+    from procjudge.compare import natural_key
+
+    a, b = numbered_folders(tmp_path)
+    paired = json.loads(runner.invoke(app, ["compare", str(a), str(b), "--format", "json"]).stdout)
+    by_key = sorted(paired["rows"], key=lambda p: p["challenge"])  # the order the pairs are resampled in
+    assert paired["paired"]["ci95"] == list(bootstrap_interval([p["difference"] for p in by_key], 0) or [])
+    assert sorted(["x10", "X9", "x9a", "x"], key=natural_key) == ["x", "X9", "x9a", "x10"]

@@ -303,3 +303,34 @@ def test_the_batch_page_reads_on_a_phone_and_sorts_ids_naturally(browser: Any, t
     numbered = [i for i in ids if i.startswith("HumanEval/")]
     assert numbered == [f"HumanEval/{n}" for n in (0, 1, 2, 10, 20, 100)], ids
     opened.close()
+
+
+def test_the_pairs_of_a_comparison_sort_by_any_column(browser: Any, tmp_path: Path) -> None:
+    """compare's table of every pair comes in natural order of challenge and sorts by a header:
+    numbers as numbers, names naturally."""
+    for side, lift in (("a", 0), ("b", 7)):
+        (tmp_path / side).mkdir()
+        for number in (0, 1, 10, 100, 2, 20):
+            (tmp_path / side / f"r{number}.json").write_text(json.dumps({
+                "run": {"agent": f"agent-{side}", "challenge": f"HumanEval/{number}"},
+                "iterations": [{"iteration_telemetry": {"score": {"post_iteration": s}}}
+                               for s in (40, 40 + (number * 3 + lift) % 50)]}))
+    page_file = render(["compare", str(tmp_path / "a"), str(tmp_path / "b")], tmp_path / "pairs.html")
+    opened = Opened(browser, page_file, width=390)
+    page = opened.page
+
+    def column(key: str) -> list[str]:
+        return page.eval_on_selector_all("table.sortable tbody tr", f"rows => rows.map(r => r.dataset.{key})")
+
+    natural = [f"HumanEval/{n}" for n in (0, 1, 2, 10, 20, 100)]
+    assert column("challenge") == natural
+    page.locator("table.sortable th[data-key=difference] button").click()
+    differences = [float(d) for d in column("difference")]
+    assert differences == sorted(differences, reverse=True)
+    page.locator("table.sortable th[data-key=challenge] button").click()  # descending first
+    assert column("challenge") == natural[::-1]
+    page.locator("table.sortable th[data-key=challenge] button").click()
+    assert column("challenge") == natural
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390  # the wide table scrolls in its box
+    opened.shot("compare-pairs-phone")
+    opened.close()

@@ -21,6 +21,36 @@
     document.querySelectorAll("details").forEach(function (d) { d.open = true; });
   });
 
+  var natural = new Intl.Collator(undefined, { numeric: true, sensitivity: "base" });
+
+  // A small table of class "sortable" (compare's every pair): a header sorts its rows by that
+  // column, natural order for text, numbers as numbers, the page's order breaking ties.
+  document.querySelectorAll("table.sortable").forEach(function (sortable) {
+    var cells = sortable.tHead.rows[0].cells, tbody = sortable.tBodies[0];
+    Array.prototype.forEach.call(cells, function (th) {
+      var button = th.querySelector("button");
+      if (!button) return;
+      button.addEventListener("click", function () {
+        var key = th.getAttribute("data-key"), numeric = th.getAttribute("data-type") === "number";
+        var descending = th.getAttribute("aria-sort") !== "descending";
+        Array.prototype.forEach.call(cells, function (other) { other.removeAttribute("aria-sort"); });
+        th.setAttribute("aria-sort", descending ? "descending" : "ascending");
+        var keyed = Array.prototype.map.call(tbody.rows, function (row) {
+          var value = row.getAttribute("data-" + key);
+          return { row: row, value: numeric ? parseFloat(value) : value, k: parseInt(row.getAttribute("data-k"), 10) };
+        });
+        keyed.sort(function (a, b) {
+          var order = numeric ? a.value - b.value : natural.compare(a.value, b.value);
+          if (order === 0) order = a.k - b.k;
+          return descending ? -order : order;
+        });
+        var fragment = document.createDocumentFragment();
+        keyed.forEach(function (entry) { fragment.appendChild(entry.row); });
+        tbody.appendChild(fragment);
+      });
+    });
+  });
+
   var table = document.getElementById("runs");
   if (!table) return;
   // The table holds every run; with the script, only the rows that match the filters are in
@@ -66,7 +96,6 @@
   });
   more.addEventListener("click", function () { limit += PAGE; render(); });
 
-  var natural = new Intl.Collator(undefined, { numeric: true, sensitivity: "base" });
   var headers = table.tHead.rows[0].cells;
   Array.prototype.forEach.call(headers, function (th) {
     var button = th.querySelector("button");
