@@ -189,7 +189,7 @@ def deliver(rendered: str | RenderableType, target: str | None, inputs: list[str
         if isinstance(rendered, str):
             handle.write(rendered)
         else:
-            console_for(handle).print(rendered)
+            console_for(handle).print(rendered, crop=False)
 
 
 STDIN_LIMIT = 64 * 1024 * 1024
@@ -372,7 +372,7 @@ def print_renderable(renderable: RenderableType) -> None:
     """Print a rich renderable to stdout, with the same care as ``emit``."""
     console = console_for()
     try:
-        console.print(renderable)
+        console.print(renderable, crop=False)  # off a terminal a line may run past the width: whole ids
     except BrokenPipeError:
         silence_stdout()
     except OSError as exc:
@@ -467,7 +467,7 @@ def feed_reports(reporters: list[tuple[str, Reporter, str | None]], stream: Iter
                 if handle is None:
                     print_renderable(text)
                 else:
-                    console_for(handle).print(text)
+                    console_for(handle).print(text, crop=False)
             elif text and handle is None:
                 emit([text])
             elif text and handle is not None:

@@ -76,10 +76,18 @@ def test_batch_goldens_agree_with_each_other() -> None:
     assert "gate-replay" in (GOLDEN / "batch.github").read_text()
 
 
+@pytest.fixture
+def terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The report read on a terminal (the runner's output is not one): identifiers may be cut."""
+    from procjudge.render import fit
+
+    monkeypatch.setattr(fit, "on_terminal", lambda console: True)
+
+
 @pytest.mark.parametrize("command", ["batch", "compare_runs", "compare_folders"])
-def test_tables_at_80_columns(command: str, update_goldens: bool) -> None:
-    """What CI logs and pipes get: no line wider than 80, and every run id whole on one line or
-    shortened from the left with an ellipsis, never folded into pieces."""
+def test_tables_at_80_columns(command: str, update_goldens: bool, terminal: None) -> None:
+    """What an 80-column terminal gets: no line wider than 80, and every run id whole on one line
+    or shortened from the left with an ellipsis, never folded into pieces."""
     args = (["batch", *BATCH_INPUTS, "--jobs", "1"] if command == "batch"
             else ["compare", *COMPARES[command.split("_")[1]], "--jobs", "1", "--seed", "0"])
     output = invoke(args, columns=80)
@@ -91,7 +99,7 @@ def test_tables_at_80_columns(command: str, update_goldens: bool) -> None:
         assert any(run_id in line for line in output.splitlines()), run_id
 
 
-def test_a_long_id_is_shortened_from_the_left(tmp_path: Path) -> None:
+def test_a_long_id_is_shortened_from_the_left(tmp_path: Path, terminal: None) -> None:
     long_id = "ldb/humaneval/gpt-3.5-turbo-0613-function-level/HumanEval_123"
     (tmp_path / "run.yaml").write_text(f"run: {{id: {long_id}}}\niterations:\n  - score: {{post_iteration: 50}}\n")
     result = runner.invoke(app, ["batch", str(tmp_path)], env={"COLUMNS": "80"})
@@ -100,10 +108,44 @@ def test_a_long_id_is_shortened_from_the_left(tmp_path: Path) -> None:
     assert cell.startswith("…") and long_id.endswith(cell[1:]) and len(line) <= 80
 
 
+LONG_AGENT = "reflexion/gpt-3.5-turbo-0613-with-a-long-suffix"
+LONG_CHALLENGE = "HumanEval/a-challenge-name-long-enough-to-be-cut-at-eighty-columns-{}"
+
+
+def long_names(tmp_path: Path) -> tuple[Path, Path]:
+    for side in ("a", "b"):
+        (tmp_path / side).mkdir()
+        for k in (1, 2):
+            (tmp_path / side / f"r{k}.yaml").write_text(
+                f"run: {{id: '{side}/{LONG_CHALLENGE.format(k)}', agent: '{LONG_AGENT}-{side}', "
+                f"challenge: '{LONG_CHALLENGE.format(k)}'}}\niterations:\n  - score: {{post_iteration: 50}}\n"
+                f"  - score: {{post_iteration: 70}}\n")
+    return tmp_path / "a", tmp_path / "b"
+
+
+@pytest.mark.parametrize("columns", [60, 80, 120])
+def test_off_a_terminal_no_identifier_is_cut(tmp_path: Path, columns: int) -> None:
+    """A pipe, a file, a CI log: run ids, agents and challenges whole on one line each, whatever
+    the width, where a terminal would shorten them with an ellipsis."""
+    a, b = long_names(tmp_path)
+    outputs = [runner.invoke(app, args, env={"COLUMNS": str(columns)}).stdout
+               for args in (["batch", str(a), str(b)], ["compare", str(a), str(b)])]
+    written = tmp_path / "report.txt"
+    runner.invoke(app, ["batch", str(a), str(b), "-o", str(written)], env={"COLUMNS": str(columns)})
+    outputs.append(written.read_text())
+    for output in outputs:
+        assert "…" not in output, output
+        lines = output.splitlines()
+        for name in [f"{LONG_AGENT}-a", f"{LONG_AGENT}-b", LONG_CHALLENGE.format(1), LONG_CHALLENGE.format(2)]:
+            assert any(name in line for line in lines), (name, output)
+    header = next(line for line in outputs[0].splitlines() if line.startswith("run "))
+    assert header.split()[-1] == "anti-patterns"  # the last header on the header's line, not wrapped
+
+
 @pytest.mark.parametrize("columns", [60, 80, 120, 200])
-def test_the_batch_table_is_one_line_per_run_in_one_layout_at_any_width(columns: int) -> None:
-    """The same columns in the same order at every width, one line per run, ids cut with an
-    ellipsis and never split, and no line ending in a space."""
+def test_the_batch_table_is_one_line_per_run_in_one_layout_at_any_width(columns: int, terminal: None) -> None:
+    """On a terminal: the same columns in the same order at every width, one line per run, ids cut
+    with an ellipsis and never split, and no line ending in a space."""
     output = invoke(["batch", "tests/labelled/runs", "--jobs", "1"], columns=columns)
     lines = output.splitlines()
     header = next(line for line in lines if line.startswith("run "))

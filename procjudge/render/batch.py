@@ -21,7 +21,7 @@ from rich.text import Text
 
 from ..numbers import fmt_num as num
 from ..results import AgentSummary, BatchReport, Result, Row, Rule, annotated
-from .fit import AtWidth, left_ellipsis, right_ellipsis
+from .fit import AtWidth, left_ellipsis, right_ellipsis, whole
 from .json import dumps
 from .markdown import cell
 from .text import (
@@ -190,9 +190,9 @@ GAP = "  "
 def _findings_cell(found: Sequence[str], room: int) -> str:
     """The anti-patterns in ``room`` characters: all of them when they fit, else the first cut
     with an ellipsis and how many more there are (``shotgun_deb… +1``)."""
-    whole = ", ".join(found) or "-"
-    if len(whole) <= room or len(found) <= 1:
-        return right_ellipsis(whole, room)
+    joined = ", ".join(found) or "-"
+    if len(joined) <= room or len(found) <= 1:
+        return right_ellipsis(joined, room)
     more = f" +{len(found) - 1}"
     return right_ellipsis(found[0], room - len(more)) + more
 
@@ -220,12 +220,16 @@ def _runs(rows: list[Row], width: int, omitted: int = 0) -> Text:
     widths = [max([len(name), *(len(c) for c in cells)]) for name, _, cells in figures]
     fixed = sum(widths) + len(GAP) * (len(widths) + 1)
     ids = [literal(r.id) for r in rows]
-    room = max(12, min(max((len(i) for i in ids), default=3), width - fixed - 12))
+    longest = max((len(i) for i in ids), default=3)
+    room = max(12, longest if whole() else min(longest, width - fixed - 12))
     findings_room = max(0, width - fixed - room)
+    if whole():  # off a terminal: every id and finding whole, however long the line
+        findings_room = max([len("anti-patterns"), *(len(", ".join(r.anti_patterns)) for r in rows)])
     text = Text("runs", style="dim")
     head = [f"{'run':<{room}}"] + [f"{name:>{w}}" if justify == "right" else f"{name:<{w}}"
                                    for (name, justify, _), w in zip(figures, widths, strict=True)]
-    text.append("\n" + GAP.join(head) + (GAP + "anti-patterns" if findings_room >= 8 else ""), style="bold")
+    label = "anti-patterns" if findings_room >= len("anti-patterns") else "findings"  # the header never wraps
+    text.append("\n" + GAP.join(head) + (GAP + label if findings_room >= 8 else ""), style="bold")
     for k, row in enumerate(rows):
         text.append("\n" + f"{left_ellipsis(ids[k], room):<{room}}")
         for (name, justify, cells), w in zip(figures, widths, strict=True):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..numbers import fmt_num as num
-from .fit import Fitted, left_ellipsis, right_ellipsis, spare
+from .fit import Fitted, left_ellipsis, right_ellipsis, spare, whole
 from .markdown import cell
 from .text import literal, shares, signed, sparkline
 
@@ -109,8 +109,10 @@ def table(result: Comparison) -> Group:
     else:
         sides = (("A", result.a), ("B", result.b))
         rows_ = result.rows
-        parts += [Fitted(lambda: _sides_wide(sides), lambda width: _sides_narrow(sides, width)), Text("")]
-        pairs = Fitted(lambda: _pairs_wide(rows_), lambda width: _pairs_narrow(rows_, width))
+        parts += [Fitted(lambda: _sides_wide(sides), lambda width: _sides_narrow(sides, width),
+                         identifiers=[literal(side.label) for _, side in sides]), Text("")]
+        pairs = Fitted(lambda: _pairs_wide(rows_), lambda width: _pairs_narrow(rows_, width),
+                       identifiers=[literal(pair.challenge) for pair in rows_])
         parts += [pairs, Text(""), Text("process score distributions (A above B in each bin)", style="dim"),
                   Text("\n".join(histogram_chart([p.a.process_score for p in result.rows],
                                                  [p.b.process_score for p in result.rows]))), Text("")]
@@ -127,8 +129,8 @@ def _sides_wide(sides: tuple[tuple[str, Side], ...]) -> Table:
 
     summary = Table(show_edge=False, pad_edge=False, header_style="bold")
     for column in ("", "runs", "mean process", "median process", "mean final", "mean iterations", "below best",
-                   "anti-patterns (share of runs)"):
-        summary.add_column(column, overflow="fold")
+                   "anti-patterns (share of runs)"):  # off a terminal the agent's name is never folded
+        summary.add_column(column, overflow="fold", no_wrap=not column and whole())
     for label, side in sides:
         summary.add_row(Text(f"{label} {literal(side.label)}"), str(side.runs),
                         signed(side.mean_process_score or 0), signed(side.median_process_score or 0),
@@ -172,8 +174,8 @@ def _pairs_wide(rows: list[Pair]) -> Table:
                   title_style="dim")
     pair_columns: tuple[tuple[str, Literal["left", "right"]], ...] = (
         ("challenge", "left"), ("A", "right"), ("B", "right"), ("B − A", "right"), ("A tier", "left"), ("B tier", "left"))
-    for column, justify in pair_columns:
-        pairs.add_column(column, justify=justify, overflow="fold")
+    for column, justify in pair_columns:  # off a terminal a challenge is never folded into pieces
+        pairs.add_column(column, justify=justify, overflow="fold", no_wrap=column == "challenge" and whole())
     for pair in rows:
         pairs.add_row(Text(literal(pair.challenge)), signed(pair.a.process_score), signed(pair.b.process_score),
                       signed(pair.difference), pair.a.tier, pair.b.tier)
@@ -191,7 +193,7 @@ def _pairs_narrow(rows: list[Pair], width: int) -> Table:
     room = spare(width, cells)
     pairs = Table(show_edge=False, pad_edge=False, header_style="bold", title="paired by challenge", title_justify="left",
                   title_style="dim")
-    pairs.add_column("challenge", no_wrap=True, overflow="ellipsis", max_width=room)
+    pairs.add_column("challenge", no_wrap=True, overflow="ellipsis", max_width=None if whole() else room)
     for column in ("A", "B", "B − A"):
         pairs.add_column(column, justify="right", no_wrap=True)
     pairs.add_column("winner", no_wrap=True)
