@@ -216,3 +216,21 @@ def test_the_html_page_reads_no_run_file_and_judges_nothing() -> None:
         imported = {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.level >= 1}
         forbidden = {"loading", "facts", "judge", "batch", "compare", "tally", "detectors", "catalogue", "detail"}
         assert not {name.split(".")[0] for name in imported} & forbidden, (module.name, imported)
+
+
+@pytest.mark.parametrize("command", [["score"], ["batch"], ["compare", "SAME"]])
+def test_control_characters_from_input_never_reach_the_page_raw(command: list[str], tmp_path: Path) -> None:
+    """An ESC, a carriage return or a line starting with '::' in a run's text is shown escaped:
+    the page sent to stdout in CI carries no terminal escape and no runner command."""
+    evil = {"run": {"id": "evil\n::error::owned\x1b[31m\r", "agent": "a\n::set-output name=x::y"},
+            "iterations": [{"iteration_telemetry": {"score": {"post_iteration": s}, "test_results": {"tests": [
+                {"name": "t\n::warning::x", "outcome": "failed", "message": "one\n::error::boom\x1b[0m"}]}}}
+                for s in (40, 30)]}
+    path = tmp_path / "evil.json"
+    path.write_text(json.dumps(evil))
+    args = [command[0], str(path)] + ([str(path)] if command[1:] else [])
+    page = CliRunner().invoke(app, [*args, "--format", "html"]).stdout
+    assert "<html" in page
+    assert not [line for line in page.splitlines() if line.startswith("::")]
+    assert "\x1b" not in page and "\r" not in page
+    assert "\\x1b[31m" in page  # shown, as the terminal and the other formats show it

@@ -282,13 +282,15 @@ def _environment() -> Any:
     from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
     from markupsafe import Markup
 
-    from .text import bidi_visible
+    from .text import page_text
 
-    # every value a template writes passes here before escaping: bidirectional controls from input
-    # are shown as escapes, so that a run named invoice\u202efdp.exe does not read as invoiceexe.pdf
+    # every value a template writes passes here and is escaped: control and bidirectional
+    # characters from input are shown as escapes (a run named invoice\u202efdp.exe does not read
+    # as invoiceexe.pdf, an ESC byte never reaches a terminal showing the page), and no line of
+    # the page begins with "::" (a CI runner's command)
     env = Environment(loader=PackageLoader("procjudge", "render/templates"), autoescape=select_autoescape(default=True),
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-                      finalize=lambda v: bidi_visible(v) if isinstance(v, str) and not isinstance(v, Markup) else v)
+                      finalize=lambda v: Markup(page_text(v)) if isinstance(v, str) and not isinstance(v, Markup) else v)
     env.filters["signed"] = lambda v: "" if v is None else f"{v:+g}"
     env.filters["num"] = lambda v: "" if v is None else f"{v:g}"
     env.filters["points"] = lambda v: "" if v is None else "0" if v == 0 else f"{v:+g}"

@@ -25,6 +25,20 @@ def bidi_visible(text: str) -> str:
     return BIDI.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
 
 
+_PAGE_CONTROL = re.compile(rf"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029{_BIDI}]")  # all but tab and newline
+
+
+def page_text(text: str) -> str:
+    """Text from input as an HTML page writes it, escaped: control characters (an ESC, a carriage
+    return) and bidirectional controls shown as visible escapes as the other formats show them;
+    tabs and line breaks kept (an evidence block keeps its lines), but a line never begins with
+    ``::``, which a CI runner reading the page on standard output would take for a command."""
+    from markupsafe import escape
+
+    shown = _PAGE_CONTROL.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), text)
+    return str(escape(shown)).replace("\n:", "\n&#58;")
+
+
 def literal(value: object, limit: int = 2000) -> str:
     """A string safe for a terminal, on one line: control characters (newlines too) and
     bidirectional controls become visible escapes (``\\x1b``, ``\\n``, ``\\u202e``);
