@@ -51,7 +51,9 @@ def draw(rows: list[Row], per_stratum: int, seed: int, by: str = "bucket") -> Re
 
 
 DEFECT = {"defect", "defective", "bad", "1", "true", "yes", "fail", "not a fix", "wrong"}
-OK = {"ok", "good", "0", "false", "no", "pass", "fix", "real fix", "correct"}
+OK = {"ok", "okay", "good", "0", "false", "no", "pass", "fix", "real fix", "correct"}
+ACCEPTED = ("defect (or defective, bad, wrong, fail, not a fix, yes, true, 1) or ok (or okay, good, correct, pass, "
+            "fix, real fix, no, false, 0), in any case")
 
 
 def read_label(value: str) -> bool | None:
@@ -161,7 +163,7 @@ def read_labels(text: str, name: str) -> tuple[list[tuple[str, bool]], list[str]
             continue
         value = read_label(row["label"])
         if value is None:
-            problems.append(f"{name}:{number}: label {row['label']!r}: expected defect or ok")
+            problems.append(f"{name}:{number}: label {row['label'][:40]!r}: expected {ACCEPTED}")
             continue
         labels.append((row["path"].lstrip("'"), value))
     return labels, problems

@@ -245,3 +245,18 @@ def test_a_new_verifier_version_starts_a_new_series_instead_of_reading_as_drift(
     assert [a.window for a in drift(flat).alerts if a.kind == "attempts"] == ["2026-03-25"]
     # the policy can follow each source whole
     assert [a.window for a in drift(rows, segment_by=()).alerts if a.kind == "attempts"] == ["2026-03-25"]
+
+
+def test_a_label_is_read_by_the_words_the_error_names_and_no_other() -> None:
+    from procjudge.review import ACCEPTED, read_labels
+
+    text = "path,label\na.yaml,Defective\nb.yaml,okay\nc.yaml,YES\nd.yaml,maybe\ne.yaml,\nf.yaml,OK\n"
+    labels, problems = read_labels(text, "labels.csv")
+    assert labels == [("a.yaml", True), ("b.yaml", False), ("c.yaml", True), ("f.yaml", False)]
+    assert problems == [f"labels.csv:5: label 'maybe': expected {ACCEPTED}"]
+    # every word the message names is read, as the side it names it on
+    defect_words, ok_words = ACCEPTED.split(") or ok (")
+    for word in defect_words.removeprefix("defect (or ").split(", "):
+        assert read_labels(f"path,label\nx,{word}\n", "l")[0] == [("x", True)], word
+    for word in ["ok", *ok_words.removeprefix("or ").split("), in any case")[0].split(", ")]:
+        assert read_labels(f"path,label\nx,{word}\n", "l")[0] == [("x", False)], word
