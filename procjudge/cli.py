@@ -71,6 +71,7 @@ policy_app = typer.Typer(help="Show the scoring policy in force.", no_args_is_he
 app.add_typer(policy_app, name="policy")
 app.add_typer(import_app, name="import")
 review_app = typer.Typer(help="Draw a stratified review sample of runs, and estimate the defect rate from its labels.",
+                         short_help="Sample runs for review; estimate the defect rate from labels.",
                          no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(review_app, name="review")
 
@@ -160,7 +161,7 @@ def _usage(message: str) -> NoReturn:
     raise typer.Exit(2)
 
 
-@app.command()
+@app.command(short_help="Score one run: every item with its points, tier and findings.")
 def score(
     run_file: str = typer.Argument(..., metavar="RUN.yaml", help="A run file (.yaml, .yml or .json), or - for standard input."),
     format: ScoreFormat | None = SCORE_FORMAT,
@@ -206,7 +207,7 @@ def score(
             raise typer.Exit(1)
 
 
-@app.command()
+@app.command(short_help="Score every run under folders and globs; report and gate.")
 def batch(
     targets: list[str] = BATCH_TARGETS,
     format: BatchFormat | None = BATCH_FORMAT,
@@ -265,7 +266,7 @@ def batch(
     raise typer.Exit(0 if exit_zero and code == 1 else code)
 
 
-@app.command()
+@app.command(short_help="Two runs, or two agents' folders of runs, side by side.")
 def compare(
     a: str = typer.Argument(..., metavar="A", help="A run file, or a folder of one agent's runs."),
     b: str = typer.Argument(..., metavar="B", help="A run file, or a folder of the other agent's runs (same kind as A)."),
@@ -414,7 +415,7 @@ def review_estimate(
     raise typer.Exit(2 if problems else 0)
 
 
-@app.command()
+@app.command(short_help="Attempts, pass rate and findings per source, window by window.")
 def drift(
     targets: list[str] = TARGETS,
     window: str = typer.Option("day", "--window", help="day or week (ISO week)."),
@@ -467,7 +468,7 @@ class ValidateFormat(str, Enum):
     markdown = "markdown"
 
 
-@app.command()
+@app.command(short_help="Each accusing rule's precision, recall and F1 on your labels.")
 def validate(
     targets: list[str] = TARGETS,
     labels: Path = typer.Option(..., "--labels", metavar="LABELS.csv", exists=True, dir_okay=False,
@@ -526,7 +527,7 @@ class GateFormat(str, Enum):
     json = "json"
 
 
-@app.command()
+@app.command(short_help="Keep or reject each revision while the loop runs.")
 def gate(
     format: GateFormat = typer.Option(GateFormat.text, "--format", "-f", help="text, or json (one object a line)."),
     policy: Path | None = POLICY_OPTION,
@@ -581,7 +582,7 @@ def _explain_names(incomplete: str) -> list[str]:
     return [name for name in names() if name.startswith(incomplete)]
 
 
-@app.command()
+@app.command(short_help="What a rule detects, its points and range, with an example.")
 def explain(
     rule_id: str | None = typer.Argument(None, metavar="RULE", autocompletion=_explain_names,
                                          help="A rule id, as in a verdict's items (e.g. test_chasing), or a tier or "
@@ -630,7 +631,7 @@ def completion(
     write(get_completion_script(prog_name="procjudge", complete_var=COMPLETE_VAR, shell=shell).rstrip("\n") + "\n")
 
 
-@app.command()
+@app.command(short_help="Print the JSON Schema of a run file, for editors and CI.")
 def schema(
     lenient: bool = typer.Option(False, "--lenient", help="Allow keys the contract does not know (the loader keeps "
                                                           "them with a warning); by default they are errors, so "

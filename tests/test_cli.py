@@ -114,6 +114,10 @@ def test_help_teaches() -> None:
     assert result.exit_code == 0
     for word in ("score", "policy", "schema", "Exit codes"):
         assert word in result.stdout
+    # every command's description whole at 80 columns: none cut short with "..."
+    narrow = runner.invoke(app, ["--help"], env={"COLUMNS": "80"}).stdout
+    listed = narrow[narrow.index("Commands:"):].splitlines()[1:]
+    assert len(listed) >= 12 and not [line for line in listed if line.rstrip().endswith("...")], listed
 
 
 def test_policy_show_round_trips_and_overrides(tmp_path: Path) -> None:
