@@ -3,12 +3,15 @@
 ``frames(...)`` takes run files, folders and globs (found as ``procjudge batch`` finds them) or
 verdicts already made, and returns three DataFrames whose columns carry the names of the
 Parquet tables (``runs``, ``items``) and of the verdict's iteration rows, with typed columns
-(nullable integers and booleans, strings). pandas is imported here only: ``procjudge score``
-never loads it.
+(nullable integers and booleans, strings, times as UTC datetimes), but for the keys: the run is
+``run_id`` in all three tables and the rule ``rule`` in ``items``, so that ``runs.merge(items)``
+joins on the run (the Parquet files say ``id``/``run`` and ``id``). pandas is imported here
+only: ``procjudge score`` never loads it.
 
     import procjudge
     runs, items, iterations = procjudge.frames(["runs/"])
     runs.groupby(["agent", "held_back_resolved"]).process_score.mean()
+    runs.merge(items, on=["run_id", "path"])  # one row per item, with its run's figures
 """
 
 from __future__ import annotations
@@ -74,6 +77,13 @@ def frames(sources: Iterable[str | Path | Verdict] | str | Path, policy: Policy 
     built = []
     for name, rows in tables.items():
         columns = COLUMNS[name]
-        frame = pd.DataFrame(rows, columns=list(columns))
-        built.append(frame.astype(columns))
+        frame = pd.DataFrame(rows, columns=list(columns)).astype(columns)
+        if "started_at" in frame:  # ISO 8601 text in the files; a time a reader cannot parse is NaT
+            frame["started_at"] = pd.to_datetime(frame["started_at"], utc=True, errors="coerce", format="ISO8601")
+        built.append(frame.rename(columns=KEYS[name]))
     return Frames(*built)
+
+
+# The join keys of the frames: one name for the run in every table, and the rule by its name.
+KEYS: dict[str, dict[str, str]] = {"runs": {"id": "run_id"}, "items": {"run": "run_id", "id": "rule"},
+                                   "iterations": {"run": "run_id"}}

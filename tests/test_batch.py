@@ -315,14 +315,26 @@ def test_frames_give_typed_tables_with_the_parquet_names(tmp_path: Path) -> None
     from procjudge.render.parquet import _schemas
 
     runs, items, iterations = procjudge.frames([SAMPLES / "example2_bad_standard.yaml", SAMPLES / "drift"])
-    assert list(runs.columns) == list(COLUMNS["runs"]) and list(items.columns) == list(COLUMNS["items"])
     parquet_runs, parquet_items = _schemas()
-    assert list(runs.columns) == parquet_runs.names and list(items.columns) == parquet_items.names
+    # the Parquet names, but for the join keys: run_id in every table, rule in items
+    renamed = {"id": "run_id", "run": "run_id"}
+    assert list(runs.columns) == [renamed.get(c, c) for c in COLUMNS["runs"]] == [renamed.get(c, c)
+                                                                                 for c in parquet_runs.names]
+    assert list(items.columns) == [{"run": "run_id", "id": "rule"}.get(c, c) for c in parquet_items.names]
+    assert "run_id" in iterations.columns and "run" not in iterations.columns
     assert str(runs.iterations_used.dtype) == "Int64" and str(runs.held_back_resolved.dtype) == "boolean"
-    bad = runs[runs.id == "user-registration/agent-b"].iloc[0]
+    import pandas as pd
+
+    assert isinstance(runs.started_at.dtype, pd.DatetimeTZDtype) and str(runs.started_at.dtype.tz) == "UTC"
+    bad = runs[runs.run_id == "user-registration/agent-b"].iloc[0]
     assert bad.process_score == -18 and bad.anti_patterns == ["shotgun_debugging", "regression_blindness"]
-    assert set(items[items.run == "user-registration/agent-b"].id) >= {"shotgun_debugging", "regression_blindness"}
-    assert list(iterations[iterations.run == "user-registration/agent-b"].score) == [38, 51, 48, 71]
+    assert set(items[items.run_id == "user-registration/agent-b"].rule) >= {"shotgun_debugging", "regression_blindness"}
+    assert list(iterations[iterations.run_id == "user-registration/agent-b"].score) == [38, 51, 48, 71]
+    # the tables join on the run: every item finds its run
+    joined = runs.merge(items, on=["run_id", "path"])
+    assert len(joined) == len(items) > 0 and set(joined.rule) >= {"shotgun_debugging"}
+    dated = runs.dropna(subset=["started_at"])
+    assert len(dated) > 0 and dated.started_at.min().year >= 2000
     # verdicts already made are taken as they are
     from procjudge import judge, load_run
 
