@@ -18,15 +18,16 @@ from .policy import DEFAULT as DEFAULT_POLICY
 from .policy import Policy, PolicyError, load_policy
 
 __all__ = [
-    "DEFAULT_POLICY", "Gate", "Item", "LoadError", "Policy", "PolicyError", "Verdict", "__version__",
+    "DEFAULT_POLICY", "FramesError", "Gate", "Item", "LoadError", "Policy", "PolicyError", "Verdict", "__version__",
     "frames", "judge", "load_policy", "load_run",
 ]
 
 
 def __getattr__(name: str) -> object:
     """``procjudge.frames`` on first use (it brings pandas in only when called)."""
-    if name == "frames":
-        from .dataframes import frames
+    if name in ("frames", "FramesError"):
+        from . import dataframes
 
-        return frames
+        found: object = getattr(dataframes, name)
+        return found
     raise AttributeError(f"module 'procjudge' has no attribute {name!r}")

@@ -42,35 +42,86 @@ def iteration_rows(row: Row, verdict: Verdict) -> list[dict[str, Any]]:
             for it in verdict.iterations]
 
 
-def _verdicts(sources: Iterable[str | Path | Verdict], policy: Policy, jobs: int) -> Iterator[tuple[Row, Verdict]]:
-    """Every verdict with its row: those given as they are, the run files under the paths scored
-    (an unreadable file is left out; ``procjudge batch`` reports them)."""
-    from .batch import score_paths
-    from .discovery import discover
+MAX_JOBS = 256
+ERRORS = ("raise", "warn", "ignore")
 
-    given = list(sources)
-    for verdict in (s for s in given if isinstance(s, Verdict)):
+
+class FramesError(ValueError):
+    """Files ``frames`` could not read (``errors="raise"``): ``problems`` lists one line each."""
+
+    def __init__(self, problems: list[str]) -> None:
+        shown = problems[:5] + ([f"... and {len(problems) - 5:,} more"] if len(problems) > 5 else [])
+        super().__init__(f"{len(problems):,} file{'s' if len(problems) != 1 else ''} could not be read "
+                         f"(errors='warn' or 'ignore' to score the others):\n  " + "\n  ".join(shown))
+        self.problems = problems
+
+
+def _source(value: object) -> str | Verdict:
+    """One source as ``frames`` reads it, or TypeError naming what was given."""
+    import os
+
+    if isinstance(value, Verdict):
+        return value
+    if isinstance(value, (str, Path)):
+        return str(value)
+    if isinstance(value, bytes):
+        return os.fsdecode(value)
+    raise TypeError(f"frames: a source is a path (str or Path), a glob or a Verdict; got {type(value).__name__}")
+
+
+def _verdicts(sources: list[str | Verdict], policy: Policy, jobs: int, errors: str) -> Iterator[tuple[Row, Verdict]]:
+    """Every verdict with its row: those given as they are, the run files under the paths scored.
+    A path that names nothing and a file that cannot be read raise FramesError once every file
+    was tried (``errors="raise"``), are warned of (``"warn"``) or left out (``"ignore"``)."""
+    import warnings
+
+    from .batch import score_paths
+    from .discovery import discover, empty_globs
+
+    for verdict in (s for s in sources if isinstance(s, Verdict)):
         yield Row.of(verdict, verdict.run.path), verdict
-    paths = [str(s) for s in given if not isinstance(s, Verdict)]
+    paths = [s for s in sources if not isinstance(s, Verdict)]
     if not paths:
         return
+    problems = [f"{glob}: no file matches this glob" for glob in empty_globs(paths)]
     for result in score_paths(discover(paths), policy, jobs=jobs):
         scored = result.verdict()
         if result.row is not None and scored is not None:
             yield result.row, scored
+        else:
+            problems.append(result.error or f"{result.path}: not scored")
+    if problems and errors == "raise":
+        raise FramesError(problems)
+    if errors == "warn":
+        for problem in problems:
+            warnings.warn(f"procjudge.frames: {problem}", stacklevel=4)
 
 
-def frames(sources: Iterable[str | Path | Verdict] | str | Path, policy: Policy = DEFAULT, jobs: int = 1) -> Frames:
+def frames(sources: Iterable[str | Path | bytes | Verdict] | str | Path | bytes, policy: Policy = DEFAULT, jobs: int = 1,
+           errors: str = "raise") -> Frames:
     """The runs, items and iterations of the sources (run files, folders, globs, or verdicts) as
-    typed pandas DataFrames."""
+    typed pandas DataFrames. A file that cannot be read, or a path or glob that names nothing,
+    raises FramesError naming each (after every other file was scored); ``errors="warn"`` warns
+    of each and ``"ignore"`` leaves them out. ``policy`` is a Policy (``procjudge.load_policy``),
+    ``jobs`` worker processes from 1 to 256."""
     import pandas as pd
 
     from .render.parquet import item_rows, run_row
 
-    if isinstance(sources, (str, Path)):
+    if not isinstance(policy, Policy):
+        raise TypeError(f"frames: policy is a Policy (procjudge.load_policy(PATH) or DEFAULT_POLICY); "
+                        f"got {type(policy).__name__} {str(policy)[:40]!r}")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or not 1 <= jobs <= MAX_JOBS:
+        raise ValueError(f"frames: jobs is a whole number of worker processes from 1 to {MAX_JOBS}; got {jobs!r}")
+    if errors not in ERRORS:
+        raise ValueError(f"frames: errors is one of {', '.join(ERRORS)}; got {errors!r}")
+    if isinstance(sources, (str, Path, bytes)):
         sources = [sources]
+    if not isinstance(sources, Iterable):
+        raise TypeError(f"frames: sources is a path, a glob, a Verdict or a list of them; got {type(sources).__name__}")
+    given = [_source(s) for s in sources]
     tables: dict[str, list[dict[str, Any]]] = {"runs": [], "items": [], "iterations": []}
-    for row, verdict in _verdicts(sources, policy, jobs):
+    for row, verdict in _verdicts(given, policy, jobs, errors):
         tables["runs"].append(run_row(row))
         tables["items"] += item_rows(row, verdict)
         tables["iterations"] += iteration_rows(row, verdict)

@@ -345,3 +345,35 @@ def test_frames_give_typed_tables_with_the_parquet_names(tmp_path: Path) -> None
     done = subprocess.run([sys.executable, "-c", code, str(SAMPLES / "example1_good_standard.yaml")],
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.stdout.strip().endswith("False"), done.stdout
+
+
+def test_frames_never_drop_input_silently(tmp_path: Path) -> None:
+    import warnings
+
+    import procjudge
+
+    good = SAMPLES / "example1_good_standard.yaml"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("iterations: 3\n")
+    corrupt = tmp_path / "runs.jsonl.zst"
+    corrupt.write_bytes(b"\x28\xb5\x2f\xfd not zstd at all")
+    for sources in ([good, tmp_path / "mistyped.yaml"], [good, bad], [good, corrupt], [good, str(tmp_path / "*.nothing")]):
+        with pytest.raises(procjudge.FramesError) as caught:
+            procjudge.frames(sources)
+        assert len(caught.value.problems) == 1 and "could not be read" in str(caught.value)
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            runs = procjudge.frames(sources, errors="warn").runs
+        assert len(runs) == 1 and len(seen) == 1 and "procjudge.frames" in str(seen[0].message)
+        assert len(procjudge.frames(sources, errors="ignore").runs) == 1
+    # a path as bytes is a path
+    assert procjudge.frames(bytes(good)).runs.process_score.tolist() == procjudge.frames(good).runs.process_score.tolist()
+    with pytest.raises(TypeError, match="policy is a Policy"):
+        procjudge.frames(good, policy="strict")  # type: ignore[arg-type]
+    for jobs in (0, -1, 10**6, 1.5, True):
+        with pytest.raises(ValueError, match="jobs is a whole number"):
+            procjudge.frames(good, jobs=jobs)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="errors is one of"):
+        procjudge.frames(good, errors="skip")
+    with pytest.raises(TypeError, match="a source is a path"):
+        procjudge.frames([good, 42])  # type: ignore[list-item]
