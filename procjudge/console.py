@@ -167,7 +167,8 @@ def format_of(given: Enum | None, command: str) -> str:
     return configured if configured in output_formats.names(command) else "table"
 
 
-QUIET_HELP = "Only the summary: no per-run rows in the table, no warnings on stderr."
+QUIET_HELP = ("Only the summary on the terminal: no per-run rows in the table, no warnings on stderr "
+              "(reports in other formats are whole).")
 
 
 EXIT_ZERO_HELP = "Exit 0 even when a gate fails (unreadable input still exits 2)."

@@ -234,3 +234,13 @@ def test_control_characters_from_input_never_reach_the_page_raw(command: list[st
     assert not [line for line in page.splitlines() if line.startswith("::")]
     assert "\x1b" not in page and "\r" not in page
     assert "\\x1b[31m" in page  # shown, as the terminal and the other formats show it
+
+
+def test_quiet_is_for_the_terminal_the_page_keeps_its_run_sections(tmp_path: Path) -> None:
+    loud, quiet = tmp_path / "loud.html", tmp_path / "quiet.html"
+    runner = CliRunner()
+    for target, extra in ((loud, []), (quiet, ["-q"])):
+        result = runner.invoke(app, ["batch", str(SAMPLES), "--exit-zero", "-f", "html", "-o", str(target), *extra])
+        assert result.exit_code == 0, result.output
+    sections = [len(re.findall(r"<h[23] id=\"run-\d+\">", p.read_text())) for p in (loud, quiet)]
+    assert sections[0] > 0 and sections[0] == sections[1]

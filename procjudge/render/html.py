@@ -391,7 +391,7 @@ class HtmlReporter:
     needs_detail = True  # and what the page shows of them beyond the verdict
 
     def __init__(self, quiet: bool = False, limits: Limits = DEFAULT_POLICY.limits) -> None:
-        self.quiet = quiet
+        # --quiet is for the terminal: a page written to a file keeps every section it promises
         self.listed = limits.rows_listed
         self.count = 0
         self.listing: list[tuple[tuple[float, float, float], int, Any, bool, list[tuple[str, float]]]] = []  # max-heap
@@ -419,7 +419,7 @@ class HtmlReporter:
         badness = (-rank[0], -rank[1], -rank[2])  # a heap's top is the least bad it keeps
         listed = (badness, -k, row, bool(reasons), costliest(verdict) if verdict is not None else [])
         _keep_worst(self.listing, listed, self.listed)
-        if not self.quiet and verdict is not None:
+        if verdict is not None:
             _keep_worst(self.heap, (badness, -k, verdict, result.detail), DETAIL_CAP)
         return ""
 
