@@ -69,9 +69,15 @@ def compare_runs(a: Verdict, b: Verdict) -> RunsComparison:
 
 
 def match_key(row: Row) -> str:
-    """Runs are paired by challenge, else by file name without extension."""
+    """Runs are paired by challenge, else by file name without extension (a record of a
+    JSON-lines file, which shares its file with the others: by run id)."""
     if row.challenge:
         return row.challenge
+    from .records import is_records
+
+    file, _, line = row.path.rpartition(":")
+    if line.isdigit() and is_records(file):
+        return row.id
     return os.path.splitext(os.path.basename(row.path))[0]
 
 
@@ -218,9 +224,11 @@ def compare_targets(a: str, b: str, policy: Policy, *, read: Callable[[str], Run
     for target in (a, b):
         if target != "-" and not os.path.exists(target):
             raise UsageError(f"{target}: no such file or folder")
-    if os.path.isdir(a) != os.path.isdir(b):
-        raise UsageError("compare takes two run files or two folders, not one of each")
-    if not os.path.isdir(a):
+    many = [target != "-" and (os.path.isdir(target) or _several_records(target)) for target in (a, b)]
+    if many[0] != many[1]:
+        raise UsageError("compare takes two runs (two run files) or two agents' runs (two folders, or two JSON-lines "
+                         "files of several runs), not one of each")
+    if not many[0]:
         return _compare_files(a, b, policy, read)
     sides = [_side(target, policy, find, jobs) for target in (a, b)]
     for target, side in zip((a, b), sides):
@@ -249,6 +257,25 @@ def _compare_files(a: str, b: str, policy: Policy, read: Callable[[str], Run]) -
         count += len(verdict.warnings)
     return Compared(result=compare_runs(*verdicts), judged=judged, warnings=warnings, warning_count=count)
 
+
+
+def _several_records(path: str) -> bool:
+    """Whether a path is a JSON-lines file of more than one run (a side of many runs, as a folder
+    is); one of a single run is a run file. Only the first two lines are read."""
+    from .records import is_records, read_records
+
+    if not is_records(path) or not os.path.isfile(path):
+        return False
+    from contextlib import closing
+
+    try:
+        with closing(read_records(path)) as records:
+            for seen, _ in enumerate(records, start=1):
+                if seen > 1:
+                    return True
+    except (OSError, ValueError):
+        return False  # read again as one run, whose error names the file
+    return False
 
 
 def _side(target: str, policy: Policy, find: Callable[[list[str]], list[str]],

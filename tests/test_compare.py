@@ -228,3 +228,26 @@ def test_the_bootstrap_interval_does_not_depend_on_the_order_pairs_are_shown_in(
     by_key = sorted(paired["rows"], key=lambda p: p["challenge"])  # the order the pairs are resampled in
     assert paired["paired"]["ci95"] == list(bootstrap_interval([p["difference"] for p in by_key], 0) or [])
     assert sorted(["x10", "X9", "x9a", "x"], key=natural_key) == ["x", "X9", "x9a", "x10"]
+
+
+def test_two_json_lines_files_of_runs_are_compared_as_two_agents(tmp_path: Path) -> None:
+    import gzip
+
+    a, b = numbered_folders(tmp_path)
+    lines = {side: "".join(json.dumps(json.loads(p.read_text())) + "\n" for p in sorted(folder.iterdir()))
+             for side, folder in (("a", a), ("b", b))}
+    (tmp_path / "a.jsonl").write_text(lines["a"])
+    (tmp_path / "b.jsonl.gz").write_bytes(gzip.compress(lines["b"].encode()))
+    as_lines = runner.invoke(app, ["compare", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl.gz"), "-f", "json"])
+    as_folders = runner.invoke(app, ["compare", str(a), str(b), "-f", "json"])
+    assert as_lines.exit_code == 0, as_lines.output
+    got, expected = json.loads(as_lines.stdout), json.loads(as_folders.stdout)
+    assert got["mode"] == "folders" and [p["challenge"] for p in got["rows"]] == NATURAL
+    assert got["paired"] == expected["paired"]
+    # one side of several runs, the other one run: refused, saying what compare takes
+    mixed = runner.invoke(app, ["compare", str(tmp_path / "a.jsonl"), str(a / "r1.json")])
+    assert mixed.exit_code == 2 and "not one of each" in mixed.stderr
+    # a JSON-lines file of one run is still a run
+    (tmp_path / "one.jsonl").write_text(lines["a"].splitlines()[0] + "\n")
+    single = runner.invoke(app, ["compare", str(tmp_path / "one.jsonl"), str(a / "r1.json"), "-f", "json"])
+    assert single.exit_code == 0 and json.loads(single.stdout)["mode"] == "runs"
