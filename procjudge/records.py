@@ -14,7 +14,7 @@ picklable, from bytes (or an already parsed object) and a policy to a verdict.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import IO, Any
 
 import msgspec
@@ -66,7 +66,7 @@ def not_runs(path: str, line: int) -> LoadError:
                            "(another tool's log? procjudge import reads those)", line=line)
 
 
-def read_records(path: str, limits: Limits = DEFAULT.limits) -> Iterator[tuple[int, bytes | LoadError]]:
+def read_records(path: str, limits: Limits = DEFAULT.limits) -> Generator[tuple[int, bytes | LoadError], None, None]:
     """(line number, the line's bytes or the error at that line) for every non-blank line; a
     compressed file is read within ``limits`` (``procjudge.bounded``), and a stream that is cut
     short, corrupt or beyond a limit ends with an error at the line it reached."""
