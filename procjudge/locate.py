@@ -85,6 +85,26 @@ def resolve(value: Any, parts: list[Any]) -> Any:
     return value
 
 
+_YAML_EXPONENT = re.compile(r"[+-]?(\d+)(?:\.(\d*))?[eE]([+-]?)(\d+)")
+
+
+def _number_hint(text: str) -> str | None:
+    """Why a number written as text was read as a string: YAML 1.1 (PyYAML) reads an exponent only
+    with a dot and a signed power (``1.0e+308``), so ``1e308`` is a string; quotes make any number
+    a string."""
+    bare = text.strip()
+    match = _YAML_EXPONENT.fullmatch(bare)
+    if match:
+        whole, fraction, sign, power = match.groups()
+        return (f"YAML reads an exponent only with a dot and a signed power: write "
+                f"{bare[0] if bare[0] in '+-' else ''}{whole}.{fraction or '0'}e{sign or '+'}{power}")
+    try:
+        float(bare)
+    except ValueError:
+        return None
+    return "a number in quotes is text: remove the quotes"
+
+
 def describe_expected(message: str, value: Any) -> str:
     """msgspec's message, rephrased for people, with the offending value shown."""
     message = message.replace("`", "")
@@ -104,6 +124,10 @@ def describe_expected(message: str, value: Any) -> str:
         return f"{message}; got {value} (NaN and infinity are not accepted)"
     if isinstance(value, str) and len(value) > 60:
         return f"{message}; got a string of {len(value):,} characters"
+    if isinstance(value, str) and message.startswith(("expected a number", "expected an integer")):
+        hint = _number_hint(value)
+        if hint:
+            return f"{message} ({value!r}: {hint})"
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
         return f"{message}; got an integer of {value.bit_length():,} bits"
     if value is not None and not isinstance(value, (dict, list)):

@@ -157,9 +157,9 @@ def test_control_characters_in_an_unknown_key_stay_on_one_line(tmp_path: Path) -
 # --------------------------------------------------------------------------- safe writes
 
 
-def record(task: str) -> str:
+def record(task: str, solved: bool = True) -> str:
     return json.dumps({"task_id": task, "implementations": ["def f():\n    return 1\n"],
-                       "test_feedback": [[]], "given_tests": ["assert f() == 1"], "is_solved": True}) + "\n"
+                       "test_feedback": [[]], "given_tests": ["assert f() == 1"], "is_solved": solved}) + "\n"
 
 
 def test_batch_output_onto_a_hard_link_of_an_input_is_refused(tmp_path: Path) -> None:
@@ -382,3 +382,15 @@ def test_a_written_report_gets_the_permissions_of_a_new_file_or_of_the_one_it_re
         assert kept.read_text() == "new" and kept.stat().st_mode & 0o777 == 0o640
     finally:
         os.umask(old)
+
+
+def test_a_second_import_counts_its_notes_as_notes(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    first = write(tmp_path, "one.jsonl", record("T/1") + record("T/2"))
+    second = write(tmp_path, "two.jsonl", record("T/1", solved=False) + record("T/2", solved=False))
+    assert runner.invoke(app, ["import", "reflexion", first, "--out", str(out), "--agent", "x"]).exit_code == 0
+    again = runner.invoke(app, ["import", "reflexion", second, "--out", str(out), "--agent", "x"])
+    assert again.exit_code == 0, again.output
+    summary = again.stdout.strip().splitlines()[-1]
+    assert "2 beside an earlier import's file of the same name" in summary and "2 notes" in summary, summary
+    assert "nothing to judge" not in summary

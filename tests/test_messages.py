@@ -71,6 +71,12 @@ def test_an_epoch_timestamp_gets_an_iso_8601_example(tmp_path: Path) -> None:
     ("clamp:\n  mni: -30\n", ":2:8: clamp.mni: unknown key (a policy file may only set keys the policy has; did you mean min?)"),
     ("signals:\n  points:\n    productive: x\n", ":3:17: signals.points.productive: expected a number, got a string ('x')"),
     ("clamp: {min: 40, max: -25}\n", "clamp.min: expected min <= min_without_cheating <= max, got 40, -25, -25"),
+    # YAML 1.1 reads 1e308 as text: say how to write it as a number
+    ("clamp:\n  max: 1e308\n", ("clamp.max: expected a number, got a string ('1e308': YAML reads an exponent only "
+                                "with a dot and a signed power: write 1.0e+308)")),
+    ("clamp:\n  max: -2E3\n", "write -2.0e+3)"),
+    ("clamp:\n  max: '12'\n", ("clamp.max: expected a number, got a string ('12': a number in quotes is text: "
+                               "remove the quotes)")),
 ])
 def test_policy_errors_are_located_and_suggest_the_key(tmp_path: Path, text: str, expected: str) -> None:
     path = write(tmp_path, "policy.yaml", text)

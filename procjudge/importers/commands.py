@@ -177,7 +177,7 @@ def import_reflexion(
     written, issues = import_files([str(f) for f in files], str(out), agent=agent,
                                    hidden_from=str(hidden_from) if hidden_from else None,
                                    max_iterations=max_iterations, hidden_name=hidden_name)
-    import_report(written, issues, out, "line", "record with nothing to judge", "reflexion", folders)
+    import_report(written, issues, out, "line", "note", "reflexion", folders)
 
 
 @import_app.command("inspect")
