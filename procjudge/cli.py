@@ -619,9 +619,11 @@ def completion(
 ) -> None:
     """Print the shell completion script for SHELL.
 
-    Example (bash): procjudge completion bash > ~/.local/share/bash-completion/completions/procjudge
-    Example (zsh):  procjudge completion zsh > "${fpath[1]}/_procjudge"
-    Example (fish): procjudge completion fish > ~/.config/fish/completions/procjudge.fish
+    \b
+    Examples, one line each:
+      procjudge completion bash > ~/.local/share/bash-completion/completions/procjudge
+      procjudge completion zsh > "${fpath[1]}/_procjudge"
+      procjudge completion fish > ~/.config/fish/completions/procjudge.fish
     """
     from typer.completion import get_completion_script  # type: ignore[attr-defined]  # public, re-exported
 

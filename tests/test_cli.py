@@ -190,3 +190,10 @@ def test_a_note_about_the_suites_is_shown_though_it_scores_nothing(tmp_path: Pat
         assert "visible_suite_contradicted" in items and '"assert f(2) == 5"' in result.output, fmt
         # the 0-point telemetry signal of the same run is not an item row
         assert "score.delta <= 0" not in result.output, fmt
+
+
+def test_completion_help_keeps_each_example_on_its_line() -> None:
+    shown = runner.invoke(app, ["completion", "--help"], env={"COLUMNS": "80"}).stdout
+    for shell, target in (("bash", "~/.local/share/bash-completion/completions/procjudge"),
+                          ("fish", "~/.config/fish/completions/procjudge.fish")):
+        assert any(line.strip() == f"procjudge completion {shell} > {target}" for line in shown.splitlines()), shown
