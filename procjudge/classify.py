@@ -42,7 +42,8 @@ def classify_pattern(trajectory: list[float], policy: Policy, judged: Sequence[b
         return "suspicious_jump", jump[1]
     regressions = [k for k, d in enumerate(deltas) if d < 0 and judged[k]]
     if trajectory[0] >= p.strong_start and not regressions:
-        return "strong_start", lambda: f"first score {fmt_num(trajectory[0])} >= {fmt_num(p.strong_start)} and no regression"
+        return "strong_start", lambda: (f"first score {fmt_num(trajectory[0])} >= {fmt_num(p.strong_start)} and "
+                                        f"{none_regressed(deltas, judged)}")
     mean_gain = (trajectory[-1] - trajectory[0]) / len(deltas)
     if regressions:
         last = regressions[-1]
@@ -60,7 +61,19 @@ def classify_pattern(trajectory: list[float], policy: Policy, judged: Sequence[b
     if mean_gain < p.thrashing_mean_gain and stalled * 2 >= len(deltas):
         return "thrashing", lambda: (f"mean gain {fmt_num(mean_gain)} a step < {fmt_num(p.thrashing_mean_gain)} and {stalled} of "
                              f"{len(deltas)} steps stalled: minimal progress")
-    return "healthy_progression", lambda: f"no regression and a mean gain of {fmt_num(mean_gain)} a step"
+    return "healthy_progression", lambda: f"{none_regressed(deltas, judged)} and a mean gain of {fmt_num(mean_gain)} a step"
+
+
+def none_regressed(deltas: Sequence[float], judged: Sequence[bool]) -> str:
+    """'no regression', or, where a score dropped on a step that is not judged (a phase boundary
+    or a change of suite, by policy), 'no counted regression' and which drops were left out, so
+    that the text agrees with the aggregate's count of every drop."""
+    uncounted = [k + 1 for k, d in enumerate(deltas) if d < 0 and not judged[k]]
+    if not uncounted:
+        return "no regression"
+    at = ", ".join(str(k) for k in uncounted)
+    return (f"no counted regression (the drop at iteration{'s' if len(uncounted) > 1 else ''} {at} crosses a phase or "
+            "suite boundary and is not judged)")
 
 
 def suspicious_jump(deltas: list[float], judged: Sequence[bool], failed_builds: Sequence[bool], points: float,
@@ -133,11 +146,12 @@ def _after_first_time(trajectory: list[float], deltas: list[float], judged: list
                                           "no iteration to judge")
     mean_gain = (final - first) / len(deltas) if deltas else 0.0
     if not regressions and not wasted and mean_gain >= p.thrashing_mean_gain:
-        return "systematic_refinement", lambda: f"no regression, no wasted iteration, mean gain {fmt_num(mean_gain)} a step"
+        return "systematic_refinement", lambda: (f"{none_regressed(deltas, judged)}, no wasted iteration, mean gain "
+                                                 f"{fmt_num(mean_gain)} a step")
     gaining = sum(1 for d in deltas if d >= policy.trajectory.wasted_iteration.min_delta)
     if not regressions and (final >= t.acceptable_final or gaining * 2 > len(deltas)):
         return "exploratory_converging", lambda: (
-            f"no regression; {gaining} of {len(deltas)} steps gained, final {fmt_num(final)}"
+            f"{none_regressed(deltas, judged)}; {gaining} of {len(deltas)} steps gained, final {fmt_num(final)}"
         )
     if regressions and final >= t.acceptable_final:
         return "thrashing_recovering", lambda: (

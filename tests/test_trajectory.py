@@ -7,7 +7,7 @@ import pytest
 
 from procjudge.policy import load_policy
 
-from conftest import DEFAULT, items_by_id, points, trajectory_run, verdict_of
+from conftest import DEFAULT, SAMPLES, items_by_id, points, trajectory_run, verdict_of
 
 # (trajectory, monotonic points, wasted count, convergence bonus?, pattern, tier)
 CASES = {
@@ -378,3 +378,17 @@ def test_tests_of_a_held_back_category_are_the_held_back_suite_not_the_visible_o
 def test_a_record_whose_tests_are_all_held_back_keeps_them_visible() -> None:
     run = {"iterations": [_categorised({"a": ("passed", "hidden")}), _categorised({"a": ("passed", "hidden")})]}
     assert verdict_of(run).trajectory == [100.0, 100.0]
+
+
+def test_a_drop_left_unjudged_is_named_where_the_text_says_no_regression() -> None:
+    """marathon_phases drops from 75 to 60 where extension's suite begins: not a regression by
+    policy (judge_phase_boundaries off), yet the aggregate counts the drop; the pattern and tier
+    say which drop they leave out rather than 'no regression' beside 'regressions 1'."""
+    from procjudge import judge, load_run
+
+    verdict = judge(load_run(SAMPLES / "marathon_phases.yaml"))
+    assert verdict.aggregate.regression_count == 1
+    for rule in (verdict.pattern_rule, verdict.tier_rule):
+        assert "no counted regression (the drop at iteration 3 crosses a phase or suite boundary" in rule, rule
+    clean = judge(load_run(SAMPLES / "example1_good_standard.yaml"))
+    assert clean.tier_rule.startswith("no regression,")
