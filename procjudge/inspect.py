@@ -22,6 +22,7 @@ procjudge imports this module.
 
 from __future__ import annotations
 
+import re
 import shlex
 from typing import Any
 
@@ -35,13 +36,21 @@ from .verdict import Verdict
 ROOTS = ("/app", "/testbed", "/workspace", "/repo")
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _clean(text: str) -> str:
+    """Text with any lone surrogate (which no UTF-8 file can hold) shown as U+FFFD."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
 def _text(content: Any) -> str:
     """A message's content as text (a string, or a list of content parts)."""
     if isinstance(content, str):
-        return content
+        return _clean(content)
     if isinstance(content, list):
-        return "".join(str(getattr(part, "text", "") or "") for part in content)
-    return "" if content is None else str(content)
+        return _clean("".join(str(getattr(part, "text", "") or "") for part in content))
+    return "" if content is None else _clean(str(content))
 
 
 def steps(messages: list[Any]) -> tuple[list[Step], str | None]:
@@ -56,7 +65,8 @@ def steps(messages: list[Any]) -> tuple[list[Step], str | None]:
         thought = _text(getattr(message, "content", ""))
         for k, call in enumerate(getattr(message, "tool_calls", None) or []):
             name = str(getattr(call, "function", "") or "")
-            arguments = dict(getattr(call, "arguments", None) or {})
+            arguments = {key: _clean(value) if isinstance(value, str) else value
+                         for key, value in dict(getattr(call, "arguments", None) or {}).items()}
             if name == "submit":
                 submitted = str(arguments.get("answer", ""))
                 continue
@@ -126,6 +136,17 @@ def judge_messages(messages: list[Any], policy: Policy = DEFAULT, sample: str = 
     return judge(load_record(document, f"<inspect sample {sample}>"), policy)
 
 
+JUDGE_SECONDS = 60.0  # a sample's judging is abandoned past this (its thread is left to finish)
+
+
+def _reason(exc: Exception) -> str:
+    """An exception in one line: a LoadError as it reads, anything else with its type."""
+    from .loading import LoadError
+
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return text[:300] if isinstance(exc, LoadError) else f"{type(exc).__name__}: {text[:300]}"
+
+
 def process_score(policy: Policy | str | None = None) -> Any:
     """An Inspect scorer whose value is procjudge's process score of the sample's trajectory
     (``policy``: a Policy, or a policy file's path; the defaults without)."""
@@ -134,15 +155,31 @@ def process_score(policy: Policy | str | None = None) -> Any:
 
     active = policy if isinstance(policy, Policy) else load_policy(policy) if policy else DEFAULT
 
+    def not_judged(why: str) -> Score:
+        return Score(value=0.0, answer="not judged", explanation=f"procjudge: {why}", metadata={"judged": False})
+
     @scorer(metrics=[mean(), stderr()], name="procjudge")
     def procjudge() -> Any:
         async def score(state: TaskState, target: Target) -> Score:
+            import anyio
+            import anyio.to_thread
+
             statement = state.input if isinstance(state.input, str) else ""
-            verdict = judge_messages(list(state.messages), active, sample=str(state.sample_id), statement=statement)
+            messages, sample = list(state.messages), str(state.sample_id)
+
+            def work() -> Verdict | None:
+                return judge_messages(messages, active, sample=sample, statement=statement)
+
+            # off the event loop (the other samples go on meanwhile), and bounded in time
+            try:
+                with anyio.fail_after(JUDGE_SECONDS):
+                    verdict = await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+            except TimeoutError:
+                return not_judged(f"judging took longer than {JUDGE_SECONDS:g} s; not judged")
+            except Exception as exc:  # noqa: BLE001 - one sample's bad log must not stop the evaluation
+                return not_judged(f"this sample's log could not be judged: {_reason(exc)}")
             if verdict is None:
-                return Score(value=0.0, answer="not judged",
-                             explanation="procjudge: the agent changed no file: nothing to judge",
-                             metadata={"judged": False})
+                return not_judged("the agent changed no file: nothing to judge")
             return Score(value=verdict.process_score, answer=verdict.tier, explanation=explanation(verdict),
                          metadata=metadata(verdict))
         return score

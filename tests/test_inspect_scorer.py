@@ -109,3 +109,84 @@ def test_a_sample_whose_agent_ran_no_check_is_one_iteration_that_nothing_validat
     nothing = evaluate(tmp_path / "idle", [("bash", {"command": "ls"}), ("submit", {"answer": "done"})])
     idle = nothing.samples[0].scores["procjudge"]  # no edit at all: nothing to judge
     assert idle.value == 0 and idle.metadata == {"judged": False} and "nothing to judge" in idle.explanation
+
+
+def _conversation(commands: list[tuple[str, str]]) -> list[Any]:
+    from inspect_ai.model import ChatMessageAssistant, ChatMessageTool, ChatMessageUser
+    from inspect_ai.tool import ToolCall
+
+    messages: list[Any] = [ChatMessageUser(content="fix it")]
+    for k, (command, output) in enumerate(commands):
+        messages.append(ChatMessageAssistant(content="", tool_calls=[ToolCall(id=f"c{k}", function="bash",
+                                                                              arguments={"command": command})]))
+        messages.append(ChatMessageTool(content=output, tool_call_id=f"c{k}", function="bash"))
+    return messages
+
+
+class _State:
+    def __init__(self, messages: list[Any]) -> None:
+        self.messages, self.input, self.sample_id = messages, "fix it", "s1"
+
+
+def _score(messages: list[Any]) -> Any:
+    import asyncio
+
+    from procjudge.inspect import process_score
+
+    return asyncio.run(process_score()(_State(messages), None))
+
+
+def test_the_scorer_returns_a_score_or_not_judged_never_raises() -> None:
+    _inspect()
+    # a lone surrogate in a tool's output: judged, the character shown as U+FFFD
+    surrogate = _conversation([("echo x > a.py", ""), ("python -m pytest", "1 failed, 1 passed \udc80"),
+                               ("echo y > a.py", ""), ("python -m pytest", "2 passed")])
+    judged = _score(surrogate)
+    assert judged.metadata["judged"] is True and isinstance(judged.value, float)
+    # more submissions than a run may hold: not judged, saying why
+    many: list[tuple[str, str]] = []
+    for k in range(10_050):
+        many += [(f"echo {k} > a.py", ""), ("python -m pytest", f"{k % 3} failed, 1 passed")]
+    refused = _score(_conversation(many))
+    assert refused.answer == "not judged" and refused.metadata == {"judged": False}
+    assert "could not be judged" in refused.explanation and "10000" in refused.explanation
+
+
+def test_the_scorer_judges_off_the_event_loop_and_within_its_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """While one sample is judged the event loop keeps running the others; a judging that never
+    ends is abandoned at the bound with 'not judged'."""
+    _inspect()
+    import asyncio
+    import threading
+    import time
+
+    import procjudge.inspect as scorer_module
+
+    release = threading.Event()
+
+    def slow(*args: Any, **kwargs: Any) -> None:
+        release.wait(10)
+
+    monkeypatch.setattr(scorer_module, "judge_messages", slow)
+    monkeypatch.setattr(scorer_module, "JUDGE_SECONDS", 0.5)
+
+    async def both() -> tuple[Any, int]:
+        ticks = 0
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while ticks < 1000:
+                ticks += 1
+                await asyncio.sleep(0.01)
+
+        task = asyncio.create_task(ticker())
+        started = time.monotonic()
+        result = await scorer_module.process_score()(_State([]), None)
+        assert time.monotonic() - started < 5
+        task.cancel()
+        return result, ticks
+
+    result, ticks = asyncio.run(both())
+    release.set()
+    assert ticks >= 10  # the loop went on while the sample was judged
+    assert result.answer == "not judged" and "longer than 0.5 s" in result.explanation
