@@ -215,7 +215,7 @@ def test_compare_lists_challenges_in_natural_order(tmp_path: Path) -> None:
     positions = [terminal.index(f"{name} ") for name in NATURAL]
     assert positions == sorted(positions), terminal
     page = runner.invoke(app, ["compare", str(a), str(b), "--format", "html"]).stdout
-    table = page[page.index('<table class="sortable">'):]
+    table = page[page.index('<table class="sortable wide">'):]
     assert [table.index(f'data-challenge="{name}"') for name in NATURAL] == sorted(
         table.index(f'data-challenge="{name}"') for name in NATURAL)
 

@@ -334,3 +334,25 @@ def test_the_pairs_of_a_comparison_sort_by_any_column(browser: Any, tmp_path: Pa
     assert page.evaluate("document.documentElement.scrollWidth") <= 390  # the wide table scrolls in its box
     opened.shot("compare-pairs-phone")
     opened.close()
+
+
+@pytest.mark.parametrize("args", [
+    ["batch", str(SAMPLES), "--exit-zero"],
+    ["score", str(SAMPLES / "example2_bad_standard.yaml")],
+    ["compare", str(SAMPLES / "example1_good_standard.yaml"), str(SAMPLES / "example2_bad_standard.yaml")],
+    ["compare", str(ROOT / "tests" / "fixtures" / "compare" / "a"), str(ROOT / "tests" / "fixtures" / "compare" / "b")],
+], ids=["batch", "score", "compare-runs", "compare-folders"])
+def test_every_page_fits_a_phone(browser: Any, tmp_path: Path, args: list[str]) -> None:
+    """At 390 px no page is wider than the screen, every section open: wide tables scroll in their
+    own box and long paths break; a table's rows are no taller than three lines of text."""
+    opened = Opened(browser, render(args, tmp_path / "page.html"), width=390)
+    page = opened.page
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    heights = page.eval_on_selector_all(".scroll > table.wide tbody tr",
+                                        "rows => rows.map(r => r.getBoundingClientRect().height)")
+    line = page.evaluate("parseFloat(getComputedStyle(document.body).lineHeight)")
+    assert all(h <= 3 * line + 12 for h in heights), (heights, line)
+    opened.shot(f"phone-{args[0]}-{len(args)}")
+    opened.close()
