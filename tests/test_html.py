@@ -244,3 +244,19 @@ def test_quiet_is_for_the_terminal_the_page_keeps_its_run_sections(tmp_path: Pat
         assert result.exit_code == 0, result.output
     sections = [len(re.findall(r"<h[23] id=\"run-\d+\">", p.read_text())) for p in (loud, quiet)]
     assert sections[0] > 0 and sections[0] == sections[1]
+
+
+def test_a_large_batch_page_links_only_to_sections_it_has(tmp_path: Path) -> None:
+    """Past the 200 runs detailed, the table still lists every run, but a row links to a section
+    only where the page has one."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    for k in range(260):
+        (folder / f"r{k:03d}.json").write_text(json.dumps({"run": {"id": f"HumanEval/{k}"}, "iterations": [
+            {"iteration_telemetry": {"score": {"post_iteration": (k * 37 + n * 11) % 100}}} for n in range(1 + k % 4)]}))
+    page = CliRunner().invoke(app, ["batch", str(folder), "--exit-zero", "-f", "html", "--jobs", "1"]).stdout
+    ids = set(re.findall(r'id="([^"]+)"', page))
+    links = re.findall(r'href="#([^"]+)"', page)
+    assert len(re.findall(r'<tr data-k="', page)) == 260
+    assert links and not [link for link in links if link not in ids]
+    assert len({link for link in links if link.startswith("run-") and "-" not in link[4:]}) == 200
