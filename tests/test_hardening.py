@@ -394,3 +394,19 @@ def test_a_second_import_counts_its_notes_as_notes(tmp_path: Path) -> None:
     summary = again.stdout.strip().splitlines()[-1]
     assert "2 beside an earlier import's file of the same name" in summary and "2 notes" in summary, summary
     assert "nothing to judge" not in summary
+
+
+def test_a_full_disk_during_import_is_named_as_such_not_as_unreadable_records(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from procjudge.importers import base
+    from procjudge.safe_io import WriteError
+
+    def full(path: str, data: bytes, replace: bool) -> str:
+        raise WriteError(f"{path}: cannot write: No space left on device")
+
+    monkeypatch.setattr(base, "_publish", full)
+    log = write(tmp_path, "log.jsonl", "".join(record(f"T/{k}") for k in range(6)))
+    result = runner.invoke(app, ["import", "reflexion", log, "--out", str(tmp_path / "out"), "--agent", "x"])
+    assert result.exit_code == 2
+    assert "6 runs were read but could not be written under --out" in result.stderr
+    assert "No space left on device" in result.stderr and "could not be read" not in result.stderr

@@ -38,9 +38,10 @@ class ImportIssue(Exception):
     """A record that cannot be imported: its file, line number and why (``note``: expected in the
     data, such as a task with nothing to judge; not an error)."""
 
-    def __init__(self, path: str, line: int, reason: str, note: bool = False) -> None:
+    def __init__(self, path: str, line: int, reason: str, note: bool = False, unwritten: bool = False) -> None:
         super().__init__(reason)
         self.path, self.line, self.reason, self.note = path, line, reason, note
+        self.unwritten = unwritten  # read, but its run file could not be written (a full disk): not the log's fault
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}: {self.reason}"
@@ -159,7 +160,10 @@ class Writer:
             os.makedirs(folder, exist_ok=True)
             target, note = self.target(folder, safe_name(task))
             note = self.write(target, document) or note
-        except (ValueError, OSError, WriteError) as exc:
+        except (OSError, WriteError) as exc:
+            issues.append(ImportIssue(source, line, str(exc), unwritten=True))
+            return False
+        except ValueError as exc:
             issues.append(ImportIssue(source, line, str(exc)))
             return False
         if note:

@@ -68,7 +68,10 @@ def error_lines(errors: list[Any], used: str | None) -> list[str]:
         by_path.setdefault(issue.path, []).append(issue)
     lines: list[str] = []
     for path, found in by_path.items():
-        if len(found) > 3:
+        if len(found) > 3 and all(getattr(issue, "unwritten", False) for issue in found):
+            lines.append(f"{path}: {len(found):,} runs were read but could not be written under --out (first, line "
+                         f"{found[0].line}: {found[0].reason}); free space or choose another --out, then import again")
+        elif len(found) > 3:
             likely = _likely_importer(path, used)
             hint = f"; it looks like a {likely} log: procjudge import {likely} {path}" if likely else ""
             lines.append(f"{path}: {len(found):,} records could not be read{f' as {used} logs' if used else ''} (first, "

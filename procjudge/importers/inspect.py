@@ -314,9 +314,13 @@ def import_files(paths: list[str], out: str, agent: str | None = None,
                     issues.append(ImportIssue(path, number, f"{label}: {str(exc)[:300]}"))
                     continue
                 folder = os.path.join(out, safe_name(document["run"]["agent"]))
-                os.makedirs(folder, exist_ok=True)
-                target, note = writer.target(folder, safe_name(document["run"]["id"]))
-                note = writer.write(target, document) or note
+                try:
+                    os.makedirs(folder, exist_ok=True)
+                    target, note = writer.target(folder, safe_name(document["run"]["id"]))
+                    note = writer.write(target, document) or note
+                except (OSError, WriteError) as exc:  # read, but not written: a full disk, a read-only --out
+                    issues.append(ImportIssue(path, number, str(exc)[:500], unwritten=True))
+                    continue
                 if note:
                     issues.append(ImportIssue(path, number, note, note=True))
                 written += 1

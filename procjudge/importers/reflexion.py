@@ -267,7 +267,10 @@ def import_files(paths: list[str], out: str, agent: str | None = None, hidden_fr
             try:
                 target, note = writer.target(folder, safe_name(task))
                 note = writer.write(target, document) or note
-            except (ValueError, OSError, WriteError) as exc:
+            except (OSError, WriteError) as exc:  # read, but not written: a full disk, a read-only --out
+                issues.append(ImportIssue(path, number, str(exc), unwritten=True))
+                continue
+            except ValueError as exc:
                 issues.append(ImportIssue(path, number, str(exc)))
                 continue
             if note:
