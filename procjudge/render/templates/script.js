@@ -23,19 +23,19 @@
 
   var natural = new Intl.Collator(undefined, { numeric: true, sensitivity: "base" });
 
-  // A small table of class "sortable" (compare's every pair): a header sorts its rows by that
-  // column, natural order for text, numbers as numbers, the page's order breaking ties.
-  document.querySelectorAll("table.sortable").forEach(function (sortable) {
-    var cells = sortable.tHead.rows[0].cells, tbody = sortable.tBodies[0];
-    Array.prototype.forEach.call(cells, function (th) {
+  // Headers whose button sorts rows by that column: text in natural order (HumanEval/2 before
+  // HumanEval/10), numbers as numbers, the page's order breaking ties; each key is read once.
+  // rowsOf() gives the rows to sort, done(sorted) puts them back.
+  function sortBy(headers, rowsOf, done) {
+    Array.prototype.forEach.call(headers, function (th) {
       var button = th.querySelector("button");
       if (!button) return;
       button.addEventListener("click", function () {
         var key = th.getAttribute("data-key"), numeric = th.getAttribute("data-type") === "number";
         var descending = th.getAttribute("aria-sort") !== "descending";
-        Array.prototype.forEach.call(cells, function (other) { other.removeAttribute("aria-sort"); });
+        Array.prototype.forEach.call(headers, function (other) { other.removeAttribute("aria-sort"); });
         th.setAttribute("aria-sort", descending ? "descending" : "ascending");
-        var keyed = Array.prototype.map.call(tbody.rows, function (row) {
+        var keyed = Array.prototype.map.call(rowsOf(), function (row) {
           var value = row.getAttribute("data-" + key);
           return { row: row, value: numeric ? parseFloat(value) : value, k: parseInt(row.getAttribute("data-k"), 10) };
         });
@@ -44,10 +44,18 @@
           if (order === 0) order = a.k - b.k;
           return descending ? -order : order;
         });
-        var fragment = document.createDocumentFragment();
-        keyed.forEach(function (entry) { fragment.appendChild(entry.row); });
-        tbody.appendChild(fragment);
+        done(keyed.map(function (entry) { return entry.row; }));
       });
+    });
+  }
+
+  // a small table of class "sortable" (compare's every pair): every row stays in the document
+  document.querySelectorAll("table.sortable").forEach(function (sortable) {
+    var tbody = sortable.tBodies[0];
+    sortBy(sortable.tHead.rows[0].cells, function () { return tbody.rows; }, function (sorted) {
+      var fragment = document.createDocumentFragment();
+      sorted.forEach(function (row) { fragment.appendChild(row); });
+      tbody.appendChild(fragment);
     });
   });
 
@@ -96,29 +104,10 @@
   });
   more.addEventListener("click", function () { limit += PAGE; render(); });
 
-  var headers = table.tHead.rows[0].cells;
-  Array.prototype.forEach.call(headers, function (th) {
-    var button = th.querySelector("button");
-    if (!button) return;
-    button.addEventListener("click", function () {
-      var key = th.getAttribute("data-key"), numeric = th.getAttribute("data-type") === "number";
-      var descending = th.getAttribute("aria-sort") !== "descending";
-      Array.prototype.forEach.call(headers, function (other) { other.removeAttribute("aria-sort"); });
-      th.setAttribute("aria-sort", descending ? "descending" : "ascending");
-      // read every key once, sort the keys, then show the first page in the new order
-      var keyed = rows.map(function (row) {
-        var value = row.getAttribute("data-" + key);
-        return { row: row, value: numeric ? parseFloat(value) : value, k: parseInt(row.getAttribute("data-k"), 10) };
-      });
-      keyed.sort(function (a, b) {
-        // ids in natural order: HumanEval/2 before HumanEval/10
-        var order = numeric ? a.value - b.value : natural.compare(a.value, b.value);
-        if (order === 0) order = a.k - b.k;
-        return descending ? -order : order;
-      });
-      rows = keyed.map(function (entry) { return entry.row; });
-      applyFilters();
-    });
+  // the runs table: sorted, then shown a page at a time through the filters
+  sortBy(table.tHead.rows[0].cells, function () { return rows; }, function (sorted) {
+    rows = sorted;
+    applyFilters();
   });
   applyFilters();
 })();
