@@ -388,3 +388,20 @@ def test_the_wrong_importer_says_so_in_one_line_and_leaves_no_empty_folder(tmp_p
     (kept / "mine").mkdir(parents=True)
     runner.invoke(app, ["import", "openhands", str(log), "--out", str(kept)])
     assert (kept / "mine").is_dir()  # a folder the import did not create is left alone, empty or not
+
+
+def test_auto_lists_each_file_it_passed_over_when_asked(tmp_path: Path) -> None:
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    (folder / TRAJECTORY.name).write_text(TRAJECTORY.read_text())
+    (folder / "notes.json").write_text('{"hello": 1}')
+    (folder / "empty.jsonl").write_text("")
+    quiet = runner.invoke(app, ["import", "auto", str(folder), "--out", str(tmp_path / "out")])
+    assert "2 files under the folders recognised by no importer, passed over (--verbose lists them)" in quiet.stderr
+    assert "passed over " + str(folder) not in quiet.stderr
+    listed = runner.invoke(app, ["import", "auto", str(folder), "--out", str(tmp_path / "out2"), "--verbose"])
+    lines = [line for line in listed.stderr.splitlines() if line.startswith("procjudge: passed over ")]
+    assert sorted(lines) == sorted([
+        f"procjudge: passed over {folder / 'empty.jsonl'}: empty",
+        (f"procjudge: passed over {folder / 'notes.json'}: no importer recognises its name and first bytes "
+        "('{\"hello\": 1}'; procjudge import list says what each reads)")])

@@ -401,6 +401,21 @@ def import_inputs(targets: list[Path]) -> list[str]:
     return found
 
 
+def _passed_over_because(path: str) -> str:
+    """Why no importer took a file, with what it begins with as the evidence."""
+    from ..render.text import literal
+
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(48)
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror or exc}"
+    if not head:
+        return "empty"
+    shown = literal(head.decode("utf-8", "replace"), 48)
+    return f"no importer recognises its name and first bytes ({shown!r}; procjudge import list says what each reads)"
+
+
 @import_app.command("auto")
 def import_auto(
     targets: list[Path] = typer.Argument(..., metavar="PATH...", help="Log files, or folders to search for them."),
@@ -409,6 +424,8 @@ def import_auto(
     agent: str | None = typer.Option(None, "--agent", help="Agent name (default: each importer's own)."),
     using: str | None = typer.Option(None, "--using", metavar="IMPORTER",
                                      help="Read every file with this importer instead of recognising each (see import list)."),
+    verbose: bool = typer.Option(False, "--verbose", "-v",
+                                 help="List each file under the folders that was passed over, with its first bytes."),
 ) -> None:
     """Recognise each log's format and import it: swe-agent trajectories, OpenHands output,
     ATIF trajectories, Inspect logs, Reflexion-family logs, and any installed plugin's format.
@@ -448,7 +465,10 @@ def import_auto(
         issues += found
         err(f"procjudge: {name}: {plural(len(paths), 'file')}, {plural(count, 'run')}")
     if passed_over:
-        err(f"procjudge: {plural(len(passed_over), 'file')} under the folders recognised by no importer, passed over")
+        err(f"procjudge: {plural(len(passed_over), 'file')} under the folders recognised by no importer, passed over"
+            + ("" if verbose else " (--verbose lists them)"))
+        for path in passed_over if verbose else ():
+            err(f"procjudge: passed over {path}: {_passed_over_because(path)}")
     if not groups and not unknown:
         folders.tidy()
         err(f"procjudge: no logs found in {' '.join(map(str, targets))} (procjudge import list names what each importer "
