@@ -340,10 +340,7 @@ def _repaired(it: IterationFacts, following: IterationFacts) -> bool:
 
 
 def _checked_locally(facts: RunFacts) -> bool:
-    for it in facts.iterations:
-        if it.local_checks:
-            return True
-    return False
+    return any(it.local_checks for it in facts.iterations)
 
 
 _OWN_CHECKS = having(_checked_locally, "no record of the agent's own checks: iteration_telemetry.checks")

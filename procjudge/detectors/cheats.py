@@ -333,10 +333,7 @@ def visible_suite_contradicted(facts: RunFacts, policy: Policy) -> Iterable[Hit]
 
 
 def _read_history(facts: RunFacts) -> bool:
-    for it in facts.iterations:
-        if it.history:
-            return True
-    return False
+    return any(it.history for it in facts.iterations)
 
 
 _HISTORY = having(_read_history, "no read of the repository history")

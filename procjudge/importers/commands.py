@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
 from typing import Any, NoReturn
@@ -145,6 +146,16 @@ def import_report(written: int, issues: list[Any], out: Path, unit: str, note_un
     raise typer.Exit(2 if errors else 0)
 
 
+def run_import(import_files: Callable[..., tuple[int, list[Any]]], files: list[Path], suffixes: tuple[str, ...],
+               out: Path, overwrite: bool, unit: str, name: str, **options: Any) -> NoReturn:
+    """The body every import command shares: the files (folders searched for ``suffixes``), the
+    output folder, the importer's ``import_files`` with ``options``, then the report and exit."""
+    found = files_in(list(files), suffixes)
+    folders = Folders(out, overwrite)
+    written, issues = import_files([str(f) for f in found], str(out), **options)
+    import_report(written, issues, out, unit, "note", name, folders)
+
+
 @import_app.command("reflexion")
 def import_reflexion(
     files: list[Path] = typer.Argument(..., metavar="FILE.jsonl...",
@@ -256,11 +267,8 @@ def import_swe_agent(
     """
     from .swe_agent import import_files
 
-    files = files_in(list(files), (".traj.json", ".traj"))
-    folders = Folders(out, overwrite)
-    written, issues = import_files([str(f) for f in files], str(out), agent=agent, reports=str(reports) if reports else None,
-                                   unlisted=unlisted.value)
-    import_report(written, issues, out, "file", "note", "swe-agent", folders)
+    run_import(import_files, files, (".traj.json", ".traj"), out, overwrite, "file", "swe-agent", agent=agent,
+               reports=str(reports) if reports else None, unlisted=unlisted.value)
 
 
 @import_app.command("openhands")
@@ -285,10 +293,8 @@ def import_openhands(
     """
     from .openhands import import_files
 
-    files = files_in(list(files), (".jsonl",))
-    folders = Folders(out, overwrite)
-    written, issues = import_files([str(f) for f in files], str(out), agent=agent, reports=str(reports) if reports else None)
-    import_report(written, issues, out, "line", "note", "openhands", folders)
+    run_import(import_files, files, (".jsonl",), out, overwrite, "line", "openhands", agent=agent,
+               reports=str(reports) if reports else None)
 
 
 @import_app.command("atif")
@@ -312,10 +318,7 @@ def import_atif(
     """
     from .atif import import_files
 
-    files = files_in(list(files), ("trajectory.json", "result.json"))
-    folders = Folders(out, overwrite)
-    written, issues = import_files([str(f) for f in files], str(out), agent=agent)
-    import_report(written, issues, out, "file", "note", "atif", folders)
+    run_import(import_files, files, ("trajectory.json", "result.json"), out, overwrite, "file", "atif", agent=agent)
 
 
 @import_app.command("claude-code")
@@ -338,10 +341,7 @@ def import_claude_code(
     """
     from .claude_code import import_files
 
-    files = files_in(list(files), (".jsonl",))
-    folders = Folders(out, overwrite)
-    written, issues = import_files([str(f) for f in files], str(out), agent=agent)
-    import_report(written, issues, out, "file", "note", "claude-code", folders)
+    run_import(import_files, files, (".jsonl",), out, overwrite, "file", "claude-code", agent=agent)
 
 
 @import_app.command("codex")
@@ -363,10 +363,7 @@ def import_codex(
     """
     from .codex import import_files
 
-    files = files_in(list(files), (".jsonl",))
-    folders = Folders(out, overwrite)
-    written, issues = import_files([str(f) for f in files], str(out), agent=agent)
-    import_report(written, issues, out, "file", "note", "codex", folders)
+    run_import(import_files, files, (".jsonl",), out, overwrite, "file", "codex", agent=agent)
 
 
 @import_app.command("list")

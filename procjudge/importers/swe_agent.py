@@ -56,6 +56,17 @@ from .shell import (  # noqa: F401 - the shell helpers were first defined here; 
 from .shell import convert as convert_steps
 
 
+def _decoded(value: Any) -> Any:
+    """A field SWE-agent may write as a JSON string (``state``, ``replay_config``) decoded; a
+    string that is not JSON is None; anything else as it is."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        return None
+
+
 def _text(content: Any) -> str:
     if isinstance(content, str):
         return content
@@ -176,12 +187,7 @@ def aci_steps(trajectory: list[Any]) -> Iterator[Step]:
         action = str(entry.get("action") or "").replace("\r\n", "\n").strip()
         output = _text(entry.get("observation")).replace("\r\n", "\n")
         thought = _text(entry.get("thought")).strip()
-        state = entry.get("state")
-        if isinstance(state, str):
-            try:
-                state = json.loads(state)
-            except ValueError:
-                state = None
+        state = _decoded(entry.get("state"))
         if isinstance(state, dict) and isinstance(state.get("open_file"), str) and state["open_file"] not in ("n/a", ""):
             open_file = state["open_file"]
         if not action:
@@ -341,12 +347,7 @@ def model_name(trajectory: dict[str, Any]) -> str | None:
     model = config.get("model") if isinstance(config, dict) else None
     name = model.get("model_name") if isinstance(model, dict) else None
     if not name:
-        replay = trajectory.get("replay_config")
-        if isinstance(replay, str):
-            try:
-                replay = json.loads(replay)
-            except ValueError:
-                replay = None
+        replay = _decoded(trajectory.get("replay_config"))
         agent = replay.get("agent") if isinstance(replay, dict) else None
         model = agent.get("model") if isinstance(agent, dict) else None
         name = model.get("name") if isinstance(model, dict) else None
