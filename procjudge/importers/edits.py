@@ -17,11 +17,16 @@ rebuilt from those lines:
 
 When the lines an edit changes were never shown, nothing is guessed: the edit is listed in
 ``unrecovered`` with why, and the importer says so in the run's notes.
+
+Replaying is bounded: an agent's regular expression gets ``REPLAY_SECONDS`` a line, and the lines
+a trajectory's edits may search, compare or move in all are ``MAX_REBUILD_WORK``; the edits past
+that bound are listed as not rebuilt (:class:`Unrebuilt`), so no log costs more than linear time.
 """
 
 from __future__ import annotations
 
 import ast
+import bisect
 import difflib
 import re
 import shlex
@@ -30,6 +35,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 MAX_VIEW_LINES = 50_000  # lines kept per file
+# Lines the edits of one trajectory may search, compare or move in all: each edit costs the lines of
+# its file, so a thousand edits of a 50,000-line file would cost 50 million; the real logs measured
+# cost at most (see benchmarks/bench_import_shapes.py) a few hundred thousand.
+MAX_REBUILD_WORK = 2_000_000
+REGEX_COST = 20  # one line matched by an agent's expression costs about as much as twenty lines moved
+
+
+class Unrebuilt(Exception):
+    """An edit not replayed, and why: the reason is a note of the run (the step's own edits stay
+    out of the rebuilt diff, nothing is guessed)."""
 _TEST_DEF = re.compile(r"^\s*(?:async\s+)?def\s+(test\w*)|^\s*(?:it|test)\(\s*['\"]")
 
 
@@ -53,6 +68,15 @@ class Views:
 
     lines: dict[str, dict[int, str]] = field(default_factory=dict)
     open_file: str | None = None  # SWE-agent's open file, the target of ``edit N:M``
+    work: int = 0  # lines searched, compared or moved by the edits replayed so far
+
+    def spend(self, lines: int) -> None:
+        """Charge an edit's cost in lines, before it is made; past ``MAX_REBUILD_WORK`` the edit is
+        not replayed."""
+        self.work += lines
+        if self.work > MAX_REBUILD_WORK:
+            raise Unrebuilt(f"not replayed: the log's edits had searched or moved more than "
+                            f"{MAX_REBUILD_WORK:,} lines before it")
 
     def see(self, path: str, numbered: dict[int, str]) -> None:
         if not path or not numbered:
@@ -76,6 +100,22 @@ class Views:
                 if match and match.group(1):
                     return match.group(1)
         return None
+
+    def enclosing_tests(self, path: str, numbers: list[int]) -> dict[int, str | None]:
+        """``enclosing_test`` of many lines at once: one pass over the file's known lines."""
+        known = self.lines.get(path) or {}
+        starts: list[int] = []
+        names: list[str] = []
+        for number in sorted(known):
+            match = _TEST_DEF.match(known[number])
+            if match and match.group(1):
+                starts.append(number)
+                names.append(match.group(1))
+        found: dict[int, str | None] = {}
+        for number in numbers:
+            at = bisect.bisect_right(starts, number) - 1
+            found[number] = names[at] if at >= 0 and starts[at] > number - 400 else None
+        return found
 
 
 # --------------------------------------------------------------------------- seeing files
@@ -194,28 +234,57 @@ def words_of(text: str) -> list[str]:
 
 
 def _hunks(path: str, before: list[str], after: list[str], how: str, views: Views, first_line: int = 1) -> list[Edit]:
+    views.spend(len(before) + len(after))
     edits = []
-    matcher = difflib.SequenceMatcher(a=before, b=after, autojunk=False)
-    for tag, a0, a1, b0, b1 in matcher.get_opcodes():
-        if tag == "equal":
-            continue
+    for a0, a1, b0, b1 in changed_runs(before, after, views.spend):
         line = first_line + a0
         edits.append(Edit(path, tuple(before[a0:a1]), tuple(after[b0:b1]), how, line, views.enclosing_test(path, line)))
     return edits
+
+
+MAX_DIFF_PAIRS = 1_000_000  # lines compared pairwise at most: a larger change is one hunk
+
+
+def changed_runs(before: list[str], after: list[str], spend: Any = None) -> list[tuple[int, int, int, int]]:
+    """(a0, a1, b0, b1) of each run of lines ``after`` changes in ``before``, as ``difflib``
+    finds them. difflib is quadratic on repeated lines, so past ``MAX_DIFF_PAIRS`` lines compared
+    pairwise the lines both share at the start and the end are set aside first, and when what
+    remains is still larger it is one run: every line of it removed and added, nothing guessed.
+    ``spend`` is charged the pairs compared (twenty to a line moved: a pair costs difflib little
+    on distinct lines, about a twentieth of a line moved at worst)."""
+    head = tail = 0
+    a, b = before, after
+    if len(a) * len(b) > MAX_DIFF_PAIRS:
+        while head < len(before) and head < len(after) and before[head] == after[head]:
+            head += 1
+        while tail < len(before) - head and tail < len(after) - head and before[-1 - tail] == after[-1 - tail]:
+            tail += 1
+        a, b = before[head:len(before) - tail], after[head:len(after) - tail]
+        if len(a) * len(b) > MAX_DIFF_PAIRS:
+            return [(head, head + len(a), head, head + len(b))] if a or b else []
+    if spend is not None:
+        spend(len(a) * len(b) // 20)
+    matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
+    return [(head + a0, head + a1, head + b0, head + b1)
+            for tag, a0, a1, b0, b1 in matcher.get_opcodes() if tag != "equal"]
 
 
 def replace_text(views: Views, path: str, old: str, new: str, how: str) -> list[Edit]:
     """An exact text replacement (an editor's old_str/new_str, a script's str.replace)."""
     known = views.lines.get(path)
     if known:
+        views.spend(len(known))
         # the first run of consecutive known lines that holds the old text
         for run in consecutive(sorted(known)):
             text = "\n".join(known[n] for n in run)
-            if old and old in text:
-                before = text.split("\n")
-                after = text.replace(old, new, 1).split("\n")
-                edits = _hunks(path, before, after, how, views, run[0])
-                _apply(views, path, run[0], before, after)
+            at = text.find(old) if old else -1
+            if at >= 0:  # only the lines the old text spans are compared: a small diff in a large file
+                first = text.count("\n", 0, at)
+                last = first + old.count("\n")
+                before = [known[n] for n in run[first:last + 1]]
+                after = "\n".join(before).replace(old, new, 1).split("\n")
+                edits = _hunks(path, before, after, how, views, run[first])
+                _apply(views, path, run[first], before, after)
                 return edits
     old_lines, new_lines = old.split("\n"), new.split("\n")
     return [Edit(path, tuple(old_lines), tuple(new_lines), how, None, None)]
@@ -236,8 +305,12 @@ def _apply(views: Views, path: str, start: int, before: list[str], after: list[s
     """Update the view after an edit that replaced ``before`` (from line ``start``) by ``after``."""
     known = views.lines.setdefault(path, {})
     shift = len(after) - len(before)
-    moved = {(n + shift if n >= start + len(before) else n): t for n, t in known.items()
-             if not start <= n < start + len(before)}
+    if not shift:  # the same number of lines: only those change (a sed substitution, most replacements)
+        known.update({start + k: line for k, line in enumerate(after)})
+        return
+    views.spend(len(known))
+    stop = start + len(before)
+    moved = {(n + shift if n >= stop else n): t for n, t in known.items() if not start <= n < stop}
     moved.update({start + k: line for k, line in enumerate(after)})
     views.lines[path] = moved
 
@@ -521,6 +594,8 @@ def sed_edits(views: Views, words: list[str], resolve: Any = None) -> tuple[list
         try:
             for command in commands:
                 known = views.lines[name]
+                regex_address = any(a and a.startswith("/") for a in (command.first, command.last))
+                views.spend(len(known) * (REGEX_COST if regex_address else 1))
                 numbers = sorted(known)
                 selected = _addressed(command, numbers, known, extended)
                 if selected is None:
@@ -574,7 +649,9 @@ def _substitute(views: Views, name: str, command: SedCommand, selected: list[int
         return []
     count = 0 if "g" in command.flags else 1
     target = _sed_replacement(command.replacement)
+    views.spend(len(selected) * REGEX_COST)
     edits = []
+    within = views.enclosing_tests(name, selected)
     for number in reversed(selected):
         old = views.lines[name].get(number)
         if old is None:
@@ -585,7 +662,7 @@ def _substitute(views: Views, name: str, command: SedCommand, selected: list[int
             continue
         if new != old:
             after = new.split("\n")
-            edits.append(Edit(name, (old,), tuple(after), "sed", number, views.enclosing_test(name, number)))
+            edits.append(Edit(name, (old,), tuple(after), "sed", number, within[number]))
             _apply(views, name, number, [old], after)
     return edits[::-1]
 
@@ -631,11 +708,36 @@ def script_replacements(script: str) -> list[tuple[str, str]]:
     return found
 
 
+_HEREDOC_OPENER = re.compile(r"(?<!<)<<(?!<)(-?)\s*['\"]?(\w+)['\"]?")
+_HEREDOC_END = re.compile(r"(\t*)(\w+)[ \t]*")
+
+
 def heredoc_bodies(command: str) -> list[tuple[str, str]]:
-    """(the line that opens it, body) of every here-document of a command."""
+    """(the line that opens it, body) of every here-document of a command: the body runs to the
+    first later line that is its delimiter alone (after tabs, for ``<<-``); an opener that never
+    closes opens nothing. Where a line opens several, the last one that closes is read. One pass
+    over the lines, a binary search per opener: linear in the command's length."""
+    lines = command.split("\n")
+    ends: dict[tuple[str, bool], list[int]] = {}  # (delimiter, after tabs) -> the lines that end it
+    for number, line in enumerate(lines):
+        end = _HEREDOC_END.fullmatch(line)
+        if end:
+            ends.setdefault((end.group(2), True), []).append(number)
+            if not end.group(1):
+                ends.setdefault((end.group(2), False), []).append(number)
     found = []
-    for match in re.finditer(r"(?m)^([^\n]*<<-?\s*['\"]?(\w+)['\"]?[^\n]*)\n(.*?)\n\2[ \t]*$", command, re.DOTALL):
-        found.append((match.group(1), match.group(3)))
+    number = 0
+    while number < len(lines):
+        line = lines[number]
+        if "<<" in line:
+            for opener in reversed(list(_HEREDOC_OPENER.finditer(line))):
+                closing = ends.get((opener.group(2), opener.group(1) == "-"), [])
+                at = bisect.bisect_right(closing, number)
+                if at < len(closing):
+                    found.append((line, "\n".join(lines[number + 1:closing[at]])))
+                    number = closing[at]
+                    break
+        number += 1
     return found
 
 

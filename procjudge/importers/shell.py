@@ -337,7 +337,7 @@ _RAN = re.compile(r"^Ran (\d+) tests? in [\d.]+s", re.MULTILINE)
 _UNITTEST_END = re.compile(r"^(OK|FAILED)(?: \((.*)\))?\s*$", re.MULTILINE)
 _PYTEST_SUMMARY = re.compile(r"^=*\s*((?:\d+ (?:passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?)"
                              r"(?:, )?)+)(?: in [\d.]+\s*s.*)?=*\s*$", re.MULTILINE)
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")  # CSI; OSC to BEL or ST
 _UNITTEST_FAIL = re.compile(r"^(FAIL|ERROR): (\S+) \(([\w.]+)\)", re.MULTILINE)
 _UNITTEST_OK = re.compile(r"^(\w+) \(([\w.]+)\)(?: .*)? \.\.\. (ok|FAIL|ERROR|skipped.*|expected failure)$", re.MULTILINE)
 _PYTEST_LINE = re.compile(r"^(\S+::\S+) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)", re.MULTILINE)
@@ -643,18 +643,26 @@ def _rebuild(steps: list[Step], submission: str | None, roots: tuple[str, ...]) 
         editor = step.editor
         if editor is not None and REJECTED.search(step.output[:600]):
             continue  # the editor refused the edit: nothing changed
-        if editor is not None:
-            _editor_edit(step, editor, views, rel)
-            continue
-        if not step.writes and not step.test:
+        if not step.writes and not step.test and editor is None:
             first = step.command.strip().split("\n", 1)[0]
             words = words_of(first)
             target = next((w for w in words[1:] if not w.startswith("-") and ("/" in w or "." in w)), None)
             rebuild.observe(views, step.command, step.output, rel(target) if target else None)
             continue
-        _sed_edits(step, views, rel)
-        _patch_edits(step, views, rel)
-        _heredoc_edits(step, views, rel)
+        try:
+            if editor is not None:
+                _editor_edit(step, editor, views, rel)
+                continue
+            _sed_edits(step, views, rel)
+            _patch_edits(step, views, rel)
+            _heredoc_edits(step, views, rel)
+        except rebuild.Unrebuilt as why:
+            step.edits = []
+            written = [rel(str(editor.get("path") or views.open_file or ""))] if editor is not None else \
+                [rel(path) for path, _ in step.writes if path] or [""]
+            step.unrecovered = [(path, str(why)) for path in dict.fromkeys(written)]
+            if editor is not None:
+                continue
         _account(step, rel, roots)
 
 

@@ -79,10 +79,21 @@ _CUT_MARKERS = ("<elided_chars>", "<output_head>", "[... Observation truncated",
                 "<response clipped>", "Observations should not exceed")
 
 
+_OUTPUT_OPEN = re.compile(r"<output(?:_head|_tail)?>\n?")
+_OUTPUT_CLOSE = re.compile(r"</output(?:_head|_tail)?>")
+
+
 def _observation(reply: str) -> tuple[int | None, str, bool]:
     """(return code, output, whether the harness cut it) of a mini-swe-agent observation."""
     code = re.search(r"<returncode>(-?\d+)</returncode>", reply)
-    parts = re.findall(r"<output(?:_head|_tail)?>\n?(.*?)</output(?:_head|_tail)?>", reply, re.DOTALL)
+    parts = []
+    at = 0
+    while (opened := _OUTPUT_OPEN.search(reply, at)) is not None:  # one pass: a tag that never closes ends it
+        closed = _OUTPUT_CLOSE.search(reply, opened.end())
+        if closed is None:
+            break
+        parts.append(reply[opened.end():closed.start()])
+        at = closed.end()
     output = "\n".join(parts) if parts else reply
     return (int(code.group(1)) if code else None), output, any(marker in reply for marker in _CUT_MARKERS)
 

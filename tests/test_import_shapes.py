@@ -1,0 +1,119 @@
+"""The shell importer in linear time on hostile trajectories: here-documents that never close, a
+thousand ``cout <<`` in one line, ``sed`` on every line of a large file, a thousand replacements,
+terminal hyperlinks, ``<output>`` tags that never close. Each shape is imported whole (a guard
+against hangs only: speed is measured by ``benchmarks/bench_import_shapes.py``), and the pieces
+that made them super-linear are checked for the results they must keep."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from procjudge.importers import edits
+from procjudge.importers.edits import Views, changed_runs, heredoc_bodies
+from procjudge.importers.shell import _ANSI
+from procjudge.importers.swe_agent import _observation, convert
+
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import bench_import_shapes as shapes
+
+
+def test_every_hostile_shape_imports_whole_beside_a_valid_file(tmp_path: Path) -> None:
+    folder = tmp_path / "trajs"
+    folder.mkdir()
+    for number, (name, document) in enumerate(shapes.shapes(1)):
+        document["instance_id"] = f"shape-{number}"
+        (folder / f"shape-{number}.traj.json").write_text(json.dumps(document))
+    done = subprocess.run([sys.executable, "-m", "procjudge", "import", "swe-agent", str(folder), "--out", str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    written = {p.stem for p in (tmp_path / "out").rglob("*.json")}
+    assert written == {f"shape-{k}" for k in range(len(shapes.SHAPES))}
+
+
+def test_the_shapes_edits_are_rebuilt_not_dropped() -> None:
+    """Bounded is not lossy where it need not be: sed on every line of a 50,000-line file is
+    50,000 rebuilt edits, the hyperlinks are stripped and the pytest summary under them read."""
+    run = convert(shapes.SHAPES["sed on every line"](1), "a")
+    changed = run["iterations"][0]["iteration_telemetry"]["changes"]["files"][0]
+    assert changed["path"] == "m.py" and changed["edits"][0] == {"old": "line_1 = 1", "new": "L_1 = 1", "via": "sed"}
+    views = Views()
+    views.see("m.py", {k: f"line_{k} = {k}" for k in range(1, 50_001)})
+    found, missed = edits.sed_edits(views, ["sed", "-i", "s/line_/L_/", "m.py"])
+    assert len(found) == 50_000 and not missed
+    assert (found[-1].removed, found[-1].added, found[-1].line) == (("line_50000 = 50000",), ("L_50000 = 50000",), 50_000)
+    links = "".join(f"\x1b]8;;file:///t/test_{k}.py\x1b\\test_{k}.py\x1b]8;;\x1b\\ .\n" for k in range(2000))
+    ran = shapes.trajectory(["sed -i 's/a/b/' m.py", "python -m pytest"], ["", links + "= 1 failed, 2 passed in 0.1s =\n"])
+    linked = convert(ran, "a")
+    results = linked["iterations"][0]["iteration_telemetry"]["test_results"]["post_iteration"]
+    assert (results["passed"], results["failed"]) == (2, 1), results
+
+
+def test_edits_past_the_work_bound_are_named_not_replayed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(edits, "MAX_REBUILD_WORK", 50_000)
+    run = convert(shapes.SHAPES["editor replacements"](1), "a")
+    notes = " ".join(run["run"]["notes"])
+    assert "not replayed: the log's edits had searched or moved more than 50,000 lines" in notes, notes
+    monkeypatch.setattr(edits, "MAX_REBUILD_WORK", 10_000_000)
+    assert "not replayed" not in " ".join(convert(shapes.SHAPES["editor replacements"](1), "a")["run"]["notes"])
+
+
+def test_a_view_charges_its_work_and_refuses_past_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(edits, "MAX_REBUILD_WORK", 100)
+    views = Views()
+    views.spend(100)
+    with pytest.raises(edits.Unrebuilt, match="more than 100 lines"):
+        views.spend(1)
+
+
+@pytest.mark.parametrize("command,expected", [
+    ("cat > a.py <<'EOF'\nx = 1\nEOF", [("cat > a.py <<'EOF'", "x = 1")]),
+    ("cat > a.py <<EOF\nEOF\necho done", [("cat > a.py <<EOF", "")]),  # an empty body ends at once
+    ("cat <<-END > a.py\n\tx\n\tEND", [("cat <<-END > a.py", "\tx")]),  # <<- ends after tabs
+    ("cat <<END > a.py\n\tEND\nEND", [("cat <<END > a.py", "\tEND")]),  # << does not
+    ("cat <<A > a.py\nx\nA\ncat <<B > b.py\ny\nB", [("cat <<A > a.py", "x"), ("cat <<B > b.py", "y")]),
+    ("grep x <<< 'EOF'\nEOF", []),  # a here-string opens nothing
+    ("cat > a.py <<'EOF'\nx = 1\n", []),  # never closed: nothing is guessed
+    ("printf 'cout << x << endl;' > m.cpp\nendl", [("printf 'cout << x << endl;' > m.cpp", "")]),
+])
+def test_heredoc_bodies(command: str, expected: list[tuple[str, str]]) -> None:
+    assert heredoc_bodies(command) == expected
+
+
+def test_a_heredoc_that_never_closes_costs_one_pass() -> None:
+    """A thousand lines that each open a here-document that never closes: the old expression
+    searched to the end from each opener on each line."""
+    command = "cat > m.cpp <<'EOF'\n" + "".join(f"  cout << x{i} << endl;\n" for i in range(20_000))
+    assert heredoc_bodies(command) == []
+
+
+def test_changed_runs_agrees_with_difflib_and_caps_repeated_lines() -> None:
+    before = [f"line {k}" for k in range(50)]
+    after = before[:10] + ["new"] + before[12:40] + before[41:]
+    matcher = difflib.SequenceMatcher(a=before, b=after, autojunk=False)
+    assert changed_runs(before, after) == [(a0, a1, b0, b1) for tag, a0, a1, b0, b1 in matcher.get_opcodes() if tag != "equal"]
+    repeated = ["    pass"] * 5000
+    assert changed_runs(repeated, repeated[:2500] + ["x = 1"] + repeated[2500:]) == [(2500, 2500, 2500, 2501)]
+    odd = ["q"] + ["p"] * 3000 + ["q"]
+    assert changed_runs(odd, ["r"] + ["p"] * 2999 + ["r", "s"]) == [(0, 3002, 0, 3002)]  # one run, every line
+
+
+def test_output_tags_that_never_close_are_read_in_one_pass() -> None:
+    assert _observation("<returncode>1</returncode>\n<output>\nboom\n</output>") == (1, "boom\n", False)
+    head_tail = ("<output_head>\na\n</output_head>\n<elided_chars>\n9 characters elided\n</elided_chars>\n"
+                 "<output_tail>\nb\n</output_tail>")
+    assert _observation(head_tail)[1] == "a\n\nb\n"
+    reply = "<returncode>0</returncode>" + "<output>" * 400_000
+    assert _observation(reply) == (0, reply, False)  # no tag closes: the reply is the output
+
+
+def test_terminal_hyperlinks_are_stripped_whatever_ends_them() -> None:
+    text = "\x1b]8;;file:///a\x1b\\a.py\x1b]8;;\x1b\\ \x1b]0;title\x07\x1b[31mred\x1b[0m \x1b]8;;never ended"
+    assert _ANSI.sub("", text) == "a.py red \x1b]8;;never ended"
