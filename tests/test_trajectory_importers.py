@@ -329,13 +329,20 @@ def test_a_plugin_importer_is_listed_and_used_by_auto(tmp_path: Path) -> None:
     assert judge(load_run(str(tmp_path / "out" / "tiny" / "a.tiny.json"))).trajectory == [40.0, 70.0, 90.0]
 
 
-def test_the_writer_refuses_a_run_the_model_would_refuse(tmp_path: Path) -> None:
+def test_the_writer_never_writes_a_run_the_model_would_refuse(tmp_path: Path) -> None:
+    """A value the model refuses is left out and named; what it requires refuses the run."""
+    from procjudge import load_run
+
     writer = Writer(str(tmp_path), [])
     issues: list[Any] = []
-    bad = {"iterations": [{"iteration_telemetry": {"test_results": {"post_iteration": {"passed": -1, "total": 3}}}}]}
-    assert not writer.put("log.jsonl", 7, "a", "t", bad, issues)
-    assert issues[0].line == 7 and "does not fit the run model" in issues[0].reason and "passed" in issues[0].reason
-    assert not list(tmp_path.rglob("*.json"))
+    bad = {"iterations": [{"iteration_telemetry": {"test_results": {"post_iteration": {"passed": -1, "failed": 3}}}}]}
+    assert writer.put("log.jsonl", 7, "a", "t", bad, issues)
+    run = load_run(str(tmp_path / "a" / "t.json"))
+    assert "post_iteration.passed: Expected `int` >= 0" in " ".join(run.info.notes)
+    empty: dict[str, Any] = {"iterations": []}
+    assert not writer.put("log.jsonl", 8, "a", "u", empty, issues)
+    assert issues[-1].line == 8 and "does not fit the run model" in issues[-1].reason and "iterations" in issues[-1].reason
+    assert not (tmp_path / "a" / "u.json").exists()
 
 
 def test_a_repaired_regression_is_shown_but_is_not_an_anti_pattern_of_the_run() -> None:

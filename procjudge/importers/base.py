@@ -16,17 +16,17 @@ and :class:`ImportIssue`. It then appears in ``procjudge import list``, is tried
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
-
-import msgspec
+from typing import Any, Protocol, TypeVar
 
 from ..safe_io import WriteError
+from .values import REPAIRING, fitted, loads, odd_ones
 
 MAX_NAME = 100
 MAX_LINE_BYTES = 64 * 1024 * 1024
@@ -62,14 +62,20 @@ def safe_name(task: str) -> str:
 
 def typed(document: dict[str, Any]) -> bytes:
     """A run document checked against the typed model and encoded (JSON, indented, every value
-    as the importer set it, zeros included); ValueError naming the field when it does not fit."""
+    as the importer set it, zeros included). A value the model refuses is left out and named in
+    the run's notes; ValueError naming the field when it is one the model requires."""
     from ..model import RunFile
 
-    try:
-        msgspec.convert(document, RunFile, strict=False)
-    except msgspec.ValidationError as exc:
-        raise ValueError(f"the converted run does not fit the run model: {exc}") from None
+    left_out = fitted(document, RunFile)
+    if left_out:
+        run = document.setdefault("run", {})
+        run["notes"] = [*(run.get("notes") or []), _left_out_note(left_out, "the run model refuses")]
     return json.dumps(document, indent=1, ensure_ascii=False).encode("utf-8")
+
+
+def _left_out_note(left_out: list[str], why: str) -> str:
+    shown = "; ".join(left_out[:3]) + (f" (+{len(left_out) - 3} more)" if len(left_out) > 3 else "")
+    return f"{len(left_out)} value(s) {why} were left out and the rest of the run kept: {shown}"
 
 
 # What the writers of one import did, for its summary line (reset by ``begin``): files new,
@@ -231,8 +237,8 @@ def read_records(path: str) -> Iterator[tuple[int, Any]]:
             if not raw.strip():
                 continue
             try:
-                yield number, json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError, RecursionError, ValueError) as exc:
+                yield number, loads(raw)
+            except (UnicodeDecodeError, RecursionError, ValueError) as exc:
                 yield number, ImportIssue(path, number, f"not a JSON object: {str(exc)[:120]}")
 
 
@@ -261,7 +267,7 @@ def one_run_per_file(paths: list[str], out: str, produce: Callable[[str], tuple[
     issues: list[ImportIssue] = []
     for path in paths:
         try:
-            agent, task, document = produce(path)
+            agent, task, document = produced(functools.partial(produce, path))
         except NothingLogged as exc:
             issues.append(ImportIssue(path, 1, str(exc), note=True))
             continue
@@ -272,14 +278,54 @@ def one_run_per_file(paths: list[str], out: str, produce: Callable[[str], tuple[
     return written, issues
 
 
+Produced = TypeVar("Produced")
+
+
+def produced(produce: Callable[[], Produced], records: list[Any] | None = None) -> Produced:
+    """``produce()``; when the log holds a value of a kind the importer cannot read, once more
+    with the odd values left out (:func:`values.odd_ones`; of ``records``, or of what the
+    readers read again when they are not given) and named in the run's notes. The first error
+    when that does not help either."""
+    try:
+        return produce()
+    except NothingLogged:
+        raise
+    except UNREADABLE as exc:
+        first = exc
+    left_out: list[str] = []
+    token = REPAIRING.set(left_out) if records is None else None
+    try:
+        for record in records or []:
+            left_out += odd_ones(record)
+        if not left_out and records is not None:
+            raise first
+        result = produce()
+    except NothingLogged:
+        raise
+    except UNREADABLE:
+        raise first from None
+    finally:
+        if token is not None:
+            REPAIRING.reset(token)
+    if not left_out:
+        return result
+    document = next((v for v in (result if isinstance(result, tuple) else (result,)) if isinstance(v, dict)), None)
+    if document is not None and isinstance(document.get("run"), dict):
+        run = document["run"]
+        run["notes"] = [*(run.get("notes") or []), _left_out_note(left_out, "of a kind the importer could not read "
+                                                                           f"({first})")]
+    return result
+
+
 def put_run(writer: Writer, issues: list[ImportIssue], where: tuple[str, int], agent: str, task: str,
-            produce: Callable[[], dict[str, Any]], what: str) -> int:
+            produce: Callable[[], dict[str, Any]], what: str, records: list[Any] | None = None) -> int:
     """Write the run ``produce()`` makes for one task of a log (``where``: its file and line), and
     return how many runs were written: nothing to judge is a note, anything unreadable an error
-    naming ``what`` the log should be; either costs that task only."""
+    naming ``what`` the log should be; either costs that task only. ``records``: what
+    ``produce`` reads, to read again without its odd values (:func:`produced`)."""
     path, line = where
     try:
-        document = produce()
+        document = produced(produce, records)
     except NothingLogged as exc:
         issues.append(ImportIssue(path, line, f"{task}: {exc}", note=True))
         return 0
@@ -292,6 +338,11 @@ def put_run(writer: Writer, issues: list[ImportIssue], where: tuple[str, int], a
 def as_object(value: Any) -> dict[str, Any]:
     """A JSON value as an object: itself when it is one, else empty."""
     return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    """A JSON value as a list: itself when it is one, else empty."""
+    return value if isinstance(value, list) else []
 
 
 def epoch_seconds(stamp: Any) -> float | None:
@@ -313,7 +364,7 @@ def read_json(path: str, limit: int = 256 * 1024 * 1024) -> Any:
 
     data = read_regular(path, limit)
     try:
-        return json.loads(data.decode("utf-8"))
+        return loads(data.decode("utf-8"))
     except RecursionError:
         raise ValueError("nested too deeply") from None
 

@@ -246,5 +246,5 @@ def import_files(paths: list[str], out: str, agent: str | None = None) -> tuple[
     for session, (path, events, notes) in _sessions(paths, issues).items():
         name = agent or _model(events) or "claude-code"
         written += put_run(writer, issues, (path, 1), name, session,
-                           functools.partial(convert, events, name, session, notes), "a Claude Code session")
+                           functools.partial(convert, events, name, session, notes), "a Claude Code session", events)
     return written, issues

@@ -36,7 +36,7 @@ import shlex
 from collections import Counter
 from typing import Any
 
-from .base import ImportIssue, Writer, as_object, epoch_seconds, put_run, read_records
+from .base import ImportIssue, Writer, as_list, as_object, epoch_seconds, put_run, read_records
 from .shell import REPO_ROOTS, Step, Trajectory
 from .shell import convert as convert_steps
 
@@ -217,7 +217,7 @@ def steps(records: list[dict[str, Any]]) -> tuple[list[Step], str, dict[str, int
         if kind == "message" and payload.get("role") == "assistant":
             thought = _text(payload.get("content")).strip()
         elif kind == "reasoning":
-            summary = " ".join(_text([part]) for part in payload.get("summary") or [] if isinstance(part, dict))
+            summary = " ".join(_text([part]) for part in as_list(payload.get("summary")) if isinstance(part, dict))
             thought = summary.strip() or thought
         elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
             found += _call_steps(payload, thought, epoch_seconds(record.get("timestamp")), ends, outputs, patched)
@@ -299,5 +299,5 @@ def import_files(paths: list[str], out: str, agent: str | None = None) -> tuple[
         session = str(meta.get("id") or os.path.splitext(os.path.basename(path))[0].removeprefix("rollout-"))
         name = agent or _model(records) or "codex"
         written += put_run(writer, issues, (path, 1), name, session,
-                           functools.partial(convert, records, name, session, notes), "a Codex rollout")
+                           functools.partial(convert, records, name, session, notes), "a Codex rollout", records)
     return written, issues

@@ -20,6 +20,7 @@ is ``max_attempts`` from the plan when present.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -33,7 +34,8 @@ import msgspec
 
 from ..policy import DEFAULT, Limits
 from ..safe_io import WriteError
-from .base import UNREADABLE, ImportIssue, NothingLogged, Writer, safe_name
+from .base import UNREADABLE, ImportIssue, NothingLogged, Writer, produced, safe_name
+from .values import loads
 
 LETTER_SCORES = {"C": 100.0, "P": 50.0, "I": 0.0, "N": 0.0}
 
@@ -85,7 +87,7 @@ def _member(archive: zipfile.ZipFile, handle: Any, name: str, limits: Limits) ->
             skip = int.from_bytes(header[26:28], "little") + int.from_bytes(header[28:30], "little")
             handle.seek(info.header_offset + 30 + skip)
             data = _zstd(handle.read(min(info.compress_size, limits.member_bytes)), limits, name)
-        return json.loads(member(data, limits, name))
+        return loads(member(data, limits, name))
     except LogError:
         raise  # already says which member and why (a ValueError, not a JSON error)
     except InputLimit as exc:
@@ -134,7 +136,7 @@ def read_log(path: str, limits: Limits = DEFAULT.limits) -> tuple[dict[str, Any]
     from ..locate import read_regular
 
     try:
-        document = json.loads(member(read_regular(path, limits.member_bytes), limits, path))
+        document = loads(member(read_regular(path, limits.member_bytes), limits, path))
     except RecursionError:
         raise LogError("not an Inspect log: nested too deeply") from None
     if not isinstance(document, dict) or "eval" not in document:
@@ -306,7 +308,7 @@ def import_files(paths: list[str], out: str, agent: str | None = None,
                 try:
                     if not isinstance(sample, dict):
                         raise TypeError(f"expected an object, got {type(sample).__name__}")
-                    document = convert(header, sample, agent)
+                    document = produced(functools.partial(convert, header, sample, agent), [sample])
                 except NothingLogged as exc:
                     issues.append(ImportIssue(path, number, f"{label}: {exc}", note=True))
                     continue

@@ -28,11 +28,12 @@ error as a note.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from typing import Any
 
-from .base import UNREADABLE, ImportIssue, NothingLogged, Writer, as_object, epoch_seconds, records_of
+from .base import UNREADABLE, ImportIssue, NothingLogged, Writer, as_object, epoch_seconds, produced, records_of
 from .shell import Step, Trajectory, hidden_suites, written_files
 from .shell import convert as convert_steps
 from .swe_agent import find_report
@@ -187,7 +188,7 @@ def import_files(paths: list[str], out: str, agent: str | None = None,
             name = agent or model_name(record) or "openhands"
             try:
                 report = find_report(reports, instance, path) if reports else None
-                document = convert(record, name, report)
+                document = produced(functools.partial(convert, record, name, report), [record])
             except NothingLogged as exc:
                 issues.append(ImportIssue(path, number, f"{instance}: {exc}", note=True))
                 continue

@@ -33,6 +33,7 @@ from typing import Any
 
 from ..safe_io import WriteError
 from .base import ImportIssue, NothingLogged, Writer, agent_names, read_records, records_of, safe_name
+from .values import kind
 
 LDB_MARKER = " # Real Execution Output:"
 REFLEXION_MARKER = " # output:"
@@ -72,7 +73,7 @@ def parse_feedback(feedback: Any, given: list[str]) -> tuple[list[str], list[tup
         failing = {name for name, _ in failed}
         passed = [name.strip() for name in given if name.strip() not in failing]
         return passed, failed
-    raise ValueError(f"test_feedback entry is {type(feedback).__name__}, expected a list or a string")
+    raise ValueError(f"a test_feedback entry is {kind(feedback)}, expected a list or text")
 
 
 def common_header(implementations: list[str]) -> list[str]:
@@ -152,7 +153,10 @@ def convert(record: dict[str, Any], agent: str, max_iterations: int, fmt: str,
         raise ValueError("test_feedback is not a list")  # noqa: TRY004 (callers report a bad record as ValueError)
     if len(feedback) < len(implementations):
         raise ValueError(f"{len(implementations)} implementations but {len(feedback)} test_feedback entries")
-    given = [str(t) for t in record.get("given_tests") or []]
+    given_tests = record.get("given_tests") or []
+    if not isinstance(given_tests, list):
+        raise TypeError(f"given_tests is not a list (got {kind(given_tests)})")
+    given = [str(t) for t in given_tests]
     if not given:  # Reflexion: the model's own tests, as its first feedback lists them
         passed0, failed0 = parse_feedback(feedback[0], [])
         given = passed0 + [test for test, _ in failed0]

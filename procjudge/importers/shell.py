@@ -459,7 +459,10 @@ def _gtest(output: str) -> Counts | None:
 
 
 def _iso(seconds: float | None) -> str | None:
-    return None if seconds is None else datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """An epoch time as ISO 8601; None for none, and for one no calendar holds (past year 9999)."""
+    if seconds is None or not -62_135_596_800 <= seconds < 253_402_300_800:
+        return None
+    return datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def diff_files(diff: str) -> dict[str, str]:

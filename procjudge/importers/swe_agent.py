@@ -445,6 +445,7 @@ def import_files(paths: list[str], out: str, agent: str | None = None,
         return name, instance, convert(trajectory, name, report)
 
     written, issues = one_run_per_file(paths, out, produce, "a trajectory")
+    unknown = list(dict.fromkeys(unknown))  # a trajectory read twice (its odd values left out) is one
     if unknown:
         shown = ", ".join(unknown[:3]) + (f" (+{len(unknown) - 3} more)" if len(unknown) > 3 else "")
         issues.append(ImportIssue(str(reports), 1, f"{len(unknown)} instance(s) are in no list of this results file, so "
