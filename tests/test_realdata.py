@@ -187,3 +187,35 @@ def test_tree_searches_are_not_scored_as_loops(path: Path, tmp_path: Path) -> No
 def test_corpus_is_present_where_ci_puts_it() -> None:
     if os.environ.get("CI") and not corpus_files():
         pytest.fail(f"the real corpus was expected at {REALDATA}")
+
+
+@pytest.mark.parametrize("relative,agent", [
+    ("ldb/humaneval/codellama/results.jsonl", "codellama"),
+    ("ldb/mbpp/codellama/results.jsonl", "codellama"),
+    ("ldb/humaneval/reflexion/gpt-4-1106-preview.jsonl", "reflexion/gpt-4-1106-preview"),
+    ("final-results/ChatGPT/HumanEval/ChatGPT-Reflexion-10-Python3-0-1.jsonl", "ChatGPT/ChatGPT-Reflexion-10-Python3-0-1"),
+    ("lats/test_dfs/humaneval-py._dfs_8_gpt-3.5-turbo_pass_at_k_1_py.jsonl",
+     "test_dfs/humaneval-py._dfs_8_gpt-3.5-turbo_pass_at_k_1_py"),
+    ("runs/data/results.jsonl", "benchmarks"),  # nothing tells: the nearest folder that does
+])
+def test_a_benchmark_tree_names_agents_not_benchmarks(tmp_path: Path, relative: str, agent: str) -> None:
+    from procjudge.importers.base import agent_from_folders
+
+    assert agent_from_folders(str(tmp_path / "benchmarks" / relative)) == agent
+
+
+def test_an_agents_runs_on_a_benchmark_and_its_extended_suite_stay_apart(tmp_path: Path) -> None:
+    """The same tasks under HumanEval/ and HumanEvalET/ are two challenges of one agent, not one
+    challenge written twice; a record's own model field names its agent."""
+    record = json.loads((FIXTURES / "mapcoder_humaneval.jsonl").read_text(encoding="utf-8").split("\n")[0])
+    for benchmark in ("HumanEval", "HumanEvalET"):
+        folder = tmp_path / "final-results" / "ChatGPT" / benchmark
+        folder.mkdir(parents=True)
+        (folder / "ChatGPT-Reflexion-10.jsonl").write_text(json.dumps(record) + "\n" + json.dumps({**record, "model": "gpt-x"}))
+    done = runner.invoke(app, ["import", "auto", str(tmp_path / "final-results"), "--out", str(tmp_path / "out")])
+    assert done.exit_code == 0, done.output
+    runs = sorted(json.loads(p.read_text())["run"]["id"] for p in (tmp_path / "out").rglob("*.json"))
+    task = record["task_id"].split("/")[1]
+    assert runs == [f"ChatGPT/ChatGPT-Reflexion-10/HumanEval/{task}", f"ChatGPT/ChatGPT-Reflexion-10/HumanEvalET/{task}",
+                    f"gpt-x/HumanEval/{task}", f"gpt-x/HumanEvalET/{task}"]
+    assert "beside" not in done.output

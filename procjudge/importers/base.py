@@ -204,17 +204,52 @@ def _same_bytes(path: str, data: bytes) -> bool | None:
         return False
 
 
+# Names in a path that say nothing of the agent: what holds logs, and benchmarks' names.
+GENERIC_NAMES = frozenset({"results", "result", "output", "outputs", "log", "logs", "data", "runs", "run", "out",
+                           "final-results", "final_results", "samples", "predictions", "trajs", "trajectories", "traj",
+                           "evaluation", "evals", "eval"})
+BENCHMARK_NAME = re.compile(r"(?i)^(?:humaneval|mbpp|apps|codecontests|xcodeeval|livecodebench|ds-?1000|swe-?bench)"
+                            r"(?:[-_.]?(?:et|x|plus|\+|py|python3?|lite|verified|full))*$")
+
+
+def _telling(name: str) -> bool:
+    return bool(name) and name.lower() not in GENERIC_NAMES and not BENCHMARK_NAME.match(name)
+
+
+def agent_from_folders(path: str) -> str:
+    """The agent a log's path names, for a log that names none itself: its file name and the
+    nearest folder (of the three above it) that is neither generic (``results``, ``logs``,
+    ``data``) nor a benchmark's name (``HumanEval``, ``mbpp``), so ``ldb/humaneval/codellama/
+    results.jsonl`` is ``codellama`` and ``final-results/ChatGPT/HumanEval/ChatGPT-Reflexion-10.jsonl``
+    is ``ChatGPT/ChatGPT-Reflexion-10``; the file's folder when nothing tells."""
+    stem = os.path.basename(path)
+    for suffix in (".gz", ".zst", ".jsonl", ".json"):
+        stem = stem.removesuffix(suffix)
+    folders = os.path.dirname(os.path.abspath(path)).split(os.sep)[::-1][:3]
+    folder = next((name for name in folders if _telling(name)), None)
+    parts = [part for part in (folder, stem if _telling(stem) else None) if part]
+    return "/".join(parts) or (folders[0] if folders and folders[0] else "agent")
+
+
+def benchmark_challenge(path: str, task: str) -> str:
+    """A task id as its benchmark's: ``HumanEval/3`` in a ``HumanEvalET`` folder is ``HumanEvalET/3``,
+    and ``mbpp_100_x`` in an ``MBPPET`` folder ``MBPPET/mbpp_100_x`` (the extended suite's run of
+    the same task), so that two benchmarks' runs of one agent stay apart."""
+    prefix, slash, rest = task.partition("/")
+    if not slash:
+        leading = re.match(r"[A-Za-z]+", task)
+        prefix, rest = (leading.group(0) if leading else ""), task
+    if not prefix:
+        return task
+    for name in os.path.dirname(os.path.abspath(path)).split(os.sep)[::-1][:3]:
+        if BENCHMARK_NAME.match(name) and name.lower() != prefix.lower() and name.lower().startswith(prefix.lower()):
+            return f"{name}/{rest}"
+    return task
+
+
 def agent_names(paths: list[str], agent: str | None) -> dict[str, str]:
-    """The agent of each file: --agent, else the file's folder; when several files in one call
-    share a folder, the file name is added so that their agents stay distinct."""
-    if agent:
-        return {path: agent for path in paths}
-    folders = [os.path.basename(os.path.dirname(os.path.abspath(p))) for p in paths]
-    names = {}
-    for path, folder in zip(paths, folders):
-        stem = os.path.splitext(os.path.basename(path))[0]
-        names[path] = f"{folder}/{stem}" if folders.count(folder) > 1 else folder
-    return names
+    """The agent of each file: --agent, else what its path names (:func:`agent_from_folders`)."""
+    return {path: agent or agent_from_folders(path) for path in paths}
 
 
 def read_records(path: str) -> Iterator[tuple[int, Any]]:

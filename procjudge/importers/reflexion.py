@@ -32,7 +32,7 @@ import os
 from typing import Any
 
 from ..safe_io import WriteError
-from .base import ImportIssue, NothingLogged, Writer, agent_names, read_records, records_of, safe_name
+from .base import ImportIssue, NothingLogged, Writer, agent_names, benchmark_challenge, read_records, records_of, safe_name
 from .values import kind
 
 LDB_MARKER = " # Real Execution Output:"
@@ -45,6 +45,12 @@ TREE_SEARCH_NOTE = (
     "feedback of the last node generated, so the logged feedback does not always belong to the logged "
     "code; imported as one submission (the best node) scored by the hidden verdict, not as a repair loop"
 )
+
+
+def _model(record: dict[str, Any]) -> str | None:
+    """The model a record names itself (``model``, ``model_name``), if any."""
+    value = record.get("model") or record.get("model_name")
+    return value.strip()[:200] or None if isinstance(value, str) else None
 
 
 def task_id(record: dict[str, Any]) -> str | None:
@@ -247,29 +253,27 @@ def import_files(paths: list[str], out: str, agent: str | None = None, hidden_fr
     names = agent_names(paths, agent)
     writer = Writer(out, paths + ([hidden_from] if hidden_from else []))
     for path in paths:
-        folder = os.path.join(out, safe_name(names[path].replace("/", "__")))
-        try:
-            writer.check_folder(folder)
-            os.makedirs(folder, exist_ok=True)
-        except (ValueError, OSError) as exc:
-            issues.append(ImportIssue(path, 1, str(exc)))
-            continue
         budget = max_iterations or loop_budget(path)
         for number, record in records_of(path, issues):
+            name = agent or _model(record) or names[path]
+            folder = os.path.join(out, safe_name(name.replace("/", "__")))
             try:
+                writer.check_folder(folder)
+                os.makedirs(folder, exist_ok=True)
                 task = task_id(record)
                 if task is None:
                     raise ValueError("no task_id or name")
-                document = convert(record, names[path], budget, fmt,
+                challenge = benchmark_challenge(path, task)
+                document = convert({**record, "task_id": challenge} if challenge != task else record, name, budget, fmt,
                                    second.get(task) if hidden_from else None, hidden_name)
             except NothingLogged as exc:
                 issues.append(ImportIssue(path, number, str(exc), note=True))
                 continue
-            except (ValueError, TypeError, KeyError) as exc:
+            except (ValueError, TypeError, KeyError, OSError) as exc:
                 issues.append(ImportIssue(path, number, str(exc)))
                 continue
             try:
-                target, note = writer.target(folder, safe_name(task))
+                target, note = writer.target(folder, safe_name(challenge))
                 note = writer.write(target, document) or note
             except (OSError, WriteError) as exc:  # read, but not written: a full disk, a read-only --out
                 issues.append(ImportIssue(path, number, str(exc), unwritten=True))
