@@ -33,7 +33,8 @@ identity (counts from different commands are never compared), the counts and the
 the files written (marked ``scratch`` when the submitted diff does not contain them or when they
 lie outside the repository; with no submitted diff only the second applies), the thoughts of the
 edits as the change summary, and the time of the first step with the duration. The final
-iteration carries the submitted diff and the held-back suites. Iterations are not graded
+iteration carries the submitted diff (and after it its own edits of the repository's files that
+the submission leaves out) and the held-back suites. Iterations are not graded
 submissions, so no submission time is recorded and the run's budget is the number of iterations
 it has.
 """
@@ -824,7 +825,22 @@ def convert(trajectory: Trajectory) -> dict[str, Any]:
                                                                unknown=outcome_unknown, tracked=tracked,
                                                                ancestors=ancestors)})
     _finish(iterations[-1]["iteration_telemetry"], trajectory)
+    if submitted is not None and trajectory.submission:
+        _unsubmitted_edits(iterations[-1]["iteration_telemetry"], groups[-1], submitted, tracked, trajectory.roots)
     return {"run": _run_info(trajectory, notes, len(iterations)), "iterations": iterations}
+
+
+def _unsubmitted_edits(final: dict[str, Any], group: list[Step], submitted: dict[str, str], tracked: frozenset[str],
+                       roots: tuple[str, ...]) -> None:
+    """The final iteration's diff is the submission, plus the edits its steps made to the
+    repository's own files that the submission leaves out (a test changed, run, and put back
+    before submitting; a file the harness does not submit): the loop ran against them, so the
+    rules that read test edits see them there as they do in every earlier iteration."""
+    left_out = [edit for step in group for edit in step.edits
+                if edit.path in tracked and edit.path not in submitted and not _outside_repo(edit.path)
+                and not _relative(edit.path, roots)[1]]
+    if left_out:
+        final["changes"]["diff"] = final["changes"]["diff"] + rebuild.render(left_out)
 
 
 def _groups(steps: list[Step], scratch: Any) -> tuple[list[list[Step]], list[Step], Step | None]:
