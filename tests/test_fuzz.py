@@ -7,8 +7,11 @@ has one row per run, JUnit is XML, GitHub annotations are one per line).
 
 Targets: run files, policies, importer lines, and (since the third hardening round) compressed
 JSON lines (gzip and zstd, cut, flipped, doubled, spliced), configuration files, and Inspect
-``.eval`` archives. A short run is part of the normal suite (40 examples a target; 400 in CI,
-where ``CI`` is set). A longer one, for anyone to run:
+``.eval`` archives; since the fourth, shell agents' trajectories built from drawn commands (sed
+expressions with backtracking traps and huge line numbers, here-documents closed or not, patches,
+scripts' replacements, editor calls with values of any kind, test runs with odd counts) in both
+of SWE-agent's forms, and procjudge's Inspect scorer on conversations of the same commands. A
+short run is part of the normal suite (40 examples a target; 400 in CI, where ``CI`` is set). A longer one, for anyone to run:
 
     PROCJUDGE_FUZZ_EXAMPLES=5000 pytest tests/test_fuzz.py -p no:cacheprovider
 """
@@ -20,6 +23,8 @@ import io
 import json
 import math
 import os
+import shlex
+import tempfile
 import time
 from pathlib import Path
 from xml.etree import ElementTree
@@ -74,8 +79,9 @@ def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, s
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     assert peak < PEAK_KIB, f"peak memory {peak / 1024:.0f} MiB"
     assert code in (0, 1, 2), code
+    assert "Traceback" not in err, err[-2000:]  # a crash's (stdout may quote an agent's own traceback)
     for text in (out, err):
-        assert "Traceback" not in text and "internal error" not in text, text[-2000:]
+        assert "internal error" not in text, text[-2000:]
     return code, out, err
 
 
@@ -213,9 +219,10 @@ def test_mutated_importer_lines_never_crash_import(data: st.DataObject, tmp_path
             cut = data.draw(st.integers(0, len(line)))
             line = line[:cut]
         lines.append(line)
-    log = tmp_path / "log.jsonl"
+    example = Path(tempfile.mkdtemp(dir=tmp_path))  # hypothesis reuses tmp_path: one folder an example
+    log = example / "log.jsonl"
     log.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    out = tmp_path / "out"
+    out = example / "out"
     _code, _, _ = run_cli(["import", "reflexion", str(log), "--out", str(out), "--agent", "fuzz"], capsys)
     for written in out.rglob("*.json"):
         run_cli(["score", str(written), "--format", "json"], capsys)
@@ -315,3 +322,169 @@ def test_mutated_inspect_archives_never_crash_import(data: st.DataObject, tmp_pa
         archive.writestr("samples/1_epoch_1.json", json.dumps(sample, default=str))
     path.write_bytes(_bytes_mutation(path.read_bytes(), data))
     run_cli(["import", "inspect", str(path), "--out", str(tmp_path / "out")], capsys)
+
+
+# --------------------------------------------------------------------------- shell agents' commands
+
+# Pieces of agents' commands: file names, regular-expression text (backtracking traps included),
+# line numbers (huge ones too) and lines of code.
+FILES = st.sampled_from(["m.py", "pkg/m.py", "tests/test_m.py", "/testbed/m.py", "../x.py", "a b.py", "m.cpp"])
+REGEX_TEXT = st.text(alphabet="a()+*?|\\[]{}^$&./-1n \t'\"", max_size=24)
+LINE_NUMBERS = st.one_of(st.integers(-3, 60), st.sampled_from([0, 10**11, 2**63, 99_999_999_999]))
+CODE_LINES = st.lists(st.one_of(st.sampled_from(["def test_m():", "    assert m() == 1", "x = 1", "", "EOF", "    pass",
+                                                 "  cout << x << endl;", "\x1b]8;;f\x1b\\", "<output>"]),
+                                st.text(max_size=30)), max_size=12)
+
+
+def _numbered(lines: list[str]) -> str:
+    return "".join(f"{k:6d}\t{line}\n" for k, line in enumerate(lines, 1))
+
+
+def _sed_script(data: st.DataObject) -> str:
+    address = data.draw(st.sampled_from(["", "$", "1", "2,4", "/a/", "1,99999999999", "/(a+)+$/,$"]))
+    verb = data.draw(st.sampled_from(["s", "s", "d", "i", "a", "c", "y", "p"]))
+    if verb == "s":
+        delimiter = data.draw(st.sampled_from(["/", "|", "#", ","]))
+        pattern, replacement = data.draw(REGEX_TEXT), data.draw(REGEX_TEXT)
+        flags = data.draw(st.sampled_from(["", "g", "I", "2", "gx"]))
+        return f"{address}s{delimiter}{pattern}{delimiter}{replacement}{delimiter}{flags}"
+    return f"{address}{verb}" + (f"\\{data.draw(REGEX_TEXT)}" if verb in "iac" else "")
+
+
+def _shell_command(data: st.DataObject) -> tuple[str, str, int]:
+    """(command, output, exit code) of one step: a read, a sed, a heredoc, a patch, a script, a test."""
+    path = data.draw(FILES)
+    lines = data.draw(CODE_LINES)
+    kind = data.draw(st.sampled_from(["read", "sed", "heredoc", "patch", "script", "test", "test", "other"]))
+    if kind == "read":
+        return f"cat -n {path}", _numbered(lines), 0
+    if kind == "sed":
+        scripts = [_sed_script(data) for _ in range(data.draw(st.integers(1, 3)))]
+        extended = data.draw(st.sampled_from(["", "-E ", "-r "]))
+        return f"sed {extended}-i " + " ".join(f"-e {shlex.quote(s)}" for s in scripts) + f" {path}", "", 0
+    if kind == "heredoc":
+        delimiter = data.draw(st.sampled_from(["EOF", "'EOF'", "\"END\"", "-EOF"]))
+        closed = data.draw(st.booleans())
+        end = delimiter.strip("'\"-")
+        body = "\n".join(lines)
+        return f"cat <<{delimiter} > {path}\n{body}" + (f"\n{end}" if closed else ""), "", 0
+    if kind == "patch":
+        first, count = data.draw(LINE_NUMBERS), data.draw(st.integers(0, 5))
+        hunk = "".join(data.draw(st.sampled_from(["-", "+", " ", "\\"])) + line + "\n" for line in lines)
+        return f"git apply <<'EOF'\n--- a/{path}\n+++ b/{path}\n@@ -{first},{count} +{first},{count} @@\n{hunk}EOF", "", 0
+    if kind == "script":
+        pairs = data.draw(st.lists(st.tuples(st.text(max_size=10), st.text(max_size=10)), max_size=4))
+        calls = "".join(f"s = s.replace({old!r}, {new!r})\n" for old, new in pairs)
+        script = f"import pathlib\np = pathlib.Path({path!r})\ns = p.read_text()\n{calls}p.write_text(s)"
+        return f"python - <<'EOF'\n{script}\nEOF", "", 0
+    if kind == "test":
+        summary = data.draw(st.sampled_from(["1 failed, 2 passed in 0.1s", "3 passed", "no tests ran", "ERROR collecting",
+                                             "Ran 2 tests\n\nFAILED (failures=1)", "Traceback (most recent call last):",
+                                             "-1 failed, 99999999999999999999 passed", ""]))
+        runner = data.draw(st.sampled_from(["python -m pytest", "pytest -k m", "python reproduce.py", "python -c 'import m'",
+                                            "./run_tests.sh", "go test ./...", "npm test"]))
+        return runner, "\n".join(lines) + "\n" + summary + "\n", data.draw(st.sampled_from([0, 1, 2, 127]))
+    return data.draw(st.sampled_from(["ls", "cd /testbed && git diff", "echo done", "pip install -e ."])), "\n".join(lines), 0
+
+
+def _editor_call(data: st.DataObject) -> tuple[dict[str, object], str]:
+    """(arguments, output) of a str_replace_editor call: view, str_replace, insert, create, undo."""
+    command = data.draw(st.sampled_from(["view", "str_replace", "str_replace", "insert", "create", "undo_edit", "bogus"]))
+    lines = data.draw(CODE_LINES)
+    arguments: dict[str, object] = {"command": command, "path": data.draw(FILES)}
+    if command == "str_replace":
+        arguments["old_str"] = data.draw(st.one_of(st.sampled_from(lines or [""]), st.text(max_size=12), SCALARS))
+        arguments["new_str"] = data.draw(st.one_of(st.text(max_size=20), SCALARS))
+    elif command == "insert":
+        arguments["insert_line"], arguments["new_str"] = data.draw(st.one_of(LINE_NUMBERS, SCALARS)), "\n".join(lines)
+    elif command == "create":
+        arguments["file_text"] = data.draw(st.one_of(st.just("\n".join(lines)), SCALARS))
+    elif command == "view" and data.draw(st.booleans()):
+        arguments["view_range"] = [data.draw(LINE_NUMBERS), data.draw(LINE_NUMBERS)]
+    output = _numbered(lines) if command == "view" else data.draw(st.sampled_from(["edited", "", "ERROR: no match"]))
+    return arguments, output
+
+
+def _tool_call_trajectory(data: st.DataObject) -> dict[str, object]:
+    """A SWE-agent function-calling trajectory of drawn bash commands and editor calls."""
+    messages: list[dict[str, object]] = [{"role": "user", "content": "<pr_description>fix m</pr_description>"}]
+    for k in range(data.draw(st.integers(1, 8))):
+        if data.draw(st.booleans()):
+            command, output, code = _shell_command(data)
+            name, arguments = "bash", {"command": command}
+            output = f"{output}\n[exit code {code}]" if code else output
+        else:
+            name, (arguments, output) = "str_replace_editor", _editor_call(data)
+        call = {"id": f"c{k}", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments, default=str)}}
+        messages.append({"role": "assistant", "content": "THOUGHT", "tool_calls": [call]})
+        messages.append({"role": "tool", "tool_call_id": f"c{k}", "content": output})
+    diff = "diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
+    submission = data.draw(st.sampled_from(["", diff]))
+    return {"instance_id": "fuzz-1", "info": {"submission": submission}, "messages": messages}
+
+
+def _bash_block_trajectory(data: st.DataObject) -> dict[str, object]:
+    """A mini-swe-agent trajectory: each drawn command in a bash block, its output and exit code."""
+    messages: list[dict[str, object]] = [{"role": "user", "content": "<pr_description>fix m</pr_description>"}]
+    for _ in range(data.draw(st.integers(1, 8))):
+        command, output, code = _shell_command(data)
+        messages.append({"role": "assistant", "content": f"THOUGHT: x\n\n```bash\n{command}\n```"})
+        closed = data.draw(st.sampled_from(["</output>", "</output>", ""]))
+        messages.append({"role": "user", "content": f"<returncode>{code}</returncode>\n<output>\n{output}{closed}"})
+    return {"instance_id": "fuzz-1", "info": {"submission": ""}, "messages": messages}
+
+
+@FUZZ
+@given(data=st.data())
+def test_generated_shell_commands_never_crash_import(data: st.DataObject, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """A shell agent's trajectory of drawn commands (sed expressions with backtracking traps and
+    huge line numbers, here-documents closed or not, patches, scripts' replacements, editor calls
+    with values of any kind, test runs with odd counts): import writes a run or names the file,
+    in bounded time and memory, and the run it writes is scored."""
+    build = data.draw(st.sampled_from([_tool_call_trajectory, _bash_block_trajectory]))
+    example = Path(tempfile.mkdtemp(dir=tmp_path))  # hypothesis reuses tmp_path: one folder an example
+    folder = example / "trajs"
+    folder.mkdir()
+    (folder / "fuzz-1.traj.json").write_text(json.dumps(build(data), default=str), encoding="utf-8")
+    out = example / "out"
+    run_cli(["import", "swe-agent", str(folder), "--out", str(out)], capsys)
+    for written in out.rglob("*.json"):
+        run_cli(["score", str(written), "--format", "json"], capsys)
+
+
+@FUZZ
+@given(data=st.data())
+def test_the_inspect_scorer_returns_a_score_for_any_conversation(data: st.DataObject) -> None:
+    """procjudge's Inspect scorer on a conversation of drawn bash calls and their outputs: a score
+    or "not judged", never an exception, in bounded time and memory."""
+    pytest.importorskip("inspect_ai", reason="the scorer targets need inspect-ai (the test extra)")
+    import asyncio
+    import resource
+
+    from inspect_ai.model import ChatMessageAssistant, ChatMessageTool, ChatMessageUser
+    from inspect_ai.tool import ToolCall
+
+    from procjudge.inspect import process_score
+
+    messages: list[object] = [ChatMessageUser(content="fix m")]
+    for k in range(data.draw(st.integers(0, 8))):
+        command, output, _code = _shell_command(data)
+        tool = data.draw(st.sampled_from(["bash", "bash", "python", "submit", "text_editor"]))
+        arguments = {"command": command} if tool in ("bash", "text_editor") else \
+            {"code": command} if tool == "python" else {"answer": output}
+        messages.append(ChatMessageAssistant(content=data.draw(st.text(max_size=20)),
+                                             tool_calls=[ToolCall(id=f"c{k}", function=tool, arguments=arguments)]))
+        messages.append(ChatMessageTool(content=output, tool_call_id=f"c{k}", function=tool))
+
+    class State:
+        input, sample_id = "fix m", "s1"
+
+    state = State()
+    state.messages = messages  # type: ignore[attr-defined]
+    started = time.monotonic()
+    score = asyncio.run(process_score()(state, None))
+    assert time.monotonic() - started < SECONDS, f"took more than {SECONDS} s"
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss < PEAK_KIB
+    assert isinstance(score.value, float) and math.isfinite(score.value)
+    assert score.answer == "not judged" or score.metadata["judged"] is True, score
