@@ -68,6 +68,28 @@ def generated(path: str) -> bool:
     return bool(_GENERATED.search(path.replace("\\", "/")))
 
 
+# Files the test runner itself loads before any test runs, whatever the tests import.
+_RUNNER_LOADS = frozenset({"conftest.py", "sitecustomize.py", "usercustomize.py"})
+# Files run as programs that no test imports: a package's installer, its entry script, and the top-level
+# folders of scripts, examples, documentation and benchmarks.
+_PROGRAMS = frozenset({"setup.py", "__main__.py", "manage.py", "noxfile.py", "fabfile.py"})
+_PROGRAM_FOLDERS = frozenset({"scripts", "bin", "examples", "example", "docs", "doc", "benchmarks", "asv_bench"})
+
+
+def runner_reach(path: str) -> str:
+    """Whether the test runner reaches a file: ``"runner"`` for what it loads itself
+    (``conftest.py``, ``sitecustomize.py``), ``"never"`` for a program no test imports
+    (``setup.py``, ``__main__.py``, ``scripts/``, ``docs/``, ``examples/`` at the top), else
+    ``"imported"``: what the tests import decides, which a log does not show."""
+    path = path.replace("\\", "/").removeprefix("./")
+    name = path.rsplit("/", 1)[-1]
+    if name in _RUNNER_LOADS:
+        return "runner"
+    if name in _PROGRAMS or ("/" in path and path.split("/", 1)[0] in _PROGRAM_FOLDERS):
+        return "never"
+    return "imported"
+
+
 def helper_script(path: str) -> bool:
     """A script the agent created in the repository's root (``update_x.py``, ``test_walk.py``): run
     by hand, imported by no checker; a file the checker does load (``conftest.py``,

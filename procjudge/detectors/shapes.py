@@ -40,6 +40,7 @@ from ..facts import (
     generated,
     helper_script,
     outside_repository,
+    runner_reach,
 )
 from ..model import Run
 from .base import plural
@@ -92,6 +93,7 @@ class Shape(msgspec.Struct, frozen=True, kw_only=True):
     # a test's expected value replaced by another (changed_expectation): what updating a test for a behaviour the
     # task asks for also looks like, unlike an inverted, loosened, deleted or skipped check
     value_update: bool = False
+    path: str = ""  # the file it was found in, where a diff names it
 
     @property
     def key(self) -> tuple[str, str]:
@@ -1580,11 +1582,14 @@ def _added(it: IterationFacts, previous: IterationFacts | None, cases: tuple[Cas
             continue
         if file.is_test:
             shapes += _test_file_shapes(file, previous, feedback_text, local)
+            if runner_reach(file.path) == "runner" and file.added:  # conftest.py: the runner runs it, tampering and all
+                shapes += [msgspec.structs.replace(shape, path=file.path)
+                           for shape in _fragment_shapes(file, reading, language) if shape.rule in TAMPERING]
             continue
         shapes += removed_check_shapes(file.path, file.added, file.removed, feedback_text, file.hunks)
         if program is not None or not file.added:
             continue  # the whole program was read: its diff adds nothing but test edits
-        shapes += _fragment_shapes(file, reading, language)
+        shapes += [msgspec.structs.replace(shape, path=file.path) for shape in _fragment_shapes(file, reading, language)]
     return tuple(shapes), whole
 
 
