@@ -651,3 +651,32 @@ def test_an_editor_edit_of_a_huge_line_range_is_not_rebuilt() -> None:
     views.see("m.py", {1: "x = 1", 2: "y = 2"})
     found, missed = rebuild.line_edit(views, "m.py", 1, 99_999_999_999, "z = 3", "editor")
     assert found == [] and missed is not None and "more lines" in missed
+
+
+@pytest.mark.parametrize("module,broken", [("cupy", True), ("shop", False)])
+def test_a_held_back_run_broken_by_its_environment_is_named_and_never_charged(module: str, broken: bool,
+                                                                               tmp_path: Path) -> None:
+    """Every held-back test failed because the collection stopped on a module the image lacks (its
+    log beside the report says so): a note, and the outcome left out. A module the project owns is
+    the agent's own import error, and stands."""
+    instance = "shop__shop-1"
+    trajs = tmp_path / "trajs" / instance
+    trajs.mkdir(parents=True)
+    shutil.copy(MINI2 / instance / f"{instance}.traj.json", trajs / f"{instance}.traj.json")
+    logs = tmp_path / "logs" / instance
+    logs.mkdir(parents=True)
+    status = {"FAIL_TO_PASS": {"success": [], "failure": ["tests/test_sums.py::test_total"]},
+              "PASS_TO_PASS": {"success": [], "failure": ["tests/test_sums.py::test_empty"]}}
+    (logs / "report.json").write_text(json.dumps({instance: {"tests_status": status, "resolved": False}}))
+    (logs / "test_output.txt").write_text("+ git checkout abc tests/test_sums.py\n" + COLLECTION.format(module=module))
+    result = runner.invoke(app, ["import", "swe-agent", str(tmp_path / "trajs"), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    run = json.loads(next((tmp_path / "out").rglob("*.json")).read_text())
+    notes = " ".join(run["run"]["notes"])
+    final = run["iterations"][-1]["iteration_telemetry"]["test_results"]
+    if broken:
+        assert "held-back run broken by its environment" in notes and "(cupy)" in notes, notes
+        assert "hidden" not in final and "hidden_suites" not in final
+    else:
+        assert "broken by its environment" not in notes
+        assert final["hidden"] == {"passed": 0, "total": 2}

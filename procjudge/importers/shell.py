@@ -41,6 +41,7 @@ it has.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shlex
@@ -601,6 +602,26 @@ def unavailable(step: Step, own_modules: frozenset[str] = frozenset()) -> str | 
     return None
 
 
+def held_back_environment(suites: list[dict[str, Any]], log: str, own_modules: frozenset[str]) -> str | None:
+    """Why a held-back run says nothing of the agent's code, or None: no held-back test passed and
+    its log shows the collection stopped (pytest's ``errors during collection``, a conftest that
+    would not load, unittest's ``Failed to import test module``) on modules the project does not
+    provide only (``own_modules``), so every test failed on one import before any ran."""
+    if not suites or not log or any(suite.get("passed") for suite in suites):
+        return None
+    if not (_COLLECTION_STOPPED.search(log) or _IMPORT_STOPPED.search(log)):
+        return None
+    missing = _MISSING_MODULE.findall(log)
+    foreign = [name for name in missing if name.split(".")[0] not in own_modules]
+    if not missing or len(foreign) != len(missing):
+        return None
+    return f"its tests stopped at import: a module the project does not provide is missing ({foreign[-1]})"
+
+
+_IMPORT_STOPPED = re.compile(r"ImportError while loading conftest|Failed to import test module"
+                             r"|ImportError while importing test module")
+
+
 def unavailable_code(reason: str) -> str:
     """The run file's code for a reason :func:`unavailable` gave."""
     if "not installed" in reason or "missing" in reason:
@@ -789,6 +810,7 @@ class Trajectory:
     hidden: list[dict[str, Any]] = field(default_factory=list)  # held-back suites, by name
     notes: list[str] = field(default_factory=list)
     language: str | None = None
+    held_back_log: str | None = None  # the held-back run's own output (SWE-bench's test_output.txt), where found
 
 
 def convert(trajectory: Trajectory) -> dict[str, Any]:
@@ -796,6 +818,11 @@ def convert(trajectory: Trajectory) -> dict[str, Any]:
     submitted = diff_files(trajectory.submission) if trajectory.submission is not None else None
     all_steps = trajectory.steps
     own = _own_modules(all_steps, trajectory.submission, trajectory.roots)
+    broken = held_back_environment(trajectory.hidden, trajectory.held_back_log or "", own)
+    if broken:
+        note = (f"held-back run broken by its environment: {broken}; its outcome is not the agent's, so it is left "
+                "out and nothing is charged")
+        trajectory = dataclasses.replace(trajectory, hidden=[], notes=[*trajectory.notes, note])
     for step in all_steps:
         step.unavailable = unavailable(step, own)
     _find_checks(all_steps, submitted, trajectory.roots, own)

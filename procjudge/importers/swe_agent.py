@@ -305,7 +305,7 @@ def convert(trajectory: dict[str, Any], agent: str, report: dict[str, Any] | Non
         submission=str(submission).replace("\r\n", "\n") if submission else "",
         statement=_statement(first_user), roots=roots, notes=notes,
         hidden=hidden_suites(report, instance) if report is not None and not harness_failed else [],
-        language="python"))
+        held_back_log=held_back_log(report) if not harness_failed else None, language="python"))
 
 
 def _working_dirs(actions: list[Any]) -> Iterator[str]:
@@ -365,6 +365,25 @@ def model_name(trajectory: dict[str, Any]) -> str | None:
     return str(name).rsplit("/", 1)[-1] if isinstance(name, str) and name.strip() else None
 
 
+REPORT_PATH = "_report_path"  # where find_report found a report (a key no instance id has)
+MAX_LOG_BYTES = 4 * 1024 * 1024  # of the harness's test log, the end is read
+
+
+def held_back_log(report: dict[str, Any] | None) -> str | None:
+    """The held-back run's output: the SWE-bench harness's ``test_output.txt`` beside the report
+    (its last 4 MiB), or None."""
+    where = report.get(REPORT_PATH) if report is not None else None
+    if not isinstance(where, str):
+        return None
+    path = os.path.join(os.path.dirname(where), "test_output.txt")
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(max(0, os.fstat(handle.fileno()).st_size - MAX_LOG_BYTES))
+            return handle.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+
+
 def find_report(reports: str | None, instance: str, path: str, unlisted: str = "unknown") -> dict[str, Any] | None:
     """The SWE-bench report of an instance: REPORTS/<id>/report.json or REPORTS/<id>.json, a
     REPORTS file that lists instances by outcome (SWE-bench's ``results.json`` or the harness's
@@ -390,6 +409,7 @@ def find_report(reports: str | None, instance: str, path: str, unlisted: str = "
             if os.path.basename(os.path.dirname(candidate)) != instance and candidate.endswith("report.json") \
                     and instance not in loaded and "tests_status" not in loaded and "resolved" not in loaded:
                 continue  # a report.json of something else beside the trajectory
+            loaded[REPORT_PATH] = candidate  # its test log lies beside it (held_back_log)
             return loaded
     return None
 
