@@ -277,8 +277,9 @@ def _statement(first_user: str) -> str:
     return first_user
 
 
-def convert(trajectory: dict[str, Any], agent: str, report: dict[str, Any] | None = None) -> dict[str, Any]:
-    """One trajectory (and its SWE-bench report) -> one run document."""
+def convert(trajectory: dict[str, Any], agent: str, report: dict[str, Any] | None = None,
+            log: str | None = None) -> dict[str, Any]:
+    """One trajectory (and its SWE-bench report, and the held-back run's log) -> one run document."""
     instance = str(trajectory.get("instance_id") or "run")
     messages = trajectory.get("messages") or trajectory.get("history") or []
     if not isinstance(messages, list):
@@ -305,7 +306,7 @@ def convert(trajectory: dict[str, Any], agent: str, report: dict[str, Any] | Non
         submission=str(submission).replace("\r\n", "\n") if submission else "",
         statement=_statement(first_user), roots=roots, notes=notes,
         hidden=hidden_suites(report, instance) if report is not None and not harness_failed else [],
-        held_back_log=held_back_log(report) if not harness_failed else None, language="python"))
+        held_back_log=log if not harness_failed else None, language="python"))
 
 
 def _working_dirs(actions: list[Any]) -> Iterator[str]:
@@ -365,17 +366,15 @@ def model_name(trajectory: dict[str, Any]) -> str | None:
     return str(name).rsplit("/", 1)[-1] if isinstance(name, str) and name.strip() else None
 
 
-REPORT_PATH = "_report_path"  # where find_report found a report (a key no instance id has)
 MAX_LOG_BYTES = 4 * 1024 * 1024  # of the harness's test log, the end is read
 
 
-def held_back_log(report: dict[str, Any] | None) -> str | None:
-    """The held-back run's output: the SWE-bench harness's ``test_output.txt`` beside the report
-    (its last 4 MiB), or None."""
-    where = report.get(REPORT_PATH) if report is not None else None
-    if not isinstance(where, str):
+def held_back_log(report_path: str | None) -> str | None:
+    """The held-back run's output: the SWE-bench harness's ``test_output.txt`` beside an
+    instance's report (its last 4 MiB), or None."""
+    if not report_path:
         return None
-    path = os.path.join(os.path.dirname(where), "test_output.txt")
+    path = os.path.join(os.path.dirname(report_path), "test_output.txt")
     try:
         with open(path, "rb") as handle:
             handle.seek(max(0, os.fstat(handle.fileno()).st_size - MAX_LOG_BYTES))
@@ -385,15 +384,21 @@ def held_back_log(report: dict[str, Any] | None) -> str | None:
 
 
 def find_report(reports: str | None, instance: str, path: str, unlisted: str = "unknown") -> dict[str, Any] | None:
+    """The SWE-bench report of an instance (:func:`report_of`), without where it was found."""
+    return report_of(reports, instance, path, unlisted)[0]
+
+
+def report_of(reports: str | None, instance: str, path: str,
+              unlisted: str = "unknown") -> tuple[dict[str, Any] | None, str | None]:
     """The SWE-bench report of an instance: REPORTS/<id>/report.json or REPORTS/<id>.json, a
     REPORTS file that lists instances by outcome (SWE-bench's ``results.json`` or the harness's
     summary: ``resolved_ids``, ``unresolved_ids``, ``error_ids``, ...; see :func:`listed`), or a
     report.json found beside the trajectory (in its own folder, as SWE-agent 1.x writes it, or
     logs/<id>/report.json in the trajectory's folder or up to two folders above it: logs/ next
-    to trajs/<id>/ or trajs/)."""
+    to trajs/<id>/ or trajs/), and the file it was read from (None for a listing)."""
     candidates = []
     if reports and os.path.isfile(reports):
-        return listed(reports, instance, unlisted)
+        return listed(reports, instance, unlisted), None
     if reports:
         candidates += [os.path.join(reports, instance, "report.json"), os.path.join(reports, f"{instance}.json")]
     folder = os.path.dirname(os.path.abspath(path))
@@ -409,9 +414,8 @@ def find_report(reports: str | None, instance: str, path: str, unlisted: str = "
             if os.path.basename(os.path.dirname(candidate)) != instance and candidate.endswith("report.json") \
                     and instance not in loaded and "tests_status" not in loaded and "resolved" not in loaded:
                 continue  # a report.json of something else beside the trajectory
-            loaded[REPORT_PATH] = candidate  # its test log lies beside it (held_back_log)
-            return loaded
-    return None
+            return loaded, candidate  # the harness's test log lies beside it (held_back_log)
+    return None, None
 
 
 _LISTS: dict[str, dict[str, Any]] = {}
@@ -459,10 +463,10 @@ def import_files(paths: list[str], out: str, agent: str | None = None,
         instance = str(trajectory.get("instance_id") or os.path.basename(path).split(".traj")[0])
         name = agent or model_name(trajectory) or agent_from_path(path, instance)
         trajectory.setdefault("instance_id", instance)
-        report = find_report(reports, instance, path, unlisted)
+        report, where = report_of(reports, instance, path, unlisted)
         if report is None and reports and os.path.isfile(reports):
             unknown.append(instance)
-        return name, instance, convert(trajectory, name, report)
+        return name, instance, convert(trajectory, name, report, held_back_log(where))
 
     written, issues = one_run_per_file(paths, out, produce, "a trajectory")
     unknown = list(dict.fromkeys(unknown))  # a trajectory read twice (its odd values left out) is one
