@@ -9,6 +9,7 @@ of the core's dependencies, leaves the optional extras' tests to the first)."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -190,3 +191,27 @@ def test_the_scorer_judges_off_the_event_loop_and_within_its_bound(monkeypatch: 
     release.set()
     assert ticks >= 10  # the loop went on while the sample was judged
     assert result.answer == "not judged" and "longer than 0.5 s" in result.explanation
+
+
+@pytest.mark.parametrize("script", [HONEST, CHEAT], ids=["honest", "cheat"])
+def test_a_sample_imported_from_its_log_is_the_run_the_scorer_judged(script: list[tuple[str, dict[str, str]]],
+                                                                     tmp_path: Path) -> None:
+    """The same agent scored live or imported from its log gives the same run: the Inspect log
+    importer reads the sample's tool calls through the scorer's own code, and the task's score
+    becomes the held-back outcome, which the process score does not read."""
+    from typer.testing import CliRunner
+
+    from procjudge import judge, load_run
+    from procjudge.cli import app
+
+    log = evaluate(tmp_path, script)
+    live = log.samples[0].scores["procjudge"]
+    done = CliRunner().invoke(app, ["import", "inspect", str(tmp_path / "logs"), "--out", str(tmp_path / "out")])
+    assert done.exit_code == 0, done.output
+    (path,) = (tmp_path / "out").rglob("*.json")
+    run = json.loads(path.read_text())
+    assert run["run"]["iterations_are"] == "local_runs" and run["run"]["source"] == "inspect"
+    assert run["iterations"][-1]["iteration_telemetry"]["test_results"]["hidden"] == {"passed": 1, "total": 1}
+    verdict = judge(load_run(str(path)))
+    assert verdict.process_score == live.value and verdict.trajectory == live.metadata["trajectory"]
+    assert sorted(verdict.anti_patterns) == sorted(live.metadata["anti_patterns"])

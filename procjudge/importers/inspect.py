@@ -7,7 +7,10 @@ log is one object with ``eval``, ``plan`` and ``samples``; an ``.eval`` log is a
 members with Zstandard, which the standard library reads only from Python 3.14: older Pythons
 need ``zstandard`` (``pip install 'procjudge[inspect]'``), and the error says so.
 
-**An iteration is one scored submission.** A multi-attempt agent (``basic_agent`` with
+**An agent scored once is read as its own loop**: a sample whose messages hold the tool calls
+with which the agent changed files, scored once, is read by the code procjudge's Inspect scorer
+uses live (:mod:`.inspect_calls`), its score the held-back outcome, so an imported sample is the
+run the scorer judged. **Otherwise an iteration is one scored submission.** A multi-attempt agent (``basic_agent`` with
 ``max_attempts``) has each submission scored as it is made: Inspect logs those as intermediate
 score events, then the final score. Per iteration: the score (a number as a 0..1 fraction, or
 Inspect's ``C``/``P``/``I``/``N`` as 100/50/0/0) on procjudge's 0..100 scale, the test counts when
@@ -202,10 +205,16 @@ def _max_attempts(header: dict[str, Any]) -> int | None:
 
 
 def convert(header: dict[str, Any], sample: dict[str, Any], agent: str | None = None) -> dict[str, Any]:
-    """One sample (one epoch) of an Inspect log -> one run document."""
+    """One sample (one epoch) of an Inspect log -> one run document: the agent's own loop when it
+    edited files with tool calls and was scored once (a CLI agent, a ``react`` agent), else one
+    iteration per scored submission."""
     attachments = sample.get("attachments") or {}
     events = [_resolve(e, attachments) for e in sample.get("events") or [] if isinstance(e, dict)]
     submissions = _submissions(events)
+    if len(submissions) <= 1:
+        local = _local_run(header, sample, agent, submissions[0]["score"] if submissions else None, attachments)
+        if local is not None:
+            return local
     if not submissions:
         raise NothingLogged("no scored submission in this sample")
     iterations = []
@@ -217,10 +226,59 @@ def convert(header: dict[str, Any], sample: dict[str, Any], agent: str | None = 
     return {"run": _run_info(header, sample, agent, len(iterations)), "iterations": iterations}
 
 
+def _local_run(header: dict[str, Any], sample: dict[str, Any], agent: str | None, score: dict[str, Any] | None,
+               attachments: dict[str, str]) -> dict[str, Any] | None:
+    """The sample's tool calls read as procjudge's Inspect scorer reads them live
+    (:func:`.inspect_calls.run_document`): an iteration is an edit and the checks the agent ran
+    on it, so a sample imported from its log is the run the scorer judged. The sample's score is
+    the held-back outcome (a full score passes it). None when the agent changed no file."""
+    from .inspect_calls import run_document
+
+    raw = sample.get("messages")
+    if not isinstance(raw, list) or not any(isinstance(m, dict) and m.get("tool_calls") for m in raw):
+        return None
+    messages = [_message(_resolve(m, attachments)) for m in raw if isinstance(m, dict)]
+    info = _run_info(header, sample, agent, 1)
+    try:
+        document = run_document(messages, sample=str(sample.get("id")), agent=info["agent"],
+                                statement=info["task"]["statement"])
+    except NothingLogged:
+        return None
+    run = document["run"]
+    run.update({key: info[key] for key in ("id", "agent", "challenge", "source", "task") if key in info})
+    if "started_at" in info:
+        run["started_at"] = info["started_at"]
+    value = score_value(score.get("value")) if score is not None else None
+    if value is not None:
+        final = document["iterations"][-1]["iteration_telemetry"]
+        passed = int(value >= 100)
+        final.setdefault("test_results", {})["hidden"] = {"passed": passed, "total": 1}
+        final["test_results"]["hidden_suites"] = [{"name": "score", "passed": passed, "total": 1}]
+    return document
+
+
+def _message(message: dict[str, Any]) -> Any:
+    """A logged chat message with the attributes Inspect's own message objects have."""
+    from types import SimpleNamespace
+
+    calls = [SimpleNamespace(id=call.get("id"), function=call.get("function"),
+                             arguments=call["arguments"] if isinstance(call.get("arguments"), dict) else {})
+             for call in message.get("tool_calls") or [] if isinstance(call, dict)]
+    error = message.get("error")
+    content = message.get("content")
+    if isinstance(content, list):
+        content = [SimpleNamespace(text=part.get("text")) for part in content if isinstance(part, dict)]
+    return SimpleNamespace(role=message.get("role"), content=content, tool_calls=calls,
+                           tool_call_id=message.get("tool_call_id"),
+                           error=SimpleNamespace(type=error.get("type"), message=error.get("message"))
+                           if isinstance(error, dict) else None)
+
+
 def _submissions(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The scored submissions: a multi-attempt agent's intermediate scores, then the final score
-    when it is a new answer."""
-    scored = [e for e in events if e.get("event") == "score" and isinstance(e.get("score"), dict)]
+    when it is a new answer (of the task's scorers: procjudge's own scorer judges the process)."""
+    scored = [e for e in events if e.get("event") == "score" and isinstance(e.get("score"), dict)
+              and e.get("scorer") != "procjudge"]  # procjudge's own process score is not the task's
     submissions = [e for e in scored if e.get("intermediate")]
     final = [e for e in scored if not e.get("intermediate")]
     if final and (not submissions or final[-1]["score"].get("answer") != submissions[-1]["score"].get("answer")):
