@@ -126,6 +126,52 @@ def test_a_refused_edit_changes_nothing(tmp_path: Path) -> None:
     assert not steps[0].writes
 
 
+def _as_inspect_sample(session: Path) -> dict[str, Any]:
+    """A Claude Code session as Inspect logs it when ``inspect_swe`` runs the CLI in a sandbox whose
+    repository is ``/testbed`` (the session's ``/home/dev/shop``): the assistant's tool_use blocks
+    as tool calls, each tool_result as a tool message (an error where it was one)."""
+    messages: list[dict[str, Any]] = []
+    for line in session.read_text().replace("/home/dev/shop", "/testbed").splitlines():
+        event = json.loads(line)
+        content = (event.get("message") or {}).get("content")
+        if event.get("type") == "user" and isinstance(content, str):
+            messages.append({"role": "user", "content": content})
+        for part in content if isinstance(content, list) else []:
+            if part.get("type") == "tool_use":
+                messages.append({"role": "assistant", "content": "", "tool_calls": [
+                    {"id": part["id"], "function": part["name"], "arguments": part["input"]}]})
+            elif part.get("type") == "tool_result":
+                text = part["content"] if isinstance(part["content"], str) else "".join(
+                    p.get("text", "") for p in part["content"])
+                messages.append({"role": "tool", "tool_call_id": part["tool_use_id"], "content": text,
+                                 **({"error": {"type": "unknown", "message": ""}} if part.get("is_error") else {})})
+    return {"id": session.stem, "epoch": 1, "input": messages[0]["content"], "messages": messages,
+            "events": [{"event": "score", "score": {"value": 1.0}, "intermediate": False, "scorer": "tests"}]}
+
+
+@pytest.mark.parametrize("name", ["sess-red-green", "sess-rewritten", "sess-environment"])
+def test_claude_code_run_inside_inspect_is_read_as_its_own_session(name: str, sessions: dict[str, Path],
+                                                                    tmp_path: Path) -> None:
+    """inspect_swe runs Claude Code inside Inspect: the Inspect log of a session is read the way the
+    session's own file is, the same iterations, edits, checks and verdict."""
+    log = {"version": 2, "status": "success", "eval": {"task": "shop", "model": "anthropic/claude-sonnet-4-5"},
+           "plan": {"steps": []}, "samples": [_as_inspect_sample(CLAUDE / f"{name}.jsonl")]}
+    (tmp_path / "log.json").write_text(json.dumps(log))
+    done = runner.invoke(app, ["import", "inspect", str(tmp_path / "log.json"), "--out", str(tmp_path / "out")])
+    assert done.exit_code == 0, done.output
+    (inspected,) = (tmp_path / "out").rglob("*.json")
+    own = json.loads(sessions[name].read_text())["iterations"]
+    via_inspect = json.loads(inspected.read_text())["iterations"]
+
+    def loop(iterations: list[dict[str, Any]]) -> list[Any]:
+        return [(t["changes"].get("diff"), t["test_results"].get("post_iteration"), t["test_results"].get("suite"),
+                 [(c["command"], c["outcome"]) for c in t.get("checks", [])])
+                for t in (i["iteration_telemetry"] for i in iterations)]
+
+    assert loop(via_inspect) == loop(own)
+    assert judge(load_run(str(inspected))).process_score == judge(load_run(str(sessions[name]))).process_score
+
+
 def test_the_fixtures_are_what_their_script_writes(tmp_path: Path) -> None:
     import subprocess
     import sys
@@ -280,3 +326,52 @@ def test_batch_shows_what_the_runs_cost_and_the_cost_of_a_resolved_run(tmp_path:
     header = rows[0].split(",")
     assert header[-2:] == ["cost_usd", "tokens"]
     assert sorted(line.split(",")[-2] for line in rows[1:]) == ["0.3", "0.4", "0.5"]
+
+
+def _codex_as_inspect_sample(rollout: Path) -> dict[str, Any]:
+    """A Codex rollout as Inspect logs it when ``inspect_swe`` runs the CLI in a sandbox whose
+    repository is ``/testbed``: each call with its arguments, each output as a tool message, an
+    error where the command exited non-zero (as Inspect's tools answer one)."""
+    from procjudge.importers.codex import _arguments, _output
+
+    records = [json.loads(line) for line in rollout.read_text().replace("/home/dev/shop", "/testbed").splitlines()]
+    payloads = [r.get("payload") or {} for r in records]
+    ends = {p["call_id"]: p for p in payloads if p.get("type") == "exec_command_end"}
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "fix the rounding"}]
+    for payload in payloads:
+        if payload.get("type") == "function_call":
+            arguments = _arguments(payload.get("arguments"))
+            messages.append({"role": "assistant", "content": "", "tool_calls": [
+                {"id": payload["call_id"], "function": payload["name"], "arguments": arguments}]})
+        elif payload.get("type") == "custom_tool_call":
+            messages.append({"role": "assistant", "content": "", "tool_calls": [
+                {"id": payload["call_id"], "function": payload["name"], "arguments": {"input": payload["input"]}}]})
+        elif payload.get("type") in ("function_call_output", "custom_tool_call_output"):
+            text, code = _output(payload.get("output"))
+            end = ends.get(payload["call_id"])
+            if end is not None:
+                text, code = end.get("aggregated_output") or text, end.get("exit_code", code)
+            messages.append({"role": "tool", "tool_call_id": payload["call_id"], "content": text,
+                             **({"error": {"type": "unknown", "message": ""}} if code not in (None, 0) else {})})
+    return {"id": rollout.stem, "epoch": 1, "input": "fix the rounding", "messages": messages,
+            "events": [{"event": "score", "score": {"value": 1.0}, "intermediate": False, "scorer": "tests"}]}
+
+
+@pytest.mark.parametrize("name", ["red-green", "rewritten", "environment"])
+def test_codex_run_inside_inspect_is_read_as_its_own_rollout(name: str, rollouts: dict[str, Path],
+                                                             tmp_path: Path) -> None:
+    log = {"version": 2, "status": "success", "eval": {"task": "shop", "model": "openai/gpt-5-codex"},
+           "plan": {"steps": []}, "samples": [_codex_as_inspect_sample(CODEX / f"rollout-2026-11-21T09-00-00-{name}.jsonl")]}
+    (tmp_path / "log.json").write_text(json.dumps(log))
+    done = runner.invoke(app, ["import", "inspect", str(tmp_path / "log.json"), "--out", str(tmp_path / "out")])
+    assert done.exit_code == 0, done.output
+    (inspected,) = (tmp_path / "out").rglob("*.json")
+
+    def loop(path: Path) -> list[Any]:
+        iterations = json.loads(path.read_text())["iterations"]
+        return [(t["changes"].get("diff"), t["test_results"].get("post_iteration"), t["test_results"].get("suite"),
+                 [(c["command"], c["outcome"]) for c in t.get("checks", [])])
+                for t in (i["iteration_telemetry"] for i in iterations)]
+
+    assert loop(inspected) == loop(rollouts[name])
+    assert judge(load_run(str(inspected))).process_score == judge(load_run(str(rollouts[name]))).process_score

@@ -43,7 +43,8 @@ from .shell import REPO_ROOTS, Step, Trajectory
 from .shell import convert as convert_steps
 
 _EXIT_CODE = re.compile(r"^Exit code (-?\d+)\b", re.MULTILINE)
-_READS = frozenset({"Read", "Grep", "Glob", "LS", "Task", "TodoWrite", "TodoRead", "WebFetch", "WebSearch", "ExitPlanMode",
+TOOLS = frozenset({"Bash", "Edit", "MultiEdit", "Write", "NotebookEdit", "Read"})  # and the reads below
+READS = frozenset({"Read", "Grep", "Glob", "LS", "Task", "TodoWrite", "TodoRead", "WebFetch", "WebSearch", "ExitPlanMode",
                     "BashOutput", "KillShell", "KillBash", "SlashCommand", "Skill"})
 
 
@@ -125,13 +126,14 @@ def steps(events: list[dict[str, Any]]) -> list[Step]:
             if part.get("type") != "tool_use" or not isinstance(part.get("name"), str):
                 continue
             output, error, structured = results.get(str(part.get("id")), ("", False, None))
-            found += _tool_steps(part["name"], as_object(part.get("input")), output, error, structured, thought, time)
+            found += tool_steps(part["name"], as_object(part.get("input")), output, error, structured, thought, time)
     return found
 
 
-def _tool_steps(name: str, arguments: dict[str, Any], output: str, error: bool, structured: Any, thought: str,
+def tool_steps(name: str, arguments: dict[str, Any], output: str, error: bool, structured: Any, thought: str,
                 time: float | None) -> list[Step]:
-    """One tool call as steps (``MultiEdit``: one a replacement)."""
+    """One Claude Code tool call as steps (``MultiEdit``: one a replacement): shared with the
+    reading of Inspect logs, where Claude Code run by ``inspect_swe`` calls the same tools."""
     path = str(arguments.get("file_path") or arguments.get("notebook_path") or "")
     if name == "Bash" and isinstance(arguments.get("command"), str):
         detail = as_object(structured)

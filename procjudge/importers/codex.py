@@ -109,6 +109,22 @@ def _command(name: str, arguments: dict[str, Any]) -> tuple[str | None, str | No
     return None, None
 
 
+def tool_steps(name: str, arguments: dict[str, Any], output: str, code: int | None, thought: str,
+               time: float | None) -> list[Step] | None:
+    """One Codex tool call (a shell argv, ``exec_command``, ``apply_patch``) as steps, or None for a
+    tool Codex does not have: shared with the reading of Inspect logs, where Codex run by
+    ``inspect_swe`` calls the same tools."""
+    if name == "apply_patch":
+        patch = arguments.get("input", arguments.get("patch"))
+        return _patch_steps(str(patch or ""), thought, output, time, code in (None, 0))
+    if name not in _COMMAND_TOOLS and name not in _SHELL_TOOLS:
+        return None
+    command, patch = _command(name, arguments)
+    if patch is not None:
+        return _patch_steps(patch, thought, output, time, code in (None, 0))
+    return [Step(thought, command.strip(), code, output, time)] if command is not None else None
+
+
 def _patch_steps(patch: str, thought: str, output: str, time: float | None, applied: bool) -> list[Step]:
     """The edits of a ``*** Begin Patch`` envelope, one step a hunk (nothing when not applied)."""
     if not applied:

@@ -12,6 +12,7 @@ import re
 import shlex
 from typing import Any
 
+from . import claude_code, codex
 from .atif import call_step
 from .shell import Step, Trajectory
 from .shell import convert as convert_steps
@@ -60,6 +61,15 @@ def steps(messages: list[Any]) -> tuple[list[Step], str | None]:
                 continue  # Inspect refused the call before it ran (its arguments, or an approver): nothing happened
             if error is not None:
                 output += f"\n{getattr(error, 'message', error)}"
+            said = thought if k == 0 else ""
+            if name in claude_code.TOOLS or name in claude_code.READS:  # Claude Code run inside Inspect (inspect_swe)
+                found += claude_code.tool_steps(name, arguments, output, error is not None, None, said, None)
+                continue
+            if not isinstance(arguments.get("command", ""), str) or name in ("apply_patch", "exec_command"):
+                ran = codex.tool_steps(name, arguments, output, 1 if error is not None else 0, said, None)
+                if ran is not None:  # Codex run inside Inspect: a shell argv, exec_command, apply_patch
+                    found += ran
+                    continue
             if name == "python" and isinstance(arguments.get("code"), str):
                 # Inspect's python tool runs the code as `python -c` would: a check, or an edit when it writes files
                 arguments = {"cmd": f"python -c {shlex.quote(arguments['code'])}"}
