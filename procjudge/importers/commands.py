@@ -164,8 +164,9 @@ def import_reflexion(
     out: Path = IMPORT_OUT_OPTION,
     overwrite: bool = OVERWRITE_OPTION,
     agent: str | None = typer.Option(None, "--agent",
-                                     help="Agent name (default: the file's folder; plus the file name when several files share a "
-                                          "folder)."),
+                                     help="Agent name (default: the record's model, else the file name after the nearest "
+                                          "folder that is neither generic nor a benchmark's name: codellama, "
+                                          "reflexion/gpt-4-1106-preview)."),
     hidden_from: Path | None = typer.Option(None, "--hidden-from", metavar="OTHER.jsonl",
                                                help="A second file of the same runs whose is_solved is a second hidden verdict, "
                                                     "joined on the task (e.g. HumanEvalET)."),
@@ -203,8 +204,11 @@ def import_inspect(
 ) -> None:
     """Import Inspect AI evaluation logs as one run file per sample and epoch.
 
-    An iteration is one scored submission: a multi-attempt agent's intermediate scores, then the
-    final score when it is a new answer. Per iteration the score, test counts from the scorer's
+    A sample whose agent changed files with tool calls and was scored once is read as its own loop,
+    as procjudge's Inspect scorer reads it live (Claude Code and Codex run by inspect_swe too):
+    an iteration is an edit and the checks on it, the task's score the held-back outcome.
+    Otherwise an iteration is one scored submission: a multi-attempt agent's intermediate scores,
+    then the final score when it is a new answer. Per iteration the score, test counts from the scorer's
     metadata (passed, total), the submitted answer as code, the scorer's explanation as feedback,
     the tool calls since the previous submission, and the timing. Zstandard-compressed .eval logs
     need Python 3.14 or pip install 'procjudge[inspect]'.
