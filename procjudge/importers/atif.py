@@ -205,7 +205,7 @@ def _trial_name(result: dict[str, Any], trial: str | None) -> str:
     return str(result.get("task_name") or (os.path.basename(trial).rsplit("__", 1)[0] if trial else ""))
 
 
-def import_files(paths: list[str], out: str, agent: str | None = None) -> tuple[int, list[ImportIssue]]:
+def import_files(paths: list[str], out: str, agent: str | None = None, jobs: int = 1) -> tuple[int, list[ImportIssue]]:
     """Import ATIF trajectory files, and Harbor trial folders by their ``result.json`` (a trial
     whose agent left no trajectory is a note naming the harness's exception); return (runs
     written, issues)."""
@@ -249,5 +249,5 @@ def import_files(paths: list[str], out: str, agent: str | None = None) -> tuple[
             document["run"]["usage"] = usage
         return name, instance, document
 
-    written, found = one_run_per_file(unique, out, produce, "an ATIF trajectory")
+    written, found = one_run_per_file(unique, out, produce, "an ATIF trajectory", jobs)
     return written, issues + found

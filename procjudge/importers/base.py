@@ -21,6 +21,7 @@ import hashlib
 import json
 import os
 import re
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
@@ -294,23 +295,89 @@ UNREADABLE = (OSError, ValueError, KeyError, TypeError, AttributeError, IndexErr
 
 
 def one_run_per_file(paths: list[str], out: str, produce: Callable[[str], tuple[str, str, dict[str, Any]]],
-                     what: str) -> tuple[int, list[ImportIssue]]:
+                     what: str, jobs: int = 1,
+                     after: Callable[[str, str, dict[str, Any]], None] | None = None) -> tuple[int, list[ImportIssue]]:
     """Import logs that hold one run each: ``produce(path)`` gives (agent, task, run document);
-    nothing to judge is a note, anything unreadable an error naming ``what`` the file should be."""
+    nothing to judge is a note, anything unreadable an error naming ``what`` the file should be.
+    With ``jobs`` above 1 the files are read in that many worker processes and written here in
+    input order, so the output is the same byte for byte; ``after(path, task, document)`` runs
+    here for each run produced."""
     writer = Writer(out, paths)
     written = 0
     issues: list[ImportIssue] = []
-    for path in paths:
-        try:
-            agent, task, document = produced(functools.partial(produce, path))
-        except NothingLogged as exc:
-            issues.append(ImportIssue(path, 1, str(exc), note=True))
+    for path, (kind, value) in zip(paths, _produced_all(paths, produce, jobs)):
+        if kind == "note":
+            issues.append(ImportIssue(path, 1, str(value), note=True))
             continue
-        except UNREADABLE as exc:
-            issues.append(ImportIssue(path, 1, f"not {what}: {exc}"))
+        if kind == "error":
+            issues.append(ImportIssue(path, 1, f"not {what}: {value}"))
             continue
+        agent, task, document = value
+        if after is not None:
+            after(path, task, document)
         written += writer.put(path, 1, agent, task, document, issues)
     return written, issues
+
+
+# the produce function of the pool's import (inherited by forked workers, never pickled)
+_PRODUCE: list[Callable[[str], Any]] = []
+
+
+def _produce_one(path: str) -> tuple[str, Any]:
+    """("run", (agent, task, document)), ("note", why) or ("error", why) for one file."""
+    try:
+        return "run", produced(functools.partial(_PRODUCE[-1], path))
+    except NothingLogged as exc:
+        return "note", str(exc)
+    except UNREADABLE as exc:
+        return "error", str(exc)
+
+
+def _produced_all(paths: list[str], produce: Callable[[str], Any], jobs: int) -> Iterator[tuple[str, Any]]:
+    """Each file's outcome in input order; in ``jobs`` forked worker processes when above 1 (and
+    the platform forks), at most eight files a worker ahead of what has been written. A worker
+    that dies (killed, out of memory) costs the file it held, named; the files after it are read
+    here."""
+    import multiprocessing
+
+    _PRODUCE.append(produce)
+    try:
+        if jobs <= 1 or len(paths) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+            yield from (_produce_one(path) for path in paths)
+            return
+        import collections
+        from concurrent.futures import Future, ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
+
+        pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"))
+        window: collections.deque[Future[tuple[str, Any]]] = collections.deque()
+        ahead = iter(paths)
+        done = 0
+        try:
+            while True:
+                while len(window) < jobs * 8:
+                    path = next(ahead, None)
+                    if path is None:
+                        break
+                    window.append(pool.submit(_produce_one, path))
+                if not window:
+                    return
+                try:
+                    outcome = window.popleft().result()
+                except BrokenProcessPool:
+                    yield "error", "the worker reading this file died (killed, or out of memory)"
+                    done += 1
+                    yield from (_produce_one(path) for path in paths[done:])
+                    return
+                done += 1
+                yield outcome
+        finally:
+            for process in list((getattr(pool, "_processes", None) or {}).values()):
+                if process.is_alive() and sys.exc_info()[0] is not None:
+                    process.kill()
+            pool.shutdown(wait=True, cancel_futures=True)
+    finally:
+        _PRODUCE.pop()
 
 
 Produced = TypeVar("Produced")
@@ -444,11 +511,18 @@ class Builtin:
     def detect(self, path: str, head: bytes) -> bool:
         return self.sniff(path, head)
 
-    def import_files(self, paths: list[str], out: str, agent: str | None = None) -> tuple[int, list[ImportIssue]]:
+    @property
+    def parallel(self) -> bool:
+        """Whether its import reads files in worker processes (``jobs``): one run per file."""
+        return self.module in ("swe_agent", "atif")
+
+    def import_files(self, paths: list[str], out: str, agent: str | None = None,
+                     jobs: int = 1) -> tuple[int, list[ImportIssue]]:
         import importlib
 
         module = importlib.import_module(f"procjudge.importers.{self.module}")
-        result: tuple[int, list[ImportIssue]] = module.import_files(paths, out, agent=agent)
+        options = {"jobs": jobs} if self.parallel else {}
+        result: tuple[int, list[ImportIssue]] = module.import_files(paths, out, agent=agent, **options)
         return result
 
 

@@ -19,6 +19,15 @@ import typer
 
 from ..console import IMPORT_OUT_OPTION, OVERWRITE_OPTION, err, plural, reports_option
 
+IMPORT_JOBS_OPTION = typer.Option(1, "--jobs", "-j", min=0, max=256,
+                                  help="Worker processes reading the logs, 0 to 256 (0: the machine's cores; default 1). "
+                                       "The run files written are the same whatever the number.")
+
+
+def _workers(jobs: int) -> int:
+    return jobs or os.cpu_count() or 1
+
+
 import_app = typer.Typer(help="Turn other tools' logs into run files.", no_args_is_help=True, rich_markup_mode=None)
 
 
@@ -251,6 +260,7 @@ def import_swe_agent(
     agent: str | None = typer.Option(None, "--agent",
                                      help="Agent name (default: the model in the trajectory's configuration, else its run "
                                           "folder)."),
+    jobs: int = IMPORT_JOBS_OPTION,
 ) -> None:
     """Import shell-agent trajectories as one run file per task.
 
@@ -272,7 +282,7 @@ def import_swe_agent(
     from .swe_agent import import_files
 
     run_import(import_files, files, (".traj.json", ".traj"), out, overwrite, "file", "swe-agent", agent=agent,
-               reports=str(reports) if reports else None, unlisted=unlisted.value)
+               reports=str(reports) if reports else None, unlisted=unlisted.value, jobs=_workers(jobs))
 
 
 @import_app.command("openhands")
@@ -309,6 +319,7 @@ def import_atif(
     out: Path = IMPORT_OUT_OPTION,
     overwrite: bool = OVERWRITE_OPTION,
     agent: str | None = typer.Option(None, "--agent", help="Agent name (default: the trajectory's agent name and model)."),
+    jobs: int = IMPORT_JOBS_OPTION,
 ) -> None:
     """Import Agent Trajectory Interchange Format trajectories as one run file each.
 
@@ -322,7 +333,8 @@ def import_atif(
     """
     from .atif import import_files
 
-    run_import(import_files, files, ("trajectory.json", "result.json"), out, overwrite, "file", "atif", agent=agent)
+    run_import(import_files, files, ("trajectory.json", "result.json"), out, overwrite, "file", "atif", agent=agent,
+               jobs=_workers(jobs))
 
 
 @import_app.command("claude-code")
@@ -427,6 +439,7 @@ def import_auto(
                                      help="Read every file with this importer instead of recognising each (see import list)."),
     verbose: bool = typer.Option(False, "--verbose", "-v",
                                  help="List each file under the folders that was passed over, with its first bytes."),
+    jobs: int = IMPORT_JOBS_OPTION,
 ) -> None:
     """Recognise each log's format and import it: swe-agent trajectories, OpenHands output,
     ATIF trajectories, Inspect logs, Reflexion-family logs, and any installed plugin's format.
@@ -436,7 +449,7 @@ def import_auto(
 
     Example: procjudge import auto runs/ --out imported/
     """
-    from .base import recognise, registry
+    from .base import Builtin, recognise, registry
 
     importers, problems = registry()
     for problem in problems:
@@ -461,7 +474,11 @@ def import_auto(
     by_name = {i.name: i for i in importers}
     written, issues = 0, []
     for name, paths in groups.items():
-        count, found = by_name[name].import_files(paths, str(out), agent=agent)
+        importer = by_name[name]
+        if isinstance(importer, Builtin) and importer.parallel:
+            count, found = importer.import_files(paths, str(out), agent=agent, jobs=_workers(jobs))
+        else:
+            count, found = importer.import_files(paths, str(out), agent=agent)
         written += count
         issues += found
         err(f"procjudge: {name}: {plural(len(paths), 'file')}, {plural(count, 'run')}")

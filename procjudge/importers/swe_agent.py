@@ -451,8 +451,9 @@ def listed(path: str, instance: str, unlisted: str = "unknown") -> dict[str, Any
 
 
 def import_files(paths: list[str], out: str, agent: str | None = None,
-                 reports: str | None = None, unlisted: str = "unknown") -> tuple[int, list[ImportIssue]]:
-    """Import trajectories; return (runs written, issues: errors and notes). A results file that
+                 reports: str | None = None, unlisted: str = "unknown", jobs: int = 1) -> tuple[int, list[ImportIssue]]:
+    """Import trajectories (``jobs`` worker processes); return (runs written, issues: errors and
+    notes). A results file that
     does not list an instance leaves its outcome unknown, said once in one note (``unlisted=
     "unresolved"``: the file is complete); an instance the harness failed on is imported without a
     held-back outcome, with a note on the run."""
@@ -464,12 +465,13 @@ def import_files(paths: list[str], out: str, agent: str | None = None,
         name = agent or model_name(trajectory) or agent_from_path(path, instance)
         trajectory.setdefault("instance_id", instance)
         report, where = report_of(reports, instance, path, unlisted)
-        if report is None and reports and os.path.isfile(reports):
-            unknown.append(instance)
         return name, instance, convert(trajectory, name, report, held_back_log(where))
 
-    written, issues = one_run_per_file(paths, out, produce, "a trajectory")
-    unknown = list(dict.fromkeys(unknown))  # a trajectory read twice (its odd values left out) is one
+    def after(path: str, instance: str, document: dict[str, Any]) -> None:
+        if reports and os.path.isfile(reports) and listed(reports, instance, unlisted) is None:
+            unknown.append(instance)
+
+    written, issues = one_run_per_file(paths, out, produce, "a trajectory", jobs, after)
     if unknown:
         shown = ", ".join(unknown[:3]) + (f" (+{len(unknown) - 3} more)" if len(unknown) > 3 else "")
         issues.append(ImportIssue(str(reports), 1, f"{len(unknown)} instance(s) are in no list of this results file, so "
