@@ -28,6 +28,7 @@ from __future__ import annotations
 import ast
 import bisect
 import difflib
+import functools
 import re
 import shlex
 import warnings
@@ -224,10 +225,23 @@ def observe_window(views: Views, path: str, output: str) -> None:
 
 def words_of(text: str) -> list[str]:
     """A command's words as the shell splits them (plain whitespace when its quotes do not close)."""
+    return list(_words(text))
+
+
+_QUOTING = frozenset("'\"\\")
+_BLANKS = re.compile(r"[ \t\r\n]+")  # what shlex splits on
+
+
+@functools.lru_cache(maxsize=4096)
+def _words(text: str) -> tuple[str, ...]:
+    """``words_of``, once per text (a command is split by several readers). Text with no quote and
+    no backslash splits on whitespace alone, as shlex would split it, without its tokenizer."""
+    if _QUOTING.isdisjoint(text):
+        return tuple(word for word in _BLANKS.split(text) if word)
     try:
-        return shlex.split(text)
+        return tuple(shlex.split(text))
     except ValueError:
-        return text.split()
+        return tuple(text.split())
 
 
 # --------------------------------------------------------------------------- rebuilding edits
@@ -391,6 +405,7 @@ class SedPattern:
         return result
 
 
+@functools.lru_cache(maxsize=1024)
 def compile_sed(pattern: str, extended: bool, flags: int = 0) -> SedPattern | None:
     """A sed regular expression compiled as Python's ``regex`` reads it (matched in bounded time),
     or None when it cannot be."""

@@ -240,11 +240,7 @@ def written_files(command: str) -> list[tuple[str, str]]:
     'patch'."""
     found: list[tuple[str, str]] = []
     for part in segments(command):
-        try:
-            words = shlex.split(part, posix=True)
-        except ValueError:
-            words = part.split()
-        words = _without_redirections(words)
+        words = _without_redirections(words_of(part))
         if not words:
             continue
         found += _segment_writes(words)
