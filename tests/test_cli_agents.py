@@ -149,26 +149,32 @@ def _as_inspect_sample(session: Path) -> dict[str, Any]:
             "events": [{"event": "score", "score": {"value": 1.0}, "intermediate": False, "scorer": "tests"}]}
 
 
+def _via_inspect(sample: dict[str, Any], model: str, tmp_path: Path) -> Path:
+    """The run file ``import inspect`` writes for an Inspect log of one sample."""
+    log = {"version": 2, "status": "success", "eval": {"task": "shop", "model": model}, "plan": {"steps": []},
+           "samples": [sample]}
+    (tmp_path / "log.json").write_text(json.dumps(log))
+    done = runner.invoke(app, ["import", "inspect", str(tmp_path / "log.json"), "--out", str(tmp_path / "out")])
+    assert done.exit_code == 0, done.output
+    (inspected,) = (tmp_path / "out").rglob("*.json")
+    return inspected
+
+
+def _loop(path: Path) -> list[Any]:
+    """A run file's loop: each iteration's diff, counts, suite and checks."""
+    iterations = json.loads(path.read_text())["iterations"]
+    return [(t["changes"].get("diff"), t["test_results"].get("post_iteration"), t["test_results"].get("suite"),
+             [(c["command"], c["outcome"]) for c in t.get("checks", [])])
+            for t in (i["iteration_telemetry"] for i in iterations)]
+
+
 @pytest.mark.parametrize("name", ["sess-red-green", "sess-rewritten", "sess-environment"])
 def test_claude_code_run_inside_inspect_is_read_as_its_own_session(name: str, sessions: dict[str, Path],
                                                                     tmp_path: Path) -> None:
     """inspect_swe runs Claude Code inside Inspect: the Inspect log of a session is read the way the
     session's own file is, the same iterations, edits, checks and verdict."""
-    log = {"version": 2, "status": "success", "eval": {"task": "shop", "model": "anthropic/claude-sonnet-4-5"},
-           "plan": {"steps": []}, "samples": [_as_inspect_sample(CLAUDE / f"{name}.jsonl")]}
-    (tmp_path / "log.json").write_text(json.dumps(log))
-    done = runner.invoke(app, ["import", "inspect", str(tmp_path / "log.json"), "--out", str(tmp_path / "out")])
-    assert done.exit_code == 0, done.output
-    (inspected,) = (tmp_path / "out").rglob("*.json")
-    own = json.loads(sessions[name].read_text())["iterations"]
-    via_inspect = json.loads(inspected.read_text())["iterations"]
-
-    def loop(iterations: list[dict[str, Any]]) -> list[Any]:
-        return [(t["changes"].get("diff"), t["test_results"].get("post_iteration"), t["test_results"].get("suite"),
-                 [(c["command"], c["outcome"]) for c in t.get("checks", [])])
-                for t in (i["iteration_telemetry"] for i in iterations)]
-
-    assert loop(via_inspect) == loop(own)
+    inspected = _via_inspect(_as_inspect_sample(CLAUDE / f"{name}.jsonl"), "anthropic/claude-sonnet-4-5", tmp_path)
+    assert _loop(inspected) == _loop(sessions[name])
     assert judge(load_run(str(inspected))).process_score == judge(load_run(str(sessions[name]))).process_score
 
 
@@ -360,18 +366,7 @@ def _codex_as_inspect_sample(rollout: Path) -> dict[str, Any]:
 @pytest.mark.parametrize("name", ["red-green", "rewritten", "environment"])
 def test_codex_run_inside_inspect_is_read_as_its_own_rollout(name: str, rollouts: dict[str, Path],
                                                              tmp_path: Path) -> None:
-    log = {"version": 2, "status": "success", "eval": {"task": "shop", "model": "openai/gpt-5-codex"},
-           "plan": {"steps": []}, "samples": [_codex_as_inspect_sample(CODEX / f"rollout-2026-11-21T09-00-00-{name}.jsonl")]}
-    (tmp_path / "log.json").write_text(json.dumps(log))
-    done = runner.invoke(app, ["import", "inspect", str(tmp_path / "log.json"), "--out", str(tmp_path / "out")])
-    assert done.exit_code == 0, done.output
-    (inspected,) = (tmp_path / "out").rglob("*.json")
-
-    def loop(path: Path) -> list[Any]:
-        iterations = json.loads(path.read_text())["iterations"]
-        return [(t["changes"].get("diff"), t["test_results"].get("post_iteration"), t["test_results"].get("suite"),
-                 [(c["command"], c["outcome"]) for c in t.get("checks", [])])
-                for t in (i["iteration_telemetry"] for i in iterations)]
-
-    assert loop(inspected) == loop(rollouts[name])
+    sample = _codex_as_inspect_sample(CODEX / f"rollout-2026-11-21T09-00-00-{name}.jsonl")
+    inspected = _via_inspect(sample, "openai/gpt-5-codex", tmp_path)
+    assert _loop(inspected) == _loop(rollouts[name])
     assert judge(load_run(str(inspected))).process_score == judge(load_run(str(rollouts[name]))).process_score
