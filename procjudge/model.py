@@ -337,6 +337,11 @@ class RunInfo(Record, frozen=True):
     # agent's log imported), not a graded submission the agent learns its results from afterwards
     iterations_are: Literal["submissions", "local_runs"] | None = None
     usage: Usage | None = None  # extension: tokens and cost, as the agent's log records them
+    # extension: how the run ended when not by the agent's own choice to stop: it took an abort or an
+    # escalation its harness offered, or the harness ended it (its clock, an error); never early termination
+    ended_by: Literal["agent", "offered_abort", "offered_escalation", "harness"] | None = None
+    # extension: the time the run was given; with too little of it left for another iteration, stopping is allowed
+    time_budget_seconds: Seconds | None = None
 
 
 class ActionEfficiency(Record, frozen=True):

@@ -303,9 +303,11 @@ def phase_gate(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
                       else "never in sprint, where using 1 of 2 submissions is no penalty"},
     rule=("stopping with budget left while tests fail: always after iteration 0 or on a broken build; otherwise when "
           "the last step still moved the score by {p.trajectory.wasted_iteration.min_delta:g} or more. Not flagged when "
-          "everything passes or the last step stalled (a dead end the data shows); {sprint} "
+          "everything passes or the last step stalled (a dead end the data shows), when the run took an abort or "
+          "escalation its harness offered or the harness ended it (`run.ended_by`), or under time pressure: less of "
+          "`run.time_budget_seconds` left than an iteration took on average; {sprint} "
           "(`rules.early_termination_in_sprint`)"),
-    reads="the scores, the failing tests, the budget",
+    reads="the scores, the failing tests, the budget, run.ended_by, run.time_budget_seconds and the iterations' durations",
     source="Early Termination",
 )
 def early_termination(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
@@ -313,6 +315,10 @@ def early_termination(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     used = len(facts.iterations)
     if facts.excluded:
         return  # submissions were dropped (budget or double submit): the run did not stop early
+    if facts.run.info.ended_by not in (None, "agent"):
+        return  # it took the abort or escalation its harness offered, or the harness ended it: not the agent stopping
+    if _out_of_time(facts):
+        return  # "Time pressure: remaining time is insufficient for a meaningful iteration"
     if facts.format == "sprint" and not policy.rules.early_termination_in_sprint:
         return  # "Sprint: Using 1 of 2 iterations -> no penalty"
     left = facts.budget - used
@@ -333,6 +339,16 @@ def early_termination(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     yield Hit(points=policy.rules.early_termination, iterations=(final.number,),
               evidence=f"{reason}; {plural(left, 'submission')} of the {facts.format} budget of "
               f"{facts.budget} left unused")
+
+
+def _out_of_time(facts: RunFacts) -> bool:
+    """Whether the run's time budget (``run.time_budget_seconds``) had less left than its
+    iterations took on average: too little for another meaningful iteration."""
+    budget = facts.run.info.time_budget_seconds
+    durations = [it.duration for it in facts.iterations if it.duration is not None]
+    if budget is None or not durations:
+        return False
+    return budget - sum(durations) < sum(durations) / len(durations)
 
 
 DETECTORS = [
