@@ -322,6 +322,8 @@ class SignalPoints(Section, frozen=True):
     shotgun_edits: Points = 0.0
     no_local_validation: Points = -2.0
     unproductive: Points = 0.0
+    on_target: Points = 0.0  # seed 000 names the targets and gives them no points
+    largest_first_step: Points = 0.0  # "the biggest score jump should be iter 0 -> iter 1": no points either
 
 
 class Signals(Section, frozen=True):

@@ -16,7 +16,11 @@ from ..policy import Policy
 from .base import Detector, Hit, detector
 
 SIGNALS = ("reads_before_writing", "no_regressions", "proportional_edits", "local_validation", "productive",
-           "edits_without_reading", "regressions", "shotgun_edits", "no_local_validation", "unproductive")
+           "edits_without_reading", "regressions", "shotgun_edits", "no_local_validation", "unproductive",
+           "on_target", "largest_first_step")
+# The standard format's pass-rate targets (seed 000): 60-70% at iteration 0, 80-85% at 1, 90-95% at 2; the
+# lower bound of each is what a submission must reach to be on target.
+TARGETS = (0.60, 0.80, 0.90)
 
 
 Signal = tuple[str, str, float]  # name, condition as the evidence shows it, points per iteration
@@ -33,7 +37,9 @@ def _conditions(policy: Policy) -> tuple[Signal, ...]:
         f"time_before_first_edit_seconds > {s.reads_before_writing_seconds:g}", "regressions == 0 (ruled out)",
         f"file_edits <= test_failures x {s.proportional_edits_factor:g}", f"test_runs >= {s.local_validation_min_runs}",
         "score.delta > 0", f"time_before_first_edit_seconds < {s.edits_without_reading_seconds:g}", "regressions > 0",
-        f"file_edits > test_failures x {s.shotgun_edits_factor:g}", "test_runs == 0", "score.delta <= 0")
+        f"file_edits > test_failures x {s.shotgun_edits_factor:g}", "test_runs == 0", "score.delta <= 0",
+        "passed / total >= the standard format's target (60%, 80%, 90% at the first, second, third iteration)",
+        "the score's rise from iteration 0 to 1 is the run's largest")
     signals = tuple((name, condition, getattr(s.points, name)) for name, condition in zip(SIGNALS, conditions))
     if len(_CONDITIONS) > 16:
         _CONDITIONS.clear()
@@ -47,13 +53,13 @@ _CONDITIONS: dict[int, tuple[Policy, tuple[Signal, ...]]] = {}
 def _holding(facts: RunFacts, policy: Policy) -> tuple[list[int], ...]:
     """The iterations where each signal holds, in the order of ``SIGNALS``. A signal whose inputs
     are unknown (no timing, no failing tests, no delta) does not hold. One pass, no tuple per
-    iteration: the ten signals are asked of every run."""
+    iteration: the signals are asked of every run."""
     s = policy.signals
     reads, hasty, min_runs = s.reads_before_writing_seconds, s.edits_without_reading_seconds, s.local_validation_min_runs
     proportional, shotgun = s.proportional_edits_factor, s.shotgun_edits_factor
-    held: tuple[list[int], ...] = ([], [], [], [], [], [], [], [], [], [])
+    held: tuple[list[int], ...] = ([], [], [], [], [], [], [], [], [], [], [], [])
     (reads_before_writing, no_regressions, proportional_edits, local_validation, productive, edits_without_reading,
-     regressions, shotgun_edits, no_local_validation, unproductive) = held
+     regressions, shotgun_edits, no_local_validation, unproductive, on_target, largest_first_step) = held
     unchanged = {it.number for previous, it in facts.pairs if changed_nothing(previous, it)}
     for it in facts.iterations:
         number = it.number
@@ -82,13 +88,22 @@ def _holding(facts: RunFacts, policy: Policy) -> tuple[list[int], ...]:
             unproductive.append(number)
         if it.delta is not None and it.tests_broken is not None and it.tests_broken > 0:
             regressions.append(number)
+    if facts.format == "standard" and facts.run.info.iterations_are != "local_runs":
+        for position, it in enumerate(facts.iterations[:len(TARGETS)]):
+            if it.passed is not None and it.total and it.passed / it.total >= TARGETS[position]:
+                on_target.append(it.number)
+    rises = [it.delta for it in facts.iterations[1:]]
+    if len(rises) >= 2 and all(rise is not None for rise in rises):
+        first, *later = rises
+        if first is not None and first > 0 and all(first > rise for rise in later if rise is not None):
+            largest_first_step.append(facts.iterations[1].number)
     return held
 
 
 @last_run
 def hits(facts: RunFacts, policy: Policy) -> dict[str, Hit]:
     """Each signal's hit (for the signals that hold somewhere): computed once per run and policy
-    for all ten signal detectors (the judge asks them one after another about the same facts)."""
+    for all the signal detectors (the judge asks them one after another about the same facts)."""
     result = {}
     for (name, condition, points), numbers in zip(_conditions(policy), _holding(facts, policy)):
         if not numbers:
@@ -173,4 +188,16 @@ DETECTORS = [
             reads="actions.test_runs", source="Telemetry Signals (negative); example 2"),
     _signal("unproductive", "-", summary="The score did not rise (score.delta <= 0).",
             rule="the score did not rise (score delta <= 0)", reads="the score delta", source="Telemetry Signals (negative)"),
+    _signal("on_target", "+",
+            summary=("A standard run's submission at or above the format's pass-rate target: 60% of the tests at "
+                     "the first iteration, 80% at the second, 90% at the third (the lower bound of each of the "
+                     "rulebook's ranges)."),
+            rule=("passed / total at least 60%, 80% and 90% at a standard run's first, second and third iterations "
+                  "(not in the agent's own runs, which are not graded submissions)"),
+            reads="the test counts, the format", source="Standard format (targets per iteration)"),
+    _signal("largest_first_step", "+",
+            summary="The score rose most from iteration 0 to 1, as the rulebook expects of a standard run.",
+            rule=("the rise from iteration 0 to 1 is positive and larger than every later one (three iterations or more, "
+                  "every step scored)"),
+            reads="the score deltas", source="Standard format (\"the biggest score jump should be iter 0 -> iter 1\")"),
 ]
