@@ -216,7 +216,9 @@ class LoopGate(Summary, frozen=True):
     share_returned_round_1: float | None
     rejection_rate_per_round: dict[str, float]
     share_returned_round: dict[str, float] = {}  # returned round -> share of the replayed runs
-    share_early_exit: float | None = None  # runs whose gate exited early (their incumbent passed everything)
+    share_early_exit: float | None = None  # runs whose gate exited early, at any round (their incumbent passed everything)
+    # the seed's early-exit share: runs that never ran a second round (the first answer passed everything)
+    share_first_round_exit: float | None = None
 
 
 class LoopSummary(Summary, frozen=True):

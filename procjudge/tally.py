@@ -69,7 +69,7 @@ class LoopTally:
         self.points_lost = 0.0
         self.buckets: dict[str, int] = {}
         self.outcomes: dict[str, int] = {}
-        self.replayed = self.returned_first = self.early_exits = 0
+        self.replayed = self.returned_first = self.early_exits = self.first_round_exits = 0
         self.returned: dict[int, int] = {}
         self.offered: dict[int, int] = {}
         self.rejected: dict[int, int] = {}
@@ -87,6 +87,9 @@ class LoopTally:
             self.replayed += 1
             self.returned_first += row.returned_round == 1
             self.early_exits += bool(row.gate_early_exit)
+            # the seed's share: the early exit fired before any revision was offered (no second round ran)
+            self.first_round_exits += bool(row.gate_early_exit) and not any(
+                decision in ("accepted", "rejected") for decision in rounds[1:])
             if row.returned_round is not None:
                 self.returned[row.returned_round] = self.returned.get(row.returned_round, 0) + 1
             for number, decision in enumerate(rounds[1:], start=2):
@@ -113,6 +116,7 @@ class LoopTally:
                                           for k in sorted(self.offered)},
                 share_returned_round={str(k): round(self.returned[k] / self.replayed, 4) for k in sorted(self.returned)},
                 share_early_exit=round(self.early_exits / self.replayed, 4) if self.replayed else None,
+                share_first_round_exit=round(self.first_round_exits / self.replayed, 4) if self.replayed else None,
             ),
         )
 

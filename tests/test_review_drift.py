@@ -138,7 +138,8 @@ def test_the_loop_summary_states_every_returned_round_and_the_early_exit_share()
     assert gate.share_returned_round_1 == 0.8 and gate.rejection_rate_per_round == {"2": 0.5}
     from procjudge.render.text import loop_summary
 
-    assert "returned round 1 80%, 2 20%; early exit 60%; rejected round 2 50%" in loop_summary(tally.summary())
+    assert ("returned round 1 80%, 2 20%; early exit 60% (before any second round 60%); rejected round 2 50%"
+            in loop_summary(tally.summary()))
 
 
 @pytest.mark.parametrize("columns", [72, 80, 100])
@@ -260,3 +261,22 @@ def test_a_label_is_read_by_the_words_the_error_names_and_no_other() -> None:
         assert read_labels(f"path,label\nx,{word}\n", "l")[0] == [("x", True)], word
     for word in ["ok", *ok_words.removeprefix("or ").split("), in any case")[0].split(", ")]:
         assert read_labels(f"path,label\nx,{word}\n", "l")[0] == [("x", False)], word
+
+
+def test_the_seeds_early_exit_share_counts_runs_that_never_ran_a_second_round() -> None:
+    """Seed 003: on the policy assistant's traffic 58% of questions never ran a second round, 71%
+    of answers came from round 1, and the gap (a further tenth or so) ran a second round and had
+    its revision rejected. An early exit after a revision was accepted is still an early exit,
+    but not the seed's: the subtraction uses the share that never ran a second round."""
+    from procjudge.tally import LoopTally
+
+    tally = LoopTally()
+    shapes = ([(1, True, ("incumbent", "not_offered"))] * 58 + [(1, False, ("incumbent", "rejected", "rejected"))] * 13
+              + [(2, True, ("incumbent", "accepted", "not_offered"))] * 25
+              + [(3, True, ("incumbent", "rejected", "accepted"))] * 4)
+    for k, (returned, early, rounds) in enumerate(shapes):
+        tally.add(make_row(path=f"r{k}", returned_round=returned, gate_early_exit=early, gate_rounds=rounds))
+    gate = tally.summary().gate
+    assert gate.share_first_round_exit == 0.58 and gate.share_early_exit == 0.87  # any round: not the seed's figure
+    assert gate.share_returned_round_1 == 0.71
+    assert round(gate.share_returned_round_1 - gate.share_first_round_exit, 2) == 0.13  # ran a second round, rejected

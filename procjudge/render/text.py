@@ -166,7 +166,8 @@ def loop_summary(loop: LoopSummary) -> str:
         returned = ", ".join(f"{k} {v:.0%}" for k, v in gate.share_returned_round.items()) or \
             f"1 {gate.share_returned_round_1 or 0:.0%}"
         parts.append(f"gate replayed on {plural(gate.replayed_runs, 'run')}: returned round {returned}; early exit "
-                     f"{gate.share_early_exit or 0:.0%}; rejected {rates}")
+                     f"{gate.share_early_exit or 0:.0%} (before any second round {gate.share_first_round_exit or 0:.0%}); "
+                     f"rejected {rates}")
     return "; ".join(parts)
 
 
