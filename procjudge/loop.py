@@ -158,8 +158,11 @@ def attempts(facts: RunFacts, policy: Policy) -> Attempts:
     rule = policy.attempts
     info = facts.run.info
     count = len(facts.iterations)
-    basis: Literal["attempts", "siblings_failed"] = "attempts" if info.siblings_failed is None else "siblings_failed"
-    bucket = bucket_of(risk_count(count, info.siblings_failed), rule.buckets)
+    # a hybrid's siblings round by round where the records give them, else the run's one count
+    per_round = [it.entry.iteration_telemetry.siblings_failed for it in facts.iterations]
+    siblings = sum(n for n in per_round if n is not None) if any(n is not None for n in per_round) else info.siblings_failed
+    basis: Literal["attempts", "siblings_failed"] = "attempts" if siblings is None else "siblings_failed"
+    bucket = bucket_of(risk_count(count, siblings), rule.buckets)
     ever_green = any(_all_pass(it) for it in facts.iterations)
     outcome: Literal["passed", "exhausted", "stopped"]
     if _all_pass(facts.final):
@@ -168,13 +171,14 @@ def attempts(facts: RunFacts, policy: Policy) -> Attempts:
         outcome = "exhausted"
     else:
         outcome = "stopped"
-    return Attempts(count=count, bucket=bucket, basis=basis, siblings_failed=info.siblings_failed,
-                    outcome=outcome)
+    return Attempts(count=count, bucket=bucket, basis=basis, siblings_failed=siblings, outcome=outcome)
 
 
 def risk_count(rounds: int, siblings_failed: int | None) -> int:
     """The search a run's pass cost: its sequential rounds, plus, best-of-N, the sibling candidates
-    that failed the check (a pure best-of-N run is one round; a hybrid is rounds and siblings)."""
+    that failed the check (a pure best-of-N run is one round; a hybrid is rounds and siblings: with
+    each round's siblings rejected beside its submitted candidate, ``iteration_telemetry.
+    siblings_failed``, three rounds of four draws count twelve, the product of the two)."""
     return rounds + (siblings_failed or 0)
 
 

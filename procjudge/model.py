@@ -232,6 +232,8 @@ class IterationTelemetry(Record, frozen=True):
     # for shell and tool-call agents: every check the agent ran on this iteration's code, in order (the test
     # results are one of them); what the agent saw before it submitted
     checks: Annotated[list[LocalCheck], msgspec.Meta(max_length=200)] | None = None
+    # extension: a hybrid best-of-N's round: the parallel candidates the check rejected beside the one submitted
+    siblings_failed: Count | None = None
 
 
 class Failure(Record, frozen=True):

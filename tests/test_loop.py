@@ -112,6 +112,26 @@ def test_attempts_count_sequential_rounds_plus_failing_siblings() -> None:
     assert bucket(1, 7) == "7+" and bucket(3, 2) == "4-6" and bucket(1, 0) == "1"
 
 
+def test_a_hybrids_siblings_round_by_round_make_the_product() -> None:
+    """Seed 004: three sequential rounds of four parallel draws, "the search pressure is the
+    product of the two". Each round submits one candidate and records the siblings the check
+    rejected beside it (three in each round here: the first two rounds' submissions fail too, the
+    last one passes): the attempts are the twelve draws. The run's one count is read where no
+    round gives its own."""
+    from procjudge import judge
+
+    from conftest import run_from
+
+    rounds = [{"iteration_telemetry": {"siblings_failed": 3, "test_results": {"post_iteration": {
+        "passed": passed, "total": 10}}}} for passed in (3, 6, 10)]
+    attempts = judge(run_from({"run": {"max_iterations": 8}, "iterations": rounds})).attempts
+    assert (attempts.count, attempts.siblings_failed, attempts.basis) == (3, 9, "siblings_failed")
+    assert attempts.bucket == "7+"  # 3 rounds x 4 draws = 12
+    plain = judge(run_from({"run": {"max_iterations": 8, "siblings_failed": 2}, "iterations": [
+        {"iteration_telemetry": {"test_results": r["iteration_telemetry"]["test_results"]}} for r in rounds]})).attempts
+    assert (plain.siblings_failed, plain.bucket) == (2, "4-6")
+
+
 def test_a_failed_build_is_a_rejected_round_not_the_end_of_the_replay() -> None:
     # round 2 does not build (no per-test outcomes); rounds 1 and 3 have them: the replay goes on
     document = run_with_tests({"a": "passed", "b": "failed"}, {}, {"a": "passed", "b": "passed"})
