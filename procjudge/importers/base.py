@@ -414,8 +414,7 @@ def produced(produce: Callable[[], Produced], records: list[Any] | None = None) 
     document = next((v for v in (result if isinstance(result, tuple) else (result,)) if isinstance(v, dict)), None)
     if document is not None and isinstance(document.get("run"), dict):
         run = document["run"]
-        run["notes"] = [*(run.get("notes") or []), _left_out_note(left_out, "of a kind the importer could not read "
-                                                                           f"({first})")]
+        run["notes"] = [*(run.get("notes") or []), _left_out_note(left_out, "of a kind the importer could not read")]
     return result
 
 
