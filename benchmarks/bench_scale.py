@@ -265,7 +265,9 @@ def write_page(target: Path, m: Measured, arguments: str) -> None:
         "JSON-lines file; each command writes a CSV report to a file. Peak memory is the largest sum of resident memory "
         "over the command and every process it started (workers, Dask's scheduler and nannies), sampled every 20 ms. "
         "Each row is one run of the command on a shared virtual machine: the same command an hour apart has differed "
-        "by up to a quarter at 10,000 runs, and the million-run rows are the steadiest."), "",
+        "by up to a quarter at 10,000 runs, and the million-run rows are the steadiest. What real shell-agent logs "
+        "cost to import and to judge, against parsing them, is on docs/real-logs-cost.md "
+        "(`benchmarks/bench_real_logs.py`)."), "",
         (f"Parse floors per run, measured in the same run on 10,000 of the runs: libyaml (`yaml.load`, `CSafeLoader`, "
         f"the run as YAML) {m.yaml_floor * 1e6:.0f} us; msgspec (`msgspec.json.decode` of the line) "
         f"{m.json_floor * 1e6:.0f} us."),

@@ -117,3 +117,20 @@ def test_output_tags_that_never_close_are_read_in_one_pass() -> None:
 def test_terminal_hyperlinks_are_stripped_whatever_ends_them() -> None:
     text = "\x1b]8;;file:///a\x1b\\a.py\x1b]8;;\x1b\\ \x1b]0;title\x07\x1b[31mred\x1b[0m \x1b]8;;never ended"
     assert _ANSI.sub("", text) == "a.py red \x1b]8;;never ended"
+
+
+def test_the_real_logs_benchmark_measures_every_stage_of_a_corpus() -> None:
+    """benchmarks/bench_real_logs.py on the fixture trajectories: both ratios and a stage table
+    whose shares account for the whole import (the figures themselves are not asserted)."""
+    import bench_real_logs
+
+    found = bench_real_logs.measure(ROOT / "tests" / "fixtures" / "mini_swe_agent_2" / "trajs", 1)
+    assert found["files"] == 7 and set(found["best"]) == {"floor", "import", "run_floor", "load", "judge"}
+    stages = found["stages"]
+    assert set(stages) == set(bench_real_logs.STAGES) and stages["steps"] > 0 and stages["decode"] > 0
+    assert abs(sum(stages.values()) - found["best"]["import"]) < 1e-6
+    text = bench_real_logs.page(found, Path("corpus"), 1)
+    assert "| import: `swe_agent.convert` of each |" in text and "| judging them (`judge`) |" in text
+    from procjudge.importers import shell
+
+    assert shell._rebuild.__module__ == "procjudge.importers.shell"  # the originals are back

@@ -1,0 +1,158 @@
+"""What importing and judging real shell-agent logs cost, against parsing them: the two ratios of
+the import-cost targets, and where the time goes.
+
+    python benchmarks/bench_real_logs.py                          # ../shared/realdata/mini-swe-agent
+    python benchmarks/bench_real_logs.py --corpus DIR --write docs/real-logs-cost.md
+
+In one process, best of ``--repeat`` interleaved rounds: the floor is ``json.loads`` of every
+trajectory's text; importing is ``swe_agent.convert`` of each trajectory read from its file (what
+``import swe-agent`` does for it, the run file's writing aside), with the time of each stage
+(decoding, reading the steps, finding the checks, rebuilding the edits, the rest of the
+conversion) summed over the corpus; judging is ``judge`` of each run loaded from the run file
+the import wrote, against ``json.loads`` of that run file. The caches of command words and sed
+expressions are cleared before each round, as a fresh process has them empty.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+DEFAULT_CORPUS = Path(os.environ.get("PROCJUDGE_REALDATA", ROOT.parent / "shared" / "realdata")) / "mini-swe-agent" / "trajs"
+STAGES = ("decode", "steps", "checks", "rebuild", "convert (rest)")
+
+
+def _timed(module: Any, name: str, stage: str, spent: dict[str, float], generator: bool = False) -> Callable[[], None]:
+    """Wrap ``module.name`` so that its time is added to ``spent[stage]`` (a generator's, drawn
+    whole inside the wrapper); returns what puts the original back."""
+    original: Callable[..., Any] = getattr(module, name)
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            result = original(*args, **kwargs)
+            return iter(list(result)) if generator else result
+        finally:
+            spent[stage] += time.perf_counter() - start
+
+    setattr(module, name, wrapper)
+    return lambda: setattr(module, name, original)
+
+
+def measure(corpus: Path, repeat: int) -> dict[str, Any]:
+    from procjudge.importers import base, shell, swe_agent
+
+    files = sorted(corpus.rglob("*.traj.json"))
+    if not files:
+        raise SystemExit(f"no *.traj.json under {corpus}")
+    texts = [path.read_bytes() for path in files]
+    spent: dict[str, float] = defaultdict(float)
+    restore = [_timed(base, "loads", "decode", spent),  # what read_json calls
+               _timed(swe_agent, "steps", "steps", spent, generator=True),
+               _timed(swe_agent, "aci_steps", "steps", spent, generator=True),
+               _timed(shell, "_find_checks", "checks", spent), _timed(shell, "_rebuild", "rebuild", spent)]
+    try:
+        return _measure(files, texts, spent, repeat)
+    finally:
+        for put_back in restore:
+            put_back()
+
+
+def _measure(files: list[Path], texts: list[bytes], spent: dict[str, float], repeat: int) -> dict[str, Any]:
+    from procjudge import judge
+    from procjudge.importers import edits, swe_agent
+    from procjudge.records import load_record
+
+    best: dict[str, float] = {}
+    stages: dict[str, float] = {}
+    documents: list[dict[str, Any]] = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for text in texts:
+            json.loads(text)
+        best["floor"] = min(best.get("floor", 1e9), time.perf_counter() - start)
+        edits._words.cache_clear()
+        edits.compile_sed.cache_clear()
+        spent.clear()
+        start = time.perf_counter()
+        documents = [swe_agent.convert(swe_agent.read_trajectory(str(path)), "bench") for path in files]
+        took = time.perf_counter() - start
+        if took < best.get("import", 1e9):
+            best["import"] = took
+            stages = dict(spent)
+    stages["convert (rest)"] = best["import"] - sum(stages.get(s, 0.0) for s in STAGES[:-1])
+    with tempfile.TemporaryDirectory() as folder:
+        run_texts = []
+        for k, document in enumerate(documents):
+            path = Path(folder) / f"{k}.json"
+            path.write_text(json.dumps(document, indent=1))
+            run_texts.append(path.read_bytes())
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for text in run_texts:
+            json.loads(text)
+        best["run_floor"] = min(best.get("run_floor", 1e9), time.perf_counter() - start)
+        start = time.perf_counter()
+        runs = [load_record(text) for text in run_texts]
+        best["load"] = min(best.get("load", 1e9), time.perf_counter() - start)
+        start = time.perf_counter()
+        for run in runs:
+            judge(run)
+        best["judge"] = min(best.get("judge", 1e9), time.perf_counter() - start)
+    return {"files": len(files), "bytes": sum(len(t) for t in texts), "run_bytes": sum(len(t) for t in run_texts),
+            "best": best, "stages": stages}
+
+
+def page(found: dict[str, Any], corpus: Path, repeat: int) -> str:
+    best, stages, n = found["best"], found["stages"], found["files"]
+    lines = ["# What real logs cost: importing and judging against parsing them", "",
+             "Every figure on this page comes from one command, run from the repository root:", "", "```sh",
+             f"python benchmarks/bench_real_logs.py --corpus {corpus} --repeat {repeat} --write docs/real-logs-cost.md",
+             "```", "",
+             (f"The corpus: {n} mini-swe-agent trajectories ({found['bytes'] / 1e6:.1f} MB), one process, best of "
+              f"{repeat} interleaved rounds, the caches of command words and sed expressions emptied before each (as a "
+              "fresh process has them). The targets: importing at most 3x parsing the logs, judging at most 2x "
+              "parsing the run file."), "",
+             "| step | seconds | per log | x its floor |", "|---|---:|---:|---:|",
+             f"| `json.loads` of the trajectories (the floor) | {best['floor']:.3f} | {best['floor'] / n * 1e3:.2f} ms | 1.0 |",
+             (f"| import: `swe_agent.convert` of each | {best['import']:.3f} | {best['import'] / n * 1e3:.2f} ms | "
+              f"{best['import'] / best['floor']:.1f} |"),
+             (f"| `json.loads` of the run files ({found['run_bytes'] / 1e6:.1f} MB; the floor) | {best['run_floor']:.3f} | "
+              f"{best['run_floor'] / n * 1e6:.0f} us | 1.0 |"),
+             (f"| loading the runs (`load_record`) | {best['load']:.3f} | {best['load'] / n * 1e6:.0f} us | "
+              f"{best['load'] / best['run_floor']:.1f} |"),
+             (f"| judging them (`judge`) | {best['judge']:.3f} | {best['judge'] / n * 1e6:.0f} us | "
+              f"{best['judge'] / best['run_floor']:.1f} |"), "",
+             "Where importing spends its time (the round above):", "",
+             "| stage | seconds | share |", "|---|---:|---:|"]
+    for stage in STAGES:
+        lines.append(f"| {stage} | {stages.get(stage, 0.0):.3f} | {stages.get(stage, 0.0) / best['import']:.0%} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="a folder of *.traj.json trajectories")
+    parser.add_argument("--repeat", type=int, default=3, help="rounds, best of (default 3)")
+    parser.add_argument("--write", type=Path, default=None, help="write the figures as a Markdown page")
+    args = parser.parse_args()
+    found = measure(args.corpus, args.repeat)
+    text = page(found, args.corpus, args.repeat)
+    sys.stdout.write(text)
+    if args.write:
+        args.write.write_text(text)
+
+
+if __name__ == "__main__":
+    main()
