@@ -22,12 +22,16 @@ runner = CliRunner()
 CLAUDE = ROOT / "tests" / "fixtures" / "claude_code"
 
 
+def _imported(importer: str, folder: Path, out: Path) -> dict[str, Path]:
+    """The run files ``procjudge import IMPORTER FOLDER`` writes, by name."""
+    result = runner.invoke(app, ["import", importer, str(folder), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    return {path.stem.removeprefix("rollout-"): path for path in out.rglob("*.json")}
+
+
 @pytest.fixture(scope="module")
 def sessions(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    out = tmp_path_factory.mktemp("claude")
-    result = runner.invoke(app, ["import", "claude-code", str(CLAUDE), "--out", str(out)])
-    assert result.exit_code == 0, result.output
-    return {path.stem: path for path in out.rglob("*.json")}
+    return _imported("claude-code", CLAUDE, tmp_path_factory.mktemp("claude"))
 
 
 def items(path: Path) -> dict[str, Any]:
@@ -204,10 +208,7 @@ CODEX = ROOT / "tests" / "fixtures" / "codex"
 
 @pytest.fixture(scope="module")
 def rollouts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    out = tmp_path_factory.mktemp("codex")
-    result = runner.invoke(app, ["import", "codex", str(CODEX), "--out", str(out)])
-    assert result.exit_code == 0, result.output
-    return {path.stem.removeprefix("rollout-"): path for path in out.rglob("*.json")}
+    return _imported("codex", CODEX, tmp_path_factory.mktemp("codex"))
 
 
 def test_each_rollout_is_a_run_of_its_model_with_its_tokens(rollouts: dict[str, Path]) -> None:

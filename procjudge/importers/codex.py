@@ -110,18 +110,19 @@ def _command(name: str, arguments: dict[str, Any]) -> tuple[str | None, str | No
 
 
 def tool_steps(name: str, arguments: dict[str, Any], output: str, code: int | None, thought: str,
-               time: float | None) -> list[Step] | None:
+               time: float | None, applied: bool | None = None) -> list[Step] | None:
     """One Codex tool call (a shell argv, ``exec_command``, ``apply_patch``) as steps, or None for a
-    tool Codex does not have: shared with the reading of Inspect logs, where Codex run by
-    ``inspect_swe`` calls the same tools."""
+    tool Codex does not have; ``applied``: whether a patch took (by default, it exited 0). Shared
+    by the rollout reader and the reading of Inspect logs, where Codex run by ``inspect_swe``
+    calls the same tools."""
+    took = code in (None, 0) if applied is None else applied
     if name == "apply_patch":
-        patch = arguments.get("input", arguments.get("patch"))
-        return _patch_steps(str(patch or ""), thought, output, time, code in (None, 0))
-    if name not in _COMMAND_TOOLS and name not in _SHELL_TOOLS:
-        return None
+        patch = arguments.get("input")
+        patch = patch if isinstance(patch, str) else str(arguments.get("patch") or "")
+        return _patch_steps(patch, thought, output, time, took)
     command, patch = _command(name, arguments)
     if patch is not None:
-        return _patch_steps(patch, thought, output, time, code in (None, 0))
+        return _patch_steps(patch, thought, output, time, took)
     return [Step(thought, command.strip(), code, output, time)] if command is not None else None
 
 
@@ -261,16 +262,8 @@ def _call_steps(payload: dict[str, Any], thought: str, time: float | None, ends:
         if not isinstance(shown, str):
             shown = "\n".join(str(end.get(key) or "") for key in ("stdout", "stderr")).strip("\n")
         text = shown or text
-    if name == "apply_patch":
-        patch = arguments.get("input")
-        patch = patch if isinstance(patch, str) else str(arguments.get("patch") or "")
-        return _patch_steps(patch, thought, text, time, patched.get(call_id, code in (None, 0)))
-    command, patch = _command(name, arguments)
-    if patch is not None:
-        return _patch_steps(patch, thought, text, time, patched.get(call_id, code in (None, 0)))
-    if command is not None:
-        return [Step(thought, command.strip(), code, text, time)]
-    return [Step(thought, name or "tool", code, text, time, kind="read")]
+    ran = tool_steps(name, arguments, text, code, thought, time, patched.get(call_id))
+    return ran if ran is not None else [Step(thought, name or "tool", code, text, time, kind="read")]
 
 
 def _model(records: list[dict[str, Any]]) -> str | None:

@@ -94,26 +94,21 @@ def odd_ones(root: Any) -> list[str]:
     """Take out of ``root``, in place, each value whose kind differs from the one most values at
     the same place in the log hold (``steps[].observation.results`` of every step; null is never
     odd), once at least three are there. Returns where each was and what it was."""
+    walked = list(_walk_with_parents(root))  # once: the kinds at each place, then the odd ones among them
     kinds: dict[str, list[str]] = {}
-    for place, _, value in _walk(root):
+    for place, _, value in walked:
         if value is not None:
             kinds.setdefault(place, []).append(kind(value))
     usual = {place: most for place, seen in kinds.items() if (most := _majority(seen)) is not None}
-    odd = [(where, container, key, value) for place, (container, key, where), value in _walk_with_parents(root)
+    odd = [(place, where, container, key, value) for place, (container, key, where), value in walked
            if value is not None and place in usual and kind(value) != usual[place]]
     found: list[str] = []
-    for where, container, key, value in reversed(odd):  # list items from the last, so the numbers hold
-        place = re.sub(r"\[\d+\]", "[]", where)
+    for place, where, container, key, value in reversed(odd):  # list items from the last, so the numbers hold
         found.append(f"{where}: {kind(value)} where the others hold {usual[place]}")
         del container[key]
         if len(found) > MAX_LEFT_OUT:
             break
     return found[::-1]
-
-
-def _walk(root: Any) -> Any:
-    for place, _, value in _walk_with_parents(root):
-        yield place, None, value
 
 
 def _walk_with_parents(root: Any) -> Any:
