@@ -120,15 +120,16 @@ def test_terminal_hyperlinks_are_stripped_whatever_ends_them() -> None:
 
 
 def test_the_real_logs_benchmark_measures_every_stage_of_a_corpus() -> None:
-    """benchmarks/bench_real_logs.py on the fixture trajectories: both ratios and a stage table
-    whose shares account for the whole import (the figures themselves are not asserted)."""
+    """benchmarks/bench_real_logs.py on the fixture trajectories: both ratios and a stage table in
+    which every stage is timed and none overlaps another (the figures themselves are not asserted)."""
     import bench_real_logs
 
     found = bench_real_logs.measure(ROOT / "tests" / "fixtures" / "mini_swe_agent_2" / "trajs", 1)
     assert found["files"] == 7 and set(found["best"]) == {"floor", "import", "run_floor", "load", "judge"}
     stages = found["stages"]
-    assert set(stages) == set(bench_real_logs.STAGES) and stages["steps"] > 0 and stages["decode"] > 0
-    assert abs(sum(stages.values()) - found["best"]["import"]) < 1e-6
+    assert set(stages) == set(bench_real_logs.STAGES)
+    assert all(stages[stage] > 0 for stage in ("decode", "steps", "checks", "rebuild"))
+    assert stages["convert (rest)"] >= 0  # the timed stages do not overlap: they fit inside the whole import
     text = bench_real_logs.page(found, Path("corpus"), 1)
     assert "| import: `swe_agent.convert` of each |" in text and "| judging them (`judge`) |" in text
     from procjudge.importers import shell
