@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,7 +19,7 @@ from typer.testing import CliRunner
 from procjudge import judge, load_run
 from procjudge.cli import app
 from procjudge.importers.checks import check_outcome, is_environment, script_run, script_targets
-from procjudge.importers.grammar import simple_commands
+from procjudge.importers.grammar import parseable, simple_commands
 from procjudge.importers.shell import Step, Trajectory, unavailable, written_files
 from procjudge.importers.shell import convert as convert_trajectory
 
@@ -524,6 +527,33 @@ def test_inspect_python_calls_are_checks_and_refused_calls_did_not_run() -> None
 ])
 def test_commands_are_read_with_the_shells_grammar(command: str, expected: list[str]) -> None:
     assert list(simple_commands(command)) == expected
+
+
+# A character after `{` (or `{1..`) that tree-sitter-bash's scanner hands to C's isdigit(): above 255 it is read
+# out of the table's bounds, a crash at random (this one, from the fuzz targets, took a CI run down).
+BRACE_HAZARDS = ["echo {\U00076f96,a}", "x {{\u00e9} && ls", "seq {1..2\U0001F600}", "{7\U0010FFFF", "{..\u4e2d}"]
+
+
+@pytest.mark.parametrize("command", BRACE_HAZARDS)
+def test_a_brace_never_hands_the_grammar_a_wide_character_where_it_reads_digits(command: str) -> None:
+    handed = parseable(command)
+    assert len(handed) == len(command.encode("utf-8"))  # every node's offsets still fit the command
+    assert re.search(rb"\{[0-9]*(\.\.[0-9]*)?[\x80-\xff]", handed) is None, handed
+    assert all(part in command for part in simple_commands(command))  # the text is the command's own
+
+
+def test_the_grammar_reads_no_memory_out_of_bounds(tmp_path: Path) -> None:
+    """The parser under valgrind on commands that once read past the isdigit() table: no invalid read."""
+    if shutil.which("valgrind") is None:
+        pytest.skip("valgrind is not installed (.ci/run installs it)")
+    script = tmp_path / "parse.py"
+    script.write_text("from procjudge.importers.grammar import simple_commands\n"
+                      f"for command in {BRACE_HAZARDS!r}:\n    simple_commands(command)\nprint('parsed')\n")
+    done = subprocess.run(["valgrind", "--error-exitcode=99", "--undef-value-errors=no", sys.executable, str(script)],
+                          check=False, capture_output=True, text=True, timeout=600, cwd=ROOT,
+                          env={**os.environ, "PYTHONMALLOC": "malloc", "PYTHONPATH": str(ROOT)})
+    invalid = [line for line in done.stderr.splitlines() if "Invalid read" in line or "Invalid write" in line]
+    assert "parsed" in done.stdout and not invalid, done.stderr[-3000:]
 
 
 def test_an_edit_inside_a_conditional_is_an_edit() -> None:

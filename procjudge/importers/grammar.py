@@ -38,13 +38,29 @@ def simple_commands(command: str) -> tuple[str, ...]:
     """The simple commands of a command line, in order, as text: each with its redirections and a
     here-document's opening line (``cat <<'EOF' > x.py``), never its body; a backslash-newline
     joins its lines, as the shell does."""
-    source = command[:MAX_COMMAND].encode("utf-8", "surrogatepass")
-    tree = _PARSER.parse(source)
+    text = command[:MAX_COMMAND]
+    source = text.encode("utf-8", "surrogatepass")
+    tree = _PARSER.parse(parseable(text) if "{" in text and not text.isascii() else source)
     if tree.root_node.has_error:  # a command the log cut short, or not bash: split it by hand, in linear time
         return tuple(by_hand(command[:MAX_COMMAND]))
     found = [" ".join(text.replace("\\\n", " ").split("\n")).strip() if "\\\n" in text else text.strip()
              for text in _collect(tree.root_node, source)]
     return tuple(text for text in found if text)
+
+
+# tree-sitter-bash's scanner hands the character after a `{` (and after `{1..`) to C's isdigit(), which reads
+# its table out of bounds for a code point above 255: at random, a crash of the whole process (`echo {\U00076f96`).
+_BRACE_DIGITS = re.compile(r"\{[0-9]*(?:\.\.[0-9]*)?([^\x00-\x7f])")
+
+
+def parseable(text: str) -> bytes:
+    """The bytes given to the grammar for a command line: its UTF-8, except that a non-ASCII character
+    where the scanner reads a brace range's digits (``{1..9}``) becomes as many ``x`` as it has bytes.
+    The lengths match, so every node's text is still read from the command itself."""
+    def ascii_letters(match: re.Match[str]) -> str:
+        return match.group(0)[:-1] + "x" * len(match.group(1).encode("utf-8", "surrogatepass"))
+
+    return _BRACE_DIGITS.sub(ascii_letters, text).encode("utf-8", "surrogatepass")
 
 
 def _collect(node: Any, source: bytes) -> list[str]:
