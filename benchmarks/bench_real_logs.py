@@ -61,7 +61,7 @@ def measure(corpus: Path, repeat: int) -> dict[str, Any]:
     restore = [_timed(base, "loads", "decode", spent),  # what read_json calls
                _timed(swe_agent, "steps", "steps", spent, generator=True),
                _timed(swe_agent, "aci_steps", "steps", spent, generator=True),
-               _timed(shell, "_find_checks", "checks", spent), _timed(shell, "_rebuild", "rebuild", spent)]
+               _timed(shell, "find_checks", "checks", spent), _timed(shell, "rebuild_steps", "rebuild", spent)]
     try:
         return _measure(files, texts, spent, repeat)
     finally:

@@ -16,8 +16,8 @@ import pytest
 
 from procjudge.importers import edits
 from procjudge.importers.edits import Views, changed_runs, heredoc_bodies
-from procjudge.importers.shell import _ANSI
 from procjudge.importers.swe_agent import _observation, convert
+from procjudge.importers.test_output import ANSI
 
 from conftest import ROOT
 
@@ -116,7 +116,7 @@ def test_output_tags_that_never_close_are_read_in_one_pass() -> None:
 
 def test_terminal_hyperlinks_are_stripped_whatever_ends_them() -> None:
     text = "\x1b]8;;file:///a\x1b\\a.py\x1b]8;;\x1b\\ \x1b]0;title\x07\x1b[31mred\x1b[0m \x1b]8;;never ended"
-    assert _ANSI.sub("", text) == "a.py red \x1b]8;;never ended"
+    assert ANSI.sub("", text) == "a.py red \x1b]8;;never ended"
 
 
 def test_the_real_logs_benchmark_measures_every_stage_of_a_corpus() -> None:
@@ -134,4 +134,4 @@ def test_the_real_logs_benchmark_measures_every_stage_of_a_corpus() -> None:
     assert "| import: `swe_agent.convert` of each |" in text and "| judging them (`judge`) |" in text
     from procjudge.importers import shell
 
-    assert shell._rebuild.__module__ == "procjudge.importers.shell"  # the originals are back
+    assert shell.rebuild_steps.__module__ == "procjudge.importers.replay"  # the originals are back

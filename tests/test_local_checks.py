@@ -19,9 +19,12 @@ from typer.testing import CliRunner
 from procjudge import judge, load_run
 from procjudge.cli import app
 from procjudge.importers.checks import check_outcome, is_environment, script_run, script_targets
+from procjudge.importers.classify import written_files
+from procjudge.importers.environment import unavailable
 from procjudge.importers.grammar import parseable, simple_commands
-from procjudge.importers.shell import Step, Trajectory, unavailable, written_files
+from procjudge.importers.shell import Trajectory
 from procjudge.importers.shell import convert as convert_trajectory
+from procjudge.importers.steps import Step
 
 from conftest import ROOT, present
 

@@ -20,8 +20,11 @@ from procjudge import judge, load_run
 from procjudge.cli import app
 from procjudge.importers import edits as rebuild
 from procjudge.importers.base import NothingLogged
-from procjudge.importers.shell import Step, Trajectory, history_read, unavailable
+from procjudge.importers.environment import unavailable
+from procjudge.importers.history import history_read
+from procjudge.importers.shell import Trajectory
 from procjudge.importers.shell import convert as convert_trajectory
+from procjudge.importers.steps import Step
 from procjudge.policy import DEFAULT, HeldBack, Policy
 
 from conftest import ROOT

@@ -13,8 +13,10 @@ from typer.testing import CliRunner
 
 from procjudge import judge, load_run
 from procjudge.cli import app
-from procjudge.importers.swe_agent import diff_files, parse_counts, written_files
-from procjudge.importers.swe_agent import test_command as suite_of
+from procjudge.importers.classify import test_command as suite_of
+from procjudge.importers.classify import written_files
+from procjudge.importers.steps import diff_files
+from procjudge.importers.test_output import parse_counts
 
 from conftest import ROOT, present
 

@@ -36,8 +36,9 @@ import re
 from typing import Any
 
 from .base import ImportIssue, as_object, epoch_seconds, one_run_per_file, read_json
-from .shell import Step, Trajectory
+from .shell import Trajectory
 from .shell import convert as convert_steps
+from .steps import Step
 
 ROOTS = ("/app", "/testbed", "/workspace", "/repo")
 _SHELL_ARGUMENTS = ("command", "cmd", "keystrokes", "script")

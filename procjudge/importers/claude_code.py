@@ -39,8 +39,9 @@ from collections import Counter
 from typing import Any
 
 from .base import ImportIssue, Writer, as_object, epoch_seconds, put_run, read_records
-from .shell import REPO_ROOTS, Step, Trajectory
+from .shell import Trajectory
 from .shell import convert as convert_steps
+from .steps import REPO_ROOTS, Step
 
 _EXIT_CODE = re.compile(r"^Exit code (-?\d+)\b", re.MULTILINE)
 TOOLS = frozenset({"Bash", "Edit", "MultiEdit", "Write", "NotebookEdit", "Read"})  # and the reads below

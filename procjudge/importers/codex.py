@@ -37,8 +37,9 @@ from collections import Counter
 from typing import Any
 
 from .base import ImportIssue, Writer, as_list, as_object, epoch_seconds, put_run, read_records
-from .shell import REPO_ROOTS, Step, Trajectory
+from .shell import Trajectory
 from .shell import convert as convert_steps
+from .steps import REPO_ROOTS, Step
 
 _EXITED = re.compile(r"(?:Process exited with code|Exit code:?)\s*(-?\d+)")
 _SHELLS = frozenset({"bash", "sh", "zsh", "/bin/bash", "/bin/sh", "/bin/zsh", "/usr/bin/bash"})

@@ -14,8 +14,9 @@ from typing import Any
 
 from . import claude_code, codex
 from .atif import call_step
-from .shell import Step, Trajectory
+from .shell import Trajectory
 from .shell import convert as convert_steps
+from .steps import Step
 
 ROOTS = ("/app", "/testbed", "/workspace", "/repo")
 

@@ -34,8 +34,10 @@ import re
 from typing import Any
 
 from .base import UNREADABLE, ImportIssue, NothingLogged, Writer, as_object, epoch_seconds, produced, records_of
-from .shell import Step, Trajectory, hidden_suites, written_files
+from .classify import written_files
+from .shell import Trajectory, hidden_suites
 from .shell import convert as convert_steps
+from .steps import Step
 from .swe_agent import find_report
 
 _EDIT_COMMANDS = frozenset({"str_replace", "insert", "create", "undo_edit", "write"})

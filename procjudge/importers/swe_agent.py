@@ -40,20 +40,10 @@ from typing import Any
 
 from .base import ImportIssue, one_run_per_file, read_json
 from .edits import words_of
-from .shell import (  # noqa: F401 - the shell helpers were first defined here; tests and users import them from here
-    MAX_OUTPUT,
-    REJECTED,
-    REPO_ROOTS,
-    Counts,
-    Step,
-    Trajectory,
-    diff_files,
-    hidden_suites,
-    parse_counts,
-    test_command,
-    written_files,
-)
+from .replay import REJECTED
+from .shell import Trajectory, hidden_suites
 from .shell import convert as convert_steps
+from .steps import MAX_OUTPUT, REPO_ROOTS, Step
 
 
 def _decoded(value: Any) -> Any:

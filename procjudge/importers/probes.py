@@ -1,0 +1,163 @@
+"""The checks a shell agent makes beyond test runners (a reproduction script, ``python -c``, the
+project's own runner script), and which of its writes are throw-away files rather than the code.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+from . import edits as rebuild
+from .checks import check_outcome, is_environment, script_run, script_targets
+from .classify import OTHER_RUNNERS, RUNNER, redirect_targets, segments, without_prefixes
+from .edits import words_of
+from .steps import Step, is_scratch, repo_relative
+from .test_output import Counts
+
+
+def scratch_write(path: str, submitted: dict[str, str] | None, roots: tuple[str, ...],
+                   tracked: frozenset[str] = frozenset(), discarded: frozenset[str] = frozenset()) -> bool:
+    """Whether a write is to a throw-away file, not the code: outside the repository, or a file
+    the agent made (not one of the repository's own, ``tracked``) that the submitted diff leaves
+    out, or (with no diff to say) one it deleted again (``discarded``) or with a
+    ``reproduce_*.py``-like name."""
+    if not path:
+        return False  # a patch that names its files only in its text
+    relative, outside = repo_relative(os.path.normpath(path), roots)
+    if outside or relative in tracked:
+        return outside
+    if submitted is not None:
+        return is_scratch(relative, submitted)
+    return _THROWAWAY.match(relative.rsplit("/", 1)[-1]) is not None or relative in discarded or any(
+        relative.startswith(folder + "/") for folder in discarded)
+
+
+def discarded_files(steps: list[Step], roots: tuple[str, ...], tracked: frozenset[str]) -> frozenset[str]:
+    """The files (and folders) the agent made and deleted again before the end: throw-away."""
+    made: set[str] = set()
+    gone: set[str] = set()
+    for step in steps:
+        for path, how in step.writes:
+            if not path:
+                continue
+            relative, outside = repo_relative(os.path.normpath(path), roots)
+            if outside or relative in tracked:
+                continue
+            if how == "delete":
+                if relative in made or any(name.startswith(relative + "/") for name in made):
+                    gone.add(relative)
+            else:
+                made.add(relative)
+                gone.discard(relative)
+    return frozenset(gone)
+
+
+# A reproduction or debugging script by its name (a `test_*.py` may be the project's own test, so it is not one).
+_THROWAWAY = re.compile(r"^(?:reproduce|repro|debug|scratch|tmp|temp)[\w.-]*\.(?:py|js|ts|sh|rb)$", re.IGNORECASE)
+
+# Writes that change a file in place: the file was there before the agent wrote it.
+_IN_PLACE = frozenset({"sed", "edit", "patch", "restore"})
+
+
+def tracked_files(steps: list[Step], submitted: dict[str, str] | None, roots: tuple[str, ...]) -> frozenset[str]:
+    """The repository's own files among those the agent wrote: one whose first write changes it in
+    place (``sed -i``, an editor's replace or insert, a patch's change of existing lines, a
+    restore), and one the submitted diff modifies or deletes. Such a file is never "created" nor
+    scratch, submitted or not: a test edited and then left out of the submission is still an
+    edit of the project's tests."""
+    first: dict[str, str] = {}
+    for step in steps:
+        for path, how in step.writes:
+            if path:
+                relative, outside = repo_relative(os.path.normpath(path), roots)
+                if not outside:
+                    first.setdefault(relative, how)
+    tracked = {path for path, how in first.items() if how in _IN_PLACE}
+    if submitted:
+        tracked.update(path for path, status in submitted.items() if status != "created")
+    return frozenset(tracked)
+
+
+def find_checks(steps: list[Step], submitted: dict[str, str] | None, roots: tuple[str, ...],
+                 own: frozenset[str]) -> None:
+    """Mark every step that runs a script to see what the code does (``python reproduce.py``,
+    ``python -c``, ``./run.sh``: :mod:`procjudge.importers.checks`) as a check, with what it
+    showed as one test named after it; a script the log showed writing the repository's files is
+    an edit instead. Test runs, installs and structured edits are left as they are."""
+    texts: dict[str, str] = {}  # the scripts the agent wrote, by path, as last written
+    for step in steps:
+        _remember_scripts(step, texts, roots)
+        if not step.shell or step.test:
+            continue
+        parts = segments(step.command)
+        runs = []
+        for k, part in enumerate(parts):
+            plain = without_prefixes(part)
+            if is_environment(plain) or re.match(r"^(?:cd|pushd|export|source|\.)(?:\s|$)", plain):
+                continue
+            if RUNNER.search(" " + part) or any(pattern.match(plain) for pattern, _ in OTHER_RUNNERS):
+                continue  # a test runner asked for its help, version or collection: no check
+            found = script_run(plain, words_of(plain))
+            if found is not None:
+                runs.append((k, found))
+        if not runs:
+            continue
+        position, found = runs[-1]
+        script_text = texts.get(repo_relative(os.path.normpath(found.script), roots)[0]) if found.script else None
+        targets = script_targets(script_text, found.script) if script_text else []
+        written = [path for path, how in step.writes if how == "script"] + targets
+        if any(not scratch_write(path, submitted, roots) for path in written):
+            step.writes += [(os.path.normpath(path), "script") for path in targets
+                            if (os.path.normpath(path), "script") not in step.writes]
+            continue  # a script that rewrites the code is an edit
+        # the exit status is the last simple command's: a script followed by `| tail` or `|| echo` has none
+        code = step.returncode if position == len(parts) - 1 else None
+        step.probe_kind = _probe_kind(found, texts, roots)
+        step.probe_code = code
+        outcome = check_outcome(code, step.output, own)
+        if outcome.unavailable:
+            step.unavailable = outcome.unavailable
+            step.probe = found.identity
+            continue
+        step.probe, step.probe_outcome = found.identity, outcome
+        step.frames = [(name, line) for (name, outside), (_, line) in
+                       ((repo_relative(os.path.normpath(path), roots), (path, line)) for path, line in outcome.frames)
+                       if not outside and not _library_path(name)][-20:]
+        files = [name for name, _ in step.frames]
+        test: dict[str, Any] = {"name": found.identity, "outcome": "passed" if outcome.passed else "failed",
+                                "message": f"{outcome.line or 'printed nothing'} ({outcome.how})"}
+        if files:
+            test["files"] = list(dict.fromkeys(files))[-20:]
+        step.counts = Counts(int(bool(outcome.passed)), int(not outcome.passed), 0, [test])
+
+
+def _probe_kind(found: Any, texts: dict[str, str], roots: tuple[str, ...]) -> str:
+    """A script check's kind: inline code, a reproduction the agent wrote (a script whose text the
+    log showed it writing, or one outside the repository), or a script of the project's."""
+    if found.script is None:
+        return "inline" if " -c " in f" {found.identity} " or " -e " in f" {found.identity} " else "project_script"
+    relative, outside = repo_relative(os.path.normpath(found.script), roots)
+    return "reproduction" if outside or relative in texts or _THROWAWAY.match(relative.rsplit("/", 1)[-1]) \
+        else "project_script"
+
+
+def _library_path(path: str) -> bool:
+    return "site-packages/" in path or "dist-packages/" in path or path.startswith(("<", "/usr/lib/python"))
+
+
+def _remember_scripts(step: Step, texts: dict[str, str], roots: tuple[str, ...]) -> None:
+    """Keep the text of every script a step writes whole (a heredoc into a file, an editor's create)."""
+    if step.editor is not None:
+        if step.editor.get("command") in ("create", "write"):
+            text = step.editor.get("file_text") if step.editor.get("command") == "create" else step.editor.get("content")
+            path = str(step.editor.get("path") or "")
+            if path and isinstance(text, str):
+                texts[repo_relative(os.path.normpath(path), roots)[0]] = text
+        return
+    if "<<" not in step.command:
+        return
+    for opener, body in rebuild.heredoc_bodies(step.command):
+        for path in redirect_targets(opener):
+            if path not in ("/dev/null",):
+                texts[repo_relative(os.path.normpath(path), roots)[0]] = body

@@ -1,0 +1,158 @@
+"""Each step's edits rebuilt as diff lines from what the log showed of its files (:mod:`.edits`):
+a ``sed -i``, a patch, a here-document, an editor's replace, insert or create.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+from . import edits as rebuild
+from .classify import redirect_targets, segments
+from .edits import Edit, words_of
+from .steps import Step, repo_relative
+
+REJECTED = re.compile(r"has introduced new syntax error|have NOT been applied|No replacement was performed"
+                      r"|did not appear verbatim|Error: (?:file|The path) .* does not exist")
+
+
+def rebuild_steps(steps: list[Step], submission: str | None, roots: tuple[str, ...]) -> None:
+    """Set each step's ``edits`` (and ``unrecovered``) from what had been seen of its files."""
+    views = rebuild.Views()
+    if submission:
+        rebuild.seed_from_diff(views, submission)
+
+    def rel(path: str) -> str:
+        return repo_relative(os.path.normpath(path), roots)[0] if path else path
+
+    for step in steps:
+        editor = step.editor
+        if editor is not None and REJECTED.search(step.output[:600]):
+            continue  # the editor refused the edit: nothing changed
+        if not step.writes and not step.test and editor is None:
+            first = step.command.strip().split("\n", 1)[0]
+            words = words_of(first)
+            target = next((w for w in words[1:] if not w.startswith("-") and ("/" in w or "." in w)), None)
+            rebuild.observe(views, step.command, step.output, rel(target) if target else None)
+            continue
+        try:
+            if editor is not None:
+                _editor_edit(step, editor, views, rel)
+                continue
+            _sed_edits(step, views, rel)
+            _patch_edits(step, views, rel)
+            _heredoc_edits(step, views, rel)
+        except rebuild.Unrebuilt as why:
+            step.edits = []
+            written = [rel(str(editor.get("path") or views.open_file or ""))] if editor is not None else \
+                [rel(path) for path, _ in step.writes if path] or [""]
+            step.unrecovered = [(path, str(why)) for path in dict.fromkeys(written)]
+            if editor is not None:
+                continue
+        _account(step, rel, roots)
+
+
+def _sed_edits(step: Step, views: rebuild.Views, rel: Any) -> None:
+    """Each ``sed -i`` of the step's command, rebuilt against the lines seen."""
+    for part in segments(step.command):
+        words = words_of(part)
+        if words and os.path.basename(words[0]) == "sed" and any(w.startswith("-i") or w == "--in-place" for w in words[1:]):
+            found, missed = rebuild.sed_edits(views, words, rel)
+            step.edits += found
+            step.unrecovered += missed
+
+
+def _patch_edits(step: Step, views: rebuild.Views, rel: Any) -> None:
+    """Each ``git apply`` or ``patch`` of a file whose text the log showed."""
+    for part in segments(step.command):
+        words = words_of(part)
+        applied = (words[:2] == ["git", "apply"] or (words and words[0] == "patch")) and "<<" not in part
+        if not applied:
+            continue
+        source = next((w for w in reversed(words[1:]) if not w.startswith("-") and w != "<"), None)
+        if "-i" in words and words.index("-i") + 1 < len(words):
+            source = words[words.index("-i") + 1]
+        stdin = re.search(r"<\s*(\S+)", part)
+        source = stdin.group(1) if stdin else source
+        known = views.lines.get(rel(source)) if source else None
+        if known:
+            step.edits += rebuild.diff_edits(views, "\n".join(known[n] for n in sorted(known)), rel)
+        else:  # which files it changed is not known either
+            step.unrecovered.append(("", f"`{part.strip()[:60]}`: a patch whose text is not in the log"))
+
+
+def _heredoc_edits(step: Step, views: rebuild.Views, rel: Any) -> None:
+    """Each heredoc of the command: a patch applied, a Python script's literal replacements, or a
+    whole file written by ``cat``/``tee``."""
+    for opener, body in rebuild.heredoc_bodies(step.command):
+        if re.search(r"\bgit\s+apply\b|(?:^|[\s;&|])patch\b", opener):
+            step.edits += rebuild.diff_edits(views, body, rel)
+            continue
+        if re.search(r"\bpython[\d.]*\b", opener):
+            targets = [rel(p) for p, how in step.writes if how == "script" and p]
+            pairs = rebuild.script_replacements(body)
+            if len(set(targets)) == 1 and pairs:
+                for old, new in pairs:
+                    step.edits += rebuild.replace_text(views, targets[0], old, new, "script")
+            else:
+                step.unrecovered += [(target, "a script's change that is not a str.replace of literals")
+                                     for target in dict.fromkeys(targets)]
+            continue
+        redirected = [p for p in redirect_targets(opener) if p not in ("/dev/null",)]
+        if re.match(r"^\s*(?:cat|tee)\b", opener) and len(redirected) == 1 and ">>" not in opener:
+            step.edits += rebuild.write_whole(views, rel(redirected[0]), body, "redirect")
+
+
+def _account(step: Step, rel: Any, roots: tuple[str, ...]) -> None:
+    """The files a patch names only in its text become the step's writes; a write no edit
+    rebuilt is named as not rebuilt."""
+    written = {rel(path) for path, _ in step.writes if path}
+    for edit in step.edits:  # a patch names its files only in its text
+        if edit.path not in written:
+            written.add(edit.path)
+            step.writes.append((edit.path, "create" if edit.created else "patch"))
+    covered = {e.path for e in step.edits} | {path for path, _ in step.unrecovered}
+    for path, how in step.writes:
+        name = rel(path)
+        if name and name not in covered and how in ("sed", "script", "redirect", "patch") \
+                and not repo_relative(os.path.normpath(path), roots)[1]:
+            step.unrecovered.append((name, "a script's change" if how == "script" else
+                                     "a redirection whose text is not in the log" if how == "redirect" else
+                                     "a patch" if how == "patch" else "an edit that is not rebuilt"))
+
+
+def _editor_edit(step: Step, editor: dict[str, Any], views: rebuild.Views, rel: Any) -> None:
+    command = str(editor.get("command") or "")
+    path = rel(str(editor.get("path") or views.open_file or ""))
+    if command in ("view", "open"):
+        views.open_file = path
+        rebuild.observe_window(views, path, step.output)
+        return
+    if not path:
+        return
+    views.open_file = path
+    if command == "str_replace":
+        old, new = editor.get("old_str"), editor.get("new_str")
+        if isinstance(old, str) and isinstance(new, str):
+            step.edits += rebuild.replace_text(views, path, old, new, "editor")
+    elif command in ("create", "write"):
+        text = editor.get("file_text") if command == "create" else editor.get("content")
+        step.edits += rebuild.write_whole(views, path, str(text or ""), "editor")
+    elif command == "insert":
+        text, at = editor.get("new_str") or editor.get("text"), editor.get("insert_line")
+        if isinstance(text, str) and isinstance(at, int):
+            edits, missed = rebuild.line_edit(views, path, at + 1, at, text, "editor")
+            step.edits += edits or [Edit(path, (), tuple(text.split("\n")), "editor", at + 1, views.enclosing_test(path, at))]
+    elif command == "append":  # SWE-agent's windowed insert: where it lands is not recorded
+        text = str(editor.get("text") or "")
+        step.edits.append(Edit(path, (), tuple(text.split("\n")), "editor"))
+    elif command == "line_edit":
+        first, last, text = editor.get("first"), editor.get("last"), str(editor.get("text") or "")
+        if isinstance(first, int) and isinstance(last, int):
+            edits, missed = rebuild.line_edit(views, path, first, last, text, "editor")
+            step.edits += edits
+            if missed:
+                step.unrecovered.append((path, missed))
+    if command == "line_edit":
+        rebuild.observe_window(views, path, step.output)  # the window the editor shows after the edit

@@ -1,0 +1,96 @@
+"""One step of a shell agent's log (a command, or a structured edit or read, and what it printed),
+and where the repository lies: what every reader of such logs fills in and :mod:`.shell` judges.
+
+A step reads its own command once: whether it is a test run (and its counts), a build, and which
+files it writes. The passes of :func:`procjudge.importers.shell.convert` add what needs the whole
+log (whether a test run validated anything, the checks scripts make, the edits rebuilt).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+from .checks import Outcome
+from .classify import build_command, build_ran_last, test_command, written_files
+from .edits import Edit
+from .test_output import ANSI, parse_counts
+
+
+def outside_repo(path: str) -> bool:
+    return os.path.isabs(path) or path.startswith(("..", "~"))
+
+REPO_ROOTS = ("/testbed", "/repo", "/workspace")
+MAX_OUTPUT = 200_000
+
+
+def diff_files(diff: str) -> dict[str, str]:
+    """path -> status of every file a unified diff touches."""
+    files: dict[str, str] = {}
+    for block in re.split(r"(?m)^diff --git ", diff)[1:]:
+        match = re.match(r"a/(\S+) b/(\S+)", block)
+        if not match:
+            continue
+        status = ("created" if "\nnew file mode" in block[:300]
+                  else "deleted" if "\ndeleted file mode" in block[:300] else "modified")
+        files[match.group(2)] = status
+    return files
+
+
+def repo_relative(path: str, roots: tuple[str, ...] = REPO_ROOTS) -> tuple[str, bool]:
+    """(path relative to the repository, whether it lies outside it)."""
+    for root in roots:
+        if path == root or path.startswith(root + "/"):
+            return path[len(root) + 1:] or ".", False
+    if os.path.isabs(path):
+        return path, True
+    return path.removeprefix("./"), False
+
+
+def is_scratch(path: str, submitted: dict[str, str] | None) -> bool:
+    return outside_repo(path) or (submitted is not None and path not in submitted)
+
+
+class Step:
+    """One action and what it printed. ``writes`` overrides what is read from the command (a
+    structured edit names its file); ``kind`` is ``"read"`` for a structured read."""
+
+    def __init__(self, thought: str, command: str, returncode: int | None, output: str, time: float | None,
+                 writes: list[tuple[str, str]] | None = None, kind: str | None = None,
+                 editor: dict[str, Any] | None = None, cut: bool = False) -> None:
+        if "\x1b" in output:  # colour codes (pytest --color, a tty) would hide the summary lines
+            output = ANSI.sub("", output)
+        self.thought, self.command, self.returncode = thought, command, returncode
+        self.output, self.time = output[:MAX_OUTPUT], time
+        shell = kind is None
+        self.shell = shell  # a command the agent ran, not a structured edit or read
+        self.test = test_command(command) if shell else None
+        self.writes = writes if writes is not None else written_files(command) if shell else []
+        self.counts = parse_counts(self.output) if self.test else None
+        build = build_command(command) if shell and not self.test else None
+        # the exit code is the last command's: a build is failed by it only when the build ran last
+        self.failed_build = build if build and returncode not in (None, 0) and build_ran_last(command) else None
+        self.editor = editor  # a structured edit or view: its command, path and texts (old_str/new_str, ...)
+        self.cut = cut  # the harness elided part of the output
+        # why a test run validated nothing (the runner is missing, its output was cut or discarded):
+        # set by convert, which knows the repository; such a run is neither a check nor a build failure
+        self.unavailable: str | None = None
+        self.edits: list[Edit] = []  # what the step changed, rebuilt as diff lines (see procjudge.importers.edits)
+        self.unrecovered: list[tuple[str, str]] = []  # (path, why) of writes whose change could not be rebuilt
+        # a script the agent ran to see whether its code works (procjudge.importers.checks), and what it showed:
+        # set by convert, which knows the scripts the agent wrote
+        self.probe: str | None = None
+        self.probe_outcome: Outcome | None = None
+        self.probe_kind = "reproduction"  # inline, reproduction or project_script
+        self.probe_code: int | None = None  # the script's own exit status, where the log has it
+        self.frames: list[tuple[str, int]] = []  # the repository frames its traceback passed through
+        self.code_edit = False  # it changed the code, not only throw-away files (set by convert)
+
+    @property
+    def check(self) -> str | None:
+        """What this step checked, when it ends an iteration: a test run's suite, a script run, or a
+        failed build."""
+        if self.unavailable:
+            return None
+        return self.test or self.probe or self.failed_build
