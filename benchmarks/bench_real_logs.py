@@ -71,7 +71,7 @@ def measure(corpus: Path, repeat: int) -> dict[str, Any]:
 
 def _measure(files: list[Path], texts: list[bytes], spent: dict[str, float], repeat: int) -> dict[str, Any]:
     from procjudge import judge
-    from procjudge.importers import edits, swe_agent
+    from procjudge.importers import edits, sed, swe_agent
     from procjudge.records import load_record
 
     best: dict[str, float] = {}
@@ -83,7 +83,7 @@ def _measure(files: list[Path], texts: list[bytes], spent: dict[str, float], rep
             json.loads(text)
         best["floor"] = min(best.get("floor", 1e9), time.perf_counter() - start)
         edits._words.cache_clear()
-        edits.compile_sed.cache_clear()
+        sed.compile_sed.cache_clear()
         spent.clear()
         start = time.perf_counter()
         documents = [swe_agent.convert(swe_agent.read_trajectory(str(path)), "bench") for path in files]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from procjudge.importers import edits
+from procjudge.importers import edits, sed
 from procjudge.importers.edits import Views, changed_runs, heredoc_bodies
 from procjudge.importers.swe_agent import _observation, convert
 from procjudge.importers.test_output import ANSI
@@ -46,7 +46,7 @@ def test_the_shapes_edits_are_rebuilt_not_dropped() -> None:
     assert changed["path"] == "m.py" and changed["edits"][0] == {"old": "line_1 = 1", "new": "L_1 = 1", "via": "sed"}
     views = Views()
     views.see("m.py", {k: f"line_{k} = {k}" for k in range(1, 50_001)})
-    found, missed = edits.sed_edits(views, ["sed", "-i", "s/line_/L_/", "m.py"])
+    found, missed = sed.sed_edits(views, ["sed", "-i", "s/line_/L_/", "m.py"])
     assert len(found) == 50_000 and not missed
     assert (found[-1].removed, found[-1].added, found[-1].line) == (("line_50000 = 50000",), ("L_50000 = 50000",), 50_000)
     links = "".join(f"\x1b]8;;file:///t/test_{k}.py\x1b\\test_{k}.py\x1b]8;;\x1b\\ .\n" for k in range(2000))

@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 from procjudge import judge, load_run
 from procjudge.cli import app
 from procjudge.importers import edits as rebuild
+from procjudge.importers import sed
 from procjudge.importers.base import NothingLogged
 from procjudge.importers.environment import unavailable
 from procjudge.importers.history import history_read
@@ -256,18 +257,18 @@ def test_sed_commands_are_rebuilt_on_the_lines_shown() -> None:
     rebuild.observe(views, "nl -ba tests/test_x.py | sed -n '1,6p'",
                     "     1\tdef test_total():\n     2\t    assert total([1, 2]) == 3\n     3\t\n"
                     "     4\tdef test_empty():\n     5\t    assert total([]) == 0\n     6\t")
-    found, missed = rebuild.sed_edits(views, ["sed", "-i", "s/== 3/== 4/", "tests/test_x.py"])
+    found, missed = sed.sed_edits(views, ["sed", "-i", "s/== 3/== 4/", "tests/test_x.py"])
     assert not missed and [(e.removed, e.added, e.line, e.within) for e in found] == [
         (("    assert total([1, 2]) == 3",), ("    assert total([1, 2]) == 4",), 2, "test_total")]
-    found, missed = rebuild.sed_edits(views, ["sed", "-i", "5d", "tests/test_x.py"])
+    found, missed = sed.sed_edits(views, ["sed", "-i", "5d", "tests/test_x.py"])
     assert [(e.removed, e.added, e.within) for e in found] == [(("    assert total([]) == 0",), (), "test_empty")]
-    found, _ = rebuild.sed_edits(views, ["sed", "-i", r"4a\    assert total([]) is not None", "tests/test_x.py"])
+    found, _ = sed.sed_edits(views, ["sed", "-i", r"4a\    assert total([]) is not None", "tests/test_x.py"])
     assert [(e.added, e.line) for e in found] == [(("    assert total([]) is not None",), 5)]
-    found, missed = rebuild.sed_edits(views, ["sed", "-i", r"s/\(total\)(\[1, 2\])/\1([2, 1])/", "tests/test_x.py"])
+    found, missed = sed.sed_edits(views, ["sed", "-i", r"s/\(total\)(\[1, 2\])/\1([2, 1])/", "tests/test_x.py"])
     assert found[0].added == ("    assert total([2, 1]) == 4",)
-    found, missed = rebuild.sed_edits(views, ["sed", "-i", "s/x/y/", "tests/never_shown.py"])
+    found, missed = sed.sed_edits(views, ["sed", "-i", "s/x/y/", "tests/never_shown.py"])
     assert not found and missed == [("tests/never_shown.py", "`sed -i` on lines never shown")]
-    found, missed = rebuild.sed_edits(views, ["sed", "-i", "1r other.py", "tests/test_x.py"])
+    found, missed = sed.sed_edits(views, ["sed", "-i", "1r other.py", "tests/test_x.py"])
     assert not found and "is not rebuilt" in missed[0][1]
 
 
@@ -487,7 +488,7 @@ def test_an_edit_that_could_not_be_rebuilt_is_a_not_checked_reason(tmp_path: Pat
 
 
 def test_sed_basic_expressions_anchor_only_at_their_ends() -> None:
-    from procjudge.importers.edits import compile_sed
+    from procjudge.importers.sed import compile_sed
 
     regex = compile_sed(r"r'\^\[\\w.@+-\]+$'", extended=False)
     assert regex is not None and regex.search(r"    regex = r'^[\w.@+-]+$'")

@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 from . import edits as rebuild
+from . import sed
 from .classify import redirect_targets, segments
 from .edits import Edit, words_of
 from .steps import Step, repo_relative
@@ -58,7 +59,7 @@ def _sed_edits(step: Step, views: rebuild.Views, rel: Any) -> None:
     for part in segments(step.command):
         words = words_of(part)
         if words and os.path.basename(words[0]) == "sed" and any(w.startswith("-i") or w == "--in-place" for w in words[1:]):
-            found, missed = rebuild.sed_edits(views, words, rel)
+            found, missed = sed.sed_edits(views, words, rel)
             step.edits += found
             step.unrecovered += missed
 
