@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from procjudge.importers.base import recognise, registry
+from procjudge.importers.registry import recognise, registry
 from procjudge.importers.values import fitted, loads, odd_ones
 from procjudge.model import RunFile
 

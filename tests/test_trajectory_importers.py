@@ -21,9 +21,10 @@ from typer.testing import CliRunner
 from procjudge import judge, load_run
 from procjudge.cli import app
 from procjudge.importers import atif, openhands, swe_agent
-from procjudge.importers.base import BUILTINS, Writer, recognise
+from procjudge.importers.base import Writer
 from procjudge.importers.classify import build_command, written_files
 from procjudge.importers.classify import test_command as suite_of
+from procjudge.importers.registry import BUILTINS, recognise
 from procjudge.importers.shell import _iso
 from procjudge.importers.test_output import parse_counts
 

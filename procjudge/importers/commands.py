@@ -1,6 +1,6 @@
 """``procjudge import``: one command per built-in importer, ``import list`` and ``import auto``.
 
-Adding an importer is a module with its ``import_files`` and its entry in ``base.BUILTINS`` (or,
+Adding an importer is a module with its ``import_files`` and its entry in ``registry.BUILTINS`` (or,
 from another package, an entry point in the group ``procjudge.importers``): ``import auto``
 recognises its files and ``import auto --using NAME`` forces it. A command of its own here is
 only for options of its own (``--reports``, ``--hidden-from``).
@@ -64,7 +64,7 @@ SHOWN = 20  # errors and notes printed at most (the rest are counted)
 
 def _likely_importer(path: str, used: str | None) -> str | None:
     """The importer that recognises a file, when it is not the one used."""
-    from .base import recognise, registry
+    from .registry import recognise, registry
 
     found = recognise(path, registry()[0])
     return found.name if found is not None and found.name != used else None
@@ -386,7 +386,7 @@ def import_codex(
 def import_list() -> None:
     """List the importers: the built-in ones and those other packages install (entry-point group
     procjudge.importers)."""
-    from .base import BUILTINS, registry
+    from .registry import BUILTINS, registry
 
     importers, problems = registry()
     builtin = {b.name for b in BUILTINS}
@@ -449,7 +449,7 @@ def import_auto(
 
     Example: procjudge import auto runs/ --out imported/
     """
-    from .base import Builtin, recognise, registry
+    from .registry import Builtin, recognise, registry
 
     importers, problems = registry()
     for problem in problems:
