@@ -23,12 +23,12 @@ from typing import Any, TypeVar
 import msgspec
 
 from . import outcome
+from .diffs import header_path
 from .model import Changes, Counts, Entry, HistoryRead, LocalCheck, Run, TestResults
 from .numbers import fmt_num
 from .outcome import SCORE_NEEDED, held_back_only, hold_back_categories, test_counts
 from .policy import Policy
 
-_DIFF_FILE = re.compile(r"^\+\+\+ (?:b/)?(.+?)\s*$")
 _TEST_PATH = re.compile(r"(^|/)(tests?|spec|__tests__)/|(^|/)test_[^/]*$|_test\.[a-z]+$|\.(test|spec)\.[a-z]+$"
                         r"|(^|/)conftest\.py$")
 
@@ -195,18 +195,14 @@ def parse_diff(text: str) -> Diff:
             if line.startswith("@@"):
                 break
             if line.startswith("+++ "):
-                match = _DIFF_FILE.match(line)
-                path = match.group(1) if match else ""
+                path = header_path(line)  # '' for /dev/null: a deleted file is named by no path
                 header = index + 1
             elif line.startswith("--- ") and not path:
-                candidate = line[4:].strip()
-                created = candidate == "/dev/null"
-                path = candidate.removeprefix("a/")
+                path = header_path(line)
+                created = path == ""
                 header = index + 1
             elif line.startswith("diff --git "):
                 header = index + 1
-        if path == "/dev/null":
-            path = ""
         body = lines[header:]
         added = tuple([line[1:] for line in body if line[:1] == "+"])
         removed = tuple([line[1:] for line in body if line[:1] == "-"])

@@ -34,6 +34,8 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import diffs
+
 MAX_VIEW_LINES = 50_000  # lines kept per file
 # Lines the edits of one trajectory may search, compare or move in all: each edit costs the lines of
 # its file, so a thousand edits of a 50,000-line file would cost 50 million; the real logs measured
@@ -128,29 +130,19 @@ _PRINTERS = re.compile(r"^(?:cat|nl|head|tail|sed\s+-n|grep|less|more|awk)\b")
 def seed_from_diff(views: Views, diff: str) -> None:
     """The lines a unified diff shows of each file before it (context and removed lines), with
     their numbers: what the agent's edits started from."""
-    path = ""
-    old = 0
-    lines = diff.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    for raw in lines:
-        line = raw.rstrip("\r")
-        if line.startswith("--- "):
-            path = line[4:].strip().removeprefix("a/")
+    for patch in diffs.read(diff):
+        path = patch.old_path or patch.new_path
+        if not path:
             continue
-        if line.startswith("+++ "):
-            target = line[4:].strip().removeprefix("b/")
-            path = target if path == "/dev/null" else path
-            continue
-        header = re.match(r"^@@ -(\d+)(?:,\d+)? \+\d+(?:,\d+)? @@", line)
-        if header:
-            old = int(header.group(1))
-            continue
-        if not path or old == 0:
-            continue
-        if line.startswith((" ", "-")) or line == "":
-            views.lines.setdefault(path, {}).setdefault(old, line[1:])
-            old += 1
+        for hunk in patch.hunks:
+            old = hunk.old_start
+            if old == 0:
+                continue
+            for raw in hunk.lines:
+                line = raw.rstrip("\r")
+                if line.startswith((" ", "-")) or line == "":
+                    views.lines.setdefault(path, {}).setdefault(old, line[1:])
+                    old += 1
 
 
 def observe(views: Views, command: str, output: str, relative: str | None = None) -> None:
@@ -417,7 +409,7 @@ def diff_edits(views: Views, text: str, resolve: Any = None) -> list[Edit]:
     """The edits a unified diff applies (``git apply``, ``patch``): one per hunk's run of removed
     and added lines, at the line its header gives; the views follow them."""
     edits: list[Edit] = []
-    path, created, old_line = "", False, 0
+    path, created = "", False
     removed: list[str] = []
     added: list[str] = []
     start = 0
@@ -431,35 +423,26 @@ def diff_edits(views: Views, text: str, resolve: Any = None) -> list[Edit]:
             apply_lines(views, name, start or 1, list(removed), list(added))
         removed, added = [], []
 
-    for line in text.split("\n"):
-        if line.startswith("--- "):
+    for patch in diffs.read(text):
+        path, created = patch.path if patch.headers else "", patch.created
+        for hunk in patch.hunks:
+            old_line = start = hunk.old_start
+            if not path or not old_line:
+                continue
+            for line in hunk.lines:
+                if line.startswith("-"):
+                    if not removed and not added:
+                        start = old_line
+                    removed.append(line[1:])
+                    old_line += 1
+                elif line.startswith("+"):
+                    if not removed and not added:
+                        start = old_line
+                    added.append(line[1:])
+                else:
+                    flush()
+                    old_line += 1
             flush()
-            created = line[4:].strip() == "/dev/null"
-            continue
-        if line.startswith("+++ "):
-            path = line[4:].strip().split("\t")[0].removeprefix("b/")
-            continue
-        header = re.match(r"^@@ -(\d+)(?:,\d+)? \+\d+(?:,\d+)? @@", line)
-        if header:
-            flush()
-            old_line = int(header.group(1))
-            start = old_line
-            continue
-        if not path or not old_line:
-            continue
-        if line.startswith("-"):
-            if not removed and not added:
-                start = old_line
-            removed.append(line[1:])
-            old_line += 1
-        elif line.startswith("+"):
-            if not removed and not added:
-                start = old_line
-            added.append(line[1:])
-        else:
-            flush()
-            old_line += 1
-    flush()
     return edits
 
 

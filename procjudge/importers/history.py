@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .. import diffs
 from .classify import segments, without_prefixes
 from .edits import words_of
 from .steps import Step
@@ -73,14 +74,11 @@ def _revision_beyond_base(word: str) -> bool:
 def _added_lines(diff: str) -> dict[str, set[str]]:
     """path -> the non-trivial lines a diff adds (stripped, at least 12 characters)."""
     found: dict[str, set[str]] = {}
-    path = ""
-    for line in diff.split("\n"):
-        if line.startswith("+++ "):
-            path = line[4:].strip().removeprefix("b/")
-        elif line.startswith("+") and not line.startswith("+++"):
-            text = line[1:].strip()
+    for patch in diffs.read(diff):
+        for line in patch.added:
+            text = line.strip()
             if len(text) >= 12 and re.search(r"[A-Za-z]", text):
-                found.setdefault(path, set()).add(text)
+                found.setdefault(patch.path, set()).add(text)
     return found
 
 
@@ -92,10 +90,10 @@ def history_evidence(step: Step, command: str, submission: str | None) -> int:
     if not submission:
         return 0
     submitted = set().union(*_added_lines(submission).values()) if submission else set()
-    removed = {line[1:].strip() for line in submission.split("\n") if line.startswith("-") and not line.startswith("---")}
+    removed = {line.strip() for patch in diffs.read(submission) for line in patch.removed}
     whole_file = re.search(r"\bshow\s+\S+:\S", command) is not None
-    shown = {(line if whole_file else line[1:]).strip() for line in step.output.split("\n")
-             if whole_file or (line.startswith("+") and not line.startswith("+++"))}
+    shown = ({line.strip() for line in step.output.split("\n")} if whole_file
+             else {line.strip() for patch in diffs.read(step.output) for line in patch.added})
     return len((shown & submitted) - removed)
 
 

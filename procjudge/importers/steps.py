@@ -9,9 +9,9 @@ log (whether a test run validated anything, the checks scripts make, the edits r
 from __future__ import annotations
 
 import os
-import re
 from typing import Any
 
+from .. import diffs
 from .checks import Outcome
 from .classify import build_command, build_ran_last, test_command, written_files
 from .edits import Edit
@@ -26,15 +26,11 @@ MAX_OUTPUT = 200_000
 
 
 def diff_files(diff: str) -> dict[str, str]:
-    """path -> status of every file a unified diff touches."""
+    """path -> status of every file a unified diff touches (read by :mod:`procjudge.diffs`)."""
     files: dict[str, str] = {}
-    for block in re.split(r"(?m)^diff --git ", diff)[1:]:
-        match = re.match(r"a/(\S+) b/(\S+)", block)
-        if not match:
-            continue
-        status = ("created" if "\nnew file mode" in block[:300]
-                  else "deleted" if "\ndeleted file mode" in block[:300] else "modified")
-        files[match.group(2)] = status
+    for patch in diffs.read(diff):
+        if patch.path:
+            files[patch.path] = "created" if patch.created else "deleted" if patch.deleted else "modified"
     return files
 
 
