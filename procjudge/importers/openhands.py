@@ -33,7 +33,7 @@ import os
 import re
 from typing import Any
 
-from .base import UNREADABLE, ImportIssue, NothingLogged, Writer, as_object, epoch_seconds, produced, records_of
+from .base import ImportIssue, Writer, as_object, epoch_seconds, put_run, records_of
 from .classify import written_files
 from .shell import Trajectory, hidden_suites
 from .shell import convert as convert_steps
@@ -188,14 +188,11 @@ def import_files(paths: list[str], out: str, agent: str | None = None,
         for number, record in records_of(path, issues):
             instance = str(record.get("instance_id") or f"record {number}")
             name = agent or model_name(record) or "openhands"
-            try:
-                report = find_report(reports, instance, path) if reports else None
-                document = produced(functools.partial(convert, record, name, report), [record])
-            except NothingLogged as exc:
-                issues.append(ImportIssue(path, number, f"{instance}: {exc}", note=True))
-                continue
-            except UNREADABLE as exc:
-                issues.append(ImportIssue(path, number, f"{instance}: not an OpenHands instance: {exc}"))
-                continue
-            written += writer.put(path, number, name, instance, document, issues)
+            produce = functools.partial(_with_report, record, name, reports, instance, path)
+            written += put_run(writer, issues, (path, number), name, instance, produce, "an OpenHands instance", [record])
     return written, issues
+
+
+def _with_report(record: dict[str, Any], name: str, reports: str | None, instance: str, path: str) -> dict[str, Any]:
+    """One instance's run, with its SWE-bench report when ``reports`` holds one."""
+    return convert(record, name, find_report(reports, instance, path) if reports else None)

@@ -28,11 +28,18 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import os
 from typing import Any
 
-from ..safe_io import WriteError
-from .base import ImportIssue, NothingLogged, Writer, agent_names, benchmark_challenge, read_records, records_of, safe_name
+from .base import (
+    UNREADABLE,
+    ImportIssue,
+    NothingLogged,
+    Writer,
+    agent_names,
+    benchmark_challenge,
+    read_records,
+    records_of,
+)
 from .values import kind
 
 LDB_MARKER = " # Real Execution Output:"
@@ -256,10 +263,7 @@ def import_files(paths: list[str], out: str, agent: str | None = None, hidden_fr
         budget = max_iterations or loop_budget(path)
         for number, record in records_of(path, issues):
             name = agent or _model(record) or names[path]
-            folder = os.path.join(out, safe_name(name.replace("/", "__")))
             try:
-                writer.check_folder(folder)
-                os.makedirs(folder, exist_ok=True)
                 task = task_id(record)
                 if task is None:
                     raise ValueError("no task_id or name")
@@ -269,19 +273,8 @@ def import_files(paths: list[str], out: str, agent: str | None = None, hidden_fr
             except NothingLogged as exc:
                 issues.append(ImportIssue(path, number, str(exc), note=True))
                 continue
-            except (ValueError, TypeError, KeyError, OSError) as exc:
+            except UNREADABLE as exc:
                 issues.append(ImportIssue(path, number, str(exc)))
                 continue
-            try:
-                target, note = writer.target(folder, safe_name(challenge))
-                note = writer.write(target, document) or note
-            except (OSError, WriteError) as exc:  # read, but not written: a full disk, a read-only --out
-                issues.append(ImportIssue(path, number, str(exc), unwritten=True))
-                continue
-            except ValueError as exc:
-                issues.append(ImportIssue(path, number, str(exc)))
-                continue
-            if note:
-                issues.append(ImportIssue(path, number, note, note=True))
-            written += 1
+            written += writer.put(path, number, name, challenge, document, issues)
     return written, issues
