@@ -47,6 +47,31 @@ def run_files(folder: Path) -> dict[str, dict[str, Any]]:
 # --------------------------------------------------------------------------- OpenHands, real output
 
 
+def test_an_editor_call_is_the_same_step_in_every_format() -> None:
+    """One vocabulary (procjudge.importers.toolcalls): the same str_replace, refused or made, and the
+    same view, read from SWE-agent, OpenHands and ATIF, are the same step."""
+    from procjudge.importers import atif
+    from procjudge.importers import swe_agent as swe
+
+    made = {"command": "str_replace", "path": "/testbed/m.py", "old_str": "x = 1", "new_str": "x = 2"}
+    refused = "ERROR:\nNo replacement was performed, old_str `x = 1` did not appear verbatim in /testbed/m.py."
+    missing = "ERROR:\nParameter `old_str` is required for command: str_replace."
+
+    def read(arguments: dict[str, object], output: str) -> list[tuple[str, bool, object, object]]:
+        steps = [swe._tool_step("str_replace_editor", arguments, "", 0, output, False, None),
+                 openhands.steps([{"id": 1, "action": "edit", "args": arguments},
+                                  {"id": 2, "observation": "edit", "cause": 1, "content": output}])[0],
+                 atif.call_step({"function_name": "str_replace_based_edit_tool", "arguments": arguments}, "", output, None)]
+        return [(s.command, s.shell, s.writes, (s.editor or {}).get("new_str")) for s in steps if s is not None]
+
+    for found in (read(made, "The file /testbed/m.py has been edited."), read(made, refused), read(made, missing),
+                  read({"command": "view", "path": "/testbed/m.py"}, "     1\tx = 1\n")):
+        assert len(found) == 3 and found[0] == found[1] == found[2], found
+    assert read(made, "edited")[0] == ("str_replace /testbed/m.py", False, [("/testbed/m.py", "edit")], "x = 2")
+    assert read(made, refused)[0][2] == [] and read(made, missing)[0][2] == []  # refused: nothing written
+    assert read({"command": "write", "path": "/testbed/n.py", "content": "y = 1"}, "")[0][2] == [("/testbed/n.py", "edit")]
+
+
 def test_the_real_openhands_output_imports_and_matches_the_raw_events(tmp_path: Path) -> None:
     written, issues = openhands.import_files([str(OPENHANDS)], str(tmp_path))
     assert written == 3 and not issues
@@ -63,9 +88,12 @@ def test_the_real_openhands_output_imports_and_matches_the_raw_events(tmp_path: 
         record = raw[instance]
         events = record["history"]
         iterations = [e["iteration_telemetry"] for e in document["iterations"]]
-        # counted here from the raw events: every edit action is a file edit of some iteration
-        edits = sum(1 for e in events if e.get("action") == "edit" and e["args"].get("command") != "view")
-        assert sum(t["actions"]["file_edits"] for t in iterations) >= edits
+        # counted here from the raw events: every edit the editor made (its observation is no error) is a file
+        # edit of some iteration, and one it refused ("ERROR: No replacement was performed") is none
+        answers = {e.get("cause"): str(e.get("content") or "") for e in events if e.get("observation")}
+        edits = [e for e in events if e.get("action") == "edit" and e["args"].get("command") != "view"]
+        made = sum(1 for e in edits if not answers.get(e.get("id"), "").startswith("ERROR:"))
+        assert made < len(edits) and sum(t["actions"]["file_edits"] for t in iterations) >= made
         assert iterations[-1]["changes"]["diff"] == record["test_result"]["git_patch"].replace("\r\n", "\n")
         assert document["run"]["agent"] == "openrouter-llama-4-maverick" and document["run"]["source"] == "openhands"
         # every make failed with exit code 2: the iteration is a failed build, and make is not a test run

@@ -10,8 +10,9 @@ Each tool call becomes a step of :mod:`procjudge.importers.shell` (an iteration 
 edits followed by a test run or a failed build):
 
 - a file editor's call (its arguments hold ``command`` and ``path``, as Anthropic's
-  ``str_replace_based_edit_tool`` and OpenHands' editor have it) is an edit of ``path``, or a
-  read for ``view``;
+  ``str_replace_based_edit_tool`` and OpenHands' editor have it) is an edit of ``path`` carried
+  with its arguments, so that the edit is rebuilt, or a read for ``view``
+  (:mod:`procjudge.importers.toolcalls`, shared with SWE-agent and OpenHands);
 - a call whose name says it writes or edits (``write``, ``edit``, ``create``, ``replace``,
   ``insert``, ``patch``) with a file path (``path``, ``file_path``, ``filename``) is an edit of
   that file; ``apply_patch`` edits the files its patch names (``*** Update File: PATH``);
@@ -39,6 +40,7 @@ from .base import ImportIssue, as_object, epoch_seconds, one_run_per_file, read_
 from .shell import Trajectory
 from .shell import convert as convert_steps
 from .steps import Step
+from .toolcalls import COMMANDS, editor_step
 
 ROOTS = ("/app", "/testbed", "/workspace", "/repo")
 _SHELL_ARGUMENTS = ("command", "cmd", "keystrokes", "script")
@@ -61,11 +63,8 @@ def call_step(call: dict[str, Any], thought: str, output: str, time: float | Non
     exit_code = _EXIT.search(output[-2000:])
     code = int(exit_code.group(1)) if exit_code else None
     editor = arguments.get("command")
-    if path and isinstance(editor, str) and editor in ("view", "create", "str_replace", "insert", "undo_edit", "write"):
-        if editor == "view":
-            return Step(thought, f"view {path}", code, output, time, kind="read")
-        return Step(thought, f"{editor} {path}", code, output, time,
-                    writes=[(os.path.normpath(path), "create" if editor == "create" else "edit")], kind="edit")
+    if path and isinstance(editor, str) and editor in COMMANDS:
+        return editor_step({**arguments, "path": path}, thought, code, output, time)
     if name == "apply_patch" or isinstance(arguments.get("patch"), str):
         patch = str(arguments.get("input") or arguments.get("patch") or "")
         files = re.findall(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", patch, re.MULTILINE)

@@ -12,7 +12,9 @@ iteration is one or more edits followed by a test run or a failed build):
 
 - ``run``: a shell command (``args.command``), with the exit code and output of its observation;
 - ``edit`` (``str_replace``, ``insert``, ``create``) and ``write``: a structured edit of
-  ``args.path``; the editor's ``view`` is a read;
+  ``args.path``, carried with its arguments so that it is rebuilt as diff lines (an edit the
+  editor refused writes nothing); the editor's ``view`` is a read of the window it shows
+  (:mod:`procjudge.importers.toolcalls`, shared with SWE-agent and ATIF);
 - ``run_ipython``: its ``!`` lines are shell commands; a file the Python opens for writing is an
   edit;
 - ``read``, ``browse``, ``think``, ``message``, ``recall`` and the rest: reads and other steps (the
@@ -29,7 +31,6 @@ error as a note.
 from __future__ import annotations
 
 import functools
-import os
 import re
 from typing import Any
 
@@ -39,8 +40,7 @@ from .shell import Trajectory, hidden_suites
 from .shell import convert as convert_steps
 from .steps import Step
 from .swe_agent import find_report
-
-_EDIT_COMMANDS = frozenset({"str_replace", "insert", "create", "undo_edit", "write"})
+from .toolcalls import editor_step
 
 
 def events(history: list[Any]) -> list[dict[str, Any]]:
@@ -102,14 +102,9 @@ def steps(history: list[Any]) -> list[Step]:
         if action == "run":
             found.append(Step(thought, str(args.get("command") or ""), code, output, time))
         elif action in ("edit", "write"):
-            path = str(args.get("path") or "")
             command = str(args.get("command") or ("write" if action == "write" else "str_replace"))
-            if command in _EDIT_COMMANDS and path:
-                how = "create" if command == "create" else "edit"
-                found.append(Step(thought, f"{command} {path}", code, output, time, writes=[(os.path.normpath(path), how)],
-                                  kind="edit"))
-            else:
-                found.append(Step(thought, f"{command} {path}", code, output, time, kind="read"))
+            found.append(editor_step({**args, "command": command, "path": str(args.get("path") or "")}, thought, code,
+                                     output, time))
         elif action == "run_ipython":
             source = str(args.get("code") or "")
             shell = "\n".join(line.strip()[1:] for line in source.splitlines() if line.strip().startswith("!"))

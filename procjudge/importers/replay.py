@@ -14,8 +14,10 @@ from .classify import redirect_targets, segments
 from .edits import Edit, words_of
 from .steps import Step, repo_relative
 
+# What an editor tool prints when it refused an edit (SWE-agent's and OpenHands' str_replace_editor).
 REJECTED = re.compile(r"has introduced new syntax error|have NOT been applied|No replacement was performed"
-                      r"|did not appear verbatim|Error: (?:file|The path) .* does not exist")
+                      r"|did not appear verbatim|Error: (?:file|The path) .* does not exist"
+                      r"|Parameter `\w+` is required for command")
 
 
 def rebuild_steps(steps: list[Step], submission: str | None, roots: tuple[str, ...]) -> None:

@@ -40,10 +40,10 @@ from typing import Any
 
 from .base import ImportIssue, one_run_per_file, read_json
 from .edits import words_of
-from .replay import REJECTED
 from .shell import Trajectory, hidden_suites
 from .shell import convert as convert_steps
 from .steps import MAX_OUTPUT, REPO_ROOTS, Step
+from .toolcalls import COMMANDS, editor_step
 
 
 def _decoded(value: Any) -> Any:
@@ -152,28 +152,11 @@ def _tool_step(name: str, arguments: dict[str, Any], thought: str, code: int | N
     if name in ("submit", "finish", "think"):
         return None
     command = arguments.get("command")
-    if name == "str_replace_editor" or isinstance(arguments.get("path"), str) and command in _EDITOR:
-        return _editor_step(arguments, thought, code, output, time)
+    if name == "str_replace_editor" or isinstance(arguments.get("path"), str) and command in COMMANDS:
+        return editor_step(arguments, thought, code, output, time)
     if isinstance(command, str):
         return Step(thought, command.strip(), code, output, time, cut=cut)
     return None
-
-
-_EDITOR = ("view", "create", "str_replace", "insert", "undo_edit")
-
-
-def _editor_step(arguments: dict[str, Any], thought: str, code: int | None, output: str, time: float | None,
-                 open_file: str | None = None) -> Step:
-    command = str(arguments.get("command") or "")
-    path = str(arguments.get("path") or open_file or "")
-    if command in ("view", "open") or command not in ("create", "str_replace", "insert", "undo_edit", "line_edit",
-                                                      "append"):
-        return Step(thought, f"{command} {path}".strip(), code, output, time, kind="read",
-                    editor={"command": "view", "path": path} if path else None)
-    rejected = REJECTED.search(output[:600])
-    writes = [] if rejected or not path else [(os.path.normpath(path), "create" if command == "create" else "edit")]
-    return Step(thought, f"{command} {path}", code, output, time, writes=writes, kind="edit",
-                editor={**arguments, "command": command, "path": path})
 
 
 def aci_steps(trajectory: list[Any]) -> Iterator[Step]:
@@ -214,23 +197,23 @@ def _aci_step(action: str, thought: str, output: str, open_file: str | None) -> 
     if head == "edit" and len(words) >= 2 and re.fullmatch(r"\d+:\d+", words[1]):
         lines, last = words[1].split(":")
         body = re.sub(r"\n?end_of_edit\s*$", "", rest)
-        return _editor_step({"command": "line_edit", "first": int(lines), "last": int(last), "text": body},
+        return editor_step({"command": "line_edit", "first": int(lines), "last": int(last), "text": body},
                             thought, None, output, None, open_file)
     if head == "edit":  # SWE-agent 1.x's windowed editor: edit 'search' 'replace' on the open file
         full = words_of(action)
         if len(full) == 3:
-            return _editor_step({"command": "str_replace", "old_str": full[1], "new_str": full[2]}, thought, None,
+            return editor_step({"command": "str_replace", "old_str": full[1], "new_str": full[2]}, thought, None,
                                 output, None, open_file)
     if head == "insert":
         full = words_of(action)
-        return _editor_step({"command": "append", "text": full[1] if len(full) > 1 else ""}, thought, None, output,
+        return editor_step({"command": "append", "text": full[1] if len(full) > 1 else ""}, thought, None, output,
                             None, open_file)
     if head == "create" and len(words) == 2:
-        return _editor_step({"command": "create", "path": words[1], "file_text": ""}, thought, None, output, None)
+        return editor_step({"command": "create", "path": words[1], "file_text": ""}, thought, None, output, None)
     if head == "open" and len(words) >= 2:
-        return _editor_step({"command": "view", "path": words[1]}, thought, None, output, None)
+        return editor_step({"command": "view", "path": words[1]}, thought, None, output, None)
     if head in _ACI_READS:
-        return _editor_step({"command": "view", "path": open_file or ""}, thought, None, output, None) \
+        return editor_step({"command": "view", "path": open_file or ""}, thought, None, output, None) \
             if head in ("goto", "scroll_up", "scroll_down") else Step(thought, action, None, output, None, kind="read")
     if head == "str_replace_editor" and len(words) >= 3:
         full = words_of(action)
@@ -243,7 +226,7 @@ def _aci_step(action: str, thought: str, output: str, open_file: str | None) -> 
                 k += 2
             else:
                 k += 1
-        return _editor_step(arguments, thought, None, output, None)
+        return editor_step(arguments, thought, None, output, None)
     return Step(thought, action, None, output[:MAX_OUTPUT], None)
 
 
