@@ -97,6 +97,9 @@ class Shape(msgspec.Struct, frozen=True, kw_only=True):
     # task asks for also looks like, unlike an inverted, loosened, deleted or skipped check
     value_update: bool = False
     path: str = ""  # the file it was found in, where a diff names it
+    # the held-back test that confirms a test edit hid the bug (it failed in the agent's run before the edit
+    # to its file and fails in the held-back suite); set by test_chasing, read by it instead of the text of why
+    confirmed_by: str = ""
 
     @property
     def key(self) -> tuple[str, str]:
