@@ -155,3 +155,19 @@ def test_document_aggregate_example_figures() -> None:
     assert agg.improvement_rate == 21.5
     assert round(agg.action_efficiency.tool_calls_per_point_gained, 1) == 1.2
     assert round(agg.time_efficiency.seconds_per_point_gained, 1) == 42.8
+
+
+def test_a_test_edit_is_confirmed_by_a_held_back_failure_of_its_file_that_the_agent_saw_fail() -> None:
+    """A test edit whose diff does not name its test: confirmed (and kept definite) when a test of
+    the edited file failed in the agent's run before the edit and fails in the held-back suite; the
+    confirming test is carried as a field, which test_chasing reads, not as words to look for."""
+    from procjudge.detectors.cheats import _local_edit
+    from procjudge.detectors.shapes import Shape
+
+    shape = Shape(rule="changed_expectation", strength="definite", code="tests/test_price.py: assert price(9.99) == 9",
+                  why="an expected value replaced")
+    failing = "tests/test_price.py::test_cents"
+    confirmed = _local_edit(shape, (failing,), frozenset({failing}), blind=False)
+    assert confirmed.strength == "definite" and confirmed.confirmed_by == failing and failing in confirmed.why
+    unconfirmed = _local_edit(shape, (failing,), frozenset(), blind=False)  # the agent never saw it fail
+    assert unconfirmed.strength == "likely" and not unconfirmed.confirmed_by
