@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
 import typer
 
+from .config import MAX_JOBS
 from .render import formats as output_formats
 
 if TYPE_CHECKING:
@@ -704,3 +705,16 @@ def draw_plot(result: Comparison, plot: Path | None) -> None:
     except PlotError as exc:
         err(f"procjudge: {exc}")
         raise typer.Exit(2) from None
+
+
+def usage(message: str) -> NoReturn:
+    """Bad usage: the message on stderr, exit 2."""
+    err(f"procjudge: {message}")
+    raise typer.Exit(2)
+
+
+# Options more than one command declares, declared once.
+TARGETS = typer.Argument(..., metavar="DIR|GLOB...", help="Folders, files or globs of run files.")
+OUTPUT = typer.Option(None, "--output", "-o", metavar="FILE",
+                      help="Write the report to FILE (written whole or not at all; - is standard output).")
+JOBS = typer.Option(0, "--jobs", "-j", min=0, max=MAX_JOBS, help="Worker processes (0: the machine's cores).")
