@@ -99,3 +99,13 @@ def test_a_well_formed_diff_is_read_back_exactly(files: list[tuple[str, list[str
 def test_any_text_is_read_without_an_error(text: str) -> None:
     for patch in diffs.read(text):
         assert isinstance(patch.path, str) and all(h.old_start >= 0 for h in patch.hunks)
+
+
+def test_the_html_page_draws_header_lookalikes_as_the_lines_they_are() -> None:
+    from procjudge.render.html import _diff_lines
+
+    kinds = [(d.kind, d.text) for d in _diff_lines(TIMESTAMPED)]
+    assert kinds[:3] == [("head", TIMESTAMPED.split("\n")[0]), ("head", TIMESTAMPED.split("\n")[1]),
+                         ("hunk", "@@ -1,4 +1,4 @@")]
+    assert ("del", "---counter_value;") in kinds and ("add", "+++counter_value;") in kinds
+    assert _diff_lines("@@ -1 +0,0 @@\n--- an old comment\n")[1].kind == "del"

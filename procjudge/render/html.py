@@ -190,10 +190,14 @@ class IterationView:
 
 
 def _diff_lines(text: str) -> list[DiffLine]:
-    lines = text.splitlines()
+    """Each line of a diff with its kind; a ``--- ``/``+++ `` pair is a header, a lone one (an added
+    ``++i;``, a removed ``-- comment``) a line of the hunk, as :mod:`procjudge.diffs` reads it."""
+    lines = text.splitlines()[:DIFF_MAX_LINES]
     out = []
-    for line in lines[:DIFF_MAX_LINES]:
-        if line.startswith(("+++", "---", "diff --git", "index ")):
+    for k, line in enumerate(lines):
+        pair = (line.startswith("--- ") and k + 1 < len(lines) and lines[k + 1].startswith("+++ ")
+                or line.startswith("+++ ") and k > 0 and lines[k - 1].startswith("--- "))
+        if pair or line.startswith(("diff --git", "index ")):
             kind = "head"
         elif line.startswith("@@"):
             kind = "hunk"
