@@ -68,7 +68,7 @@ def judge_messages(messages: list[Any], policy: Policy = DEFAULT, sample: str = 
 JUDGE_SECONDS = 60.0  # a sample's judging is abandoned past this (its thread is left to finish)
 
 
-def _reason(exc: Exception) -> str:
+def reason_of(exc: Exception) -> str:
     """An exception in one line: a LoadError as it reads, anything else with its type."""
     from .loading import LoadError
 
@@ -106,7 +106,7 @@ def process_score(policy: Policy | str | None = None) -> Any:
             except TimeoutError:
                 return not_judged(f"judging took longer than {JUDGE_SECONDS:g} s; not judged")
             except Exception as exc:  # noqa: BLE001 - one sample's bad log must not stop the evaluation
-                return not_judged(f"this sample's log could not be judged: {_reason(exc)}")
+                return not_judged(f"this sample's log could not be judged: {reason_of(exc)}")
             if verdict is None:
                 return not_judged("the agent changed no file: nothing to judge")
             return Score(value=verdict.process_score, answer=verdict.tier, explanation=explanation(verdict),

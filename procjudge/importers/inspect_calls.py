@@ -38,13 +38,16 @@ def _text(content: Any) -> str:
     return "" if content is None else _clean(str(content))
 
 
-def steps(messages: list[Any]) -> tuple[list[Step], str | None]:
+def steps(messages: list[Any], origins: list[int] | None = None) -> tuple[list[Step], str | None]:
     """The agent's tool calls as a shell agent's steps, each with the output that answered it, and
-    the answer it submitted last (a ``submit`` call), if any."""
+    the answer it submitted last (a ``submit`` call), if any. ``origins``, when given, receives the
+    index in ``messages`` of the message each step came from."""
     answers = {getattr(m, "tool_call_id", None): m for m in messages if getattr(m, "role", "") == "tool"}
     found: list[Step] = []
     submitted: str | None = None
-    for message in messages:
+    for index, message in enumerate(messages):
+        if origins is not None:
+            origins.extend([index - 1] * (len(found) - len(origins)))  # the steps of the message before
         if getattr(message, "role", "") != "assistant":
             continue
         thought = _text(getattr(message, "content", ""))
@@ -79,6 +82,8 @@ def steps(messages: list[Any]) -> tuple[list[Step], str | None]:
                 # Inspect's bash and python tools answer a non-zero exit with an error: the command failed
                 step = Step(step.thought, step.command, 1, step.output, None)
             found.append(step)
+    if origins is not None:
+        origins.extend([len(messages) - 1] * (len(found) - len(origins)))
     return found, submitted
 
 
@@ -87,9 +92,10 @@ _NOT_RUN = frozenset({"parsing", "approval"})
 
 
 def run_document(messages: list[Any], sample: str = "sample", agent: str = "inspect",
-                 statement: str = "") -> dict[str, Any]:
-    """A run document of a sample's messages (NothingLogged when the agent changed nothing)."""
-    found, submitted = steps(messages)
+                 statement: str = "", origins: list[int] | None = None) -> dict[str, Any]:
+    """A run document of a sample's messages (NothingLogged when the agent changed nothing);
+    ``origins`` receives each step's message index, as :func:`steps` gives it."""
+    found, submitted = steps(messages, origins)
     document = convert_steps(Trajectory(instance=sample, agent=agent, source="inspect", steps=found, submission=None,
                                         statement=statement, roots=ROOTS))
     if submitted:

@@ -1,0 +1,110 @@
+"""procjudge as an Inspect Scout scanner: the process score of every transcript a scan reads.
+
+    from inspect_scout import scan, transcripts_from
+    from procjudge.scout import process_scanner
+
+    scan(scanners=[process_scanner()], transcripts=transcripts_from("./logs"))
+
+or, from the shell, ``scout scan procjudge/scout.py -T ./logs`` with this module's path (``python -c
+"import procjudge.scout as s; print(s.__file__)"`` prints it). Like Scout's grep scanner it calls no
+model: the transcript's messages are read as the Inspect scorer reads a sample's
+(:mod:`procjudge.inspect`: every tool call with the output that answered it, an iteration an edit
+of the code and the checks run on it), so a scan of finished logs gives what the scorer would have
+given while they ran.
+
+A result's value is the process score; its answer the tier; its explanation the verdict in a few
+lines; its metadata the items with their evidence; its references the messages of the tool calls
+of every iteration an accusing finding names (``[M7]``: the edit and the checks run on it). A
+transcript whose agent changed no file has nothing to judge: its value is None and
+``metadata.judged`` is false. A transcript that cannot be judged (a bad log) is the same, with the
+reason, and the scan goes on.
+
+Inspect Scout is an optional extra (``pip install 'procjudge[scout]'``); nothing else of procjudge
+imports this module.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inspect_scout import Reference, Result, Scanner, Transcript, scanner
+
+from procjudge.importers.base import NothingLogged
+from procjudge.importers.inspect_calls import run_document
+from procjudge.inspect import JUDGE_SECONDS, explanation, metadata, reason_of
+from procjudge.policy import DEFAULT, Policy, load_policy
+from procjudge.verdict import Verdict
+
+__all__ = ["evidence_references", "judge_transcript", "process_scanner"]
+
+
+def judge_transcript(messages: list[Any], policy: Policy = DEFAULT, sample: str = "transcript",
+                     statement: str = "") -> tuple[Verdict, list[Reference]] | None:
+    """The verdict on a transcript's messages and the references of its accusing findings
+    (:func:`evidence_references`), or None when the agent changed no file."""
+    from procjudge.judge import judge
+    from procjudge.records import load_record
+
+    origins: list[int] = []
+    try:
+        document = run_document(messages, sample=sample, statement=statement, origins=origins)
+    except NothingLogged:
+        return None
+    verdict = judge(load_record(document, f"<scout transcript {sample}>"), policy)
+    return verdict, evidence_references(messages, verdict, document, origins)
+
+
+def evidence_references(messages: list[Any], verdict: Verdict, document: dict[str, Any],
+                        origins: list[int]) -> list[Reference]:
+    """The messages whose tool calls are the evidence of the accusing findings: every step of each
+    iteration such a finding names (its edits and the checks run on them), cited as ``[M<n>]`` (n
+    counts the messages from 1). An iteration's steps are the next ``tool_calls_total`` of the
+    transcript's steps, in order; ``origins`` gives each step's message."""
+    accused = {n for item in verdict.items if item.points < 0 for n in item.iterations}
+    cited: dict[int, None] = {}
+    first = 0
+    for position, entry in enumerate(document.get("iterations") or []):
+        telemetry = entry.get("iteration_telemetry") or {}
+        count = int((telemetry.get("actions") or {}).get("tool_calls_total") or 0)
+        number = telemetry.get("iteration_number", position)  # as the verdict numbers it (facts.iteration_number)
+        if number in accused:
+            cited.update(dict.fromkeys(origins[first:first + count]))
+        first += count
+    return [Reference(type="message", cite=f"[M{index + 1}]", id=str(messages[index].id))
+            for index in sorted(cited) if 0 <= index < len(messages)]
+
+
+def _not_judged(why: str) -> Result:
+    return Result(value=None, answer="not judged", explanation=f"procjudge: {why}", metadata={"judged": False})
+
+
+@scanner(messages="all")
+def process_scanner(policy: Policy | str | None = None) -> Scanner[Transcript]:
+    """A Scout scanner whose value is procjudge's process score of each transcript (``policy``: a
+    Policy, or a policy file's path; the defaults without)."""
+    active = policy if isinstance(policy, Policy) else load_policy(policy) if policy else DEFAULT
+
+    async def scan(transcript: Transcript) -> Result:
+        import anyio
+        import anyio.to_thread
+
+        messages = list(transcript.messages)
+        sample = str(transcript.task_id or transcript.transcript_id)
+
+        def work() -> tuple[Verdict, list[Reference]] | None:
+            return judge_transcript(messages, active, sample=sample)
+
+        try:  # off the event loop (the other transcripts go on meanwhile), and bounded in time
+            with anyio.fail_after(JUDGE_SECONDS):
+                judged = await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+        except TimeoutError:
+            return _not_judged(f"judging took longer than {JUDGE_SECONDS:g} s; not judged")
+        except Exception as exc:  # noqa: BLE001 - one transcript's bad log must not stop the scan
+            return _not_judged(f"this transcript could not be judged: {reason_of(exc)}")
+        if judged is None:
+            return _not_judged("the agent changed no file: nothing to judge")
+        verdict, references = judged
+        return Result(value=verdict.process_score, answer=verdict.tier, explanation=explanation(verdict),
+                      metadata=metadata(verdict), references=references)
+
+    return scan
