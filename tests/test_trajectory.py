@@ -11,13 +11,13 @@ from conftest import DEFAULT, SAMPLES, items_by_id, points, trajectory_run, verd
 
 # (trajectory, monotonic points, wasted count, convergence bonus?, pattern, tier)
 CASES = {
-    "healthy [45,72,88,91]": ([45, 72, 88, 91], 6, 0, False, "healthy_progression", "systematic_refinement"),
+    "healthy [45,72,88,91]": ([45, 72, 88, 91], 2, 0, False, "healthy_progression", "systematic_refinement"),
     "regression recovered [45,80,78,92]": ([45, 80, 78, 92], -1, 0, False, "regression_recovered", "thrashing_recovering"),
     "thrashing [45,44,46,48]": ([45, 44, 46, 48], -1, 1, False, "thrashing", "persistent_thrashing"),
     "strong start [88,90,91,91]": ([88, 90, 91, 91], 6, 2, False, "strong_start", "exploratory_converging"),
     "suspicious jump [20,20,85,85]": ([20, 20, 85, 85], 6, 2, False, "suspicious_jump", "exploratory_converging"),
     "early stop A [70,95]": ([70, 95], 2, 0, True, "healthy_progression", "systematic_refinement"),
-    "early stop B [70,85,92,95]": ([70, 85, 92, 95], 6, 0, False, "healthy_progression", "systematic_refinement"),
+    "early stop B [70,85,92,95]": ([70, 85, 92, 95], 1, 0, False, "healthy_progression", "systematic_refinement"),
     "example 1 [62,84,93]": ([62, 84, 93], 4, 0, False, "healthy_progression", "systematic_refinement"),
     "example 2 [38,51,48,71]": ([38, 51, 48, 71], -1, 0, False, "regression_recovered", "thrashing_recovering"),
     "one shot [91] (standard: 1 < 3/1.2)": ([91], 0, 0, True, "single_iteration", "get_it_right_first_time"),
@@ -54,10 +54,21 @@ def test_early_termination_pair_uses_convergence_efficiency() -> None:
     assert "47.50" in items_by_id(a)["rapid_convergence"][0].evidence
     assert "rapid_convergence" not in items_by_id(b)
     # the document: reaching 95 after one feedback round and stopping outranks reaching it in three;
-    # B's climb earns +2 a step (+6) and is named a progressive refinement, which pays nothing on top
+    # B's climb is a progressive refinement (+5 at a final of 95), taken from the +2 a step (+6) the
+    # monotonic bonus pays for the same steps: together the larger of the two, +6, below A's 7
     assert (a.process_score, b.process_score) == (7, 6)
-    assert points(b, "monotonic_improvement") == 6 and points(b, "progressive_refinement") == 0
-    assert "progressive_refinement" in items_by_id(b)
+    assert points(b, "progressive_refinement") == 5 and points(b, "monotonic_improvement") == 1
+
+
+def test_the_textbook_progression_pays_progressive_refinement_under_the_default_policy() -> None:
+    """Seed 000's textbook [60, 85, 95, 100]: every step gains less than the one before, nothing
+    broken, final 100: the practice's full +6, taken from the monotonic bonus for the same three
+    steps (+6), so the total is what it was and stopping early still ranks first."""
+    textbook = verdict_of(trajectory_run([60, 85, 95, 100]))
+    assert points(textbook, "progressive_refinement") == 6 and points(textbook, "monotonic_improvement") == 0
+    assert "taken from monotonic_improvement" in items_by_id(textbook)["progressive_refinement"][0].evidence
+    quick = verdict_of(trajectory_run([60, 100]))
+    assert quick.process_score > textbook.process_score
 
 
 def test_one_shot_runs_cannot_fill_the_clamp_with_an_unused_budget() -> None:

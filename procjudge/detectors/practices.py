@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterable
 
 from ..facts import IterationFacts, RunFacts, baseline_failures, is_test_path
@@ -10,7 +9,7 @@ from ..numbers import fmt_num
 from ..policy import Policy
 from .base import Hit, all_of, detector, feedback_steps, having, plural, share
 from .shapes import TEST_EDITS, Shape, submitted
-from .trajectory import monotonic_pay
+from .trajectory import monotonic_pay, progressive_earned, progressive_share
 
 
 # The needs are asked of every run, so they are plain loops (a generator in any() costs twice as much).
@@ -206,8 +205,9 @@ def _red_to_green(it: IterationFacts, previous: IterationFacts | None, added: tu
 @detector(
     "progressive_refinement", "practice", section="practices.progressive_refinement",
     values=lambda p: {"stacking": ("" if p.practices.progressive_refinement.stacks_with_monotonic else
-                                   "; paid only as far as it exceeds what monotonic_improvement already pays for the "
-                                   "same steps, so that a slow climb never outranks the same final reached sooner")},
+                                   "; paid in full, and taken from what monotonic_improvement pays for the same "
+                                   "steps (together they pay the larger of the two), so that a slow climb never "
+                                   "outranks the same final reached sooner")},
     summary="{range}: textbook progression{stacking}.",
     points="{range}",
     rule=("{s.min_steps}+ steps, every step gains, gains shrink, nothing broken, final at least {s.min_final:g}; s from "
@@ -216,27 +216,19 @@ def _red_to_green(it: IterationFacts, previous: IterationFacts | None, added: tu
     source="Best practice 4; Early Termination Scoring",
 )
 def progressive_refinement(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
-    rule = policy.practices.progressive_refinement
-    steps = facts.iterations[1:]
-    if len(steps) < rule.min_steps:
+    found = progressive_earned(facts, policy)
+    if found is None:
         return
-    gains = [it.delta or 0.0 for it in steps]
-    if any(g <= 0 for g in gains) or any(b > a for a, b in itertools.pairwise(gains)):
-        return
-    if any(it.tests_broken for it in steps) or facts.final.score < rule.min_final:
-        return
-    earned = rule.range.between(facts.final.score, rule.min_final, rule.full_marks_final)
+    earned, gains = found
     evidence = (f"trajectory {' -> '.join(fmt_num(s) for s in facts.trajectory)}: gains "
                 f"{', '.join('+' + fmt_num(g) for g in gains)} shrink steadily, nothing broken")
-    points = earned
-    if not rule.stacks_with_monotonic:
-        # The monotonic bonus pays these same rising steps; paying both would rank [70, 85, 92, 95]
-        # above [70, 95], which "Early Termination Scoring" ranks the other way.
-        paid = monotonic_pay(facts, policy)
-        points = max(0.0, earned - paid)
-        evidence += (f"; worth +{fmt_num(earned)}, monotonic_improvement already pays +{fmt_num(paid)} for the "
-                     f"same steps: +{fmt_num(points)} on top")
-    yield Hit(points=points, iterations=tuple(it.number for it in facts.iterations), evidence=evidence)
+    handed = progressive_share(facts, policy)
+    if handed:
+        # Paid here, and taken from what monotonic_improvement pays for the same rising steps: together
+        # they pay the larger of the two, so a slow climb never outranks the same final reached sooner.
+        evidence += (f"; +{fmt_num(handed)} of it taken from monotonic_improvement, which pays the same rising steps "
+                     f"(+{fmt_num(monotonic_pay(facts, policy))})")
+    yield Hit(points=earned, iterations=tuple(it.number for it in facts.iterations), evidence=evidence)
 
 
 DETECTORS = [diagnostic_first, targeted_fixes, test_driven_iteration, progressive_refinement]

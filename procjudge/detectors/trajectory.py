@@ -100,6 +100,33 @@ def monotonic_pay(facts: RunFacts, policy: Policy) -> float:
     return len(_monotonic_steps(facts, policy)[1]) * policy.trajectory.monotonic_improvement.per_step
 
 
+def progressive_earned(facts: RunFacts, policy: Policy) -> tuple[float, list[float]] | None:
+    """(what the textbook progression earns, its gains) when the run is one: at least
+    ``min_steps`` steps, every one gaining less than the one before, nothing broken, a final of at
+    least ``min_final``; None otherwise."""
+    rule = policy.practices.progressive_refinement
+    steps = facts.iterations[1:]
+    if len(steps) < rule.min_steps:
+        return None
+    gains = [it.delta or 0.0 for it in steps]
+    if any(g <= 0 for g in gains) or any(b > a for a, b in itertools.pairwise(gains)):
+        return None
+    if any(it.tests_broken for it in steps) or facts.final.score < rule.min_final:
+        return None
+    return rule.range.between(facts.final.score, rule.min_final, rule.full_marks_final), gains
+
+
+def progressive_share(facts: RunFacts, policy: Policy) -> float:
+    """The part of the monotonic bonus's pay for rising steps that progressive_refinement pays
+    instead (0 when it stacks on the bonus, or does not fire): the two read the same scores, and
+    paying both would rank [70, 85, 92, 95] above [70, 95], which "Early Termination Scoring" ranks
+    the other way. Together they pay the larger of the two."""
+    if policy.practices.progressive_refinement.stacks_with_monotonic:
+        return 0.0
+    found = progressive_earned(facts, policy)
+    return min(found[0], monotonic_pay(facts, policy)) if found else 0.0
+
+
 @detector(
     "monotonic_improvement", "trajectory", needs=feedback_steps, section="trajectory.monotonic_improvement",
     summary=("{s.per_step:+g} for every iteration whose score did not fall below the previous one, {s.per_regression:+g} "
@@ -108,7 +135,8 @@ def monotonic_pay(facts: RunFacts, policy: Policy) -> float:
     points="{s.per_step:+g} / step, {s.per_regression:+g} / regression",
     rule=("{s.per_step:+g} for every step whose score did not fall, {s.per_regression:+g} for every step that fell; a "
           "step that changed only test files (its throw-away files aside), or nothing (the previous program again, an "
-          "empty diff), is not paid: it is no progress of the code"),
+          "empty diff), is not paid: it is no progress of the code; what progressive_refinement pays for the same "
+          "rising steps is taken from it"),
     reads="the score of every submission",
     source="Monotonic Improvement Bonus",
 )
@@ -117,12 +145,16 @@ def monotonic_improvement(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     steps, held, flat, fell, tests = _monotonic_steps(facts, policy)
     if not steps:
         return
-    points = len(held) * rule.per_step + len(fell) * rule.per_regression
+    handed = progressive_share(facts, policy) if held else 0.0
+    points = len(held) * rule.per_step - handed + len(fell) * rule.per_regression
 
     def evidence() -> str:
         parts = []
         if held:
             parts.append(f"{plural(len(held), 'non-regressing step')} x {fmt_num(rule.per_step)}")
+        if handed:
+            parts.append(f"{fmt_num(handed)} of it paid as progressive_refinement, the textbook progression of the "
+                         "same steps")
         if flat:
             parts.append(f"{plural(len(flat), 'step')} from 0 to 0 not paid (nothing held)")
         if tests:
@@ -134,7 +166,8 @@ def monotonic_improvement(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         return "; ".join(parts)
 
     def detail() -> dict[str, Any] | None:
-        shares = {str(it.number): rule.per_step for it in held} | {str(it.number): rule.per_regression for it in fell}
+        kept = rule.per_step - handed / len(held) if held else 0.0
+        shares = {str(it.number): kept for it in held} | {str(it.number): rule.per_regression for it in fell}
         return {"per_iteration": {n: p for n, p in shares.items() if p}} if len(steps) > 1 else None
 
     yield Hit(points=points, iterations=tuple(it.number for it in steps), evidence=evidence, detail=detail)
