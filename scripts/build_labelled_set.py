@@ -385,8 +385,9 @@ SHELL = [
 
 
 def shell_agents() -> list[tuple[str, dict[str, Any], str, str, str]]:
+    from procjudge.importers.reports import find_report
     from procjudge.importers.swe_agent import convert as convert_trajectory
-    from procjudge.importers.swe_agent import find_report, read_trajectory
+    from procjudge.importers.swe_agent import read_trajectory
 
     found = []
     for folder, instance, label, expect, why in SHELL:

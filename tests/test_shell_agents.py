@@ -361,7 +361,7 @@ def test_a_log_with_no_validated_check_is_one_iteration_that_the_held_back_suite
     assert len(blind["iterations"]) == 1
     with pytest.raises(NothingLogged):  # no edit and no submission: nothing to judge
         convert_trajectory(Trajectory(instance="i", agent="a", source="swe-agent", steps=[steps[2]], submission=""))
-    from procjudge.importers.shell import hidden_suites
+    from procjudge.importers.reports import hidden_suites
     assert hidden_suites({"resolved": False}, "a__b-2") == [{"name": "resolved", "passed": 0, "total": 1}]
 
 
@@ -401,7 +401,8 @@ def test_a_build_fails_only_by_its_own_exit_code(command: str, failed: bool) -> 
 
 
 def test_reports_are_found_beside_flat_swe_agent_runs_or_in_a_results_list(tmp_path: Path) -> None:
-    from procjudge.importers.swe_agent import agent_from_path, find_report
+    from procjudge.importers.reports import find_report
+    from procjudge.importers.swe_agent import agent_from_path
 
     run = tmp_path / "gpt4__SWE-bench_Lite__default__t-0.00__p-0.95__c-2.00__install-1"
     (run / "logs" / "x__y-1").mkdir(parents=True)
@@ -415,7 +416,7 @@ def test_reports_are_found_beside_flat_swe_agent_runs_or_in_a_results_list(tmp_p
     assert find_report(str(listing), "a__b-1", str(trajectory)) == {"resolved": True}
     assert find_report(str(listing), "a__b-2", str(trajectory)) == {"resolved": False}
     assert find_report(str(listing), "a__b-3", str(trajectory)) is None
-    from procjudge.importers.shell import hidden_suites
+    from procjudge.importers.reports import hidden_suites
     assert hidden_suites({"resolved": False}, "a__b-2") == [{"name": "resolved", "passed": 0, "total": 1}]
 
 

@@ -36,10 +36,10 @@ from typing import Any
 
 from .base import ImportIssue, Writer, as_object, epoch_seconds, put_run, records_of
 from .classify import written_files
-from .shell import Trajectory, hidden_suites
+from .reports import find_report, hidden_suites
+from .shell import Trajectory
 from .shell import convert as convert_steps
 from .steps import Step
-from .swe_agent import find_report
 from .toolcalls import editor_step
 
 

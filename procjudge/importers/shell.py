@@ -66,25 +66,6 @@ def _iso(seconds: float | None) -> str | None:
     return datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def hidden_suites(report: dict[str, Any], instance: str) -> list[dict[str, Any]]:
-    """FAIL_TO_PASS and PASS_TO_PASS of a SWE-bench report, with every test's outcome."""
-    entry = report.get(instance, report)
-    entry = entry if isinstance(entry, dict) else {}
-    status: dict[str, Any] = entry["tests_status"] if isinstance(entry.get("tests_status"), dict) else {}
-    if not status and isinstance(entry.get("resolved"), bool):
-        # only SWE-bench's verdict is known (a results file that lists resolved instances): one check
-        return [{"name": "resolved", "passed": int(entry["resolved"]), "total": 1}]
-    suites = []
-    for name in ("FAIL_TO_PASS", "PASS_TO_PASS"):
-        part: dict[str, Any] = status[name] if isinstance(status.get(name), dict) else {}
-        success, failure = list(part.get("success") or []), list(part.get("failure") or [])
-        if not success and not failure:
-            continue
-        tests = [{"name": t, "outcome": "passed"} for t in success] + [{"name": t, "outcome": "failed"} for t in failure]
-        suites.append({"name": name, "passed": len(success), "total": len(success) + len(failure), "tests": tests})
-    return suites
-
-
 @dataclass
 class Trajectory:
     """A shell agent's log, read by a format's reader: what :func:`convert` needs."""
