@@ -26,7 +26,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import os
 import zipfile
 import zlib
 from collections.abc import Iterator
@@ -37,7 +36,7 @@ import msgspec
 
 from ..policy import DEFAULT, Limits
 from ..safe_io import WriteError
-from .base import UNREADABLE, ImportIssue, NothingLogged, Writer, produced, safe_name
+from .base import UNREADABLE, ImportIssue, NothingLogged, Writer, produced
 from .values import loads
 
 LETTER_SCORES = {"C": 100.0, "P": 50.0, "I": 0.0, "N": 0.0}
@@ -373,17 +372,8 @@ def import_files(paths: list[str], out: str, agent: str | None = None,
                 except UNREADABLE as exc:
                     issues.append(ImportIssue(path, number, f"{label}: {str(exc)[:300]}"))
                     continue
-                folder = os.path.join(out, safe_name(document["run"]["agent"]))
-                try:
-                    os.makedirs(folder, exist_ok=True)
-                    target, note = writer.target(folder, safe_name(document["run"]["id"]))
-                    note = writer.write(target, document) or note
-                except (OSError, WriteError) as exc:  # read, but not written: a full disk, a read-only --out
-                    issues.append(ImportIssue(path, number, str(exc)[:500], unwritten=True))
-                    continue
-                if note:
-                    issues.append(ImportIssue(path, number, note, note=True))
-                written += 1
+                written += writer.put(path, number, str(document["run"]["agent"]), str(document["run"]["id"]), document,
+                                      issues)
         except (LogError, WriteError, *UNREADABLE) as exc:
             issues.append(ImportIssue(path, number, str(exc)[:500]))
     return written, issues
