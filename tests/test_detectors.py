@@ -171,3 +171,21 @@ def test_a_test_edit_is_confirmed_by_a_held_back_failure_of_its_file_that_the_ag
     assert confirmed.strength == "definite" and confirmed.confirmed_by == failing and failing in confirmed.why
     unconfirmed = _local_edit(shape, (failing,), frozenset(), blind=False)  # the agent never saw it fail
     assert unconfirmed.strength == "likely" and not unconfirmed.confirmed_by
+
+
+def test_the_case_files_repeat_no_key() -> None:
+    """A case written twice over (two `run:` keys) silently keeps the last: the case would test
+    another run than its name says. Every mapping of every case file has distinct keys."""
+    import yaml
+
+    for path in sorted((ROOT / "procjudge" / "cases").glob("*.yaml")):
+        stack = [yaml.compose(path.read_text(encoding="utf-8"))]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, yaml.MappingNode):
+                keys = [key.value for key, _ in node.value]
+                repeated = sorted({key for key in keys if keys.count(key) > 1})
+                assert not repeated, f"{path.name}:{node.start_mark.line + 1}: {repeated} given twice"
+                stack += [value for _, value in node.value]
+            elif isinstance(node, yaml.SequenceNode):
+                stack += node.value
