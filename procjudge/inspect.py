@@ -22,14 +22,16 @@ procjudge imports this module.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from .importers.base import NothingLogged
 from .importers.inspect_calls import ROOTS, run_document, steps
 from .policy import DEFAULT, Policy, load_policy
 from .verdict import Verdict
 
-__all__ = ["ROOTS", "explanation", "judge_messages", "metadata", "process_score", "run_document", "steps"]
+__all__ = ["ROOTS", "NotJudged", "explanation", "judge_messages", "judged_off_the_loop", "metadata", "process_score",
+           "run_document", "steps"]
 
 
 def explanation(verdict: Verdict) -> str:
@@ -65,6 +67,7 @@ def judge_messages(messages: list[Any], policy: Policy = DEFAULT, sample: str = 
     return judge(load_record(document, f"<inspect sample {sample}>"), policy)
 
 
+T = TypeVar("T")
 JUDGE_SECONDS = 60.0  # a sample's judging is abandoned past this (its thread is left to finish)
 
 
@@ -74,6 +77,25 @@ def reason_of(exc: Exception) -> str:
 
     text = str(exc).splitlines()[0] if str(exc) else ""
     return text[:300] if isinstance(exc, LoadError) else f"{type(exc).__name__}: {text[:300]}"
+
+
+class NotJudged(str):
+    """Why a sample or transcript was not judged (the judging took too long, or raised)."""
+
+
+async def judged_off_the_loop(work: Callable[[], T], what: str) -> T | NotJudged:
+    """``work()`` in a worker thread, off the event loop (the other samples go on meanwhile) and
+    bounded by ``JUDGE_SECONDS``: its result, or why there is none (``what`` names the log)."""
+    import anyio
+    import anyio.to_thread
+
+    try:
+        with anyio.fail_after(JUDGE_SECONDS):
+            return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+    except TimeoutError:
+        return NotJudged(f"judging took longer than {JUDGE_SECONDS:g} s; not judged")
+    except Exception as exc:  # noqa: BLE001 - one bad log must not stop the evaluation or the scan
+        return NotJudged(f"{what} could not be judged: {reason_of(exc)}")
 
 
 def process_score(policy: Policy | str | None = None) -> Any:
@@ -90,23 +112,15 @@ def process_score(policy: Policy | str | None = None) -> Any:
     @scorer(metrics=[mean(), stderr()], name="procjudge")
     def procjudge() -> Any:
         async def score(state: TaskState, target: Target) -> Score:
-            import anyio
-            import anyio.to_thread
-
             statement = state.input if isinstance(state.input, str) else ""
             messages, sample = list(state.messages), str(state.sample_id)
 
             def work() -> Verdict | None:
                 return judge_messages(messages, active, sample=sample, statement=statement)
 
-            # off the event loop (the other samples go on meanwhile), and bounded in time
-            try:
-                with anyio.fail_after(JUDGE_SECONDS):
-                    verdict = await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
-            except TimeoutError:
-                return not_judged(f"judging took longer than {JUDGE_SECONDS:g} s; not judged")
-            except Exception as exc:  # noqa: BLE001 - one sample's bad log must not stop the evaluation
-                return not_judged(f"this sample's log could not be judged: {reason_of(exc)}")
+            verdict = await judged_off_the_loop(work, "this sample's log")
+            if isinstance(verdict, NotJudged):
+                return not_judged(verdict)
             if verdict is None:
                 return not_judged("the agent changed no file: nothing to judge")
             return Score(value=verdict.process_score, answer=verdict.tier, explanation=explanation(verdict),

@@ -31,7 +31,7 @@ from inspect_scout import Reference, Result, Scanner, Transcript, scanner
 
 from procjudge.importers.base import NothingLogged
 from procjudge.importers.inspect_calls import run_document
-from procjudge.inspect import JUDGE_SECONDS, explanation, metadata, reason_of
+from procjudge.inspect import NotJudged, explanation, judged_off_the_loop, metadata
 from procjudge.policy import DEFAULT, Policy, load_policy
 from procjudge.verdict import Verdict
 
@@ -85,22 +85,15 @@ def process_scanner(policy: Policy | str | None = None) -> Scanner[Transcript]:
     active = policy if isinstance(policy, Policy) else load_policy(policy) if policy else DEFAULT
 
     async def scan(transcript: Transcript) -> Result:
-        import anyio
-        import anyio.to_thread
-
         messages = list(transcript.messages)
         sample = str(transcript.task_id or transcript.transcript_id)
 
         def work() -> tuple[Verdict, list[Reference]] | None:
             return judge_transcript(messages, active, sample=sample)
 
-        try:  # off the event loop (the other transcripts go on meanwhile), and bounded in time
-            with anyio.fail_after(JUDGE_SECONDS):
-                judged = await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
-        except TimeoutError:
-            return _not_judged(f"judging took longer than {JUDGE_SECONDS:g} s; not judged")
-        except Exception as exc:  # noqa: BLE001 - one transcript's bad log must not stop the scan
-            return _not_judged(f"this transcript could not be judged: {reason_of(exc)}")
+        judged = await judged_off_the_loop(work, "this transcript")
+        if isinstance(judged, NotJudged):
+            return _not_judged(judged)
         if judged is None:
             return _not_judged("the agent changed no file: nothing to judge")
         verdict, references = judged

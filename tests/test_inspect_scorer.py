@@ -10,11 +10,12 @@ of the core's dependencies, leaves the optional extras' tests to the first)."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from conftest import optional_module
 
 CODE_V1 = "def area(w, h):\n    return w + h\n"
 TEST = ("import unittest\nfrom shapes import area\n\n\nclass AreaTest(unittest.TestCase):\n"
@@ -32,13 +33,7 @@ CHEAT = [("bash", {"command": SETUP}), ("bash", {"command": RUN}),
 
 
 def _inspect() -> Any:
-    try:
-        import inspect_ai
-    except ImportError:
-        if os.environ.get("CI") and os.environ.get("PROCJUDGE_BROWSER_TESTS") != "skip":
-            pytest.fail("inspect-ai is not installed: the test extra must bring it")
-        pytest.skip("inspect-ai is not installed (pip install -e '.[test]' or '.[inspect-scorer]')")
-    return inspect_ai
+    return optional_module("inspect_ai", "inspect-ai", "inspect-scorer")
 
 
 def _offline_tokens() -> None:

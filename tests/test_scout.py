@@ -8,22 +8,16 @@ it is missing, except in CI's first pass."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
-import pytest
 from test_inspect_scorer import CHEAT, HONEST, evaluate
+
+from conftest import optional_module
 
 
 def _scout() -> Any:
-    try:
-        import inspect_scout
-    except ImportError:
-        if os.environ.get("CI") and os.environ.get("PROCJUDGE_BROWSER_TESTS") != "skip":
-            pytest.fail("inspect-scout is not installed: the test extra must bring it")
-        pytest.skip("inspect-scout is not installed (pip install -e '.[test]' or '.[scout]')")
-    return inspect_scout
+    return optional_module("inspect_scout", "inspect-scout", "scout")
 
 
 def _scan(tmp_path: Path, logs: Path) -> dict[str, dict[str, Any]]:
