@@ -91,7 +91,7 @@ def read(text: str) -> list[FilePatch]:
         lines.pop()  # the newline that ends the last line
     for k, line in enumerate(lines):
         if hunk is not None and (old_left > 0 or new_left > 0):
-            mark = line[:1]
+            mark = line[:1] if line != "\r" else ""  # a blank line of a CRLF diff is context too
             if mark in (" ", ""):
                 old_left, new_left = old_left - 1, new_left - 1
             elif mark == "-":

@@ -70,6 +70,15 @@ def test_counts_an_agent_wrote_wrong_are_read_as_far_as_the_lines_go() -> None:
     assert patch.hunks[0].lines == ["-a", "+b"]  # a line that is no body line ends the hunk
 
 
+def test_a_crlf_diff_keeps_its_blank_context_lines() -> None:
+    crlf = "--- a/m.py\r\n+++ b/m.py\r\n@@ -1,3 +1,3 @@\r\n a = 1\r\n\r\n-b = 2\r\n+b = 3\r\n"
+    (patch,) = diffs.read(crlf)
+    assert patch.path == "m.py" and patch.removed == ["b = 2\r"] and patch.added == ["b = 3\r"]
+    views = edits.Views()
+    edits.seed_from_diff(views, crlf)
+    assert views.lines["m.py"] == {1: "a = 1", 2: "", 3: "b = 2"}
+
+
 def test_header_paths_follow_one_rule() -> None:
     assert diffs.header_path("+++ b/a b.py\t") == "a b.py"
     assert diffs.header_path('--- "a/caf\\303\\251.py"') == "caf\\303\\251.py"
