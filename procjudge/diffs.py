@@ -26,6 +26,14 @@ _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _GIT = re.compile(r'^diff --git (?:"a/(.+)"|a/(\S+)) (?:"b/(.+)"|b/(\S+))\s*$')
 
 
+def in_header_pair(lines: list[str], k: int) -> bool:
+    """Whether ``lines[k]`` is one of a ``--- ``/``+++ `` header pair (a lone one is a hunk's line:
+    an added ``++i;``, a removed ``-- comment``)."""
+    line = lines[k]
+    return (line.startswith("--- ") and k + 1 < len(lines) and lines[k + 1].startswith("+++ ")
+            or line.startswith("+++ ") and k > 0 and lines[k - 1].startswith("--- "))
+
+
 def header_path(line: str) -> str:
     """The path a ``--- `` or ``+++ `` header names ('' for ``/dev/null``): the text after the
     marker up to a tab, unquoted, without git's ``a/`` or ``b/``."""
@@ -103,7 +111,7 @@ def read(text: str) -> list[FilePatch]:
             if hunk is not None:
                 hunk.lines.append(line)
                 continue
-        pair = line.startswith("--- ") and k + 1 < len(lines) and lines[k + 1].startswith("+++ ")
+        pair = line.startswith("--- ") and in_header_pair(lines, k)
         if hunk is not None and line[:1] in (" ", "+", "-", "\\") and not pair and not line.startswith("diff --git "):
             hunk.lines.append(line)  # past the counts an agent wrote short: still the hunk's
             continue
@@ -115,8 +123,8 @@ def read(text: str) -> list[FilePatch]:
             if git:
                 current.old_path = git.group(1) or git.group(2) or ""
                 current.new_path = git.group(3) or git.group(4) or ""
-        elif pair or (line.startswith("+++ ") and current is not None and not current.headers and not current.hunks
-                      and k > 0 and lines[k - 1].startswith("--- ")):
+        elif pair or (line.startswith("+++ ") and in_header_pair(lines, k) and current is not None
+                      and not current.headers and not current.hunks):
             if line.startswith("--- "):
                 if current is None or current.headers or current.hunks:
                     current = FilePatch()

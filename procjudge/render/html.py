@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..diffs import in_header_pair
 from ..policy import DEFAULT as DEFAULT_POLICY
 from ..policy import Limits
 from ..results import DIFF_MAX_LINES, BatchReport, Judged, RunDetail, most_different
@@ -190,14 +191,12 @@ class IterationView:
 
 
 def _diff_lines(text: str) -> list[DiffLine]:
-    """Each line of a diff with its kind; a ``--- ``/``+++ `` pair is a header, a lone one (an added
-    ``++i;``, a removed ``-- comment``) a line of the hunk, as :mod:`procjudge.diffs` reads it."""
+    """Each line of a diff with its kind; a ``--- ``/``+++ `` pair is a header, a lone one a line of
+    the hunk (:func:`procjudge.diffs.in_header_pair`)."""
     lines = text.splitlines()[:DIFF_MAX_LINES]
     out = []
     for k, line in enumerate(lines):
-        pair = (line.startswith("--- ") and k + 1 < len(lines) and lines[k + 1].startswith("+++ ")
-                or line.startswith("+++ ") and k > 0 and lines[k - 1].startswith("--- "))
-        if pair or line.startswith(("diff --git", "index ")):
+        if in_header_pair(lines, k) or line.startswith(("diff --git", "index ")):
             kind = "head"
         elif line.startswith("@@"):
             kind = "hunk"
