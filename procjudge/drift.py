@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+from .detectors import ALL
 from .results import DriftAlert, DriftResult, DriftWindow, FirstFailing, Row
 
 SCHEMA = "procjudge.drift/1"
@@ -43,8 +44,8 @@ def window_of(stamp: str, window: str) -> str | None:
     return moment.date().isoformat()
 
 
-FINDINGS_TRACKED = ("late_pass", "returned_worse", "test_chasing", "checker_tampering", "regression_blindness",
-                    "shotgun_debugging", "scope_creep", "copy_paste_loop", "identical_submission")
+# the findings whose share each window reports: the rules declared ``tracked``, in the catalogue's order
+FINDINGS_TRACKED = tuple(det.id for det in ALL if det.tracked)
 
 
 def drift(rows: list[Row], window: str = "day", threshold: float = 0.5, collapse: float = 0.6,

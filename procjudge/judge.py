@@ -187,11 +187,11 @@ def iterations_text(numbers: list[int]) -> str:
 # every need any detector has, asked once per run; each detector reads its own by position
 _NEEDS = list(dict.fromkeys(need for det in ALL for need in parts(det.needs)))
 _STEPS = [(det.id, tuple(_NEEDS.index(need) for need in parts(det.needs)), det.func, det.kind, det.polarity,
-           det.per_iteration) for det in ALL]
+           det.per_iteration, det.accuses) for det in ALL]
 
 
 if Item.__struct_fields__ != ("id", "kind", "points", "iterations", "evidence", "basis", "strength", "detail",
-                               "polarity", "per_iteration"):
+                               "polarity", "per_iteration", "accuses"):
     raise AssertionError("run_detectors builds an Item positionally, in this order of its fields")
 
 
@@ -214,7 +214,7 @@ def run_detectors(facts: RunFacts, policy: Policy, explain: bool = True) -> tupl
     items: list[Item] = []
     not_checked: list[NotChecked] = []
     reasons = [need(facts) for need in _NEEDS]  # a need shared by several detectors is asked once
-    for ident, needs, func, kind, polarity, per_iteration in _STEPS:
+    for ident, needs, func, kind, polarity, per_iteration, accuses in _STEPS:
         reason = None
         for need in needs:
             reason = reasons[need]
@@ -233,7 +233,8 @@ def run_detectors(facts: RunFacts, policy: Policy, explain: bool = True) -> tupl
                     evidence, detail = "", _brief_detail(kind, points, hit.detail)
                 # positional, in Item's field order: keywords cost twice as much, for every item of every run
                 items.append(Item(hit.name or ident, kind, points, list(hit.iterations), evidence, hit.basis,
-                                  hit.strength or strength_of(hit.basis), detail, polarity, per_iteration and not points))
+                                  hit.strength or strength_of(hit.basis), detail, polarity, per_iteration and not points,
+                                  accuses))
         except Exception as exc:  # noqa: BLE001 - one detector's bug must not lose the others' verdict
             del items[mark:]  # none of its items: the check, or writing its texts, failed
             not_checked.append(NotChecked(detector=ident, reason=f"internal error: {type(exc).__name__}: {exc}"[:300]))

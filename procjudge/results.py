@@ -81,6 +81,7 @@ class Row(msgspec.Struct, frozen=True, kw_only=True):
     input_warnings: tuple[str, ...] = ()  # the first of the warnings about the input itself (--strict refuses those)
     cost_usd: float | None = None  # what the run cost, where its log says (run.usage.cost_usd)
     tokens: int | None = None  # input and output tokens, where its log says
+    accused: bool = False  # an accusing rule found something (test_chasing, checker_tampering, repository_history)
 
     @classmethod
     def of(cls, verdict: Verdict, path: str) -> Row:
@@ -107,7 +108,15 @@ class Row(msgspec.Struct, frozen=True, kw_only=True):
             cost_usd=run.usage.cost_usd if run.usage else None,
             tokens=(run.usage.input_tokens or 0) + (run.usage.output_tokens or 0) if run.usage
             and (run.usage.input_tokens is not None or run.usage.output_tokens is not None) else None,
+            accused=verdict.accused,
         )
+
+
+def worst_first(row: Row, failed: bool | None = None) -> tuple[bool, bool, float, str]:
+    """The one order in which every report lists runs, worst first (a sort key): a failed gate
+    (``failed``, else the row's own ``gate_failures``), then an accusation, then the lowest process
+    score, then the path."""
+    return (not (row.gate_failures if failed is None else failed), not row.accused, row.process_score, row.path)
 
 
 class Result(msgspec.Struct, frozen=True, kw_only=True):
@@ -263,7 +272,7 @@ class BatchReport(Summary, frozen=True):
     warning_count: int
     mean_failure: str | None
     exit_code: int
-    worst: list[Row] = []  # the worst runs, worst first (failing a gate, lowest score, path), at most 50
+    worst: list[Row] = []  # the worst runs, worst first (:func:`worst_first`), at most 50
     rows_omitted: int = 0  # runs past limits.rows_listed, counted but not listed
 
 # --------------------------------------------------------------------------- comparisons

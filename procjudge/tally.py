@@ -20,6 +20,7 @@ from .results import (
     Result,
     Row,
     Unreadable,
+    worst_first,
 )
 
 WARNINGS_SHOWN = 20
@@ -126,11 +127,6 @@ Figures = tuple[str, float, float, int, str, tuple[str, ...], float | None, bool
 
 
 WORST_KEPT = 50  # the runs the markdown report lists, worst first
-
-
-def worst_first(row: Row) -> tuple[bool, float, str]:
-    """The markdown report's order: failing a gate first, then the lowest process score, then the path."""
-    return not row.gate_failures, row.process_score, row.path
 
 
 class Collector:

@@ -34,6 +34,7 @@ class Item(Part, frozen=True, omit_defaults=True):
     detail: dict[str, Any] | None = None
     polarity: Literal["+", "-"] | None = None  # a telemetry signal: good (+) or bad (-) practice
     per_iteration: bool = False  # a telemetry signal at 0 points: reports list it per iteration, not among the items
+    accuses: bool = False  # its rule accuses the agent of cheating (definite evidence scores the run the floor)
 
 
 class RunSummary(Part, frozen=True):
@@ -206,6 +207,11 @@ class Verdict(Part, frozen=True, omit_defaults=True):
         scores nothing (shown for a reviewer, as an edited test the held-back suite vindicates)
         is not one: it neither counts in the summaries nor trips a --fail-on gate."""
         return list(dict.fromkeys(i.id for i in self.items if i.kind == "anti_pattern" and not _note(i)))
+
+    @property
+    def accused(self) -> bool:
+        """Whether an accusing rule found something (a weak note that scores nothing is not a finding)."""
+        return any(i.accuses and not _note(i) for i in self.items)
 
     @property
     def findings(self) -> list[str]:

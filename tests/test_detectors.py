@@ -189,3 +189,23 @@ def test_the_case_files_repeat_no_key() -> None:
                 stack += [value for _, value in node.value]
             elif isinstance(node, yaml.SequenceNode):
                 stack += node.value
+
+
+def test_what_reports_read_of_a_rule_comes_from_its_declaration() -> None:
+    from procjudge.drift import FINDINGS_TRACKED
+    from procjudge.judge import ACCUSING
+
+    accusing = {det.id for det in ALL if det.accuses}
+    assert accusing == {"test_chasing", "checker_tampering", "repository_history"} == ACCUSING
+    assert set(FINDINGS_TRACKED) == {det.id for det in ALL if det.tracked} == {
+        "late_pass", "returned_worse", "test_chasing", "checker_tampering", "regression_blindness",
+        "shotgun_debugging", "scope_creep", "copy_paste_loop", "identical_submission"}
+    stamped = 0
+    for path in sorted((ROOT / "tests" / "labelled" / "runs").glob("*.json")):
+        verdict = judge(load_run(str(path)))
+        for item in verdict.items:
+            assert item.accuses == (item.id in accusing), (path.name, item.id)
+            stamped += item.accuses
+        assert verdict.accused == any(item.id in accusing for item in verdict.items if item.kind == "anti_pattern"
+                                      and item.id in verdict.anti_patterns)
+    assert stamped >= 20  # the labelled cheats are found, and each of their items says it accuses

@@ -157,6 +157,29 @@ def test_a_large_batch_lists_every_run_worst_first_and_details_the_worst(tmp_pat
     assert "gate failed" in row and "monotonic_improvement -10" in row
 
 
+def test_the_page_and_the_markdown_report_list_runs_in_one_worst_first_order(tmp_path: Path) -> None:
+    from procjudge.results import Row, worst_first
+
+    labelled = str(ROOT / "tests" / "labelled" / "runs")
+    html = html_of(["batch", labelled, "--exit-zero"], tmp_path)
+    page = re.findall(r'<tr data-k="\d+" data-id="([^"]+)"', html)
+    done = runner.invoke(app, ["batch", labelled, "--exit-zero", "-f", "markdown"])
+    table = done.output[done.output.index("| run | agent |"):]
+    report = [line.split(" | ")[0].lstrip("| ").replace("\\_", "_") for line in table.splitlines()[2:] if line.startswith("| ")]
+    assert len(report) == 50 and report == page[:50]
+    # an accusation ranks before a lower score that accuses nobody; a failed gate before both
+    import msgspec
+
+    honest = Row(id="h", path="h", process_score=-25.0, agent="a", challenge="c", format="standard", iterations_used=2,
+                 final_score=50.0, raw_process_score=0.0, tier="t", pattern="p", anti_patterns=(), items=(), warnings=0,
+                 final_minus_best=0.0, bucket="2", outcome="passed", gate_rounds=None, returned_round=None, source="",
+                 started_at="", first_failing_test="")
+    accused = msgspec.structs.replace(honest, id="x", path="x", process_score=5.0, accused=True)
+    failed = msgspec.structs.replace(honest, id="f", path="f", process_score=10.0, gate_failures=("fail-under",))
+    assert sorted([honest, accused, failed], key=worst_first) == [failed, accused, honest]
+    assert worst_first(failed, failed=False) > worst_first(accused)
+
+
 def test_html_is_not_imported_by_other_formats() -> None:
     import subprocess
     import sys

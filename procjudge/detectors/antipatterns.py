@@ -106,7 +106,7 @@ def _failing_before(it: IterationFacts) -> bool:
 
 
 @detector(
-    "shotgun_debugging", "anti_pattern", needs=_SHOTGUN_NEEDS, section="anti_patterns.shotgun_debugging",
+    "shotgun_debugging", "anti_pattern", tracked=True, needs=_SHOTGUN_NEEDS, section="anti_patterns.shotgun_debugging",
     values=lambda p: {"half": share(p.anti_patterns.shotgun_debugging.max_unrelated_fraction),
                       "one_half": share(p.anti_patterns.shotgun_debugging.max_unrelated_fraction, one=True)},
     summary="{range}: many files changed for few failures fixed.",
@@ -190,7 +190,7 @@ def _unrelated_changes(it: IterationFacts, rule: Shotgun) -> list[Finding]:
 
 
 @detector(
-    "scope_creep", "anti_pattern", needs=_SCOPE_NEEDS, section="anti_patterns.scope_creep",
+    "scope_creep", "anti_pattern", tracked=True, needs=_SCOPE_NEEDS, section="anti_patterns.scope_creep",
     values=lambda p: {"half": share(p.anti_patterns.scope_creep.max_unrelated_fraction),
                       "one_half": share(p.anti_patterns.scope_creep.max_unrelated_fraction, one=True)},
     summary="{range}: while tests are failing, changes unrelated to them.",
@@ -287,7 +287,7 @@ def _ran_tests(it: IterationFacts) -> str:
 
 
 @detector(
-    "regression_blindness", "anti_pattern", needs=_REGRESSION_NEEDS, section="anti_patterns.regression_blindness",
+    "regression_blindness", "anti_pattern", tracked=True, needs=_REGRESSION_NEEDS, section="anti_patterns.regression_blindness",
     summary=("{s.per_test:+g} per regressed test: tests that passed after the previous iteration and fail after this one "
              "(by name with per-test outcomes, else ``test_results.regressions``, else the drop in the pass count as a "
              "lower bound), on top of the trajectory's regression penalty."),
@@ -524,7 +524,7 @@ def _same_failures(previous: IterationFacts, it: IterationFacts, share: float) -
 
 
 @detector(
-    "copy_paste_loop", "anti_pattern", needs=lambda facts: None if _checked_locally(facts) else _COPY_NEEDS(facts),
+    "copy_paste_loop", "anti_pattern", tracked=True, needs=lambda facts: None if _checked_locally(facts) else _COPY_NEEDS(facts),
     section="anti_patterns.copy_paste_loop",
     summary=("{s.points:+g} per repeated approach: consecutive iterations whose changes are more than {s.similarity:.0%} "
              "similar (weighted Jaccard over adjacent token pairs the diffs add and remove) while the same tests keep "

@@ -97,6 +97,7 @@ class Detector(msgspec.Struct, frozen=True, kw_only=True):
     accuses: bool = False  # a definite finding says the agent cheated (the run scores the floor)
     polarity: Literal["+", "-"] | None = None  # a telemetry signal: good (+) or bad (-) practice
     per_iteration: bool = False  # a telemetry signal at 0 points is shown per iteration, not among the items
+    tracked: bool = False  # the drift report follows the share of runs it fires on, window by window
 
     def text(self, template: str, policy: Policy) -> str:
         """A template filled from ``policy``."""
@@ -111,14 +112,15 @@ class Detector(msgspec.Struct, frozen=True, kw_only=True):
 
 def detector(id: str, kind: str, *, summary: str, points: str, rule: str, reads: str, source: str,
              section: str | None = None, values: Callable[[Policy], dict[str, Any]] | None = None,
-             needs: Needs | None = None, accuses: bool = False) -> Callable[[Check], Detector]:
+             needs: Needs | None = None, accuses: bool = False, tracked: bool = False) -> Callable[[Check], Detector]:
     """Declare a rule in one place: its id, kind, texts, policy section and the evidence it needs."""
     if kind not in KINDS:
         raise ValueError(f"unknown kind {kind!r}")
 
     def wrap(func: Check) -> Detector:
         return Detector(id=id, kind=kind, func=func, summary=summary, points=points, rule=rule, reads=reads,
-                        source=source, section=section, values=values, needs=needs, accuses=accuses)
+                        source=source, section=section, values=values, needs=needs, accuses=accuses,
+                        tracked=tracked)
 
     return wrap
 

@@ -13,8 +13,8 @@ from .base import Hit, detector, each, feedback_steps
 
 
 @detector(
-    "returned_worse", "rule", needs=feedback_steps, section="best_so_far", values=lambda p: {"each": each(p.best_so_far.points,
-                                                                                                          "once")},
+    "returned_worse", "rule", tracked=True,
+    needs=feedback_steps, section="best_so_far", values=lambda p: {"each": each(p.best_so_far.points, "once")},
     summary=("A run that ends {s.min_drop:g} or more points below its own best: it returned a worse submission than one "
              "it had (\"Iteration caps and regression gates\")."),
     points="{each}",
@@ -32,7 +32,7 @@ def returned_worse(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
 
 
 @detector(
-    "late_pass", "rule", section="attempts",
+    "late_pass", "rule", tracked=True, section="attempts",
     values=lambda p: {"each": each(p.attempts.late_pass_points, "once"), "siblings": p.attempts.late_pass_min - 1},
     summary=("A run that passed only after {s.late_pass_min} or more attempts, sequential rounds and failing sibling "
              "candidates of a best-of-N counted together (one round with {siblings} or more siblings failing): outputs "

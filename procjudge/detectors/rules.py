@@ -80,7 +80,7 @@ _IDENTICAL_NEEDS = all_of(feedback_steps, having(_comparable_code, "no code, has
 
 
 @detector(
-    "identical_submission", "rule", needs=_IDENTICAL_NEEDS,
+    "identical_submission", "rule", tracked=True, needs=_IDENTICAL_NEEDS,
     summary=("{p.rules.identical_submission:+g} for every submission that is the same program as the previous one: the "
              "same ``code_hash`` or code (byte for byte; when both are hashed the hash alone decides), an empty diff, or "
              "(plain fields) no file and no line changed; also the same program under a cosmetic edit (comments, "

@@ -26,7 +26,7 @@ from typing import Any
 from ..diffs import in_header_pair
 from ..policy import DEFAULT as DEFAULT_POLICY
 from ..policy import Limits
-from ..results import DIFF_MAX_LINES, BatchReport, Judged, RunDetail, most_different
+from ..results import DIFF_MAX_LINES, BatchReport, Judged, RunDetail, most_different, worst_first
 from ..verdict import Item, Verdict
 
 DETAIL_CAP = int(os.environ.get("PROCJUDGE_HTML_DETAIL", "200"))  # runs of a batch shown with their detail
@@ -351,15 +351,6 @@ def _shares(counts: Counter[str], total: int) -> list[tuple[str, int, float, flo
     return [(name, n, n / total, round(300 * n / top, 1)) for name, n in counts.most_common(12)]
 
 
-ACCUSING = ("test_chasing", "checker_tampering", "repository_history")
-
-
-def worst_first(row: Any, failed: bool) -> tuple[int, int, float]:
-    """How a run ranks for a reader, worst first: a failed gate, then an accusation, then the lowest
-    process score (a sort key: smaller is worse)."""
-    return (0 if failed else 1, 0 if any(f in ACCUSING for f in row.anti_patterns) else 1, row.process_score)
-
-
 def costliest(verdict: Verdict, count: int = 3) -> list[tuple[str, float]]:
     """The items that cost a run the most (points summed per id), worst first."""
     lost: dict[str, float] = {}
@@ -369,24 +360,22 @@ def costliest(verdict: Verdict, count: int = 3) -> list[tuple[str, float]]:
     return sorted(lost.items(), key=lambda pair: (pair[1], pair[0]))[:count]
 
 
-def _keep_worst(heap: list[Any], entry: tuple[Any, ...], cap: int) -> None:
-    """Keep ``entry`` in a bounded max-heap of at most ``cap``, ordered on its first two fields
-    (negated badness, negated arrival): its top is the least bad it keeps, and goes first."""
-    import heapq
-
+def _keep_worst(kept: list[Any], entry: tuple[Any, ...], cap: int) -> None:
+    """Keep ``entry`` among at most about twice ``cap`` entries, ordered on their first two fields
+    (:func:`worst_first`'s key, then arrival): cut back to the ``cap`` worst whenever it doubles."""
     if cap <= 0:
         return
-    if len(heap) < cap:
-        heapq.heappush(heap, entry)
-    elif entry[:2] > heap[0][:2]:
-        heapq.heapreplace(heap, entry)
+    kept.append(entry)
+    if len(kept) >= 2 * cap:
+        kept.sort(key=lambda e: e[:2])
+        del kept[cap:]
 
 
 class HtmlReporter:
     """The batch page: runs stream in; the table lists the worst ``limits.rows_listed`` runs (a
     failed gate, then an accusation, then the lowest score), each with the items that cost it the
     most, and counts the rest; the ``DETAIL_CAP`` worst keep their verdict for a detailed section.
-    Both are bounded heaps and the charts read running counts, so memory stays flat however many
+    Both are bounded lists and the charts read running counts, so memory stays flat however many
     runs stream past."""
 
     needs_lines = False
@@ -397,8 +386,8 @@ class HtmlReporter:
         # --quiet is for the terminal: a page written to a file keeps every section it promises
         self.listed = limits.rows_listed
         self.count = 0
-        self.listing: list[tuple[tuple[float, float, float], int, Any, bool, list[tuple[str, float]]]] = []  # max-heap
-        self.heap: list[tuple[tuple[float, float, float], int, Any, Any]] = []  # the worst, as a max-heap on badness
+        self.listing: list[tuple[tuple[bool, bool, float, str], int, Any, bool, list[tuple[str, float]]]] = []
+        self.kept: list[tuple[tuple[bool, bool, float, str], int, Any, Any]] = []  # the worst, for their sections
         self.scores: Counter[float] = Counter()
         self.findings: Counter[str] = Counter()
         self.agents: set[str] = set()
@@ -419,20 +408,19 @@ class HtmlReporter:
         self.tiers.add(row.tier)
         verdict = result.verdict()
         rank = worst_first(row, bool(reasons))
-        badness = (-rank[0], -rank[1], -rank[2])  # a heap's top is the least bad it keeps
-        listed = (badness, -k, row, bool(reasons), costliest(verdict) if verdict is not None else [])
+        listed = (rank, k, row, bool(reasons), costliest(verdict) if verdict is not None else [])
         _keep_worst(self.listing, listed, self.listed)
         if verdict is not None:
-            _keep_worst(self.heap, (badness, -k, verdict, result.detail), DETAIL_CAP)
+            _keep_worst(self.kept, (rank, k, verdict, result.detail), DETAIL_CAP)
         return ""
 
     def finish(self, report: BatchReport) -> str:
         summary = report.summary
-        kept = sorted(self.heap, key=lambda e: e[:2], reverse=True)  # worst first
-        self.detailed = [run_view(verdict, detail, anchor=f"run-{-k}") for _, k, verdict, detail in kept]
+        kept = sorted(self.kept, key=lambda e: e[:2])[:DETAIL_CAP]  # worst first
+        self.detailed = [run_view(verdict, detail, anchor=f"run-{k}") for _, k, verdict, detail in kept]
         detailed = {view.anchor for view in self.detailed}
-        listing = sorted(self.listing, key=lambda e: e[:2], reverse=True)
-        table = [{"k": -k, "anchor": f"run-{-k}" if f"run-{-k}" in detailed else None, "row": row,
+        listing = sorted(self.listing, key=lambda e: e[:2])[:self.listed]
+        table = [{"k": k, "anchor": f"run-{k}" if f"run-{k}" in detailed else None, "row": row,
                   "failed": failed, "costs": costs} for _, k, row, failed, costs in listing]
         return page("batch.html", "procjudge: batch", summary=summary, agents=_agent_rows(summary), table=table,
                     agent_names=sorted(self.agents), tier_names=sorted(self.tiers),
