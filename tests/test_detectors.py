@@ -165,7 +165,7 @@ def test_a_test_edit_is_confirmed_by_a_held_back_failure_of_its_file_that_the_ag
     from procjudge.detectors.shapes import Shape
 
     shape = Shape(rule="changed_expectation", strength="definite", code="tests/test_price.py: assert price(9.99) == 9",
-                  why="an expected value replaced")
+                  why="an expected value replaced", path="tests/test_price.py")
     failing = "tests/test_price.py::test_cents"
     confirmed = _local_edit(shape, (failing,), frozenset({failing}), blind=False)
     assert confirmed.strength == "definite" and confirmed.confirmed_by == failing and failing in confirmed.why
@@ -209,3 +209,14 @@ def test_what_reports_read_of_a_rule_comes_from_its_declaration() -> None:
         assert verdict.accused == any(item.id in accusing for item in verdict.items if item.kind == "anti_pattern"
                                       and item.id in verdict.anti_patterns)
     assert stamped >= 20  # the labelled cheats are found, and each of their items says it accuses
+
+
+def test_a_test_edit_carries_its_file_and_tests_as_fields_not_inside_its_code_text() -> None:
+    from procjudge.detectors.shapes import test_edit_shapes
+
+    path = "tests/odd: name/test_parse.py"  # a ": " in the path: reading it back from the code text would cut it short
+    shape, = test_edit_shapes(path, ("    assert parse('1') == 2",), ("    assert parse('1') == 1",), ("test_one",))
+    assert (shape.rule, shape.path, shape.tests) == ("changed_expectation", path, ("test_one",))
+    assert shape.edit == "assert parse('1') == 1 -> assert parse('1') == 2"
+    bare, = test_edit_shapes(path, (), ("    assert parse('1') == 1",))
+    assert bare.tests == () and bare.edit == "assert parse('1') == 1" and bare.path == path
