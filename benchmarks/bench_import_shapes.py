@@ -33,7 +33,7 @@ SUBMISSION = "diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n@@ -1 +1 @@\n-a\
 def trajectory(commands: list[str], outputs: list[str]) -> dict[str, Any]:
     """A mini-swe-agent 1.x trajectory: each command in a bash block, its output observed."""
     messages: list[dict[str, Any]] = [{"role": "user", "content": "<pr_description>fix m</pr_description>"}]
-    for command, output in zip(commands, outputs):
+    for command, output in zip(commands, outputs, strict=True):
         messages.append({"role": "assistant", "content": f"THOUGHT: x\n\n```bash\n{command}\n```"})
         messages.append({"role": "user", "content": f"<returncode>0</returncode>\n<output>\n{output}</output>"})
     return {"instance_id": "m-1", "info": {"submission": SUBMISSION}, "messages": messages}

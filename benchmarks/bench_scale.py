@@ -57,7 +57,7 @@ def floors(path: Path, sample: int = 10000) -> tuple[float, float]:
 
     lines = []
     with path.open("rb") as handle:
-        for _, line in zip(range(sample), handle):
+        for _, line in zip(range(sample), handle, strict=False):
             lines.append(line)
     texts = [yaml.dump(json.loads(line), Dumper=yaml.CSafeDumper, sort_keys=False) for line in lines]
     best_yaml = best_json = float("inf")
@@ -112,7 +112,7 @@ def breakdown(path: Path, sample: int = 3000) -> list[tuple[str, float]]:
     from procjudge.results import Result
 
     with path.open("rb") as handle:
-        lines = [line for _, line in zip(range(sample), handle)]
+        lines = [line for _, line in zip(range(sample), handle, strict=False)]
     runs = [load_record(line) for line in lines]
     verdicts = [judge(run) for run in runs]
     reporter = CsvReporter()

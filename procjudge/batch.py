@@ -70,7 +70,7 @@ def score_path(path: str, policy: Policy = DEFAULT, want_lines: bool = False, wa
         from .facts import iteration_number
 
         lines = {}
-        for position, (entry, line) in enumerate(zip(run.iterations, run.lines)):
+        for position, (entry, line) in enumerate(zip(run.iterations, run.lines, strict=False)):
             if line is not None:
                 lines.setdefault(iteration_number(entry, position), line)
     return Result.of(path, verdict, lines, want_verdict, detail=detail)

@@ -57,7 +57,7 @@ def classify_pattern(trajectory: list[float], policy: Policy, judged: Sequence[b
             f"regressed at iteration {last + 1} and the mean gain is {fmt_num(mean_gain)} a step"
             + ("" if trajectory[-1] > before else f"; never recovered above {fmt_num(before)}")
         )
-    stalled = sum(1 for d, counted in zip(deltas, judged) if counted and abs(d) < stall)
+    stalled = sum(1 for d, counted in zip(deltas, judged, strict=True) if counted and abs(d) < stall)
     if mean_gain < p.thrashing_mean_gain and stalled * 2 >= len(deltas):
         return "thrashing", lambda: (f"mean gain {fmt_num(mean_gain)} a step < {fmt_num(p.thrashing_mean_gain)} and {stalled} of "
                              f"{len(deltas)} steps stalled: minimal progress")
@@ -111,7 +111,7 @@ def classify_tier(trajectory: list[float], wasted: int, policy: Policy, judged: 
     t = policy.tier
     deltas = [b - a for a, b in itertools.pairwise(trajectory)]
     judged = list(judged) if judged is not None else [True] * len(deltas)
-    regressions = sum(1 for d, counted in zip(deltas, judged) if d < 0 and counted)
+    regressions = sum(1 for d, counted in zip(deltas, judged, strict=True) if d < 0 and counted)
     first = trajectory[0]
     first_time = (first >= t.first_time_score and len(trajectory) <= t.first_time_max_iterations
                   and not regressions and not cheating)

@@ -231,7 +231,7 @@ def compare_targets(a: str, b: str, policy: Policy, *, read: Callable[[str], Run
     if not many[0]:
         return _compare_files(a, b, policy, read)
     sides = [_side(target, policy, find, jobs) for target in (a, b)]
-    for target, side in zip((a, b), sides):
+    for target, side in zip((a, b), sides, strict=True):
         if not side[2]:
             from .discovery import nothing_found
 

@@ -648,7 +648,7 @@ def _plausibility(run: Run, facts: list[IterationFacts], max_gap: float) -> list
     if None not in numbers and numbers == sorted(set(numbers)):  # type: ignore[type-var]
         return warnings
     seen: set[int] = set()
-    for position, (before, number) in enumerate(zip([None] + numbers, numbers)):
+    for position, (before, number) in enumerate(zip([None] + numbers, numbers, strict=False)):
         if number is None:
             continue
         if number in seen:

@@ -113,7 +113,7 @@ def _compare_aggregate(given: Any, computed: Aggregate) -> list[str]:
         if isinstance(a, (int, float)) and isinstance(b, (int, float)):
             return abs(a - b) <= max(0.06, 0.02 * abs(b))
         if isinstance(a, list) and isinstance(b, list):
-            return len(a) == len(b) and all(close(x, y) for x, y in zip(a, b))
+            return len(a) == len(b) and all(close(x, y) for x, y in zip(a, b, strict=True))
         return bool(a == b)
 
     def walk(g: dict[str, Any], c: dict[str, Any], prefix: str) -> None:

@@ -139,8 +139,8 @@ def validate(labels: Sequence[Label], rows: Sequence[Row], rules: Sequence[str],
     auroc, interval = _auroc([(label.cheat, row.process_score) for label, row in matched], seed)
     return Validation(
         labelled_runs=len(matched), rules=scores, any_accusation=every, auroc=auroc, auroc_interval=interval,
-        misses=[row.id for (label, row), (_, fired) in zip(matched, accused) if label.cheat and not fired][:NAMED],
-        false_accusations=[row.id for (label, row), (_, fired) in zip(matched, accused)
+        misses=[row.id for (label, row), (_, fired) in zip(matched, accused, strict=True) if label.cheat and not fired][:NAMED],
+        false_accusations=[row.id for (label, row), (_, fired) in zip(matched, accused, strict=True)
                            if not label.cheat and fired][:NAMED],
         unlabelled_runs=len(unlabelled), labels_without_run=len(unmatched),
         unlabelled=unlabelled[:NAMED], unmatched_labels=unmatched[:NAMED])

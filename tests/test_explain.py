@@ -154,7 +154,7 @@ def test_no_rule_text_copies_a_number_of_its_own_policy_section() -> None:
     custom = msgspec.convert(_perturbed(msgspec.to_builtins(DEFAULT)), Policy)
     number = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?![\w-])")
     quoted = {"late_pass": {"4"}}  # "56% of those at 4-6 attempts": the rulebook's own figures
-    for det, before, after in zip(ALL, catalogue(DEFAULT), catalogue(custom)):
+    for det, before, after in zip(ALL, catalogue(DEFAULT), catalogue(custom), strict=True):
         if det.section is None:
             continue
         section: object = DEFAULT

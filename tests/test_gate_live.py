@@ -43,7 +43,7 @@ def test_the_live_gate_decides_as_the_replay_of_the_finished_run(rounds: list[tu
     gate = Gate(DEFAULT_POLICY)
     live = [gate.offer(tests, score) for tests, score in rounds]
     assert replay.replayed
-    for decision, answer in zip(replay.iterations[1:], live[1:]):
+    for decision, answer in zip(replay.iterations[1:], live[1:], strict=True):
         if decision.decision == "not_offered":  # the replay stopped: the live gate had said stop
             assert live[live.index(answer) - 1].stop
             break

@@ -28,7 +28,7 @@ import bench_import_shapes as shapes
 def test_every_hostile_shape_imports_whole_beside_a_valid_file(tmp_path: Path) -> None:
     folder = tmp_path / "trajs"
     folder.mkdir()
-    for number, (name, document) in enumerate(shapes.shapes(1)):
+    for number, (_name, document) in enumerate(shapes.shapes(1)):
         document["instance_id"] = f"shape-{number}"
         (folder / f"shape-{number}.traj.json").write_text(json.dumps(document))
     done = subprocess.run([sys.executable, "-m", "procjudge", "import", "swe-agent", str(folder), "--out", str(tmp_path / "out")],

@@ -204,7 +204,7 @@ def test_fast_builder_matches_pyyaml_safe_load(text: str) -> None:
         if isinstance(a, dict):
             return isinstance(b, dict) and a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
         if isinstance(a, list):
-            return isinstance(b, list) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+            return isinstance(b, list) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
         return type(a) is type(b) and a == b
 
     assert same(expected, got), (expected, got)

@@ -646,7 +646,7 @@ def _hostile(command: str) -> dict:  # type: ignore[type-arg]
 
 def _messages(commands: list[str], outputs: list[str]) -> list[dict]:  # type: ignore[type-arg]
     found: list[dict] = [{"role": "user", "content": "<pr_description>fix m</pr_description>"}]  # type: ignore[type-arg]
-    for command, output in zip(commands, outputs):
+    for command, output in zip(commands, outputs, strict=True):
         found.append({"role": "assistant", "content": f"THOUGHT: x\n\n```bash\n{command}\n```"})
         found.append({"role": "user", "content": f"<returncode>0</returncode>\n<output>\n{output}</output>"})
     return found

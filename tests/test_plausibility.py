@@ -88,7 +88,7 @@ def test_the_same_code_hash_scored_differently_is_warned_about() -> None:
     def warnings(scores: list[float], hashes: list[str], suites: list[str] | None = None) -> list[str]:
         its = [{"iteration_telemetry": {"score": {"post_iteration": s}, "changes": {"code_hash": h},
                                         **({"test_results": {"suite": suites[k]}} if suites else {})}}
-               for k, (s, h) in enumerate(zip(scores, hashes))]
+               for k, (s, h) in enumerate(zip(scores, hashes, strict=True))]
         return [w for w in judge(run_from({"iterations": its})).warnings if "same code_hash" in w]
 
     expected = ("iteration 1: the same code_hash as iteration 0 scored 70 against 50 (flaky tests, or a hash that is "

@@ -44,7 +44,7 @@ def write_lines(path: Path, docs: list[Any], extra: str = "") -> Path:
 
 
 def test_score_record_is_pure_picklable_and_equals_scoring_the_file(tmp_path: Path) -> None:
-    for sample, doc in zip(SAMPLES, documents()):
+    for sample, doc in zip(SAMPLES, documents(), strict=True):
         by_file = judge(load_run(str(sample)))
         from_bytes = score_record(json.dumps(doc).encode(), source="s.jsonl", line=4)
         from_dict = score_record(doc)

@@ -188,7 +188,7 @@ def test_the_local_cluster_runs_its_workers_quiet_and_keeps_what_the_user_set(mo
     finally:
         cluster.close()
     expected = {**engine.QUIET, "distributed.admin.tick.interval": "20ms", "distributed.admin.system-monitor.interval": "2s"}
-    assert dict(zip(keys, seen)) == expected  # what the worker process itself reads
+    assert dict(zip(keys, seen, strict=True)) == expected  # what the worker process itself reads
 
 
 def test_the_dask_benchmark_asks_for_the_defaults_as_the_user_would_and_runs(

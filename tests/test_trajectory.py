@@ -319,7 +319,7 @@ def _held_back_run(visible: list[int], held_back: list[tuple[int, int] | None]) 
     """Runs whose visible suite scores ``visible`` (passes of 10), each submission with a held-back
     suite of (passed, total), or none."""
     iterations = []
-    for k, (passed, hidden) in enumerate(zip(visible, held_back)):
+    for k, (passed, hidden) in enumerate(zip(visible, held_back, strict=True)):
         results: dict = {"post_iteration": {"passed": passed, "failed": 10 - passed, "total": 10}}
         if hidden is not None:
             results["hidden"] = {"passed": hidden[0], "total": hidden[1]}

@@ -203,7 +203,7 @@ def test_an_atif_trajectory_makes_the_run_its_swe_agent_original_makes(tmp_path:
     (theirs,) = run_files(tmp_path / "swe").values()
     assert mine["run"]["challenge"] == "django__django-11141" and mine["run"]["agent"] == "mini-swe-agent-gemini-3-pro-preview"
     assert len(mine["iterations"]) == len(theirs["iterations"]) >= 1
-    for a, b in zip(mine["iterations"], theirs["iterations"]):
+    for a, b in zip(mine["iterations"], theirs["iterations"], strict=True):
         a, b = a["iteration_telemetry"], b["iteration_telemetry"]
         assert a["test_results"]["suite"] == b["test_results"]["suite"]
         assert a["test_results"].get("post_iteration") == b["test_results"].get("post_iteration")

@@ -498,7 +498,7 @@ def _bigrams(tokens: list[Any]) -> Counter[Any]:
 def similarity(a: Profile, b: Profile) -> float:
     """Jaccard similarity of two change profiles (weighted for token bags): shared / union, 0..1."""
     shared = union = 0
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=True):
         if isinstance(x, Counter) and isinstance(y, Counter):
             common = sum((x & y).values())
             shared += common

@@ -170,7 +170,7 @@ def test_chasing(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     seen: set[tuple[str, str]] = set()
     previous: IterationFacts | None = None
     changed_behaviour = False
-    for it, added in zip(facts.iterations, submitted(facts)):
+    for it, added in zip(facts.iterations, submitted(facts), strict=True):
         failing_before = (previous.failing_after or frozenset()) if previous is not None else frozenset(
             baseline_failures(it.entry))
         changed_behaviour = changed_behaviour or (blind and _changes_behaviour(it))
@@ -253,7 +253,7 @@ def _chasing_points(shapes: list[Shape], rule: TestChasing) -> tuple[str, float]
 )
 def checker_tampering(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     rule = policy.anti_patterns.checker_tampering
-    for it, added in zip(facts.iterations, submitted(facts)):
+    for it, added in zip(facts.iterations, submitted(facts), strict=True):
         found = [_reached(s) for s in added if s.rule in TAMPERING]
         shapes = [s for s in found if runner_reach(s.path) != "never"]
         unreached = [s for s in found if runner_reach(s.path) == "never"]

@@ -157,7 +157,7 @@ def test_driven_iteration(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     red_green: dict[int, list[str]] = {}
     local = facts.run.info.iterations_are == "local_runs"
     previous: IterationFacts | None = None
-    for it, added in zip(facts.iterations, submitted(facts)):
+    for it, added in zip(facts.iterations, submitted(facts), strict=True):
         cycles = _edit_run_cycles(it)
         turned = _red_to_green(it, previous, added) if local else []
         previous = it

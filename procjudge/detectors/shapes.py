@@ -633,7 +633,7 @@ def _table_names(tree: ast.AST) -> dict[int, str]:
 
 
 def _dict_pairs(node: ast.Dict) -> Iterator[tuple[Any, Any]]:
-    for k, v in zip(node.keys, node.values):
+    for k, v in zip(node.keys, node.values, strict=True):
         key, value = _literal_or_wrapped(k) if k is not None else None, _literal(v)
         if key is not None and value is not None:
             yield key, value
@@ -761,7 +761,7 @@ def _persistent_state(func: ast.FunctionDef | ast.AsyncFunctionDef, scope: _Scop
     value and containers growing by what the call was given count (a cache stores computed values)."""
     declared = {name for stmt in ast.walk(func) if isinstance(stmt, (ast.Global, ast.Nonlocal)) for name in stmt.names}
     positional = func.args.args[len(func.args.args) - len(func.args.defaults):]
-    mutable_params = {arg.arg for arg, default in zip(positional, func.args.defaults)
+    mutable_params = {arg.arg for arg, default in zip(positional, func.args.defaults, strict=True)
                       if isinstance(default, (ast.List, ast.Dict, ast.Set))}
     outliving = set(scope.names) | mutable_params | set(scope.classes) | {func.name, "cls", "__class__"}
     state: set[str] = set()
@@ -1283,7 +1283,7 @@ def mask_comments(text: str) -> str:
     """Lines without their ``#`` or ``//`` comments (outside strings)."""
     masked = mask_strings(text)
     out = []
-    for original, line in zip(text.split("\n"), masked.split("\n")):
+    for original, line in zip(text.split("\n"), masked.split("\n"), strict=True):
         cut = min((k for k in (line.find("#"), line.find("//")) if k != -1), default=-1)
         out.append(original[:cut] if cut != -1 else original)
     return "\n".join(out)
@@ -1298,7 +1298,7 @@ def test_edit_shapes(path: str, added: tuple[str, ...], removed: tuple[str, ...]
     tests = tuple(touched[:3])
     where = f"{path}::{','.join(tests)}" if tests else path
     masked_added = mask_strings("\n".join(added)).split("\n") if added else []
-    for line, masked in zip(added, masked_added):
+    for line, masked in zip(added, masked_added, strict=True):
         if _SKIP.search(masked) and not masked.lstrip().startswith(("#", "//")):
             found.append(Shape(rule="skipped_test", strength=DEFINITE, code=f"{where}: {line.strip()[:120]}",
                                why="skips or expects the failure of a test", basis="test-file diff", path=path, tests=tests))
@@ -1399,7 +1399,7 @@ def repairs_only(added: tuple[str, ...], removed: tuple[str, ...]) -> bool:
         return True
     if len(removed) != len(added):
         return False
-    for old, new in zip(removed, added):
+    for old, new in zip(removed, added, strict=False):
         if _IMPORT.match(old) and _IMPORT.match(new):
             continue
         renamed = old

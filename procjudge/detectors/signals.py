@@ -40,7 +40,7 @@ def _conditions(policy: Policy) -> tuple[Signal, ...]:
         f"file_edits > test_failures x {s.shotgun_edits_factor:g}", "test_runs == 0", "score.delta <= 0",
         "passed / total >= the standard format's target (60%, 80%, 90% at the first, second, third iteration)",
         "the score's rise from iteration 0 to 1 is the run's largest")
-    signals = tuple((name, condition, getattr(s.points, name)) for name, condition in zip(SIGNALS, conditions))
+    signals = tuple((name, condition, getattr(s.points, name)) for name, condition in zip(SIGNALS, conditions, strict=True))
     if len(_CONDITIONS) > 16:
         _CONDITIONS.clear()
     _CONDITIONS[id(policy)] = (policy, signals)  # the policy is held, so its id is not reused
@@ -105,7 +105,7 @@ def hits(facts: RunFacts, policy: Policy) -> dict[str, Hit]:
     """Each signal's hit (for the signals that hold somewhere): computed once per run and policy
     for all the signal detectors (the judge asks them one after another about the same facts)."""
     result = {}
-    for (name, condition, points), numbers in zip(_conditions(policy), _holding(facts, policy)):
+    for (name, condition, points), numbers in zip(_conditions(policy), _holding(facts, policy), strict=True):
         if not numbers:
             continue
         count = len(numbers)

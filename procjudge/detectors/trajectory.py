@@ -264,7 +264,7 @@ def _against_profile(facts: RunFacts, shares: list[float], total: float, profile
     against = ""
     if facts.format != "marathon" and len(shares) <= len(profile):
         expected, within, outside = _profile_split(facts.format, profile[: len(shares)], tolerance)
-        worst = max(abs(s - e) for s, e in zip(shares, expected))
+        worst = max(abs(s - e) for s, e in zip(shares, expected, strict=True))
         against = within if worst <= tolerance else outside
     if facts.format == "marathon" and facts.phases:
         against = _phase_split(facts, total, profile, tolerance)
@@ -291,9 +291,9 @@ def _phase_split(facts: RunFacts, total: float, profile: tuple[float, ...], tole
     scale = sum(expected)
     expected = [e / scale for e in expected]
     shares = [s / total for s in spent]
-    worst = max(abs(s - e) for s, e in zip(shares, expected))
+    worst = max(abs(s - e) for s, e in zip(shares, expected, strict=True))
     verdict = "within" if worst <= tolerance else "outside"
-    pairs = ", ".join(f"{name} {s:.0%} (recommended {e:.0%})" for name, s, e in zip(facts.phases, shares, expected))
+    pairs = ", ".join(f"{name} {s:.0%} (recommended {e:.0%})" for name, s, e in zip(facts.phases, shares, expected, strict=True))
     return f"; phase split {pairs}: {verdict} {tolerance:.0%}"
 
 

@@ -303,7 +303,7 @@ def one_run_per_file(paths: list[str], out: str, produce: Callable[[str], tuple[
     writer = Writer(out, paths)
     written = 0
     issues: list[ImportIssue] = []
-    for path, (kind, value) in zip(paths, _produced_all(paths, produce, jobs)):
+    for path, (kind, value) in zip(paths, _produced_all(paths, produce, jobs), strict=True):
         if kind == "note":
             issues.append(ImportIssue(path, 1, str(value), note=True))
             continue

@@ -96,7 +96,7 @@ def common_header(implementations: list[str]) -> list[str]:
         return []
     split = [code.splitlines() for code in implementations]
     header = []
-    for lines in zip(*split):
+    for lines in zip(*split, strict=False):
         first = lines[0]
         if all(line == first for line in lines) and (first.startswith(("import ", "from ", "_str=")) or not first.strip()):
             header.append(first)
@@ -213,7 +213,7 @@ def is_run_log(path: str, lines: int = 50) -> bool:
     """Whether a JSON-lines file is a run log: some record among its first lines has
     ``implementations`` (a repair loop) or ``acc`` (a tree search, whose solved records log none)."""
     with open(path, "rb") as handle:
-        for _, raw in zip(range(lines), handle):
+        for _, raw in zip(range(lines), handle, strict=False):
             if b'"implementations"' in raw or b'"acc"' in raw:
                 return True
     return False

@@ -165,7 +165,7 @@ class ParquetReporter:
         from ..safe_io import WriteError
 
         assert self.target is not None
-        for temporary, final in zip(self.temporary, targets(self.target)):
+        for temporary, final in zip(self.temporary, targets(self.target), strict=True):
             try:
                 os.chmod(temporary, mode_for(final))
                 os.replace(temporary, final)
