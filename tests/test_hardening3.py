@@ -21,7 +21,7 @@ import pytest
 
 from procjudge.batch import score_paths
 from procjudge.bounded import Decompressed, InputLimit
-from procjudge.importers.base import Writer, begin
+from procjudge.importers.base import Writer
 from procjudge.policy import DEFAULT, Limits
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_telemetry"
@@ -206,7 +206,6 @@ def test_importing_twice_changes_nothing_and_another_run_is_kept_beside(tmp_path
 
 
 def test_concurrent_writers_of_one_name_lose_no_run(tmp_path: Path) -> None:
-    begin()
     out = tmp_path / "out"
     out.mkdir()
     barrier = threading.Barrier(4)

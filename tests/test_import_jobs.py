@@ -13,7 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 from procjudge.cli import app
-from procjudge.importers.base import NothingLogged, one_run_per_file
+from procjudge.importers.base import NothingLogged
+from procjudge.importers.driver import drive, one_run_per_file
 
 from conftest import ROOT
 
@@ -66,7 +67,7 @@ def test_a_worker_that_dies_costs_the_file_it_held_and_the_rest_are_read(tmp_pat
                     "iterations": [{"iteration_telemetry": {"iteration_number": 0}}]}
         return "x", name, document
 
-    written, issues = one_run_per_file(paths, str(tmp_path / "out"), produce, "a log", jobs=2)
+    written, issues = drive(one_run_per_file(paths, produce, "a log", jobs=2), str(tmp_path / "out"), paths)
     died = [i for i in issues if "kill.json" in i.path]
     assert [i.reason for i in died] == ["not a log: the worker reading this file died (killed, or out of memory)"]
     assert written == 4 and sorted(p.stem for p in (tmp_path / "out" / "x").glob("*.json")) == ["a", "b", "c", "d"]

@@ -443,3 +443,70 @@ def test_auto_lists_each_file_it_passed_over_when_asked(tmp_path: Path) -> None:
         f"procjudge: passed over {folder / 'empty.jsonl'}: empty",
         (f"procjudge: passed over {folder / 'notes.json'}: no importer recognises its name and first bytes "
         "('{\"hello\": 1}'; procjudge import list says what each reads)")])
+
+
+DRIVEN_PLUGIN = '''
+import functools, os
+from procjudge.importers.driver import Task, drive, named
+
+def run_of(path):
+    scores = [float(x) for x in open(path).read().split()]
+    return {"run": {"id": os.path.basename(path)}, "iterations": [
+        {"iteration_telemetry": {"score": {"post_iteration": s}}} for s in scores]}
+
+class Driven:
+    name = "driven"
+    summary = "one score per line, through the driver (a test plugin)"
+
+    def detect(self, path, head):
+        return path.endswith(".driven")
+
+    def import_files(self, paths, out, agent=None, overwrite=False):
+        tasks = (Task(path, 1, named(agent or "driven", os.path.basename(path), functools.partial(run_of, path)),
+                      label=os.path.basename(path), what="a score list") for path in paths)
+        return drive(tasks, out, paths, overwrite)
+
+importer = Driven()
+'''
+
+
+def test_a_plugin_on_the_driver_reports_what_became_of_each_file_and_takes_overwrite(tmp_path: Path) -> None:
+    """The driver returns the import's tallies (no process-wide state), and --overwrite reaches a
+    plug-in whose import_files takes it."""
+    site = tmp_path / "site"
+    (site / "driven_plugin-1.0.dist-info").mkdir(parents=True)
+    (site / "driven_plugin.py").write_text(DRIVEN_PLUGIN)
+    (site / "driven_plugin-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: driven-plugin\nVersion: 1.0\n")
+    (site / "driven_plugin-1.0.dist-info" / "entry_points.txt").write_text(
+        "[procjudge.importers]\ndriven = driven_plugin:importer\n")
+    log = tmp_path / "a.driven"
+    log.write_text("40 70 90\n")
+    (tmp_path / "bad.driven").write_text("40 x\n")
+    env = {**os.environ, "PYTHONPATH": str(site)}
+
+    def imported(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "procjudge", "import", "auto", str(log), str(tmp_path / "bad.driven"),
+                               "--out", str(tmp_path / "out"), *extra], check=False, capture_output=True, text=True, env=env)
+
+    first = imported()
+    assert first.returncode == 2 and "driven: 2 files, 1 run" in first.stderr
+    assert "bad.driven:1: bad.driven: not a score list: could not convert string to float: 'x'" in first.stderr
+    assert imported().stdout.startswith("imported 1 run into") and "1 already there, unchanged" in imported().stdout
+    log.write_text("40 80\n")
+    assert "1 beside an earlier import's file of the same name" in imported().stdout
+    log.write_text("50\n")
+    assert "1 replacing an earlier import's file" in imported("--overwrite").stdout
+    assert judge(load_run(str(tmp_path / "out" / "driven" / "a.driven.json"))).trajectory == [50.0]
+
+
+def test_every_builtin_importer_is_one_call_of_the_driver() -> None:
+    import importlib
+    import inspect as pyinspect
+
+    from procjudge.importers.registry import BUILTINS
+
+    for builtin in BUILTINS:
+        module = importlib.import_module(f"procjudge.importers.{builtin.module}")
+        body = [line.strip() for line in pyinspect.getsource(module.import_files).split('"""')[-1].splitlines() if line.strip()]
+        assert len(body) <= 2 and body[0].startswith("return drive("), (builtin.name, body)
+        assert "overwrite" in pyinspect.signature(module.import_files).parameters, builtin.name

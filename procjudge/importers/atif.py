@@ -34,9 +34,11 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from typing import Any
 
-from .base import ImportIssue, as_object, epoch_seconds, one_run_per_file, read_json
+from .base import ImportIssue, as_object, epoch_seconds, read_json
+from .driver import Imported, Task, drive, one_run_per_file
 from .shell import Trajectory
 from .shell import convert as convert_steps
 from .steps import Step
@@ -205,10 +207,15 @@ def _trial_name(result: dict[str, Any], trial: str | None) -> str:
     return str(result.get("task_name") or (os.path.basename(trial).rsplit("__", 1)[0] if trial else ""))
 
 
-def import_files(paths: list[str], out: str, agent: str | None = None, jobs: int = 1) -> tuple[int, list[ImportIssue]]:
+def import_files(paths: list[str], out: str, agent: str | None = None, jobs: int = 1,
+                 overwrite: bool = False) -> Imported:
     """Import ATIF trajectory files, and Harbor trial folders by their ``result.json`` (a trial
-    whose agent left no trajectory is a note naming the harness's exception); return (runs
-    written, issues)."""
+    whose agent left no trajectory is a note naming the harness's exception)."""
+    return drive(tasks(paths, agent, jobs), out, paths, overwrite)
+
+
+def tasks(paths: list[str], agent: str | None, jobs: int = 1) -> Iterator[Task | ImportIssue]:
+    """A run per trajectory (in ``jobs`` worker processes), each read once however it was named."""
     issues: list[ImportIssue] = []
     trajectories: list[str] = []
     for path in paths:
@@ -249,5 +256,5 @@ def import_files(paths: list[str], out: str, agent: str | None = None, jobs: int
             document["run"]["usage"] = usage
         return name, instance, document
 
-    written, found = one_run_per_file(unique, out, produce, "an ATIF trajectory", jobs)
-    return written, issues + found
+    yield from issues  # the trials without a trajectory, then the trajectories' runs
+    yield from one_run_per_file(unique, produce, "an ATIF trajectory", jobs)

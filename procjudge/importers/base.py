@@ -9,19 +9,21 @@ time, at the record's file and line.
 **Third-party importers.** A package can ship an importer as an entry point in the group
 ``procjudge.importers``; the object it names needs ``name`` (the command word), ``summary`` (one
 line), ``detect(path, head) -> bool`` (``head`` is the file's first bytes) and
-``import_files(paths, out, agent=None) -> (written, issues)``, usually built on :class:`Writer`
-and :class:`ImportIssue`. It then appears in ``procjudge import list``, is tried by
-``procjudge import auto`` and is chosen by ``procjudge import auto --using NAME PATH... --out DIR``.
+``import_files(paths, out, agent=None) -> (written, issues)``, usually one call of
+:func:`procjudge.importers.driver.drive` on the runs its reader yields (which returns an
+:class:`~procjudge.importers.driver.Imported`, a pair with the files' fates besides). When its
+``import_files`` also takes ``overwrite``, ``--overwrite`` reaches it. It then appears in
+``procjudge import list``, is tried by ``procjudge import auto`` and is chosen by
+``procjudge import auto --using NAME PATH... --out DIR``.
 """
 
 from __future__ import annotations
 
-import functools
+import dataclasses
 import hashlib
 import json
 import os
 import re
-import sys
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
@@ -77,17 +79,22 @@ def _left_out_note(left_out: list[str], why: str) -> str:
     return f"{len(left_out)} value(s) {why} were left out and the rest of the run kept: {shown}"
 
 
-# What the writers of one import did, for its summary line (reset by ``begin``): files new,
-# already there with the same content, written beside an earlier import's file of the same name,
-# and replaced (``--overwrite``).
-WRITES: dict[str, int] = {"new": 0, "unchanged": 0, "beside": 0, "replaced": 0}
-SETTINGS: dict[str, bool] = {"overwrite": False}
+@dataclasses.dataclass
+class Writes:
+    """What a writer did with each run, for an import's summary line: files new, already there
+    with the same content, written beside an earlier import's file of the same name, and replaced
+    (``--overwrite``)."""
 
+    new: int = 0
+    unchanged: int = 0
+    beside: int = 0
+    replaced: int = 0
 
-def begin(overwrite: bool = False) -> None:
-    """Start an import's tally; with ``overwrite`` a file of the same name is replaced."""
-    WRITES.update(new=0, unchanged=0, beside=0, replaced=0)
-    SETTINGS["overwrite"] = overwrite
+    def add(self, other: Writes) -> None:
+        self.new += other.new
+        self.unchanged += other.unchanged
+        self.beside += other.beside
+        self.replaced += other.replaced
 
 
 class Writer:
@@ -99,16 +106,19 @@ class Writer:
     fails when the name is taken): a run already there with the same bytes is left as it is
     (importing twice changes nothing), another run of the same name is kept and this one is written
     beside it as ``name-2.json``, with a note, unless ``--overwrite`` asks for it to be replaced.
-    So two imports into one folder, even at the same time, lose no run."""
+    So two imports into one folder, even at the same time, lose no run. ``writes`` counts what
+    became of each file."""
 
-    def __init__(self, out: str, inputs: list[str]) -> None:
+    def __init__(self, out: str, inputs: list[str], overwrite: bool = False) -> None:
         if os.path.exists(out) and not os.path.isdir(out):
             raise WriteError(f"--out {out} is a file; give a folder")
         os.makedirs(out, exist_ok=True)
         self.out = out
         self.root = os.path.realpath(out)
         self.inputs = inputs
+        self.overwrite = overwrite
         self.written: set[str] = set()
+        self.writes = Writes()
 
     def check_folder(self, folder: str) -> None:
         """ValueError when ``folder`` resolves outside ``out`` (a planted symlink)."""
@@ -140,15 +150,15 @@ class Writer:
         stem, k = path.removesuffix(".json"), 1
         candidate = path
         while True:
-            outcome = _publish(candidate, data, SETTINGS["overwrite"] and candidate == path)
+            outcome = _publish(candidate, data, self.overwrite and candidate == path)
             if outcome != "taken":
                 break
             k += 1
             candidate = f"{stem}-{k}.json"
         self.written.add(candidate)
-        WRITES[outcome] += 1
+        setattr(self.writes, outcome, getattr(self.writes, outcome) + 1)
         if outcome == "new" and candidate != path:
-            WRITES["beside"] += 1
+            self.writes.beside += 1
             return (f"{os.path.basename(path)} holds another run from an earlier import; this one is "
                     f"{os.path.basename(candidate)} (--overwrite replaces instead)")
         if outcome == "replaced":
@@ -292,92 +302,6 @@ UNREADABLE = (OSError, ValueError, KeyError, TypeError, AttributeError, IndexErr
               RecursionError)
 
 
-def one_run_per_file(paths: list[str], out: str, produce: Callable[[str], tuple[str, str, dict[str, Any]]],
-                     what: str, jobs: int = 1,
-                     after: Callable[[str, str, dict[str, Any]], None] | None = None) -> tuple[int, list[ImportIssue]]:
-    """Import logs that hold one run each: ``produce(path)`` gives (agent, task, run document);
-    nothing to judge is a note, anything unreadable an error naming ``what`` the file should be.
-    With ``jobs`` above 1 the files are read in that many worker processes and written here in
-    input order, so the output is the same byte for byte; ``after(path, task, document)`` runs
-    here for each run produced."""
-    writer = Writer(out, paths)
-    written = 0
-    issues: list[ImportIssue] = []
-    for path, (kind, value) in zip(paths, _produced_all(paths, produce, jobs), strict=True):
-        if kind == "note":
-            issues.append(ImportIssue(path, 1, str(value), note=True))
-            continue
-        if kind == "error":
-            issues.append(ImportIssue(path, 1, f"not {what}: {value}"))
-            continue
-        agent, task, document = value
-        if after is not None:
-            after(path, task, document)
-        written += writer.put(path, 1, agent, task, document, issues)
-    return written, issues
-
-
-# the produce function of the pool's import (inherited by forked workers, never pickled)
-_PRODUCE: list[Callable[[str], Any]] = []
-
-
-def _produce_one(path: str) -> tuple[str, Any]:
-    """("run", (agent, task, document)), ("note", why) or ("error", why) for one file."""
-    try:
-        return "run", produced(functools.partial(_PRODUCE[-1], path))
-    except NothingLogged as exc:
-        return "note", str(exc)
-    except UNREADABLE as exc:
-        return "error", str(exc)
-
-
-def _produced_all(paths: list[str], produce: Callable[[str], Any], jobs: int) -> Iterator[tuple[str, Any]]:
-    """Each file's outcome in input order; in ``jobs`` forked worker processes when above 1 (and
-    the platform forks), at most eight files a worker ahead of what has been written. A worker
-    that dies (killed, out of memory) costs the file it held, named; the files after it are read
-    here."""
-    import multiprocessing
-
-    _PRODUCE.append(produce)
-    try:
-        if jobs <= 1 or len(paths) < 2 or "fork" not in multiprocessing.get_all_start_methods():
-            yield from (_produce_one(path) for path in paths)
-            return
-        import collections
-        from concurrent.futures import Future, ProcessPoolExecutor
-        from concurrent.futures.process import BrokenProcessPool
-
-        pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"))
-        window: collections.deque[Future[tuple[str, Any]]] = collections.deque()
-        ahead = iter(paths)
-        done = 0
-        try:
-            while True:
-                while len(window) < jobs * 8:
-                    path = next(ahead, None)
-                    if path is None:
-                        break
-                    window.append(pool.submit(_produce_one, path))
-                if not window:
-                    return
-                try:
-                    outcome = window.popleft().result()
-                except BrokenProcessPool:
-                    yield "error", "the worker reading this file died (killed, or out of memory)"
-                    done += 1
-                    yield from (_produce_one(path) for path in paths[done:])
-                    return
-                done += 1
-                yield outcome
-        finally:
-            for process in list((getattr(pool, "_processes", None) or {}).values()):
-                if process.is_alive() and sys.exc_info()[0] is not None:
-                    process.kill()
-            pool.shutdown(wait=True, cancel_futures=True)
-    finally:
-        _PRODUCE.pop()
-
-
 Produced = TypeVar("Produced")
 
 
@@ -414,24 +338,6 @@ def produced(produce: Callable[[], Produced], records: list[Any] | None = None) 
         run = document["run"]
         run["notes"] = [*(run.get("notes") or []), _left_out_note(left_out, "of a kind the importer could not read")]
     return result
-
-
-def put_run(writer: Writer, issues: list[ImportIssue], where: tuple[str, int], agent: str, task: str,
-            produce: Callable[[], dict[str, Any]], what: str, records: list[Any] | None = None) -> int:
-    """Write the run ``produce()`` makes for one task of a log (``where``: its file and line), and
-    return how many runs were written: nothing to judge is a note, anything unreadable an error
-    naming ``what`` the log should be; either costs that task only. ``records``: what
-    ``produce`` reads, to read again without its odd values (:func:`produced`)."""
-    path, line = where
-    try:
-        document = produced(produce, records)
-    except NothingLogged as exc:
-        issues.append(ImportIssue(path, line, f"{task}: {exc}", note=True))
-        return 0
-    except UNREADABLE as exc:
-        issues.append(ImportIssue(path, line, f"{task}: not {what}: {exc}"))
-        return 0
-    return writer.put(path, line, agent, task, document, issues)
 
 
 def as_object(value: Any) -> dict[str, Any]:

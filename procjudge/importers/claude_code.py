@@ -36,9 +36,11 @@ import functools
 import os
 import re
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
-from .base import ImportIssue, Writer, as_object, epoch_seconds, put_run, read_records
+from .base import ImportIssue, as_object, epoch_seconds, read_records
+from .driver import Imported, Task, drive, named
 from .shell import Trajectory
 from .shell import convert as convert_steps
 from .steps import REPO_ROOTS, Step
@@ -241,13 +243,17 @@ def _sessions(paths: list[str], issues: list[ImportIssue]) -> dict[str, tuple[st
     return sessions
 
 
-def import_files(paths: list[str], out: str, agent: str | None = None) -> tuple[int, list[ImportIssue]]:
-    """Import Claude Code session files (and their sub-agents' files); return (runs written, issues)."""
-    writer = Writer(out, paths)
+def import_files(paths: list[str], out: str, agent: str | None = None, overwrite: bool = False) -> Imported:
+    """Import Claude Code session files (and their sub-agents' files)."""
+    return drive(tasks(paths, agent), out, paths, overwrite)
+
+
+def tasks(paths: list[str], agent: str | None) -> Iterator[Task | ImportIssue]:
+    """A run per session; lines that could not be read in a file that holds no session."""
     issues: list[ImportIssue] = []
-    written = 0
-    for session, (path, events, notes) in _sessions(paths, issues).items():
+    sessions = _sessions(paths, issues)
+    yield from issues
+    for session, (path, events, notes) in sessions.items():
         name = agent or _model(events) or "claude-code"
-        written += put_run(writer, issues, (path, 1), name, session,
-                           functools.partial(convert, events, name, session, notes), "a Claude Code session", events)
-    return written, issues
+        yield Task(path, 1, named(name, session, functools.partial(convert, events, name, session, notes)),
+                   label=session, what="a Claude Code session", records=events)

@@ -34,9 +34,11 @@ import os
 import re
 import shlex
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
-from .base import ImportIssue, Writer, as_list, as_object, epoch_seconds, put_run, read_records
+from .base import ImportIssue, as_list, as_object, epoch_seconds, read_records
+from .driver import Imported, Task, drive, named
 from .shell import Trajectory
 from .shell import convert as convert_steps
 from .steps import REPO_ROOTS, Step
@@ -288,11 +290,13 @@ def convert(records: list[dict[str, Any]], agent: str, session: str, notes: list
     return document
 
 
-def import_files(paths: list[str], out: str, agent: str | None = None) -> tuple[int, list[ImportIssue]]:
-    """Import Codex CLI rollouts; return (runs written, issues)."""
-    writer = Writer(out, paths)
-    issues: list[ImportIssue] = []
-    written = 0
+def import_files(paths: list[str], out: str, agent: str | None = None, overwrite: bool = False) -> Imported:
+    """Import Codex CLI rollouts."""
+    return drive(tasks(paths, agent), out, paths, overwrite)
+
+
+def tasks(paths: list[str], agent: str | None) -> Iterator[Task | ImportIssue]:
+    """A run per rollout file; a file none of whose lines can be read is an error."""
     for path in paths:
         records: list[dict[str, Any]] = []
         notes: list[str] = []
@@ -303,11 +307,10 @@ def import_files(paths: list[str], out: str, agent: str | None = None) -> tuple[
                 continue
             records.append(record)
         if not records:
-            issues.append(ImportIssue(path, 1, "not a Codex rollout: no line could be read"))
+            yield ImportIssue(path, 1, "not a Codex rollout: no line could be read")
             continue
         meta = next((as_object(r.get("payload")) for r in records if r.get("type") == "session_meta"), {})
         session = str(meta.get("id") or os.path.splitext(os.path.basename(path))[0].removeprefix("rollout-"))
         name = agent or _model(records) or "codex"
-        written += put_run(writer, issues, (path, 1), name, session,
-                           functools.partial(convert, records, name, session, notes), "a Codex rollout", records)
-    return written, issues
+        yield Task(path, 1, named(name, session, functools.partial(convert, records, name, session, notes)),
+                   label=session, what="a Codex rollout", records=records)

@@ -13,11 +13,14 @@ import sys
 from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 
 from ..console import IMPORT_OUT_OPTION, OVERWRITE_OPTION, err, plural, reports_option
+
+if TYPE_CHECKING:
+    from .driver import Imported
 
 IMPORT_JOBS_OPTION = typer.Option(1, "--jobs", "-j", min=0, max=256,
                                   help="Worker processes reading the logs, 0 to 256 (0: the machine's cores; default 1). "
@@ -98,10 +101,7 @@ class Folders:
     of their file refused) are removed again: the import leaves no empty folder behind. Nothing it
     did not create is touched, and a folder is removed only while empty."""
 
-    def __init__(self, out: Path, overwrite: bool = False) -> None:
-        from .base import begin
-
-        begin(overwrite)
+    def __init__(self, out: Path) -> None:
         if out.exists() and not out.is_dir():
             err(f"procjudge: --out {out} is a file; give a folder (it is created when missing)")
             raise typer.Exit(2)
@@ -129,12 +129,13 @@ class Folders:
                 pass
 
 
-def import_report(written: int, issues: list[Any], out: Path, unit: str, note_unit: str, used: str | None = None,
+def import_report(done: Imported, out: Path, unit: str, note_unit: str, used: str | None = None,
                   folders: Folders | None = None) -> NoReturn:
     """Print an import's errors and notes (the first SHOWN of each) and its one-line summary, after
     removing the folders the import created and left empty; exit 2 on an error."""
     if folders is not None:
         folders.tidy()
+    written, issues, writes = done.written, done.issues, done.writes
     errors = [issue for issue in issues if not issue.note]
     notes = [issue for issue in issues if issue.note]
     for line in error_lines(errors, used):
@@ -143,26 +144,24 @@ def import_report(written: int, issues: list[Any], out: Path, unit: str, note_un
         err(f"procjudge: note: {issue}")
     if len(notes) > SHOWN:
         err(f"procjudge: note: {len(notes) - SHOWN:,} more notes")
-    from .base import WRITES
-
     skipped = f"; {plural(len(errors), unit)} skipped" if errors else ""
     skipped += f"; {plural(len(notes), note_unit)}" if notes else ""
-    kept = [f"{WRITES['unchanged']:,} already there, unchanged"] if WRITES["unchanged"] else []
-    kept += [f"{WRITES['beside']:,} beside an earlier import's file of the same name"] if WRITES["beside"] else []
-    kept += [f"{WRITES['replaced']:,} replacing an earlier import's file"] if WRITES["replaced"] else []
+    kept = [f"{writes.unchanged:,} already there, unchanged"] if writes.unchanged else []
+    kept += [f"{writes.beside:,} beside an earlier import's file of the same name"] if writes.beside else []
+    kept += [f"{writes.replaced:,} replacing an earlier import's file"] if writes.replaced else []
     kept_text = f" ({'; '.join(kept)})" if kept else ""
     sys.stdout.write(f"imported {plural(written, 'run')} into {out}{kept_text}{skipped}\n")
     raise typer.Exit(2 if errors else 0)
 
 
-def run_import(import_files: Callable[..., tuple[int, list[Any]]], files: list[Path], suffixes: tuple[str, ...],
+def run_import(import_files: Callable[..., Imported], files: list[Path], suffixes: tuple[str, ...],
                out: Path, overwrite: bool, unit: str, name: str, **options: Any) -> NoReturn:
     """The body every import command shares: the files (folders searched for ``suffixes``), the
     output folder, the importer's ``import_files`` with ``options``, then the report and exit."""
     found = files_in(list(files), suffixes)
-    folders = Folders(out, overwrite)
-    written, issues = import_files([str(f) for f in found], str(out), **options)
-    import_report(written, issues, out, unit, "note", name, folders)
+    folders = Folders(out)
+    done = import_files([str(f) for f in found], str(out), overwrite=overwrite, **options)
+    import_report(done, out, unit, "note", name, folders)
 
 
 @import_app.command("reflexion")
@@ -197,11 +196,10 @@ def import_reflexion(
 
     files = files_in(list(files), (".jsonl",))
     require_files([hidden_from] if hidden_from else [])
-    folders = Folders(out, overwrite)
-    written, issues = import_files([str(f) for f in files], str(out), agent=agent,
-                                   hidden_from=str(hidden_from) if hidden_from else None,
-                                   max_iterations=max_iterations, hidden_name=hidden_name)
-    import_report(written, issues, out, "line", "note", "reflexion", folders)
+    folders = Folders(out)
+    done = import_files([str(f) for f in files], str(out), agent=agent, hidden_from=str(hidden_from) if hidden_from else None,
+                        max_iterations=max_iterations, hidden_name=hidden_name, overwrite=overwrite)
+    import_report(done, out, "line", "note", "reflexion", folders)
 
 
 @import_app.command("inspect")
@@ -227,11 +225,12 @@ def import_inspect(
     from .inspect import import_files
 
     files = files_in(list(files), (".eval", ".json"))
-    folders = Folders(out, overwrite)
+    folders = Folders(out)
     from ..console import policy_in_force
 
-    written, issues = import_files([str(f) for f in files], str(out), agent=agent, limits=policy_in_force(None).limits)
-    import_report(written, issues, out, "log", "note", "inspect", folders)
+    done = import_files([str(f) for f in files], str(out), agent=agent, limits=policy_in_force(None).limits,
+                        overwrite=overwrite)
+    import_report(done, out, "log", "note", "inspect", folders)
 
 
 class Unlisted(str, Enum):
@@ -449,7 +448,8 @@ def import_auto(
 
     Example: procjudge import auto runs/ --out imported/
     """
-    from .registry import Builtin, recognise, registry
+    from .driver import Imported
+    from .registry import Builtin, recognise, registry, takes
 
     importers, problems = registry()
     for problem in problems:
@@ -460,7 +460,7 @@ def import_auto(
         if chosen is None:
             err(f"procjudge: no importer named {using!r}; there are: {', '.join(i.name for i in importers)}")
             raise typer.Exit(2)
-    folders = Folders(out, overwrite)
+    folders = Folders(out)
     named = {str(t) for t in targets if t.is_file()}
     groups: dict[str, list[str]] = {}
     passed_over: list[str] = []
@@ -472,16 +472,18 @@ def import_auto(
         else:
             groups.setdefault(importer.name, []).append(path)
     by_name = {i.name: i for i in importers}
-    written, issues = 0, []
+    done = Imported()
+    result: Imported | tuple[int, list[Any]]
     for name, paths in groups.items():
         importer = by_name[name]
-        if isinstance(importer, Builtin) and importer.parallel:
-            count, found = importer.import_files(paths, str(out), agent=agent, jobs=_workers(jobs))
-        else:
-            count, found = importer.import_files(paths, str(out), agent=agent)
-        written += count
-        issues += found
-        err(f"procjudge: {name}: {plural(len(paths), 'file')}, {plural(count, 'run')}")
+        if isinstance(importer, Builtin):
+            result = importer.import_files(paths, str(out), agent=agent, jobs=_workers(jobs), overwrite=overwrite)
+        else:  # a plug-in: --overwrite reaches it when its import_files takes it
+            options = {"overwrite": overwrite} if takes(importer.import_files, "overwrite") else {}
+            result = importer.import_files(paths, str(out), agent=agent, **options)
+        count = done.written
+        done.add(result)
+        err(f"procjudge: {name}: {plural(len(paths), 'file')}, {plural(done.written - count, 'run')}")
     if passed_over:
         err(f"procjudge: {plural(len(passed_over), 'file')} under the folders recognised by no importer, passed over"
             + ("" if verbose else " (--verbose lists them)"))
@@ -495,6 +497,6 @@ def import_auto(
     if unknown:
         from .base import ImportIssue
 
-        issues += [ImportIssue(path, 1, "not a log any importer recognises (see procjudge import list; "
-                               "--using NAME forces one)") for path in unknown]
-    import_report(written, issues, out, "file", "note", using, folders)
+        done.issues += [ImportIssue(path, 1, "not a log any importer recognises (see procjudge import list; "
+                                    "--using NAME forces one)") for path in unknown]
+    import_report(done, out, "file", "note", using, folders)

@@ -36,7 +36,8 @@ import msgspec
 
 from ..policy import DEFAULT, Limits
 from ..safe_io import WriteError
-from .base import UNREADABLE, ImportIssue, NothingLogged, Writer, produced
+from .base import UNREADABLE, ImportIssue, NothingLogged
+from .driver import Imported, Task, drive
 from .values import loads
 
 LETTER_SCORES = {"C": 100.0, "P": 50.0, "I": 0.0, "N": 0.0}
@@ -342,38 +343,37 @@ def _entry(k: int, score: dict[str, Any], window: list[dict[str, Any]]) -> dict[
     return entry
 
 
-def import_files(paths: list[str], out: str, agent: str | None = None,
-                 limits: Limits = DEFAULT.limits) -> tuple[int, list[ImportIssue]]:
-    """Import Inspect logs; return (runs written, issues: errors and notes). A log that cannot be
-    read is one error; a sample that cannot be, an error at its number, and the next is read."""
-    writer = Writer(out, paths)
-    written = 0
-    issues: list[ImportIssue] = []
+def import_files(paths: list[str], out: str, agent: str | None = None, limits: Limits = DEFAULT.limits,
+                 overwrite: bool = False) -> Imported:
+    """Import Inspect logs. A log that cannot be read is one error; a sample that cannot be, an
+    error at its number, and the next is read."""
+    return drive(tasks(paths, agent, limits), out, paths, overwrite)
+
+
+def tasks(paths: list[str], agent: str | None, limits: Limits) -> Iterator[Task | ImportIssue]:
+    """A run per sample of each log."""
     for path in paths:
         try:
             header, samples = read_log(path, limits)
         except (LogError, *UNREADABLE) as exc:
-            issues.append(ImportIssue(path, 1, str(exc)[:500]))
+            yield ImportIssue(path, 1, str(exc)[:500])
             continue
         number = 0
         try:
             for number, sample in enumerate(samples, start=1):
                 if isinstance(sample, LogError):
-                    issues.append(ImportIssue(path, number, str(sample)[:500]))
+                    yield ImportIssue(path, number, str(sample)[:500])
                     continue
                 label = f"sample {sample.get('id')}" if isinstance(sample, dict) else f"sample {number}"
-                try:
-                    if not isinstance(sample, dict):
-                        raise TypeError(f"expected an object, got {type(sample).__name__}")
-                    document = produced(functools.partial(convert, header, sample, agent), [sample])
-                except NothingLogged as exc:
-                    issues.append(ImportIssue(path, number, f"{label}: {exc}", note=True))
-                    continue
-                except UNREADABLE as exc:
-                    issues.append(ImportIssue(path, number, f"{label}: {str(exc)[:300]}"))
-                    continue
-                written += writer.put(path, number, str(document["run"]["agent"]), str(document["run"]["id"]), document,
-                                      issues)
+                yield Task(path, number, functools.partial(_sample_run, header, sample, agent), label=label,
+                           records=[sample], cut=300)
         except (LogError, WriteError, *UNREADABLE) as exc:
-            issues.append(ImportIssue(path, number, str(exc)[:500]))
-    return written, issues
+            yield ImportIssue(path, number, str(exc)[:500])
+
+
+def _sample_run(header: dict[str, Any], sample: Any, agent: str | None) -> tuple[str, str, dict[str, Any]]:
+    """One sample's run, named by the agent and id it records."""
+    if not isinstance(sample, dict):
+        raise TypeError(f"expected an object, got {type(sample).__name__}")
+    document = convert(header, sample, agent)
+    return str(document["run"]["agent"]), str(document["run"]["id"]), document

@@ -32,10 +32,12 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterator
 from typing import Any
 
-from .base import ImportIssue, Writer, as_object, epoch_seconds, put_run, records_of
+from .base import ImportIssue, as_object, epoch_seconds, records_of
 from .classify import written_files
+from .driver import Imported, Task, drive, named
 from .reports import find_report, hidden_suites
 from .shell import Trajectory
 from .shell import convert as convert_steps
@@ -173,19 +175,25 @@ def convert(record: dict[str, Any], agent: str, report: dict[str, Any] | None = 
         hidden=hidden(record, report), notes=notes, language=str(language) if isinstance(language, str) else None))
 
 
-def import_files(paths: list[str], out: str, agent: str | None = None,
-                 reports: str | None = None) -> tuple[int, list[ImportIssue]]:
-    """Import output.jsonl files, streamed line by line; return (runs written, issues)."""
-    writer = Writer(out, paths)
-    written = 0
-    issues: list[ImportIssue] = []
+def import_files(paths: list[str], out: str, agent: str | None = None, reports: str | None = None,
+                 overwrite: bool = False) -> Imported:
+    """Import output.jsonl files, streamed line by line."""
+    return drive(tasks(paths, agent, reports), out, paths, overwrite)
+
+
+def tasks(paths: list[str], agent: str | None, reports: str | None) -> Iterator[Task | ImportIssue]:
+    """A run per instance (a line); a line that is not a JSON object is an error at its number."""
     for path in paths:
+        issues: list[ImportIssue] = []
         for number, record in records_of(path, issues):
+            yield from issues
+            issues.clear()
             instance = str(record.get("instance_id") or f"record {number}")
             name = agent or model_name(record) or "openhands"
             produce = functools.partial(_with_report, record, name, reports, instance, path)
-            written += put_run(writer, issues, (path, number), name, instance, produce, "an OpenHands instance", [record])
-    return written, issues
+            yield Task(path, number, named(name, instance, produce), label=instance, what="an OpenHands instance",
+                       records=[record])
+        yield from issues
 
 
 def _with_report(record: dict[str, Any], name: str, reports: str | None, instance: str, path: str) -> dict[str, Any]:

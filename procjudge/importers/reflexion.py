@@ -27,19 +27,20 @@ reported with its line number while every other line is still imported.
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
+from collections.abc import Iterator
 from typing import Any
 
 from .base import (
-    UNREADABLE,
     ImportIssue,
     NothingLogged,
-    Writer,
     agent_names,
     benchmark_challenge,
     read_records,
     records_of,
 )
+from .driver import Imported, Task, drive
 from .values import kind
 
 LDB_MARKER = " # Real Execution Output:"
@@ -245,36 +246,43 @@ def loop_budget(path: str) -> int:
 
 
 def import_files(paths: list[str], out: str, agent: str | None = None, hidden_from: str | None = None,
-                 max_iterations: int | None = None, fmt: str = "standard", hidden_name: str = "extended") -> tuple[int,
-                                                                                                                   list[ImportIssue]]:
-    """Write one run file per task under ``out/<agent>/``; return (runs written, issues).
+                 max_iterations: int | None = None, fmt: str = "standard", hidden_name: str = "extended",
+                 overwrite: bool = False) -> Imported:
+    """Write one run file per task under ``out/<agent>/``.
 
     The budget is ``max_iterations`` or, by default, the largest number of iterations any task
     in the same file used (the loop's cap: 11 in some LDB files, 10 in others)."""
-    issues: list[ImportIssue] = []
-    second: dict[str, bool] = {}
+    return drive(tasks(paths, agent, max_iterations, fmt, hidden_from, hidden_name), out,
+                 paths + ([hidden_from] if hidden_from else []), overwrite)
+
+
+def tasks(paths: list[str], agent: str | None, max_iterations: int | None, fmt: str, hidden_from: str | None,
+          hidden_name: str) -> Iterator[Task | ImportIssue]:
+    """A run per task (a line), with the held-back verdict ``hidden_from`` holds for it, when given."""
+    second: dict[str, bool] | None = None
     if hidden_from:
         second, problems = hidden_verdicts(hidden_from)
-        issues += problems
-    written = 0
+        yield from problems
     names = agent_names(paths, agent)
-    writer = Writer(out, paths + ([hidden_from] if hidden_from else []))
     for path in paths:
         budget = max_iterations or loop_budget(path)
+        issues: list[ImportIssue] = []
         for number, record in records_of(path, issues):
+            yield from issues
+            issues.clear()
             name = agent or _model(record) or names[path]
-            try:
-                task = task_id(record)
-                if task is None:
-                    raise ValueError("no task_id or name")
-                challenge = benchmark_challenge(path, task)
-                document = convert({**record, "task_id": challenge} if challenge != task else record, name, budget, fmt,
-                                   second.get(task) if hidden_from else None, hidden_name)
-            except NothingLogged as exc:
-                issues.append(ImportIssue(path, number, str(exc), note=True))
-                continue
-            except UNREADABLE as exc:
-                issues.append(ImportIssue(path, number, str(exc)))
-                continue
-            written += writer.put(path, number, name, challenge, document, issues)
-    return written, issues
+            # records=[]: read as it is, not again without odd values
+            yield Task(path, number, functools.partial(_task_run, record, path, name, budget, fmt, second, hidden_name),
+                       records=[])
+        yield from issues
+
+
+def _task_run(record: dict[str, Any], path: str, name: str, budget: int, fmt: str, second: dict[str, bool] | None,
+              hidden_name: str) -> tuple[str, str, dict[str, Any]]:
+    task = task_id(record)
+    if task is None:
+        raise ValueError("no task_id or name")
+    challenge = benchmark_challenge(path, task)
+    document = convert({**record, "task_id": challenge} if challenge != task else record, name, budget, fmt,
+                       second.get(task) if second is not None else None, hidden_name)
+    return name, challenge, document

@@ -10,9 +10,12 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from .base import ImportIssue, head
+
+if TYPE_CHECKING:
+    from .driver import Imported
 
 ENTRY_POINT_GROUP = "procjudge.importers"
 
@@ -26,7 +29,8 @@ class Importer(Protocol):
 
     def detect(self, path: str, head: bytes) -> bool: ...
 
-    def import_files(self, paths: list[str], out: str, agent: str | None = None) -> tuple[int, list[ImportIssue]]: ...
+    def import_files(self, paths: list[str], out: str,
+                     agent: str | None = None) -> Imported | tuple[int, list[ImportIssue]]: ...
 
 
 @dataclass(frozen=True)
@@ -46,14 +50,25 @@ class Builtin:
         """Whether its import reads files in worker processes (``jobs``): one run per file."""
         return self.module in ("swe_agent", "atif")
 
-    def import_files(self, paths: list[str], out: str, agent: str | None = None,
-                     jobs: int = 1) -> tuple[int, list[ImportIssue]]:
+    def import_files(self, paths: list[str], out: str, agent: str | None = None, jobs: int = 1,
+                     overwrite: bool = False) -> Imported:
         import importlib
 
         module = importlib.import_module(f"procjudge.importers.{self.module}")
         options = {"jobs": jobs} if self.parallel else {}
-        result: tuple[int, list[ImportIssue]] = module.import_files(paths, out, agent=agent, **options)
+        result: Imported = module.import_files(paths, out, agent=agent, overwrite=overwrite, **options)
         return result
+
+
+def takes(function: Callable[..., object], name: str) -> bool:
+    """Whether ``function`` accepts the keyword ``name`` (a plug-in's ``import_files`` may not)."""
+    import inspect
+
+    try:
+        parameters = inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in parameters or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
 
 
 def _json_start(head: bytes) -> bytes:

@@ -38,7 +38,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from .base import ImportIssue, one_run_per_file, read_json
+from .base import ImportIssue, read_json
+from .driver import Imported, Task, drive, one_run_per_file
 from .edits import words_of
 from .reports import held_back_log, hidden_suites, listed, report_of
 from .shell import Trajectory
@@ -340,14 +341,18 @@ def model_name(trajectory: dict[str, Any]) -> str | None:
     return str(name).rsplit("/", 1)[-1] if isinstance(name, str) and name.strip() else None
 
 
-def import_files(paths: list[str], out: str, agent: str | None = None,
-                 reports: str | None = None, unlisted: str = "unknown", jobs: int = 1) -> tuple[int, list[ImportIssue]]:
-    """Import trajectories (``jobs`` worker processes); return (runs written, issues: errors and
-    notes). A results file that
-    does not list an instance leaves its outcome unknown, said once in one note (``unlisted=
-    "unresolved"``: the file is complete); an instance the harness failed on is imported without a
-    held-back outcome, with a note on the run."""
-    unknown: list[str] = []
+def import_files(paths: list[str], out: str, agent: str | None = None, reports: str | None = None,
+                 unlisted: str = "unknown", jobs: int = 1, overwrite: bool = False) -> Imported:
+    """Import trajectories (``jobs`` worker processes). A results file that does not list an
+    instance leaves its outcome unknown, said once in one note (``unlisted="unresolved"``: the
+    file is complete); an instance the harness failed on is imported without a held-back outcome,
+    with a note on the run."""
+    return drive(tasks(paths, agent, reports, unlisted, jobs), out, paths, overwrite)
+
+
+def tasks(paths: list[str], agent: str | None, reports: str | None, unlisted: str = "unknown",
+          jobs: int = 1) -> Iterator[Task | ImportIssue]:
+    """A run per trajectory file, then the note on the instances the results file does not list."""
 
     def produce(path: str) -> tuple[str, str, dict[str, Any]]:
         trajectory = read_trajectory(path)
@@ -357,14 +362,15 @@ def import_files(paths: list[str], out: str, agent: str | None = None,
         report, where = report_of(reports, instance, path, unlisted)
         return name, instance, convert(trajectory, name, report, held_back_log(where))
 
-    def after(path: str, instance: str, document: dict[str, Any]) -> None:
-        if reports and os.path.isfile(reports) and listed(reports, instance, unlisted) is None:
-            unknown.append(instance)
-
-    written, issues = one_run_per_file(paths, out, produce, "a trajectory", jobs, after)
+    unknown: list[str] = []
+    for task in one_run_per_file(paths, produce, "a trajectory", jobs):
+        if isinstance(task, Task) and reports and os.path.isfile(reports):
+            instance = task.make()[1]
+            if listed(reports, instance, unlisted) is None:
+                unknown.append(instance)
+        yield task
     if unknown:
         shown = ", ".join(unknown[:3]) + (f" (+{len(unknown) - 3} more)" if len(unknown) > 3 else "")
-        issues.append(ImportIssue(str(reports), 1, f"{len(unknown)} instance(s) are in no list of this results file, so "
-                                  f"their held-back outcome is unknown: {shown}; --unlisted unresolved says the file "
-                                  "lists every resolved instance", note=True))
-    return written, issues
+        yield ImportIssue(str(reports), 1, f"{len(unknown)} instance(s) are in no list of this results file, so "
+                          f"their held-back outcome is unknown: {shown}; --unlisted unresolved says the file "
+                          "lists every resolved instance", note=True)
