@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import os
 import re
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
+
+import msgspec
 
 from ..safe_io import WriteError
 from .values import REPAIRING, fitted, loads, odd_ones
@@ -62,16 +63,29 @@ def safe_name(task: str) -> str:
 
 
 def typed(document: dict[str, Any]) -> bytes:
-    """A run document checked against the typed model and encoded (JSON, indented, every value
-    as the importer set it, zeros included). A value the model refuses is left out and named in
-    the run's notes; ValueError naming the field when it is one the model requires."""
+    """A run document checked against the typed model and encoded (JSON, indented, fields in the
+    model's order, every field that has a value written out: :func:`explicit`). A value the model
+    refuses is left out and named in the run's notes; ValueError naming the field when it is one
+    the model requires."""
     from ..model import RunFile
 
     left_out = fitted(document, RunFile)
     if left_out:
         run = document.setdefault("run", {})
         run["notes"] = [*(run.get("notes") or []), _left_out_note(left_out, "the run model refuses")]
-    return json.dumps(document, indent=1, ensure_ascii=False).encode("utf-8")
+    return msgspec.json.format(msgspec.json.encode(explicit(msgspec.convert(document, RunFile, strict=False))), indent=1)
+
+
+def explicit(value: Any) -> Any:
+    """A typed run as JSON values, every field that has a value written out (a count of 0, a
+    status of ``modified``, a suite named ``hidden``), in the model's order: a run file says what
+    it holds without the reader knowing the model's defaults."""
+    if isinstance(value, msgspec.Struct):
+        fields = ((name, getattr(value, name)) for name in value.__struct_fields__)
+        return {name: explicit(field) for name, field in fields if field is not None}
+    if isinstance(value, list):
+        return [explicit(item) for item in value]
+    return value
 
 
 def _left_out_note(left_out: list[str], why: str) -> str:
