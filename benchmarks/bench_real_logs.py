@@ -72,6 +72,7 @@ def measure(corpus: Path, repeat: int) -> dict[str, Any]:
 def _measure(files: list[Path], texts: list[bytes], spent: dict[str, float], repeat: int) -> dict[str, Any]:
     from procjudge import judge
     from procjudge.importers import edits, sed, swe_agent
+    from procjudge.importers.base import typed
     from procjudge.records import load_record
 
     best: dict[str, float] = {}
@@ -96,7 +97,7 @@ def _measure(files: list[Path], texts: list[bytes], spent: dict[str, float], rep
         run_texts = []
         for k, document in enumerate(documents):
             path = Path(folder) / f"{k}.json"
-            path.write_text(json.dumps(document, indent=1))
+            path.write_bytes(typed(document))
             run_texts.append(path.read_bytes())
     for _ in range(repeat):
         start = time.perf_counter()

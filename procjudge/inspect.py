@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from .importers.base import NothingLogged
+from .importers.base import NothingLogged, explicit
 from .importers.inspect_calls import ROOTS, run_document, steps
 from .policy import DEFAULT, Policy, load_policy
 from .verdict import Verdict
@@ -64,7 +64,7 @@ def judge_messages(messages: list[Any], policy: Policy = DEFAULT, sample: str = 
         document = run_document(messages, sample=sample, statement=statement)
     except NothingLogged:
         return None
-    return judge(load_record(document, f"<inspect sample {sample}>"), policy)
+    return judge(load_record(explicit(document), f"<inspect sample {sample}>"), policy)
 
 
 T = TypeVar("T")

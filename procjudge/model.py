@@ -32,6 +32,15 @@ Name = Annotated[str, msgspec.Meta(max_length=10_000)]
 DiffText = Annotated[str, msgspec.Meta(max_length=64_000_000)]
 
 
+# the words a run file's fields take (named, so that a builder's computed value can be typed as one)
+FileStatus = Literal["modified", "created", "deleted", "renamed"]
+EditVia = Literal["sed", "editor", "heredoc", "script", "redirect", "patch"]
+CheckOutcome = Literal["passed", "failed", "error", "unavailable"]
+CheckKind = Literal["test_runner", "project_script", "reproduction", "inline", "build"]
+Unavailable = Literal["runner_missing", "output_cut", "no_output", "not_a_test_run"]
+TestOutcomeWord = Literal["passed", "failed", "skipped", "error"]
+
+
 class Record(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """Base of every input record: immutable, keyword-only, unknown keys tolerated."""
 
@@ -87,12 +96,12 @@ class EditText(Record, frozen=True):
 
     old: Text = ""
     new: Text = ""
-    via: Literal["sed", "editor", "heredoc", "script", "redirect", "patch"] = "editor"
+    via: EditVia = "editor"
 
 
 class FileChange(Record, frozen=True):
     path: Name
-    status: Literal["modified", "created", "deleted", "renamed"] = "modified"
+    status: FileStatus = "modified"
     previous_path: Name | None = None
     lines_added: Count | None = None
     lines_removed: Count | None = None
@@ -122,7 +131,7 @@ class Changes(Record, frozen=True):
 
 class TestOutcome(Record, frozen=True):
     name: Name
-    outcome: Literal["passed", "failed", "skipped", "error"]
+    outcome: TestOutcomeWord
     category: Name | None = None
     message: Text | None = None
     files: list[Name] | None = None
@@ -152,8 +161,8 @@ class LocalCheck(Record, frozen=True):
     tests, and whether it ran again with nothing done since its previous run."""
 
     command: Name
-    outcome: Literal["passed", "failed", "error", "unavailable"]
-    kind: Literal["test_runner", "project_script", "reproduction", "inline", "build"] | None = None
+    outcome: CheckOutcome
+    kind: CheckKind | None = None
     exit_code: SignedCount | None = None
     frames: list[Frame] | None = None
     unavailable: Text | None = None
@@ -178,7 +187,7 @@ class TestResults(Record, frozen=True):
     baseline_tests: list[TestOutcome] | None = None
     # extension, for local test runs: why the agent's test runs in this iteration (all of them when
     # there are no counts, else those besides the one counted) validated nothing
-    unavailable: Literal["runner_missing", "output_cut", "no_output", "not_a_test_run"] | None = None
+    unavailable: Unavailable | None = None
 
 
 class ScoreRecord(Record, frozen=True):

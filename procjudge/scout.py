@@ -29,9 +29,10 @@ from typing import Any
 
 from inspect_scout import Reference, Result, Scanner, Transcript, scanner
 
-from procjudge.importers.base import NothingLogged
+from procjudge.importers.base import NothingLogged, explicit
 from procjudge.importers.inspect_calls import run_document
 from procjudge.inspect import NotJudged, explanation, judged_off_the_loop, metadata
+from procjudge.model import RunFile
 from procjudge.policy import DEFAULT, Policy, load_policy
 from procjudge.verdict import Verdict
 
@@ -50,11 +51,11 @@ def judge_transcript(messages: list[Any], policy: Policy = DEFAULT, sample: str 
         document = run_document(messages, sample=sample, statement=statement, origins=origins)
     except NothingLogged:
         return None
-    verdict = judge(load_record(document, f"<scout transcript {sample}>"), policy)
+    verdict = judge(load_record(explicit(document), f"<scout transcript {sample}>"), policy)
     return verdict, evidence_references(messages, verdict, document, origins)
 
 
-def evidence_references(messages: list[Any], verdict: Verdict, document: dict[str, Any],
+def evidence_references(messages: list[Any], verdict: Verdict, document: RunFile,
                         origins: list[int]) -> list[Reference]:
     """The messages whose tool calls are the evidence of the accusing findings: every step of each
     iteration such a finding names (its edits and the checks run on them), cited as ``[M<n>]`` (n
@@ -63,10 +64,11 @@ def evidence_references(messages: list[Any], verdict: Verdict, document: dict[st
     accused = {n for item in verdict.items if item.points < 0 for n in item.iterations}
     cited: dict[int, None] = {}
     first = 0
-    for position, entry in enumerate(document.get("iterations") or []):
-        telemetry = entry.get("iteration_telemetry") or {}
-        count = int((telemetry.get("actions") or {}).get("tool_calls_total") or 0)
-        number = telemetry.get("iteration_number", position)  # as the verdict numbers it (facts.iteration_number)
+    for position, entry in enumerate(document.iterations):
+        telemetry = entry.iteration_telemetry
+        count = (telemetry.actions.tool_calls_total if telemetry.actions is not None else None) or 0
+        # as the verdict numbers it (facts.iteration_number)
+        number = telemetry.iteration_number if telemetry.iteration_number is not None else position
         if number in accused:
             cited.update(dict.fromkeys(origins[first:first + count]))
         first += count

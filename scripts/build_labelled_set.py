@@ -29,6 +29,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from procjudge.importers.base import explicit
 from procjudge.importers.reflexion import convert
 
 OUT = ROOT / "tests" / "labelled"
@@ -394,7 +395,7 @@ def shell_agents() -> list[tuple[str, dict[str, Any], str, str, str]]:
         path = ROOT / "tests" / "fixtures" / folder / "trajs" / instance / f"{instance}.traj.json"
         trajectory = read_trajectory(str(path))
         trajectory.setdefault("instance_id", instance)
-        doc = convert_trajectory(trajectory, "shell-agent", find_report(None, instance, str(path)))
+        doc = explicit(convert_trajectory(trajectory, "shell-agent", find_report(None, instance, str(path))))
         found.append((f"{instance}__shell", doc, label, expect, why))
     return found
 
@@ -415,7 +416,7 @@ def main() -> int:
         if record is None:
             print(f"skipped (no task {task}): {path}", file=sys.stderr)
             continue
-        doc = convert(record, agent, max(10, len(record.get("implementations") or [])), "standard")
+        doc = explicit(convert(record, agent, max(10, len(record.get("implementations") or [])), "standard"))
         name = f"{task.replace('/', '_')}__{agent}"
         (runs_dir / f"{name}.json").write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
         rows.append({"path": f"runs/{name}.json", "task": task, "label": "honest", "expect": "", "why": f"real ({agent}): {why}"})

@@ -15,14 +15,21 @@ from pathlib import Path
 import pytest
 
 from procjudge.importers import edits, sed
+from procjudge.importers.base import explicit
 from procjudge.importers.edits import Views, changed_runs, heredoc_bodies
-from procjudge.importers.swe_agent import _observation, convert
+from procjudge.importers.swe_agent import _observation
+from procjudge.importers.swe_agent import convert as _typed
 from procjudge.importers.test_output import ANSI
 
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import bench_import_shapes as shapes
+
+
+def convert(trajectory: dict, agent: str) -> dict:  # type: ignore[type-arg]
+    """The run the swe-agent importer makes of a trajectory, as its run file holds it."""
+    return explicit(_typed(trajectory, agent))  # type: ignore[no-any-return]
 
 
 def test_every_hostile_shape_imports_whole_beside_a_valid_file(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from procjudge import judge, load_run
 from procjudge.cli import app
+from procjudge.importers.base import explicit
 from procjudge.importers.inspect import LogError, convert, read_log, score_value
 
 from conftest import ROOT
@@ -23,7 +24,7 @@ LOGS = ROOT / "tests" / "fixtures" / "inspect"
 
 def runs(path: Path) -> list[dict]:
     header, samples = read_log(str(path))
-    return [convert(header, sample) for sample in samples]
+    return [explicit(convert(header, sample)) for sample in samples]
 
 
 @pytest.mark.parametrize("fmt", ["eval", "json"])

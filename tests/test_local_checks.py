@@ -18,12 +18,13 @@ from typer.testing import CliRunner
 
 from procjudge import judge, load_run
 from procjudge.cli import app
+from procjudge.importers.base import explicit
 from procjudge.importers.checks import check_outcome, is_environment, script_run, script_targets
 from procjudge.importers.classify import written_files
 from procjudge.importers.environment import unavailable
 from procjudge.importers.grammar import parseable, simple_commands
 from procjudge.importers.shell import Trajectory
-from procjudge.importers.shell import convert as convert_trajectory
+from procjudge.importers.shell import convert as _typed
 from procjudge.importers.steps import Step
 
 from conftest import ROOT, present
@@ -33,6 +34,11 @@ REALDATA = Path(os.environ.get("PROCJUDGE_REALDATA", ROOT.parent / "shared" / "r
 
 TRACEBACK = ('Traceback (most recent call last):\n  File "/testbed/reproduce.py", line 3, in <module>\n    total([1])\n'
              '  File "/testbed/shop/sums.py", line 2, in total\n    return sum(xs) / 0\nZeroDivisionError: division by zero\n')
+
+
+def convert_trajectory(trajectory: Trajectory) -> dict:  # type: ignore[type-arg]
+    """The run the shell builder makes, as its run file holds it."""
+    return explicit(_typed(trajectory))  # type: ignore[no-any-return]
 
 
 # --------------------------------------------------------------------------- what a check showed

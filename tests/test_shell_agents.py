@@ -20,11 +20,11 @@ from procjudge import judge, load_run
 from procjudge.cli import app
 from procjudge.importers import edits as rebuild
 from procjudge.importers import sed
-from procjudge.importers.base import NothingLogged
+from procjudge.importers.base import NothingLogged, explicit
 from procjudge.importers.environment import unavailable
 from procjudge.importers.history import history_read
 from procjudge.importers.shell import Trajectory
-from procjudge.importers.shell import convert as convert_trajectory
+from procjudge.importers.shell import convert as _typed
 from procjudge.importers.steps import Step
 from procjudge.policy import DEFAULT, HeldBack, Policy
 
@@ -33,6 +33,11 @@ from conftest import ROOT
 runner = CliRunner()
 MINI2 = ROOT / "tests" / "fixtures" / "mini_swe_agent_2"
 SWE = ROOT / "tests" / "fixtures" / "swe_agent_traj"
+
+
+def convert_trajectory(trajectory: Trajectory) -> dict:  # type: ignore[type-arg]
+    """The run the shell builder makes, as its run file holds it."""
+    return explicit(_typed(trajectory))  # type: ignore[no-any-return]
 
 
 @pytest.fixture(scope="module")

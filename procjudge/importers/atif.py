@@ -37,8 +37,10 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from ..model import RunFile, Usage
 from .base import ImportIssue, as_object, epoch_seconds, read_json
-from .driver import Imported, Task, drive, one_run_per_file
+from .build import with_usage
+from .driver import Imported, Made, Task, drive, one_run_per_file
 from .shell import Trajectory
 from .shell import convert as convert_steps
 from .steps import Step
@@ -146,7 +148,7 @@ def verdict(path: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
 
 
 def convert(trajectory: dict[str, Any], agent: str, instance: str,
-            hidden: list[dict[str, Any]] | None = None, notes: list[str] | None = None) -> dict[str, Any]:
+            hidden: list[dict[str, Any]] | None = None, notes: list[str] | None = None) -> RunFile:
     """One ATIF trajectory -> one run document."""
     version = str(trajectory.get("schema_version") or "")
     if not version.upper().startswith("ATIF"):
@@ -240,7 +242,7 @@ def tasks(paths: list[str], agent: str | None, jobs: int = 1) -> Iterator[Task |
             seen.add(os.path.realpath(path))
             unique.append(path)
 
-    def produce(path: str) -> tuple[str, str, dict[str, Any]]:
+    def produce(path: str) -> Made:
         trajectory = read_json(path)
         if not isinstance(trajectory, dict):
             raise TypeError(f"expected a JSON object, got {type(trajectory).__name__}")
@@ -252,9 +254,7 @@ def tasks(paths: list[str], agent: str | None, jobs: int = 1) -> Iterator[Task |
         name = agent or agent_name(trajectory)
         document = convert(trajectory, name, instance, [] if verifier_failed else hidden, notes)
         usage = _usage(result)
-        if usage:
-            document["run"]["usage"] = usage
-        return name, instance, document
+        return name, instance, with_usage(document, Usage(**usage)) if usage else document
 
     yield from issues  # the trials without a trajectory, then the trajectories' runs
     yield from one_run_per_file(unique, produce, "an ATIF trajectory", jobs)

@@ -24,12 +24,15 @@ import hashlib
 import os
 import re
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import msgspec
 
 from ..safe_io import WriteError
 from .values import REPAIRING, fitted, loads, odd_ones
+
+if TYPE_CHECKING:
+    from ..model import RunFile
 
 MAX_NAME = 100
 MAX_LINE_BYTES = 64 * 1024 * 1024
@@ -62,18 +65,20 @@ def safe_name(task: str) -> str:
     return name
 
 
-def typed(document: dict[str, Any]) -> bytes:
+def typed(document: RunFile | dict[str, Any]) -> bytes:
     """A run document checked against the typed model and encoded (JSON, indented, fields in the
     model's order, every field that has a value written out: :func:`explicit`). A value the model
     refuses is left out and named in the run's notes; ValueError naming the field when it is one
     the model requires."""
     from ..model import RunFile
 
-    left_out = fitted(document, RunFile)
+    # built typed, its values' limits are checked here as a plain document's are
+    plain: dict[str, Any] = msgspec.to_builtins(document) if isinstance(document, RunFile) else document
+    left_out = fitted(plain, RunFile)
     if left_out:
-        run = document.setdefault("run", {})
+        run = plain.setdefault("run", {})
         run["notes"] = [*(run.get("notes") or []), _left_out_note(left_out, "the run model refuses")]
-    return msgspec.json.format(msgspec.json.encode(explicit(msgspec.convert(document, RunFile, strict=False))), indent=1)
+    return msgspec.json.format(msgspec.json.encode(explicit(msgspec.convert(plain, RunFile, strict=False))), indent=1)
 
 
 def explicit(value: Any) -> Any:
@@ -152,7 +157,7 @@ class Writer:
             note = f"another task already wrote {name}.json; this one is {os.path.basename(path)}"
         return path, note
 
-    def write(self, path: str, document: dict[str, Any]) -> str | None:
+    def write(self, path: str, document: RunFile | dict[str, Any]) -> str | None:
         """Write one run at ``path``, or beside an earlier import's different file of that name;
         returns a note when it went elsewhere, or was replaced."""
         from ..safe_io import same_file_as
@@ -179,7 +184,7 @@ class Writer:
             return f"replaced {os.path.basename(path)}, written by an earlier import (--overwrite)"
         return None
 
-    def put(self, source: str, line: int, agent: str, task: str, document: dict[str, Any],
+    def put(self, source: str, line: int, agent: str, task: str, document: RunFile | dict[str, Any],
             issues: list[ImportIssue]) -> bool:
         """Write one task's run as ``out/<agent>/<task>.json``; a problem becomes an issue at
         ``source:line``. True when the file was written."""
@@ -347,11 +352,22 @@ def produced(produce: Callable[[], Produced], records: list[Any] | None = None) 
             REPAIRING.reset(token)
     if not left_out:
         return result
-    document = next((v for v in (result if isinstance(result, tuple) else (result,)) if isinstance(v, dict)), None)
-    if document is not None and isinstance(document.get("run"), dict):
-        run = document["run"]
-        run["notes"] = [*(run.get("notes") or []), _left_out_note(left_out, "of a kind the importer could not read")]
-    return result
+    note = _left_out_note(left_out, "of a kind the importer could not read")
+    if isinstance(result, tuple):
+        return cast(Produced, tuple(_noted(value, note) for value in result))
+    return cast(Produced, _noted(result, note))
+
+
+def _noted(value: Any, note: str) -> Any:
+    """A run (typed, or a plain document) with ``note`` added to its notes; anything else as it is."""
+    from ..model import RunFile
+
+    if isinstance(value, RunFile):
+        run = value.run
+        return msgspec.structs.replace(value, run=msgspec.structs.replace(run, notes=[*(run.notes or []), note]))
+    if isinstance(value, dict) and isinstance(value.get("run"), dict):
+        value["run"]["notes"] = [*(value["run"].get("notes") or []), note]
+    return value
 
 
 def as_object(value: Any) -> dict[str, Any]:

@@ -39,7 +39,9 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
+from ..model import RunFile, Usage
 from .base import ImportIssue, as_object, epoch_seconds, read_records
+from .build import with_usage
 from .driver import Imported, Task, drive, named
 from .shell import Trajectory
 from .shell import convert as convert_steps
@@ -202,7 +204,7 @@ def usage(events: list[dict[str, Any]]) -> dict[str, int]:
     return dict(totals)
 
 
-def convert(events: list[dict[str, Any]], agent: str, session: str, notes: list[str] | None = None) -> dict[str, Any]:
+def convert(events: list[dict[str, Any]], agent: str, session: str, notes: list[str] | None = None) -> RunFile:
     """One session's events -> one run document."""
     conversation = _conversation(events)
     cwd = next((str(e["cwd"]) for e in events if isinstance(e.get("cwd"), str) and e["cwd"].startswith("/")), None)
@@ -211,9 +213,7 @@ def convert(events: list[dict[str, Any]], agent: str, session: str, notes: list[
                                         submission=None, statement=_statement(conversation), roots=roots,
                                         notes=list(notes or [])))
     used = usage(events)
-    if used:
-        document["run"]["usage"] = used
-    return document
+    return with_usage(document, Usage(**used)) if used else document
 
 
 def _sessions(paths: list[str], issues: list[ImportIssue]) -> dict[str, tuple[str, list[dict[str, Any]], list[str]]]:

@@ -37,7 +37,9 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
+from ..model import RunFile, Usage
 from .base import ImportIssue, as_list, as_object, epoch_seconds, read_records
+from .build import with_usage
 from .driver import Imported, Task, drive, named
 from .shell import Trajectory
 from .shell import convert as convert_steps
@@ -275,7 +277,7 @@ def _model(records: list[dict[str, Any]]) -> str | None:
     return models.most_common(1)[0][0].rsplit("/", 1)[-1] if models else None
 
 
-def convert(records: list[dict[str, Any]], agent: str, session: str, notes: list[str] | None = None) -> dict[str, Any]:
+def convert(records: list[dict[str, Any]], agent: str, session: str, notes: list[str] | None = None) -> RunFile:
     """One rollout's records -> one run document."""
     meta = next((as_object(r.get("payload")) for r in records if r.get("type") == "session_meta"), {})
     cwd = meta.get("cwd") if isinstance(meta.get("cwd"), str) else next(
@@ -285,9 +287,7 @@ def convert(records: list[dict[str, Any]], agent: str, session: str, notes: list
     roots = ((str(cwd).rstrip("/"),) if cwd else ()) + REPO_ROOTS
     document = convert_steps(Trajectory(instance=session, agent=agent, source="codex", steps=found, submission=None,
                                         statement=prompt, roots=roots, notes=list(notes or [])))
-    if tokens:
-        document["run"]["usage"] = tokens
-    return document
+    return with_usage(document, Usage(**tokens)) if tokens else document
 
 
 def import_files(paths: list[str], out: str, agent: str | None = None, overwrite: bool = False) -> Imported:

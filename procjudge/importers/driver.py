@@ -21,9 +21,10 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from ..model import RunFile
 from .base import UNREADABLE, ImportIssue, NothingLogged, Writer, Writes, produced
 
-Made = tuple[str, str, dict[str, Any]]  # (agent, task id, run document)
+Made = tuple[str, str, "RunFile | dict[str, Any]"]  # (agent, task id, run: typed, or a plug-in's plain document)
 
 
 class Task(NamedTuple):
@@ -114,12 +115,12 @@ def _given(value: Made) -> Made:
     return value
 
 
-def named(agent: str, task: str, make: Callable[[], dict[str, Any]]) -> Callable[[], Made]:
+def named(agent: str, task: str, make: Callable[[], RunFile | dict[str, Any]]) -> Callable[[], Made]:
     """A ``Task.make`` for a run whose agent and task id are known before it is made."""
     return functools.partial(_named, agent, task, make)
 
 
-def _named(agent: str, task: str, make: Callable[[], dict[str, Any]]) -> Made:
+def _named(agent: str, task: str, make: Callable[[], RunFile | dict[str, Any]]) -> Made:
     return agent, task, make()
 
 

@@ -9,6 +9,7 @@ import os
 import re
 from typing import Any
 
+from ..model import Unavailable
 from .classify import test_command
 from .steps import Step, diff_files, repo_relative
 
@@ -122,7 +123,7 @@ _IMPORT_STOPPED = re.compile(r"ImportError while loading conftest|Failed to impo
                              r"|ImportError while importing test module")
 
 
-def unavailable_code(reason: str) -> str:
+def unavailable_code(reason: str) -> Unavailable:
     """The run file's code for a reason :func:`unavailable` gave."""
     if "not installed" in reason or "missing" in reason:
         return "runner_missing"

@@ -5,9 +5,9 @@ of a later commit), and how much of what it printed reached the submission.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from .. import diffs
+from ..model import HistoryRead
 from .classify import segments, without_prefixes
 from .edits import words_of
 from .steps import Step
@@ -126,7 +126,7 @@ def _is_ancestor(revision: str | None, ancestors: frozenset[str]) -> bool:
 
 
 def history_reads(group: list[Step], submission: str | None,
-                   ancestors: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
+                   ancestors: frozenset[str] = frozenset()) -> list[HistoryRead]:
     """The commands that read the repository's history beyond the task's base, each with how many
     lines it printed reached the submission; a commit the log showed in HEAD's own history
     (``ancestors``) is the base's past, not beyond it."""
@@ -137,7 +137,7 @@ def history_reads(group: list[Step], submission: str | None,
             continue
         if found is not None:
             command, revision = found
-            reads.append({"command": command, "revision": revision,
-                          "lines_in_submission": history_evidence(step, command, submission),
-                          "submission_lines": len(set().union(*_added_lines(submission or "").values()))})
+            reads.append(HistoryRead(command=command, revision=revision,
+                                     lines_in_submission=history_evidence(step, command, submission),
+                                     submission_lines=len(set().union(*_added_lines(submission or "").values()))))
     return reads

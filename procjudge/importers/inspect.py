@@ -33,11 +33,29 @@ from datetime import datetime
 from typing import Any
 
 import msgspec
+from msgspec.structs import replace
 
+from ..model import (
+    ActionLogEntry,
+    Actions,
+    Changes,
+    Counts,
+    Entry,
+    Failure,
+    FeedbackTests,
+    IterationFeedback,
+    IterationTelemetry,
+    RunFile,
+    RunInfo,
+    ScoreRecord,
+    TestResults,
+)
+from ..model import Task as Given
 from ..policy import DEFAULT, Limits
 from ..safe_io import WriteError
 from .base import UNREADABLE, ImportIssue, NothingLogged
-from .driver import Imported, Task, drive
+from .build import held_back, submissions
+from .driver import Imported, Made, Task, drive
 from .values import loads
 
 LETTER_SCORES = {"C": 100.0, "P": 50.0, "I": 0.0, "N": 0.0}
@@ -204,30 +222,30 @@ def _max_attempts(header: dict[str, Any]) -> int | None:
     return None
 
 
-def convert(header: dict[str, Any], sample: dict[str, Any], agent: str | None = None) -> dict[str, Any]:
+def convert(header: dict[str, Any], sample: dict[str, Any], agent: str | None = None) -> RunFile:
     """One sample (one epoch) of an Inspect log -> one run document: the agent's own loop when it
     edited files with tool calls and was scored once (a CLI agent, a ``react`` agent), else one
     iteration per scored submission."""
     attachments = sample.get("attachments") or {}
     events = [_resolve(e, attachments) for e in sample.get("events") or [] if isinstance(e, dict)]
-    submissions = _submissions(events)
-    if len(submissions) <= 1:
-        local = _local_run(header, sample, agent, submissions[0]["score"] if submissions else None, attachments)
+    scored = _submissions(events)
+    if len(scored) <= 1:
+        local = _local_run(header, sample, agent, scored[0]["score"] if scored else None, attachments)
         if local is not None:
             return local
-    if not submissions:
+    if not scored:
         raise NothingLogged("no scored submission in this sample")
     iterations = []
     start = 0
-    for k, event in enumerate(submissions):
+    for k, event in enumerate(scored):
         end = events.index(event)
         iterations.append(_entry(k, event["score"], events[start:end + 1]))
         start = end + 1
-    return {"run": _run_info(header, sample, agent, len(iterations)), "iterations": iterations}
+    return submissions(_run_info(header, sample, agent, len(iterations)), iterations)
 
 
 def _local_run(header: dict[str, Any], sample: dict[str, Any], agent: str | None, score: dict[str, Any] | None,
-               attachments: dict[str, str]) -> dict[str, Any] | None:
+               attachments: dict[str, str]) -> RunFile | None:
     """The sample's tool calls read as procjudge's Inspect scorer reads them live
     (:func:`.inspect_calls.run_document`): an iteration is an edit and the checks the agent ran
     on it, so a sample imported from its log is the run the scorer judged. The sample's score is
@@ -240,21 +258,20 @@ def _local_run(header: dict[str, Any], sample: dict[str, Any], agent: str | None
     messages = [_message(_resolve(m, attachments)) for m in raw if isinstance(m, dict)]
     info = _run_info(header, sample, agent, 1)
     try:
-        document = run_document(messages, sample=str(sample.get("id")), agent=info["agent"],
-                                statement=info["task"]["statement"])
+        document = run_document(messages, sample=str(sample.get("id")), agent=info.agent or "",
+                                statement=info.task.statement or "" if info.task is not None else "")
     except NothingLogged:
         return None
-    run = document["run"]
-    run.update({key: info[key] for key in ("id", "agent", "challenge", "source", "task") if key in info})
-    if "started_at" in info:
-        run["started_at"] = info["started_at"]
+    run = replace(document.run, id=info.id, agent=info.agent, challenge=info.challenge, source=info.source,
+                  task=info.task, started_at=info.started_at or document.run.started_at)
+    document = replace(document, run=run)
     value = score_value(score.get("value")) if score is not None else None
-    if value is not None:
-        final = document["iterations"][-1]["iteration_telemetry"]
-        passed = int(value >= 100)
-        final.setdefault("test_results", {})["hidden"] = {"passed": passed, "total": 1}
-        final["test_results"]["hidden_suites"] = [{"name": "score", "passed": passed, "total": 1}]
-    return document
+    if value is None:
+        return document
+    final = document.iterations[-1].iteration_telemetry
+    hidden, suites = held_back([{"name": "score", "passed": int(value >= 100), "total": 1}])
+    final = replace(final, test_results=replace(final.test_results or TestResults(), hidden=hidden, hidden_suites=suites))
+    return replace(document, iterations=[*document.iterations[:-1], replace(document.iterations[-1], iteration_telemetry=final)])
 
 
 def _message(message: dict[str, Any]) -> Any:
@@ -286,61 +303,51 @@ def _submissions(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return submissions
 
 
-def _run_info(header: dict[str, Any], sample: dict[str, Any], agent: str | None, iterations: int) -> dict[str, Any]:
+def _run_info(header: dict[str, Any], sample: dict[str, Any], agent: str | None, iterations: int) -> RunInfo:
     eval_spec = header.get("eval") or {}
     sample_id = str(sample.get("id"))
     epoch = sample.get("epoch") or 1
     task = str(eval_spec.get("task") or "task")
     statement = _input_text(sample)
     visible = (sample.get("metadata") or {}).get("visible_tests")
-    run: dict[str, Any] = {
-        "id": f"{task}/{sample_id}" + (f"/epoch-{epoch}" if epoch != 1 else ""),
-        "agent": agent or str(eval_spec.get("model") or "agent"),
-        "challenge": f"{task}/{sample_id}", "format": "standard",
-        "max_iterations": max(iterations, _max_attempts(header) or iterations),
-        "source": "inspect",
-        "task": {"statement": statement[:20_000]},
-    }
-    if isinstance(visible, list) and all(isinstance(t, str) for t in visible):
-        run["task"]["visible_tests"] = visible[:1000]
-    if sample.get("started_at"):
-        run["started_at"] = str(sample["started_at"])
-    return run
+    shown = visible[:1000] if isinstance(visible, list) and all(isinstance(t, str) for t in visible) else None
+    return RunInfo(id=f"{task}/{sample_id}" + (f"/epoch-{epoch}" if epoch != 1 else ""),
+                   agent=agent or str(eval_spec.get("model") or "agent"), challenge=f"{task}/{sample_id}",
+                   format="standard", max_iterations=max(iterations, _max_attempts(header) or iterations),
+                   source="inspect", task=Given(statement=statement[:20_000], visible_tests=shown),
+                   started_at=str(sample["started_at"]) if sample.get("started_at") else None)
 
 
-def _entry(k: int, score: dict[str, Any], window: list[dict[str, Any]]) -> dict[str, Any]:
+def _entry(k: int, score: dict[str, Any], window: list[dict[str, Any]]) -> Entry:
     """One scored submission: its score and test counts, the answer as code, the tool calls since
     the submission before it, its timing, and the scorer's explanation as feedback."""
-    telemetry: dict[str, Any] = {"iteration_number": k}
     value = score_value(score.get("value"))
-    if value is not None:
-        telemetry["score"] = {"post_iteration": value}
     meta = score.get("metadata") or {}
-    if isinstance(meta.get("passed"), int) and isinstance(meta.get("total"), int) and meta["total"] > 0:
-        telemetry["test_results"] = {"post_iteration": {"passed": meta["passed"], "total": meta["total"],
-                                                        "failed": meta["total"] - meta["passed"]}}
+    counted = isinstance(meta.get("passed"), int) and isinstance(meta.get("total"), int) and meta["total"] > 0
     answer = score.get("answer")
-    if isinstance(answer, str) and answer:
-        telemetry["changes"] = {"code": answer[:10_000_000],
-                                "code_hash": hashlib.sha256(answer.encode("utf-8")).hexdigest()}
     tools = [e for e in window if e.get("event") == "tool"]
-    log = [{"tool": "submit" if e.get("function") == "submit" else "other",
-            "target": str(e.get("function"))[:200]} for e in tools]
-    telemetry["actions"] = {"tool_calls_total": len(tools), "log": log}
+    log = [ActionLogEntry(tool="submit" if e.get("function") == "submit" else "other", target=str(e.get("function"))[:200])
+           for e in tools]
     times = [e.get("timestamp") for e in window if e.get("timestamp")]
-    if times:
-        telemetry["timestamp_start"] = times[0]
-        duration = _seconds(times[0], times[-1])
-        if duration is not None and duration >= 0:
-            telemetry["duration_seconds"] = duration
-    entry: dict[str, Any] = {"iteration_telemetry": telemetry}
+    duration = _seconds(times[0], times[-1]) if times else None
+    telemetry = IterationTelemetry(
+        iteration_number=k,
+        score=ScoreRecord(post_iteration=value) if value is not None else None,
+        test_results=TestResults(post_iteration=Counts(passed=meta["passed"], total=meta["total"],
+                                                       failed=meta["total"] - meta["passed"])) if counted else None,
+        changes=Changes(code=answer[:10_000_000], code_hash=hashlib.sha256(answer.encode("utf-8")).hexdigest())
+        if isinstance(answer, str) and answer else None,
+        actions=Actions(tool_calls_total=len(tools), log=log),
+        timestamp_start=times[0] if times else None,
+        duration_seconds=duration if duration is not None and duration >= 0 else None,
+    )
     explanation = score.get("explanation")
-    if value is not None and value < 100 and isinstance(explanation, str) and explanation:
-        failing = meta.get("failing") if isinstance(meta.get("failing"), list) else None
-        failures = ([{"name": str(name)[:500], "message": explanation[:2000]} for name in failing]
-                    if failing else [{"name": "scorer", "message": explanation[:2000]}])
-        entry["iteration_feedback"] = {"tests": {"failures": failures}}
-    return entry
+    if not (value is not None and value < 100 and isinstance(explanation, str) and explanation):
+        return Entry(iteration_telemetry=telemetry)
+    failing = meta.get("failing") if isinstance(meta.get("failing"), list) else None
+    failures = ([Failure(name=str(name)[:500], message=explanation[:2000]) for name in failing]
+                if failing else [Failure(name="scorer", message=explanation[:2000])])
+    return Entry(iteration_telemetry=telemetry, iteration_feedback=IterationFeedback(tests=FeedbackTests(failures=failures)))
 
 
 def import_files(paths: list[str], out: str, agent: str | None = None, limits: Limits = DEFAULT.limits,
@@ -371,9 +378,9 @@ def tasks(paths: list[str], agent: str | None, limits: Limits) -> Iterator[Task 
             yield ImportIssue(path, number, str(exc)[:500])
 
 
-def _sample_run(header: dict[str, Any], sample: Any, agent: str | None) -> tuple[str, str, dict[str, Any]]:
+def _sample_run(header: dict[str, Any], sample: Any, agent: str | None) -> Made:
     """One sample's run, named by the agent and id it records."""
     if not isinstance(sample, dict):
         raise TypeError(f"expected an object, got {type(sample).__name__}")
     document = convert(header, sample, agent)
-    return str(document["run"]["agent"]), str(document["run"]["id"]), document
+    return str(document.run.agent), str(document.run.id), document

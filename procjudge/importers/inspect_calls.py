@@ -12,8 +12,10 @@ import re
 import shlex
 from typing import Any
 
+from ..model import RunFile
 from . import claude_code, codex
 from .atif import call_step
+from .build import with_notes
 from .shell import Trajectory
 from .shell import convert as convert_steps
 from .steps import Step
@@ -92,12 +94,10 @@ _NOT_RUN = frozenset({"parsing", "approval"})
 
 
 def run_document(messages: list[Any], sample: str = "sample", agent: str = "inspect",
-                 statement: str = "", origins: list[int] | None = None) -> dict[str, Any]:
+                 statement: str = "", origins: list[int] | None = None) -> RunFile:
     """A run document of a sample's messages (NothingLogged when the agent changed nothing);
     ``origins`` receives each step's message index, as :func:`steps` gives it."""
     found, submitted = steps(messages, origins)
     document = convert_steps(Trajectory(instance=sample, agent=agent, source="inspect", steps=found, submission=None,
                                         statement=statement, roots=ROOTS))
-    if submitted:
-        document["run"].setdefault("notes", []).append(f"submitted an answer of {len(submitted):,} characters")
-    return document
+    return with_notes(document, [f"submitted an answer of {len(submitted):,} characters"]) if submitted else document

@@ -35,6 +35,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from ..model import RunFile
 from .base import ImportIssue, as_object, epoch_seconds, records_of
 from .classify import written_files
 from .driver import Imported, Task, drive, named
@@ -152,7 +153,7 @@ def model_name(record: dict[str, Any]) -> str | None:
     return str(name).rsplit("/", 1)[-1] if name else None
 
 
-def convert(record: dict[str, Any], agent: str, report: dict[str, Any] | None = None) -> dict[str, Any]:
+def convert(record: dict[str, Any], agent: str, report: dict[str, Any] | None = None) -> RunFile:
     """One line of output.jsonl -> one run document."""
     instance = record.get("instance_id")
     if not isinstance(instance, (str, int)) or isinstance(instance, bool):
@@ -196,6 +197,6 @@ def tasks(paths: list[str], agent: str | None, reports: str | None) -> Iterator[
         yield from issues
 
 
-def _with_report(record: dict[str, Any], name: str, reports: str | None, instance: str, path: str) -> dict[str, Any]:
+def _with_report(record: dict[str, Any], name: str, reports: str | None, instance: str, path: str) -> RunFile:
     """One instance's run, with its SWE-bench report when ``reports`` holds one."""
     return convert(record, name, find_report(reports, instance, path) if reports else None)

@@ -8,6 +8,7 @@ import os
 import re
 from typing import Any
 
+from ..model import CheckKind
 from . import edits as rebuild
 from .checks import check_outcome, is_environment, script_run, script_targets
 from .classify import OTHER_RUNNERS, RUNNER, redirect_targets, segments, without_prefixes
@@ -132,7 +133,7 @@ def find_checks(steps: list[Step], submitted: dict[str, str] | None, roots: tupl
         step.counts = Counts(int(bool(outcome.passed)), int(not outcome.passed), 0, [test])
 
 
-def _probe_kind(found: Any, texts: dict[str, str], roots: tuple[str, ...]) -> str:
+def _probe_kind(found: Any, texts: dict[str, str], roots: tuple[str, ...]) -> CheckKind:
     """A script check's kind: inline code, a reproduction the agent wrote (a script whose text the
     log showed it writing, or one outside the repository), or a script of the project's."""
     if found.script is None:

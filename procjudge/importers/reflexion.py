@@ -30,8 +30,24 @@ import difflib
 import functools
 import hashlib
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
+from msgspec.structs import replace
+
+from ..model import (
+    Changes,
+    Counts,
+    Entry,
+    FileChange,
+    Format,
+    IterationTelemetry,
+    RunFile,
+    RunInfo,
+    ScoreRecord,
+    TestOutcome,
+    TestResults,
+)
+from ..model import Task as Given
 from .base import (
     ImportIssue,
     NothingLogged,
@@ -40,7 +56,8 @@ from .base import (
     read_records,
     records_of,
 )
-from .driver import Imported, Task, drive
+from .build import held_back, submissions
+from .driver import Imported, Made, Task, drive
 from .values import kind
 
 LDB_MARKER = " # Real Execution Output:"
@@ -118,16 +135,17 @@ def is_tree_search(record: dict[str, Any]) -> bool:
     return "acc" in record and "hallucination" not in record
 
 
-def _task(record: dict[str, Any], given: list[str]) -> dict[str, Any]:
-    task: dict[str, Any] = {"language": "python"}
-    if isinstance(record.get("prompt"), str):
-        task["statement"] = record["prompt"][:100_000]
-    if given:
-        task["visible_tests"] = given
-    return task
+def _task(record: dict[str, Any], given: list[str]) -> Given:
+    prompt = record.get("prompt")
+    return Given(language="python", statement=prompt[:100_000] if isinstance(prompt, str) else None,
+                visible_tests=given or None)
 
 
-def convert_tree_search(record: dict[str, Any], agent: str, fmt: str) -> dict[str, Any]:
+def _code(code: str) -> Changes:
+    return Changes(code_hash=hashlib.sha256(code.encode("utf-8")).hexdigest(), code=code)
+
+
+def convert_tree_search(record: dict[str, Any], agent: str, fmt: str) -> RunFile:
     """A LATS record -> a one-submission run: the best node, scored by the hidden verdict."""
     name = task_id(record)
     implementations = record.get("implementations") or []
@@ -137,23 +155,17 @@ def convert_tree_search(record: dict[str, Any], agent: str, fmt: str) -> dict[st
     solved = record.get("is_solved")
     if solved is None:
         solved = bool(record.get("acc"))
-    hidden = {"passed": int(bool(solved)), "total": 1}
-    telemetry = {
-        "iteration_number": 0,
-        "changes": {"code": code, "code_hash": hashlib.sha256(code.encode("utf-8")).hexdigest()},
-        "score": {"post_iteration": 100.0 if solved else 0.0},
-        "test_results": {"hidden": hidden, "hidden_suites": [{"name": "hidden", **hidden}]},
-    }
-    return {
-        "run": {"id": f"{agent}/{name}", "agent": agent, "challenge": name, "format": fmt, "max_iterations": 1,
-                "task": _task(record, []), "notes": [TREE_SEARCH_NOTE]},
-        "iterations": [{"iteration_telemetry": telemetry}],
-    }
+    hidden, suites = held_back([{"name": "hidden", "passed": int(bool(solved)), "total": 1}])
+    telemetry = IterationTelemetry(iteration_number=0, changes=_code(code),
+                                   score=ScoreRecord(post_iteration=100.0 if solved else 0.0),
+                                   test_results=TestResults(hidden=hidden, hidden_suites=suites))
+    return submissions(RunInfo(id=f"{agent}/{name}", agent=agent, challenge=name, format=cast(Format, fmt), max_iterations=1,
+                               task=_task(record, []), notes=[TREE_SEARCH_NOTE]), [Entry(iteration_telemetry=telemetry)])
 
 
 def convert(record: dict[str, Any], agent: str, max_iterations: int, fmt: str,
-            second_hidden: bool | None = None, second_name: str = "extended") -> dict[str, Any]:
-    """One task record -> one run document (a dict in the contract's format)."""
+            second_hidden: bool | None = None, second_name: str = "extended") -> RunFile:
+    """One task record -> one run, built as the typed model."""
     name = task_id(record)
     if name is None:
         raise ValueError("no task_id or name")
@@ -180,34 +192,27 @@ def convert(record: dict[str, Any], agent: str, max_iterations: int, fmt: str,
     for k, code in enumerate(implementations):
         code = str(code)
         passed, failed = parse_feedback(feedback[k], given)
-        tests = [{"name": test, "outcome": "passed"} for test in passed]
-        tests += [{"name": test, "outcome": "failed", "message": output[:2000]} for test, output in failed]
+        tests = [TestOutcome(name=test, outcome="passed") for test in passed]
+        tests += [TestOutcome(name=test, outcome="failed", message=output[:2000]) for test, output in failed]
         total = len(passed) + len(failed)
-        changes: dict[str, Any] = {"code_hash": hashlib.sha256(code.encode("utf-8")).hexdigest(), "code": code}
+        changes = _code(code)
         if previous_code is not None:
-            changes["diff"] = unified_diff(previous_code, code, header)
-            changes["files"] = [{"path": DIFF_PATH, "status": "modified"}] if changes["diff"] else []
-        telemetry: dict[str, Any] = {
-            "iteration_number": k,
-            "changes": changes,
-            "test_results": {"post_iteration": {"passed": len(passed), "failed": len(failed), "total": total}, "tests": tests},
-        }
-        if total == 0:
-            telemetry["score"] = {"post_iteration": 0.0}
+            diff = unified_diff(previous_code, code, header)
+            changes = replace(changes, diff=diff, files=[FileChange(path=DIFF_PATH, status="modified")] if diff else [])
+        results = TestResults(post_iteration=Counts(passed=len(passed), failed=len(failed), total=total), tests=tests)
         if k == len(implementations) - 1 and record.get("is_solved") is not None:
             suites: list[dict[str, Any]] = [{"name": "hidden", "passed": int(bool(record["is_solved"])), "total": 1}]
             if second_hidden is not None:
                 suites.append({"name": second_name, "passed": int(bool(second_hidden)), "total": 1})
-            telemetry["test_results"]["hidden"] = {
-                "passed": sum(int(s["passed"]) for s in suites), "total": len(suites)}
-            telemetry["test_results"]["hidden_suites"] = suites
-        iterations.append({"iteration_telemetry": telemetry})
+            hidden, named = held_back(suites)
+            results = replace(results, hidden=hidden, hidden_suites=named)
+        iterations.append(Entry(iteration_telemetry=IterationTelemetry(
+            iteration_number=k, changes=changes, test_results=results,
+            score=ScoreRecord(post_iteration=0.0) if total == 0 else None)))
         previous_code = code
-    return {
-        "run": {"id": f"{agent}/{name}", "agent": agent, "challenge": name, "format": fmt,
-                "max_iterations": max(max_iterations, len(implementations)), "task": _task(record, given)},
-        "iterations": iterations,
-    }
+    return submissions(RunInfo(id=f"{agent}/{name}", agent=agent, challenge=name, format=cast(Format, fmt),
+                               max_iterations=max(max_iterations, len(implementations)), task=_task(record, given)),
+                       iterations)
 
 
 def is_run_log(path: str, lines: int = 50) -> bool:
@@ -278,7 +283,7 @@ def tasks(paths: list[str], agent: str | None, max_iterations: int | None, fmt: 
 
 
 def _task_run(record: dict[str, Any], path: str, name: str, budget: int, fmt: str, second: dict[str, bool] | None,
-              hidden_name: str) -> tuple[str, str, dict[str, Any]]:
+              hidden_name: str) -> Made:
     task = task_id(record)
     if task is None:
         raise ValueError("no task_id or name")

@@ -45,10 +45,33 @@ import dataclasses
 import os
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, cast
 
+from msgspec.structs import replace
+
+from ..model import (
+    Actions,
+    Build,
+    Changes,
+    CheckOutcome,
+    Counts,
+    EditText,
+    EditVia,
+    Entry,
+    FileChange,
+    FileStatus,
+    Frame,
+    IterationTelemetry,
+    LocalCheck,
+    RunFile,
+    RunInfo,
+    Task,
+    TestOutcome,
+    TestResults,
+)
 from . import edits as rebuild
 from .base import NothingLogged
+from .build import held_back, outcomes
 from .checks import script_run
 from .classify import build_command, segments, test_command, without_prefixes
 from .edits import words_of
@@ -83,8 +106,8 @@ class Trajectory:
     held_back_log: str | None = None  # the held-back run's own output (SWE-bench's test_output.txt), where found
 
 
-def convert(trajectory: Trajectory) -> dict[str, Any]:
-    """One trajectory -> one run document."""
+def convert(trajectory: Trajectory) -> RunFile:
+    """One trajectory -> one run, built as the typed model (the builder of ``local_runs`` runs)."""
     submitted = diff_files(trajectory.submission) if trajectory.submission is not None else None
     all_steps = trajectory.steps
     own = project_modules(all_steps, trajectory.submission, trajectory.roots)
@@ -117,18 +140,18 @@ def convert(trajectory: Trajectory) -> dict[str, Any]:
     seen_created: set[str] = set()
     ancestors = ancestors_shown(all_steps)
     for k, group in enumerate(groups):
-        iterations.append({"iteration_telemetry": _iteration(k, group, baseline if k == 0 else None, submitted,
-                                                               seen_created, trajectory.roots, trajectory.submission,
-                                                               unknown=outcome_unknown, tracked=tracked,
-                                                               ancestors=ancestors)})
-    _finish(iterations[-1]["iteration_telemetry"], trajectory)
+        iterations.append(_iteration(k, group, baseline if k == 0 else None, submitted, seen_created, trajectory.roots,
+                                     trajectory.submission, unknown=outcome_unknown, tracked=tracked, ancestors=ancestors))
+    final = _finish(iterations[-1], trajectory)
     if submitted is not None and trajectory.submission:
-        _unsubmitted_edits(iterations[-1]["iteration_telemetry"], groups[-1], submitted, tracked, trajectory.roots)
-    return {"run": _run_info(trajectory, notes, len(iterations)), "iterations": iterations}
+        final = _unsubmitted_edits(final, groups[-1], submitted, tracked, trajectory.roots)
+    iterations[-1] = final
+    return RunFile(run=_run_info(trajectory, notes, len(iterations)),
+                   iterations=[Entry(iteration_telemetry=telemetry) for telemetry in iterations])
 
 
-def _unsubmitted_edits(final: dict[str, Any], group: list[Step], submitted: dict[str, str], tracked: frozenset[str],
-                       roots: tuple[str, ...]) -> None:
+def _unsubmitted_edits(final: IterationTelemetry, group: list[Step], submitted: dict[str, str], tracked: frozenset[str],
+                       roots: tuple[str, ...]) -> IterationTelemetry:
     """The final iteration's diff is the submission, plus the edits its steps made to the
     repository's own files that the submission leaves out (a test changed, run, and put back
     before submitting; a file the harness does not submit): the loop ran against them, so the
@@ -136,8 +159,10 @@ def _unsubmitted_edits(final: dict[str, Any], group: list[Step], submitted: dict
     left_out = [edit for step in group for edit in step.edits
                 if edit.path in tracked and edit.path not in submitted and not outside_repo(edit.path)
                 and not repo_relative(edit.path, roots)[1]]
-    if left_out:
-        final["changes"]["diff"] = final["changes"]["diff"] + rebuild.render(left_out)
+    if not left_out:
+        return final
+    changes = final.changes or Changes()
+    return replace(final, changes=replace(changes, diff=(changes.diff or "") + rebuild.render(left_out)))
 
 
 def _groups(steps: list[Step], scratch: Any) -> tuple[list[list[Step]], list[Step], Step | None]:
@@ -209,30 +234,25 @@ def _unknown_outcome(trajectory: Trajectory) -> str:
     return f"{why}: one iteration that nothing validated (the held-back suite is shown, not scored)"
 
 
-def _finish(final: dict[str, Any], trajectory: Trajectory) -> None:
+def _finish(final: IterationTelemetry, trajectory: Trajectory) -> IterationTelemetry:
     """The last iteration carries the submitted diff (the authority on what was submitted) and the
     held-back suites."""
     if trajectory.submission:
-        final.setdefault("changes", {})["diff"] = trajectory.submission
+        final = replace(final, changes=replace(final.changes or Changes(), diff=trajectory.submission))
     if trajectory.hidden:
-        suites = trajectory.hidden
-        final["test_results"]["hidden"] = {"passed": sum(s["passed"] for s in suites), "total": sum(s["total"] for s in suites)}
-        final["test_results"]["hidden_suites"] = suites
+        hidden, suites = held_back(trajectory.hidden)
+        final = replace(final, test_results=replace(final.test_results or TestResults(), hidden=hidden,
+                                                    hidden_suites=suites))
+    return final
 
 
-def _run_info(trajectory: Trajectory, notes: list[str], iterations: int) -> dict[str, Any]:
-    task: dict[str, Any] = {"statement": trajectory.statement[:20_000].strip()}
-    if trajectory.language:
-        task["language"] = trajectory.language
-    run: dict[str, Any] = {
-        "id": f"{trajectory.agent}/{trajectory.instance}", "agent": trajectory.agent, "challenge": trajectory.instance,
-        "format": "standard", "max_iterations": max(1, iterations), "source": trajectory.source,
-        "task": task, "notes": notes, "iterations_are": "local_runs",
-    }
+def _run_info(trajectory: Trajectory, notes: list[str], iterations: int) -> RunInfo:
     started = _iso(next((s.time for s in trajectory.steps if s.time), None))
-    if started:
-        run["started_at"] = started
-    return run
+    return RunInfo(id=f"{trajectory.agent}/{trajectory.instance}", agent=trajectory.agent, challenge=trajectory.instance,
+                   format="standard", max_iterations=max(1, iterations), source=trajectory.source,
+                   started_at=started or None,
+                   task=Task(statement=trajectory.statement[:20_000].strip(), language=trajectory.language or None),
+                   notes=notes, iterations_are="local_runs")
 
 
 def _held_back_text(suites: list[dict[str, Any]]) -> str:
@@ -253,36 +273,33 @@ def _reasons(steps: list[Step]) -> str:
 def _iteration(k: int, group: list[Step], baseline: Step | None, submitted: dict[str, str] | None,
                seen_created: set[str], roots: tuple[str, ...], submission: str | None = None,
                unknown: bool = False, tracked: frozenset[str] = frozenset(),
-               ancestors: frozenset[str] = frozenset()) -> dict[str, Any]:
+               ancestors: frozenset[str] = frozenset()) -> IterationTelemetry:
     """One iteration's telemetry from its steps: timing, actions, the files written and their edits,
     the test results (or why none validated anything), and the reads of the repository's history."""
     files = _files_written(group, submitted, seen_created, roots, tracked)
-    telemetry: dict[str, Any] = {"iteration_number": k}
     times = [s.time for s in group if s.time]
-    if times:
-        telemetry["timestamp_start"] = _iso(times[0])
-        telemetry["duration_seconds"] = round(max(times) - times[0], 3)
-    telemetry["actions"] = _actions(group)
-    telemetry["changes"] = _changes(group, files, submitted)
     results, build = _results(group, baseline, unknown)
-    if build is not None:
-        telemetry["build"] = build
     reads = history_reads(group, submission, ancestors)
-    if reads:
-        telemetry["history"] = reads[:50]
-    telemetry["test_results"] = results
     first_edit = next((k for k, s in enumerate(group) if s.code_edit), 0)
     checks = _check_records(group[first_edit:])
-    if checks and not unknown:
-        telemetry["checks"] = checks[-200:]
-    return telemetry
+    return IterationTelemetry(
+        iteration_number=k,
+        timestamp_start=_iso(times[0]) if times else None,
+        duration_seconds=round(max(times) - times[0], 3) if times else None,
+        build=build,
+        actions=_actions(group),
+        changes=_changes(group, files, submitted),
+        test_results=results,
+        history=reads[:50] or None,
+        checks=checks[-200:] if checks and not unknown else None,
+    )
 
 
 def _files_written(group: list[Step], submitted: dict[str, str] | None, seen_created: set[str],
-                   roots: tuple[str, ...], tracked: frozenset[str] = frozenset()) -> dict[str, dict[str, Any]]:
+                   roots: tuple[str, ...], tracked: frozenset[str] = frozenset()) -> dict[str, FileChange]:
     """The files an iteration's steps wrote, each with its status and whether it is scratch (a
     file of the repository's own, ``tracked``, is modified and never scratch)."""
-    files: dict[str, dict[str, Any]] = {}
+    files: dict[str, FileChange] = {}
     for step in group:
         for path, how in step.writes:
             if not path:
@@ -297,75 +314,72 @@ def _files_written(group: list[Step], submitted: dict[str, str] | None, seen_cre
                 status = "deleted" if how == "delete" else "modified"
             if status == "created":
                 seen_created.add(relative)
-            files[relative] = {"path": relative, "status": status,
-                               "scratch": outside or (relative not in tracked and submitted is not None
-                                                      and relative not in submitted)}
+            files[relative] = FileChange(path=relative, status=cast(FileStatus, status),
+                                         scratch=outside or (relative not in tracked and submitted is not None
+                                                             and relative not in submitted))
     return files
 
 
-def _actions(group: list[Step]) -> dict[str, Any]:
+def _actions(group: list[Step]) -> Actions:
     """Tool calls, edits, reads, and the test runs that validated something (unknown, not 0, when
     test runs were attempted and none could run)."""
     validated = sum(1 for s in group if (s.test or s.probe) and not s.unavailable)
     attempted = any(s.unavailable for s in group)
-    actions: dict[str, Any] = {"tool_calls_total": len(group), "file_edits": sum(1 for s in group if s.writes),
-                               "file_reads": sum(1 for s in group if not s.writes and not s.check)}
-    if validated or not attempted:
-        actions["test_runs"] = validated
-    return actions
+    return Actions(tool_calls_total=len(group), file_edits=sum(1 for s in group if s.writes),
+                   file_reads=sum(1 for s in group if not s.writes and not s.check),
+                   test_runs=validated if validated or not attempted else None)
 
 
-def _changes(group: list[Step], files: dict[str, dict[str, Any]], submitted: dict[str, str] | None) -> dict[str, Any]:
+def _changes(group: list[Step], files: dict[str, FileChange], submitted: dict[str, str] | None) -> Changes:
     """The files, the agent's reasoning as the summary, each edit rebuilt as text (and those that
     could not be), and the diff of what this iteration's steps changed."""
     summary = [s.thought[:500] for s in group if s.writes and s.thought][:5]
-    changes: dict[str, Any] = {"files": list(files.values())}
-    if summary:
-        changes["summary"] = summary
-        changes["summary_kind"] = "prose"  # the agent's reasoning, not a description of the change
     missed = [f"{path}: {why}" if path else why for step in group for path, why in step.unrecovered
               if not path or not is_scratch(path, submitted)]
-    if missed:
-        changes["unrebuilt"] = list(dict.fromkeys(missed))[:50]
     rebuilt = [edit for step in group for edit in step.edits if not outside_repo(edit.path)]
+    texts: dict[str, list[EditText]] = {}
     for edit in rebuilt:
-        record = files.get(edit.path)
-        if record is not None and len(record.setdefault("edits", [])) < 50:
-            record["edits"].append({"old": "\n".join(edit.removed)[:20_000], "new": "\n".join(edit.added)[:20_000],
-                                    "via": "heredoc" if edit.how == "redirect" else edit.how})
-    if rebuilt:
-        changes["diff"] = rebuild.render(rebuilt)  # what this iteration's steps changed (the final one: the submission)
-    return changes
+        if edit.path in files and len(texts.setdefault(edit.path, [])) < 50:
+            texts[edit.path].append(EditText(old="\n".join(edit.removed)[:20_000], new="\n".join(edit.added)[:20_000],
+                                             via=cast(EditVia, "heredoc" if edit.how == "redirect" else edit.how)))
+    return Changes(
+        files=[replace(record, edits=texts[path]) if path in texts else record for path, record in files.items()],
+        summary=summary or None,
+        summary_kind="prose" if summary else None,  # the agent's reasoning, not a description of the change
+        unrebuilt=list(dict.fromkeys(missed))[:50] or None,
+        diff=rebuild.render(rebuilt) if rebuilt else None,  # what this iteration's steps changed (the final one: the submission)
+    )
 
 
-def _results(group: list[Step], baseline: Step | None, unknown: bool) -> tuple[dict[str, Any], dict[str, Any] | None]:
+def _results(group: list[Step], baseline: Step | None, unknown: bool) -> tuple[TestResults, Build | None]:
     """The test results of an iteration's last check (and the build that failed instead), against
     the agent's baseline run; why nothing was validated when no run after the edits ran."""
     first_edit = next((k for k, s in enumerate(group) if s.code_edit), 0)
     last = scored_check([s for s in group[first_edit:] if s.check])
-    results: dict[str, Any] = {}
+    results = TestResults()
     build = None
     if unknown or last is None:  # no run after the edits validated anything: the outcome is unknown
         idle_after = [s for s in group if s.unavailable]
-        results["unavailable"] = unavailable_code(idle_after[0].unavailable or "") if idle_after else "not_a_test_run"
         last = baseline
-        if baseline is not None and (baseline.test or baseline.probe):
-            results["suite"] = baseline.test or baseline.probe
+        results = TestResults(
+            unavailable=unavailable_code(idle_after[0].unavailable or "") if idle_after else "not_a_test_run",
+            suite=(baseline.test or baseline.probe) if baseline is not None and (baseline.test or baseline.probe) else None)
     elif last.counts is None:
-        results["suite"] = last.test or "build"
         reason = "the build failed" if last.test is None else "the test command printed no summary"
-        build = {"status": "failure", "errors": [last.output.strip()[-2000:] or reason]}
+        results = TestResults(suite=last.test or "build")
+        build = Build(status="failure", errors=[last.output.strip()[-2000:] or reason])
     else:
         counts = last.counts
-        results["suite"] = last.test or last.probe
-        results["post_iteration"] = {"passed": counts.passed, "failed": counts.failed,
-                                     "total": counts.passed + counts.failed, "skipped": counts.skipped}
-        if counts.tests:
-            results["tests"] = counts.tests[:5000]
-    results.update(_baseline_results(baseline, last))
+        results = TestResults(suite=last.test or last.probe,
+                              post_iteration=Counts(passed=counts.passed, failed=counts.failed,
+                                                    total=counts.passed + counts.failed, skipped=counts.skipped),
+                              tests=outcomes(counts.tests[:5000]) if counts.tests else None)
+    pre, baseline_tests = _baseline_results(baseline, last)
+    results = replace(results, pre_iteration=pre or results.pre_iteration,
+                      baseline_tests=baseline_tests or results.baseline_tests)
     idle = [s for s in group if s.unavailable]
-    if idle and idle[0].unavailable and "unavailable" not in results:
-        results["unavailable"] = unavailable_code(idle[0].unavailable)
+    if idle and idle[0].unavailable and results.unavailable is None:
+        results = replace(results, unavailable=unavailable_code(idle[0].unavailable))
     return results, build
 
 
@@ -397,11 +411,11 @@ def _changes_nothing(step: Step, check: bool = False) -> bool:
     return True
 
 
-def _check_records(steps: list[Step]) -> list[dict[str, Any]]:
+def _check_records(steps: list[Step]) -> list[LocalCheck]:
     """The records of every check among ``steps``, in order; a check run again with nothing done
     since its previous run but reading (no edit, not even of a throw-away file, no install, clean
     or configure; its own command the check alone) is marked ``unchanged``."""
-    records: list[dict[str, Any]] = []
+    records: list[LocalCheck] = []
     last_run: dict[str, int] = {}
     last_write = -1
     for k, step in enumerate(steps):
@@ -411,56 +425,50 @@ def _check_records(steps: list[Step]) -> list[dict[str, Any]]:
         if not is_check:
             continue
         record = _check_record(step)
-        previous = last_run.get(record["command"])
+        previous = last_run.get(record.command)
         if previous is not None and last_write <= previous and last_write != k:
-            record["unchanged"] = True
-        last_run[record["command"]] = k
+            record = replace(record, unchanged=True)
+        last_run[record.command] = k
         records.append(record)
     return records
 
 
-def _check_record(step: Step) -> dict[str, Any]:
+def _check_record(step: Step) -> LocalCheck:
     """One check as the run file keeps it (``iteration_telemetry.checks``): its command and kind,
     its exit status, what it showed (``error``: a crash, or a runner that printed no summary), the
     repository frames of its traceback, why it could not run; the line that shows its outcome, a
     test run's counts and failing tests."""
     command = step.test or step.probe or step.failed_build or ""
     kind = "test_runner" if step.test else "build" if step.failed_build and not step.probe else step.probe_kind
-    record: dict[str, Any] = {"command": command[:200], "kind": kind}
     code = step.probe_code if step.probe and not step.test else step.returncode
-    if code is not None and -(2**31) <= code < 2**31:
-        record["exit_code"] = code
+    exit_code = code if code is not None and -(2**31) <= code < 2**31 else None
     last_line = next((line.strip() for line in reversed(step.output.strip().split("\n")) if line.strip()), "")
     if step.unavailable:
-        record.update(outcome="unavailable", unavailable=step.unavailable[:300])
-    elif step.counts is None:
-        record.update(outcome="error", message=(last_line or "it printed no summary")[:300])
-    elif step.probe and not step.test:
+        return LocalCheck(command=command[:200], kind=kind, exit_code=exit_code, outcome="unavailable",
+                          unavailable=step.unavailable[:300])
+    if step.counts is None:
+        return LocalCheck(command=command[:200], kind=kind, exit_code=exit_code, outcome="error",
+                          message=(last_line or "it printed no summary")[:300])
+    if step.probe and not step.test:
         (test,) = step.counts.tests
         crashed = step.probe_outcome is not None and step.probe_outcome.passed is False and bool(step.frames) \
             and not (step.probe_outcome.line or "").startswith("AssertionError")
-        record.update(outcome="error" if crashed else test["outcome"], message=test["message"][:300])
-        if step.frames:
-            record["frames"] = [{"path": path[:500], "line": line} for path, line in step.frames]
-    else:
-        counts = step.counts
-        failing = [t["name"] for t in counts.tests if t["outcome"] == "failed"]
-        record.update(outcome="failed" if counts.failed else "passed", passed=counts.passed, failed=counts.failed,
-                      message=f"{counts.failed} failed, {counts.passed} passed")
-        if failing:
-            record["failing"] = [name[:200] for name in failing[:20]]
-    return record
+        return LocalCheck(command=command[:200], kind=kind, exit_code=exit_code,
+                          outcome="error" if crashed else cast(CheckOutcome, test["outcome"]), message=test["message"][:300],
+                          frames=[Frame(path=path[:500], line=line) for path, line in step.frames] or None)
+    counts = step.counts
+    failing = [t["name"] for t in counts.tests if t["outcome"] == "failed"]
+    return LocalCheck(command=command[:200], kind=kind, exit_code=exit_code, outcome="failed" if counts.failed else "passed",
+                      passed=counts.passed, failed=counts.failed, message=f"{counts.failed} failed, {counts.passed} passed",
+                      failing=[name[:200] for name in failing[:20]] or None)
 
 
-def _baseline_results(baseline: Step | None, last: Step | None) -> dict[str, Any]:
+def _baseline_results(baseline: Step | None, last: Step | None) -> tuple[Counts | None, list[TestOutcome] | None]:
     """The agent's run before its first edit: its counts as the iteration's before (same suite
     only), and its tests by name, what the agent saw before its first edit."""
     if baseline is None or baseline.counts is None:
-        return {}
-    found: dict[str, Any] = {}
-    if last is not None and (baseline.test or baseline.probe) == (last.test or last.probe):
-        found["pre_iteration"] = {"passed": baseline.counts.passed, "failed": baseline.counts.failed,
-                                  "total": baseline.counts.passed + baseline.counts.failed}
-    if baseline.counts.tests:
-        found["baseline_tests"] = baseline.counts.tests[:5000]
-    return found
+        return None, None
+    counts = baseline.counts
+    same = last is not None and (baseline.test or baseline.probe) == (last.test or last.probe)
+    return (Counts(passed=counts.passed, failed=counts.failed, total=counts.passed + counts.failed) if same else None,
+            outcomes(counts.tests[:5000]) if counts.tests else None)

@@ -12,6 +12,7 @@ import os
 from typing import Any
 
 from .. import diffs
+from ..model import CheckKind
 from .checks import Outcome
 from .classify import build_command, build_ran_last, test_command, written_files
 from .edits import Edit
@@ -78,7 +79,7 @@ class Step:
         # set by convert, which knows the scripts the agent wrote
         self.probe: str | None = None
         self.probe_outcome: Outcome | None = None
-        self.probe_kind = "reproduction"  # inline, reproduction or project_script
+        self.probe_kind: CheckKind = "reproduction"  # inline, reproduction or project_script
         self.probe_code: int | None = None  # the script's own exit status, where the log has it
         self.frames: list[tuple[str, int]] = []  # the repository frames its traceback passed through
         self.code_edit = False  # it changed the code, not only throw-away files (set by convert)

@@ -38,8 +38,9 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from ..model import RunFile
 from .base import ImportIssue, read_json
-from .driver import Imported, Task, drive, one_run_per_file
+from .driver import Imported, Made, Task, drive, one_run_per_file
 from .edits import words_of
 from .reports import held_back_log, hidden_suites, listed, report_of
 from .shell import Trajectory
@@ -253,7 +254,7 @@ def _statement(first_user: str) -> str:
 
 
 def convert(trajectory: dict[str, Any], agent: str, report: dict[str, Any] | None = None,
-            log: str | None = None) -> dict[str, Any]:
+            log: str | None = None) -> RunFile:
     """One trajectory (and its SWE-bench report, and the held-back run's log) -> one run document."""
     instance = str(trajectory.get("instance_id") or "run")
     messages = trajectory.get("messages") or trajectory.get("history") or []
@@ -354,7 +355,7 @@ def tasks(paths: list[str], agent: str | None, reports: str | None, unlisted: st
           jobs: int = 1) -> Iterator[Task | ImportIssue]:
     """A run per trajectory file, then the note on the instances the results file does not list."""
 
-    def produce(path: str) -> tuple[str, str, dict[str, Any]]:
+    def produce(path: str) -> Made:
         trajectory = read_trajectory(path)
         instance = str(trajectory.get("instance_id") or os.path.basename(path).split(".traj")[0])
         name = agent or model_name(trajectory) or agent_from_path(path, instance)
