@@ -6,7 +6,11 @@
 - the rules table of docs/rules.md, from the rule catalogue (procjudge/catalogue.py), the same
   catalogue `procjudge explain` and the SARIF rule list read;
 - every `<!-- output: procjudge ... -->` block of the README and docs/*.md: the command is run
-  from the repository root at 80 columns and its output (stdout, then stderr) fills the block.
+  from the repository root at 80 columns and its output (stdout, then stderr) fills the block. A
+  path `/tmp/procjudge-NAME` in an example is a folder of this run's own, made empty in a private
+  temporary directory and shown as written, so the output is the same on any machine, run after
+  run, whatever else the system's temporary directory holds;
+- every `<!-- include: FILE -->` block: the file, as a Python listing.
 
 A test runs the check, so no example in the documentation can drift from what procjudge prints.
 """
@@ -47,25 +51,45 @@ def render(text: str) -> str:
 
 
 OUTPUT = re.compile(r"(<!-- output: (procjudge [^\n]*?) -->\n).*?(<!-- /output -->)", re.DOTALL)
+INCLUDE = re.compile(r"(<!-- include: ([^\n]*?) -->\n).*?(<!-- /include -->)", re.DOTALL)
+SHOWN_TEMP = "/tmp/procjudge-"  # how an example names a folder of its own
+_PRIVATE: list[str] = []  # this run's private temporary directory, made at the first example that needs it
+
+
+def _private() -> str:
+    import atexit
+    import shutil
+    import tempfile
+
+    if not _PRIVATE:
+        _PRIVATE.append(tempfile.mkdtemp(prefix="procjudge-docs-"))
+        atexit.register(shutil.rmtree, _PRIVATE[0], True)
+    return _PRIVATE[0]
 
 
 def run(command: str) -> str:
     import os
     import shlex
-    import shutil
     import subprocess
-    import tempfile
 
     words = shlex.split(command)
-    if "--out" in words:  # an import example writes into its own folder: start it empty, so the output is the same
-        out = Path(words[words.index("--out") + 1])  # on a fresh machine and on the second run
-        if out.parent == Path(tempfile.gettempdir()) and out.name.startswith("procjudge-"):
-            shutil.rmtree(out, ignore_errors=True)
+    if any(SHOWN_TEMP in word for word in words):
+        private = _private() + "/procjudge-"
+        words = [word.replace(SHOWN_TEMP, private) for word in words]
+    else:
+        private = None
     env = {**os.environ, "COLUMNS": "80", "NO_COLOR": "1", "TERM": "dumb"}
     done = subprocess.run([sys.executable, "-m", "procjudge", *words[1:]], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=300, check=False)
     text = done.stdout.rstrip() + ("\n" + done.stderr.rstrip() if done.stderr.strip() else "")
+    if private is not None:  # shown as the example names it (a line wrapped at 80 columns may cut the path)
+        text = text.replace(private, SHOWN_TEMP)
     return "\n".join(line.rstrip() for line in text.splitlines())
+
+
+def included(text: str) -> str:
+    return INCLUDE.sub(lambda m: f"{m.group(1)}```python\n{(ROOT / m.group(2)).read_text(encoding='utf-8').rstrip()}\n```\n"
+                       f"{m.group(3)}", text)
 
 
 def outputs(text: str) -> str:
@@ -77,7 +101,7 @@ def documents() -> dict[Path, str]:
     fresh = {}
     for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
         text = path.read_text(encoding="utf-8")
-        new = outputs(text)
+        new = included(outputs(text))
         if path == RULES:
             new = render(new)
         fresh[path] = new

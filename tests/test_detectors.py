@@ -86,6 +86,24 @@ def test_the_generated_documentation_is_current() -> None:
     assert done.returncode == 0, done.stderr
 
 
+def test_the_documentation_examples_write_only_into_a_private_folder_of_their_own(tmp_path: Path) -> None:
+    """An example that imports into /tmp/procjudge-NAME runs in a private temporary folder, made
+    empty and removed after, so the check gives the same output on any machine and whatever the
+    system's temporary directory holds (a TMPDIR of its own here)."""
+    import os
+    import subprocess
+    import sys
+
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "docs.py")], capture_output=True, text=True,
+                          timeout=600, check=False, env={**os.environ, "TMPDIR": str(temporary)})
+    assert done.returncode == 0, done.stderr
+    assert list(temporary.iterdir()) == []  # its private folder is gone
+    listing = (ROOT / "docs" / "development.md").read_text(encoding="utf-8")
+    assert (ROOT / "docs" / "examples" / "steplog.py").read_text(encoding="utf-8").rstrip() in listing
+
+
 def anti_patterns(path: Path) -> list[str]:
     return [i.id for i in judge(load_run(path)).items if i.kind == "anti_pattern"]
 

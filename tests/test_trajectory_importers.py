@@ -510,3 +510,33 @@ def test_every_builtin_importer_is_one_call_of_the_driver() -> None:
         body = [line.strip() for line in pyinspect.getsource(module.import_files).split('"""')[-1].splitlines() if line.strip()]
         assert len(body) <= 2 and body[0].startswith("return drive("), (builtin.name, body)
         assert "overwrite" in pyinspect.signature(module.import_files).parameters, builtin.name
+
+
+def test_the_documented_example_importer_is_one_reader_that_imports_a_loop(tmp_path: Path) -> None:
+    """docs/examples/steplog.py, the importer docs/development.md walks through, installed as a
+    plug-in: import auto recognises its log, and the run is the red-green loop the log holds."""
+    example = ROOT / "docs" / "examples" / "steplog.py"
+    assert len(example.read_text().splitlines()) <= 150
+    site = tmp_path / "site"
+    (site / "steplog-1.0.dist-info").mkdir(parents=True)
+    (site / "steplog.py").write_text(example.read_text())
+    (site / "steplog-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: steplog\nVersion: 1.0\n")
+    (site / "steplog-1.0.dist-info" / "entry_points.txt").write_text("[procjudge.importers]\nsteplog = steplog:importer\n")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "calc-1.jsonl").write_text((ROOT / "tests" / "fixtures" / "steplog" / "calc-1.jsonl").read_text())
+    (logs / "broken.jsonl").write_text('{"type": "task", "id": "b", "statement": "s"}\nnot json\n')
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    done = subprocess.run([sys.executable, "-m", "procjudge", "import", "auto", str(logs), "--out", str(tmp_path / "out")],
+                          check=False, capture_output=True, text=True, env=env)
+    assert done.returncode == 2 and "steplog: 2 files, 1 run" in done.stderr
+    assert "broken.jsonl:2: not a JSON object" in done.stderr  # the bad line, by its line
+    assert "b: no command and no edit: nothing to judge" in done.stderr  # the rest of the file is read
+    run = load_run(str(tmp_path / "out" / "my-agent" / "calc-1.json"))
+    (entry,) = run.iterations
+    telemetry = entry.iteration_telemetry
+    assert run.info.iterations_are == "local_runs" and run.info.source == "steplog"
+    assert telemetry.test_results is not None and telemetry.test_results.post_iteration is not None
+    assert (telemetry.test_results.pre_iteration.failed, telemetry.test_results.post_iteration.passed) == (1, 2)
+    assert telemetry.changes is not None and telemetry.changes.files[0].edits[0].new == "    return sum(xs)"
+    assert [check.outcome for check in telemetry.checks or []] == ["passed"]
