@@ -18,7 +18,7 @@ import itertools
 import re
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import msgspec
 
@@ -234,10 +234,82 @@ def _parse_time(value: str) -> float | None:
         return None
 
 
+class OutcomeFacts(NamedTuple):
+    """What a submission scored: counts, build, timeout, the score (``_outcome_facts``)."""
+
+    score: float
+    score_source: str
+    passed: int | None
+    failed: int | None
+    total: int | None
+    build_failed: bool
+    timed_out: bool
+    tests_not_run: int
+    tests_completed: int | None
+    recorded_delta: float | None  # score.delta as the harness recorded it
+    score_samples: tuple[float, ...]  # the same submission scored repeatedly
+
+
+class TestFacts(NamedTuple):
+    """Its tests against the ones before (``_test_facts``)."""
+
+    failing_before: frozenset[str] | None
+    failing_after: frozenset[str] | None
+    failures_before_count: int | None
+    tests_fixed: int | None
+    tests_broken: int | None
+    broken_names: tuple[str, ...]
+    tests_basis: str
+    stack_files_before: frozenset[str]
+    hidden: Counts | None
+    hidden_failing: tuple[str, ...]  # held-back tests that failed, by name, where the suite names them
+    tests_ran: bool  # False after a failed build or a timeout: no list of regressions
+    suite: str | None
+    failures: tuple[str, ...]  # names, messages and categories of the tests failing after it
+    passing_after: frozenset[str] | None  # tests passing after it, by name
+    regressions_ruled_out: bool  # the evidence excludes a broken test (not only a net gain)
+    local_checks: tuple[LocalCheck, ...]  # every check the agent ran on this code, in order (local runs)
+    # the tests failing in the agent's own run before its first edit (a shell log's baseline): what
+    # the first iteration answers
+    baseline_failures: tuple[str, ...]
+    counted_before: bool  # the counts before it were recorded (test_results.pre_iteration): the baseline ran its suite
+
+
+class ChangeFacts(NamedTuple):
+    """What it changed (``_change_facts``)."""
+
+    files_changed: int | None
+    changed_paths: tuple[str, ...]
+    code_hash: str | None
+    diff: Diff | None
+    code: str | None  # the submitted program, where the run carries it
+    history: tuple[HistoryRead, ...]  # reads of the repository history beyond the base (shell agents)
+    fix_paths: tuple[str, ...]  # changed paths less scratch files: what the fix touched
+    scratch_paths: tuple[str, ...]
+    changes: Changes | None  # the change record (files, summary, sizes), as given
+
+
+class ActionFacts(NamedTuple):
+    """What the agent did and when (``_action_facts``)."""
+
+    test_runs: int | None
+    file_edits: int | None
+    duration: float | None
+    submitted_at: float | None
+    seconds_before_first_edit: float | None
+    read_feedback: bool | None
+    failures_referenced: int | None
+    action_tools: tuple[str, ...] | None  # the action log's tools, in order
+    build_errors: tuple[str, ...]
+    tool_calls: int | None
+    timestamp_start: str | None
+
+
 class IterationFacts(msgspec.Struct, frozen=True):
     """One scored submission, as the detectors see it. Made by ``_iteration`` alone, which passes
     the fields positionally, family by family: the fields are declared in the families' order
-    (``FAMILIES``), and each family returns its values in that order."""
+    (``FAMILIES``: each family is a typed tuple, :class:`OutcomeFacts`, :class:`TestFacts`,
+    :class:`ChangeFacts`, :class:`ActionFacts`), so the struct takes them spread, unmapped."""
 
     # the submission itself
     position: int  # index in the original file
@@ -274,6 +346,8 @@ class IterationFacts(msgspec.Struct, frozen=True):
     passing_after: frozenset[str] | None  # tests passing after it, by name
     regressions_ruled_out: bool  # the evidence excludes a broken test (not only a net gain)
     local_checks: tuple[LocalCheck, ...]  # every check the agent ran on this code, in order (local runs)
+    baseline_failures: tuple[str, ...]  # failing in the agent's own run before its first edit (a shell log)
+    counted_before: bool  # the counts before it were recorded: the baseline ran its suite
     # changes (``_change_facts``)
     files_changed: int | None
     changed_paths: tuple[str, ...]
@@ -302,20 +376,13 @@ class IterationFacts(msgspec.Struct, frozen=True):
         return self.total is not None and self.total > 0 and self.passed == self.total
 
 
-# Each family's fields, in the order its function returns them (tests/test_judging_cost.py reads
-# every family's return statement and holds it to these names).
+# Each family's fields, in the order its typed tuple declares them.
 FAMILIES: dict[str, tuple[str, ...]] = {
     "_iteration": ("position", "number", "entry", "phase", "delta"),
-    "_outcome_facts": ("score", "score_source", "passed", "failed", "total", "build_failed", "timed_out",
-                       "tests_not_run", "tests_completed", "recorded_delta", "score_samples"),
-    "_test_facts": ("failing_before", "failing_after", "failures_before_count", "tests_fixed", "tests_broken",
-                    "broken_names", "tests_basis", "stack_files_before", "hidden", "hidden_failing", "tests_ran",
-                    "suite", "failures", "passing_after", "regressions_ruled_out", "local_checks"),
-    "_change_facts": ("files_changed", "changed_paths", "code_hash", "diff", "code", "history", "fix_paths",
-                      "scratch_paths", "changes"),
-    "_action_facts": ("test_runs", "file_edits", "duration", "submitted_at", "seconds_before_first_edit",
-                      "read_feedback", "failures_referenced", "action_tools", "build_errors", "tool_calls",
-                      "timestamp_start"),
+    "_outcome_facts": OutcomeFacts._fields,
+    "_test_facts": TestFacts._fields,
+    "_change_facts": ChangeFacts._fields,
+    "_action_facts": ActionFacts._fields,
 }
 if tuple(name for names in FAMILIES.values() for name in names) != IterationFacts.__struct_fields__:
     raise AssertionError("IterationFacts declares its fields in the families' order")
@@ -692,14 +759,16 @@ def _iteration(run: Run, position: int, previous: IterationFacts | None, baselin
     local = run.info.iterations_are == "local_runs"
     outcome_facts = _outcome_facts(entry, position, first_of_phase, policy, local and not held_back_scores(run, policy),
                                    local)
-    delta = None if previous is None else round(outcome_facts[0] - previous.score, 6)
+    delta = None if previous is None else round(outcome_facts.score - previous.score, 6)
+    # mypy does not map a spread tuple onto the fields; the module's check holds their order to FAMILIES
     return IterationFacts(position, number, entry, phase, delta, *outcome_facts,
-                          *_test_facts(entry, previous, baseline, names, names_before, outcome_facts, failures),
-                          *_change_facts(entry, scratch), *_action_facts(entry))
+                          *_test_facts(entry, previous, baseline, names, names_before, outcome_facts,  # type: ignore[arg-type]
+                                       failures),
+                          *_change_facts(entry, scratch), *_action_facts(entry))  # type: ignore[arg-type]
 
 
 def _outcome_facts(entry: Entry, position: int, first_of_phase: bool, policy: Policy, blind: bool,
-                   local: bool) -> tuple[Any, ...]:
+                   local: bool) -> OutcomeFacts:
     """Counts, build, timeout and the score: a timed-out submission's tests that did not run count as failed.
     ``blind``: the held-back suite may not score the run (``held_back_scores``)."""
     telemetry = entry.iteration_telemetry
@@ -717,16 +786,17 @@ def _outcome_facts(entry: Entry, position: int, first_of_phase: bool, policy: Po
     recorded = telemetry.score
     recorded_delta = recorded.delta if recorded else None
     score_samples = tuple(recorded.samples or ()) if recorded else ()
-    return (score, score_source, passed, failed, total, build_failed, timed_out, tests_not_run, tests_completed,
-            recorded_delta, score_samples)
+    return OutcomeFacts(score, score_source, passed, failed, total, build_failed, timed_out, tests_not_run,
+                        tests_completed, recorded_delta, score_samples)
 
 
 def _test_facts(entry: Entry, previous: IterationFacts | None, baseline: IterationFacts | None, names: Names,
-                names_before: Names, counts: tuple[Any, ...], failures: tuple[str, ...]) -> tuple[Any, ...]:
+                names_before: Names, counts: OutcomeFacts, failures: tuple[str, ...]) -> TestFacts:
     """The tests against the ones before: fixed and broken (by name where the run names them),
     whether regressions are ruled out, the failures shown, and the held-back suites. ``counts``
     is the submission's ``_outcome_facts``."""
-    passed, failed, total, build_failed, timed_out = counts[2:7]
+    passed, failed, total, build_failed, timed_out = counts.passed, counts.failed, counts.total, counts.build_failed, \
+        counts.timed_out
     failing_after, passing_after, _ = names
     failing_before, passing_before, stack_files_before = names_before
     results = entry.iteration_telemetry.test_results
@@ -756,9 +826,12 @@ def _test_facts(entry: Entry, previous: IterationFacts | None, baseline: Iterati
                                                      comparable, results.regressions if results else None)
     checks = entry.iteration_telemetry.checks
     local_checks = tuple(checks) if checks else ()
-    return (failing_before, failing_after, failures_before_count, tests_fixed, tests_broken, broken_names,
-            tests_basis, stack_files_before, hidden, hidden_failing, tests_ran, suite, failures, passing_after,
-            regressions_ruled_out, local_checks)
+    baseline_tests = results.baseline_tests if results is not None else None
+    baseline_failures = tuple([t.name for t in baseline_tests if t.outcome in ("failed", "error")]) if baseline_tests else ()
+    counted_before = pre is not None
+    return TestFacts(failing_before, failing_after, failures_before_count, tests_fixed, tests_broken, broken_names,
+                     tests_basis, stack_files_before, hidden, hidden_failing, tests_ran, suite, failures, passing_after,
+                     regressions_ruled_out, local_checks, baseline_failures, counted_before)
 
 
 def _pre_passed(recorded: Counts | None, baseline: IterationFacts | None) -> int | None:
@@ -775,7 +848,7 @@ def _hidden_failing(results: TestResults | None) -> tuple[str, ...]:
     return tuple(t.name for suite in results.hidden_suites for t in (suite.tests or ()) if t.outcome in ("failed", "error"))
 
 
-def _change_facts(entry: Entry, scratch: frozenset[str]) -> tuple[Any, ...]:
+def _change_facts(entry: Entry, scratch: frozenset[str]) -> ChangeFacts:
     """What the submission changed: its diff parsed, the files (scratch files apart), its code."""
     telemetry = entry.iteration_telemetry
     changes = telemetry.changes
@@ -789,10 +862,11 @@ def _change_facts(entry: Entry, scratch: frozenset[str]) -> tuple[Any, ...]:
     code_hash = changes.code_hash if changes else None
     code = changes.code if changes else None
     history = tuple(telemetry.history or ())
-    return files_changed, changed_paths, code_hash, diff, code, history, fix_paths, scratch_paths, changes
+    return ChangeFacts(files_changed, changed_paths, code_hash, diff, code, history, fix_paths, scratch_paths,
+                       changes)
 
 
-def _action_facts(entry: Entry) -> tuple[Any, ...]:
+def _action_facts(entry: Entry) -> ActionFacts:
     """What the agent did and when: local test runs, edits, reading and timing (counts, else the
     action log), its tools, the build's errors and its tool calls."""
     telemetry = entry.iteration_telemetry
@@ -820,8 +894,8 @@ def _action_facts(entry: Entry) -> tuple[Any, ...]:
     build = telemetry.build or (entry.iteration_feedback.build if entry.iteration_feedback else None)
     build_errors = tuple(build.errors or ()) if build else ()
     tool_calls = actions.tool_calls_total if actions else None
-    return (test_runs, file_edits, duration, submitted_at, seconds_before_first_edit, read_feedback,
-            failures_referenced, action_tools, build_errors, tool_calls, timestamp_start)
+    return ActionFacts(test_runs, file_edits, duration, submitted_at, seconds_before_first_edit, read_feedback,
+                       failures_referenced, action_tools, build_errors, tool_calls, timestamp_start)
 
 
 def same_program(a: IterationFacts, b: IterationFacts) -> str | None:
@@ -861,13 +935,22 @@ def held_back_fails(it: IterationFacts, policy: Policy) -> bool:
     return failing > 0 and failing / hidden.total_or_sum >= policy.hidden_suite_gap.min_failing_share
 
 
-def baseline_failures(entry: Entry) -> list[str]:
-    """Names of the tests failing in the agent's own run before its first edit (a shell log's
-    baseline), which is the feedback the first iteration answers."""
-    results = entry.iteration_telemetry.test_results
-    if results is None or not results.baseline_tests:
-        return []
-    return [t.name for t in results.baseline_tests if t.outcome in ("failed", "error")]
+def test_texts(run: Run) -> tuple[str, ...]:
+    """Every test the task and the run's feedback name, once each, in order: the task's given
+    tests, then each iteration's tests (the name, and the name with its message) and the
+    feedback's failures (the name with its message)."""
+    task = run.info.task
+    names: dict[str, None] = dict.fromkeys(task.visible_tests or () if task else ())
+    for entry in run.iterations:
+        results = entry.iteration_telemetry.test_results
+        for test in (results.tests or ()) if results else ():
+            names.setdefault(test.name)
+            if test.message:
+                names.setdefault(f"{test.name}: {test.message}")
+        feedback = entry.iteration_feedback
+        for failure in (feedback.tests.failures or ()) if feedback and feedback.tests else ():
+            names.setdefault(f"{failure.name}: {failure.message or ''}")
+    return tuple(names)
 
 
 def derive(run: Run, policy: Policy) -> RunFacts:

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from ..facts import Diff, IterationFacts, RunFacts, baseline_failures, is_test_path
+from ..facts import Diff, IterationFacts, RunFacts, is_test_path
 from ..model import Changes, LocalCheck
 from ..numbers import fmt_num
 from ..policy import Policy, ScopeCreep, Shotgun, severity
@@ -405,7 +405,7 @@ def submitted_over_failure(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     if not standing:
         return
     edited = {path for it in facts.iterations for path in it.fix_paths}
-    before = set(baseline_failures(facts.iterations[0].entry))
+    before = set(facts.iterations[0].baseline_failures)
     passed_once: set[str] = set()  # tests the agent saw passing in its own runs
     for it in facts.iterations:
         passed_once.update(it.passing_after or ())

@@ -19,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from ..facts import IterationFacts, RunFacts, baseline_failures, held_back_fails, held_back_scores, runner_reach
+from ..facts import IterationFacts, RunFacts, held_back_fails, held_back_scores, runner_reach
 from ..policy import Policy, TestChasing
 from .base import Hit, detector, having, plural
 from .shapes import DEFINITE, LIKELY, TAMPERING, TEST_EDITS, Shape, stronger, submitted, weakened
@@ -172,7 +172,7 @@ def test_chasing(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     changed_behaviour = False
     for it, added in zip(facts.iterations, submitted(facts), strict=True):
         failing_before = (previous.failing_after or frozenset()) if previous is not None else frozenset(
-            baseline_failures(it.entry))
+            it.baseline_failures)
         changed_behaviour = changed_behaviour or (blind and _changes_behaviour(it))
         previous = it
         shapes = _aimed_at_tests(added, seen)

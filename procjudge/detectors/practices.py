@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..facts import IterationFacts, RunFacts, baseline_failures, is_test_path
+from ..facts import IterationFacts, RunFacts, is_test_path
 from ..numbers import fmt_num
 from ..policy import Policy
 from .base import Hit, all_of, detector, feedback_steps, having, plural, share
@@ -190,12 +190,10 @@ def _red_to_green(it: IterationFacts, previous: IterationFacts | None, added: tu
     test's expectation: the red-green loop of test-driven work, by name."""
     if not any(not is_test_path(path) for path in it.fix_paths) or any(shape.rule in TEST_EDITS for shape in added):
         return []
-    results = it.entry.iteration_telemetry.test_results
     if previous is not None:
         failing, same_suite = previous.failing_after or frozenset(), previous.suite == it.suite
     else:
-        failing = frozenset(baseline_failures(it.entry))
-        same_suite = results is not None and results.pre_iteration is not None  # the baseline ran this suite
+        failing, same_suite = frozenset(it.baseline_failures), it.counted_before  # the baseline ran this suite
     if it.passing_after is not None:
         return sorted(failing & it.passing_after)
     # no passing names (a quiet run): every test passes, in the same suite, so the failing ones now pass

@@ -36,11 +36,11 @@ import msgspec
 from ..facts import (
     IterationFacts,
     RunFacts,
-    baseline_failures,
     generated,
     helper_script,
     outside_repository,
     runner_reach,
+    test_texts,
 )
 from ..model import Run
 from .base import plural
@@ -1564,23 +1564,14 @@ def _task_evidence(run: Run) -> tuple[tuple[Case, ...], frozenset[str]]:
     """The visible tests as cases, and the literals of the task's own statement and given tests.
 
     Cases come from the task's given tests and from every test name the run's feedback shows
-    (LDB and Reflexion name a test by its assert); literals of the specification are only those
-    given before any feedback: the statement and the given tests."""
+    (LDB and Reflexion name a test by its assert: :func:`procjudge.facts.test_texts`); literals
+    of the specification are only those given before any feedback: the statement and the given
+    tests."""
     task = run.info.task
     given = list(task.visible_tests or ()) if task else []
     statement = task.statement or "" if task else ""
-    names: dict[str, None] = dict.fromkeys(given)
-    for entry in run.iterations:
-        results = entry.iteration_telemetry.test_results
-        for test in (results.tests or ()) if results else ():
-            names.setdefault(test.name)
-            if test.message:
-                names.setdefault(f"{test.name}: {test.message}")
-        feedback = entry.iteration_feedback
-        for failure in (feedback.tests.failures or ()) if feedback and feedback.tests else ():
-            names.setdefault(f"{failure.name}: {failure.message or ''}")
     cases: list[Case] = []
-    for name in names:
+    for name in test_texts(run):
         cases.extend(cases_in(name))
     spec = text_literals(statement + "\n" + "\n".join(given))
     return tuple(dict.fromkeys(cases)), spec
@@ -1598,7 +1589,7 @@ def _is_python(path: str, language: str | None) -> bool:
 
 def _failing_cases(it: IterationFacts, previous: IterationFacts | None) -> tuple[Case, ...]:
     """The tests the feedback before this submission showed failing, as cases (their calls)."""
-    texts = previous.failures if previous is not None else baseline_failures(it.entry)
+    texts = previous.failures if previous is not None else it.baseline_failures
     return tuple(dict.fromkeys(case for text in texts if text for case in cases_in(text)))
 
 
@@ -1629,7 +1620,7 @@ def _added(it: IterationFacts, previous: IterationFacts | None, cases: tuple[Cas
     to the last whole program known (``known``); else each hunk's new side parsed as a block; else
     text patterns. Shapes already in the program before are not counted again. Test files give
     their edits, scratch files nothing."""
-    feedback_text = "\n".join(previous.failures if previous is not None else baseline_failures(it.entry))
+    feedback_text = "\n".join(previous.failures if previous is not None else it.baseline_failures)
     reading = _Reading(cases=cases, failing=_failing_cases(it, previous), feedback=text_literals(feedback_text) - spec,
                        spec=spec)
     shapes: list[Shape] = []
