@@ -16,7 +16,7 @@ import os
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import msgspec
 import typer
@@ -49,6 +49,9 @@ from .console import (
 from .corpus_commands import drift, gate, review_app, validate
 from .importers.commands import import_app
 from .render import formats as output_formats
+
+if TYPE_CHECKING:
+    from .compare import Compared
 
 app = typer.Typer(
     name="procjudge",
@@ -229,16 +232,26 @@ def batch(
 
     Example: procjudge batch runs/ --format junit --output procjudge.xml --fail-under -10
     """
+    selection = {"fail_on": fail_on, "exclude": exclude, "include": include, "respect_gitignore": respect_gitignore,
+                 "fail_under": fail_under, "fail_under_mean": fail_under_mean}
+    code = _batch(targets, format, output or [], selection, strict, list_files, quiet, (engine, scheduler, jobs), policy)
+    raise typer.Exit(0 if exit_zero and code == 1 else code)
+
+
+def _batch(targets: list[str], format: BatchFormat | None, output: list[str], options: dict[str, Any],
+           strict: bool | None, list_files: bool, quiet: bool, workers: tuple[str, str | None, int | None],
+           policy: Path | None) -> int:
+    """The body of ``batch``: its inputs (standard input spooled), the gates, the run, the reports;
+    the exit code before --exit-zero."""
     from contextlib import ExitStack
 
     from .console import batch_inputs, finish_batch, run_batch, stdin_targets
 
     config = configuration()
+    engine, scheduler, jobs = workers
     with ExitStack() as spool:
         targets = stdin_targets(targets, spool)
-        outputs, paths, gates = batch_inputs(targets, format, output or [], config, fail_on=fail_on, exclude=exclude,
-                                             include=include, respect_gitignore=respect_gitignore, fail_under=fail_under,
-                                             fail_under_mean=fail_under_mean)
+        outputs, paths, gates = batch_inputs(targets, format, output, config, **options)
         if strict if strict is not None else config.strict:
             gates = msgspec.structs.replace(gates, strict=True)
         if list_files:
@@ -246,8 +259,7 @@ def batch(
             raise typer.Exit(0)
         report = run_batch(targets, paths, outputs, gates, policy_in_force(policy), quiet=quiet, engine=engine,
                            scheduler=scheduler, jobs=jobs if jobs is not None else (config.jobs or 0))
-        code = finish_batch(report, outputs, quiet, gates)
-    raise typer.Exit(0 if exit_zero and code == 1 else code)
+        return finish_batch(report, outputs, quiet, gates)
 
 
 @app.command(short_help="Two runs, or two agents' folders of runs, side by side.")
@@ -275,7 +287,6 @@ def compare(
     """
     from .compare import compare_targets, worse_by
     from .console import check_plot_target, draw_plot, find_runs
-    from .render.text import warning_lines
     from .results import UsageError
 
     active, chosen = policy_in_force(policy), format_of(format, "compare")
@@ -286,15 +297,7 @@ def compare(
                                jobs=jobs or os.cpu_count() or 1, detail=output_formats.shows_detail(chosen))
     except UsageError as exc:
         usage(str(exc))
-    if not quiet:
-        for line in warning_lines(done.warnings, done.warning_count):
-            err(line)
-    if quiet and chosen == "table":
-        from .render.compare import verdict_line
-
-        deliver(verdict_line(done.result) + "\n", output, inputs)
-    else:
-        deliver(output_formats.render("compare", chosen, done.result, judged=done.judged), output, inputs)
+    _deliver_comparison(done, chosen, output, inputs, quiet)
     draw_plot(done.result, plot)
     for error in done.result.errors:
         err(f"procjudge: {error}")
@@ -305,6 +308,21 @@ def compare(
         err(f"procjudge: B is worse than A by {gap:g} points (> --fail-if-worse {fail_if_worse:g})")
         if not exit_zero:
             raise typer.Exit(1)
+
+
+def _deliver_comparison(done: Compared, chosen: str, output: str | None, inputs: list[str], quiet: bool) -> None:
+    """A comparison's warnings (not with --quiet) and its report; --quiet's table is the verdict line."""
+    from .render.text import warning_lines
+
+    if not quiet:
+        for line in warning_lines(done.warnings, done.warning_count):
+            err(line)
+    if quiet and chosen == "table":
+        from .render.compare import verdict_line
+
+        deliver(verdict_line(done.result) + "\n", output, inputs)
+    else:
+        deliver(output_formats.render("compare", chosen, done.result, judged=done.judged), output, inputs)
 
 
 app.command(short_help="Attempts, pass rate and findings per source, window by window.")(drift)

@@ -448,8 +448,7 @@ def import_auto(
 
     Example: procjudge import auto runs/ --out imported/
     """
-    from .driver import Imported
-    from .registry import Builtin, recognise, registry, takes
+    from .registry import registry
 
     importers, problems = registry()
     for problem in problems:
@@ -461,29 +460,8 @@ def import_auto(
             err(f"procjudge: no importer named {using!r}; there are: {', '.join(i.name for i in importers)}")
             raise typer.Exit(2)
     folders = Folders(out)
-    named = {str(t) for t in targets if t.is_file()}
-    groups: dict[str, list[str]] = {}
-    passed_over: list[str] = []
-    unknown: list[str] = []
-    for path in import_inputs(list(targets)):
-        importer = chosen or recognise(path, importers)
-        if importer is None:
-            (unknown if path in named else passed_over).append(path)
-        else:
-            groups.setdefault(importer.name, []).append(path)
-    by_name = {i.name: i for i in importers}
-    done = Imported()
-    result: Imported | tuple[int, list[Any]]
-    for name, paths in groups.items():
-        importer = by_name[name]
-        if isinstance(importer, Builtin):
-            result = importer.import_files(paths, str(out), agent=agent, jobs=_workers(jobs), overwrite=overwrite)
-        else:  # a plug-in: --overwrite reaches it when its import_files takes it
-            options = {"overwrite": overwrite} if takes(importer.import_files, "overwrite") else {}
-            result = importer.import_files(paths, str(out), agent=agent, **options)
-        count = done.written
-        done.add(result)
-        err(f"procjudge: {name}: {plural(len(paths), 'file')}, {plural(done.written - count, 'run')}")
+    groups, passed_over, unknown = _recognised(targets, importers, chosen)
+    done = _import_groups(groups, importers, out, agent, jobs, overwrite)
     if passed_over:
         err(f"procjudge: {plural(len(passed_over), 'file')} under the folders recognised by no importer, passed over"
             + ("" if verbose else " (--verbose lists them)"))
@@ -500,3 +478,44 @@ def import_auto(
         done.issues += [ImportIssue(path, 1, "not a log any importer recognises (see procjudge import list; "
                                     "--using NAME forces one)") for path in unknown]
     import_report(done, out, "file", "note", using, folders)
+
+
+def _recognised(targets: list[Path], importers: list[Any], chosen: Any) -> tuple[dict[str, list[str]], list[str], list[str]]:
+    """The files under ``targets`` by the importer that reads them (``chosen``, else the one that
+    recognises each), the files under folders none recognises (passed over), and the named files
+    none recognises (errors)."""
+    from .registry import recognise
+
+    named = {str(t) for t in targets if t.is_file()}
+    groups: dict[str, list[str]] = {}
+    passed_over: list[str] = []
+    unknown: list[str] = []
+    for path in import_inputs(list(targets)):
+        importer = chosen or recognise(path, importers)
+        if importer is None:
+            (unknown if path in named else passed_over).append(path)
+        else:
+            groups.setdefault(importer.name, []).append(path)
+    return groups, passed_over, unknown
+
+
+def _import_groups(groups: dict[str, list[str]], importers: list[Any], out: Path, agent: str | None, jobs: int,
+                   overwrite: bool) -> Imported:
+    """Each importer's files imported, one line each on stderr: how many files, how many runs."""
+    from .driver import Imported
+    from .registry import Builtin, takes
+
+    by_name = {i.name: i for i in importers}
+    done = Imported()
+    result: Imported | tuple[int, list[Any]]
+    for name, paths in groups.items():
+        importer = by_name[name]
+        if isinstance(importer, Builtin):
+            result = importer.import_files(paths, str(out), agent=agent, jobs=_workers(jobs), overwrite=overwrite)
+        else:  # a plug-in: --overwrite reaches it when its import_files takes it
+            options = {"overwrite": overwrite} if takes(importer.import_files, "overwrite") else {}
+            result = importer.import_files(paths, str(out), agent=agent, **options)
+        count = done.written
+        done.add(result)
+        err(f"procjudge: {name}: {plural(len(paths), 'file')}, {plural(done.written - count, 'run')}")
+    return done
