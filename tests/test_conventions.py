@@ -227,7 +227,8 @@ def test_every_command_function_is_short_and_the_cli_module_small() -> None:
         tree = ast.parse((ROOT / module).read_text(encoding="utf-8"))
         commands = [node for node in tree.body if isinstance(node, ast.FunctionDef)
                     and any("command" in ast.unparse(d) for d in node.decorator_list)]
-        commands += [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name in ("drift", "gate", "validate")]
+        commands += [node for node in tree.body
+                     if isinstance(node, ast.FunctionDef) and node.name in ("drift", "gate", "validate")]
         assert commands, module
         for node in commands:
             assert node.end_lineno is not None and node.end_lineno - node.lineno + 1 <= 50, (module, node.name)

@@ -339,13 +339,19 @@ importer = CsvImporter()
 '''
 
 
+def install_plugin(site: Path, module: str, source: str, entry_points: str) -> None:
+    """A package of one module in ``site`` (put it on PYTHONPATH) declaring ``entry_points``
+    (``name = module:object`` lines) in the group procjudge.importers."""
+    info = site / f"{module}-1.0.dist-info"
+    info.mkdir(parents=True)
+    (site / f"{module}.py").write_text(source)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module.replace('_', '-')}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[procjudge.importers]\n{entry_points}")
+
+
 def test_a_plugin_importer_is_listed_and_used_by_auto(tmp_path: Path) -> None:
     site = tmp_path / "site"
-    (site / "tiny_plugin-1.0.dist-info").mkdir(parents=True)
-    (site / "tiny_plugin.py").write_text(PLUGIN)
-    (site / "tiny_plugin-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: tiny-plugin\nVersion: 1.0\n")
-    (site / "tiny_plugin-1.0.dist-info" / "entry_points.txt").write_text(
-        "[procjudge.importers]\ntiny = tiny_plugin:importer\nbroken = tiny_plugin:missing\n")
+    install_plugin(site, "tiny_plugin", PLUGIN, "tiny = tiny_plugin:importer\nbroken = tiny_plugin:missing\n")
     (tmp_path / "a.tiny").write_text("40 70 90\n")
     env = {**os.environ, "PYTHONPATH": str(site)}
     listed = subprocess.run([sys.executable, "-m", "procjudge", "import", "list"], check=False, capture_output=True, text=True,
@@ -474,11 +480,7 @@ def test_a_plugin_on_the_driver_reports_what_became_of_each_file_and_takes_overw
     """The driver returns the import's tallies (no process-wide state), and --overwrite reaches a
     plug-in whose import_files takes it."""
     site = tmp_path / "site"
-    (site / "driven_plugin-1.0.dist-info").mkdir(parents=True)
-    (site / "driven_plugin.py").write_text(DRIVEN_PLUGIN)
-    (site / "driven_plugin-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: driven-plugin\nVersion: 1.0\n")
-    (site / "driven_plugin-1.0.dist-info" / "entry_points.txt").write_text(
-        "[procjudge.importers]\ndriven = driven_plugin:importer\n")
+    install_plugin(site, "driven_plugin", DRIVEN_PLUGIN, "driven = driven_plugin:importer\n")
     log = tmp_path / "a.driven"
     log.write_text("40 70 90\n")
     (tmp_path / "bad.driven").write_text("40 x\n")
@@ -518,10 +520,7 @@ def test_the_documented_example_importer_is_one_reader_that_imports_a_loop(tmp_p
     example = ROOT / "docs" / "examples" / "steplog.py"
     assert len(example.read_text().splitlines()) <= 150
     site = tmp_path / "site"
-    (site / "steplog-1.0.dist-info").mkdir(parents=True)
-    (site / "steplog.py").write_text(example.read_text())
-    (site / "steplog-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: steplog\nVersion: 1.0\n")
-    (site / "steplog-1.0.dist-info" / "entry_points.txt").write_text("[procjudge.importers]\nsteplog = steplog:importer\n")
+    install_plugin(site, "steplog", example.read_text(), "steplog = steplog:importer\n")
     logs = tmp_path / "logs"
     logs.mkdir()
     (logs / "calc-1.jsonl").write_text((ROOT / "tests" / "fixtures" / "steplog" / "calc-1.jsonl").read_text())
