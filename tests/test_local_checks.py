@@ -128,7 +128,11 @@ def test_a_script_that_rewrites_the_code_is_an_edit_not_a_check() -> None:
              Step("", "python3 reproduce.py", 0, "SUCCESS: no edit permission\n", None)]
     document = convert_trajectory(_trajectory(steps, "django/contrib/admin/options.py"))
     (iteration,) = [i["iteration_telemetry"] for i in document["iterations"]]
-    assert steps[1].probe is None and ("django/contrib/admin/options.py", "script") in steps[1].writes
+    from procjudge.importers.probes import find_checks
+
+    found = find_checks(steps, None, ("/testbed",), frozenset())
+    assert found[1].probe is None and ("django/contrib/admin/options.py", "script") in found[1].writes
+    assert steps[1].writes == [] and found[2].probe == "python reproduce.py"  # the steps given are left as they were
     assert iteration["test_results"]["suite"] == "python reproduce.py"
     assert iteration["test_results"]["post_iteration"] == {"passed": 1, "failed": 0, "total": 1, "skipped": 0}
 
@@ -719,3 +723,18 @@ def test_a_held_back_run_broken_by_its_environment_is_named_and_never_charged(mo
     else:
         assert "broken by its environment" not in notes
         assert final["hidden"] == {"passed": 0, "total": 2}
+
+
+def test_a_step_is_frozen_and_what_a_pass_learns_makes_a_new_step() -> None:
+    """A step's classification is read once, when it is made; a later pass (a check's outcome,
+    rebuilt edits, a code edit) returns a new step and never changes the one it was given."""
+    step = Step("", "python -m pytest -q tests", 1, "FAILED tests/test_a.py::test_x\n1 failed in 0.1s\n", None)
+    assert step.test == "python -m pytest tests" and step.counts is not None and step.counts.failed == 1
+    with pytest.raises(AttributeError, match="a Step is frozen"):
+        step.unavailable = "the runner is missing"
+    marked = step.but(code_edit=True, unavailable="the runner is missing")
+    assert (marked.code_edit, marked.unavailable, marked.check) == (True, "the runner is missing", None)
+    assert (step.code_edit, step.unavailable, step.check) == (False, None, "python -m pytest tests")
+    assert marked.test == step.test and marked.counts is step.counts
+    with pytest.raises(TypeError, match="no field 'nope'"):
+        step.but(nope=1)

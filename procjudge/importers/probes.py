@@ -81,56 +81,57 @@ def tracked_files(steps: list[Step], submitted: dict[str, str] | None, roots: tu
 
 
 def find_checks(steps: list[Step], submitted: dict[str, str] | None, roots: tuple[str, ...],
-                 own: frozenset[str]) -> None:
-    """Mark every step that runs a script to see what the code does (``python reproduce.py``,
-    ``python -c``, ``./run.sh``: :mod:`procjudge.importers.checks`) as a check, with what it
+                own: frozenset[str]) -> list[Step]:
+    """The steps, each that runs a script to see what the code does (``python reproduce.py``,
+    ``python -c``, ``./run.sh``: :mod:`procjudge.importers.checks`) made a check, with what it
     showed as one test named after it; a script the log showed writing the repository's files is
     an edit instead. Test runs, installs and structured edits are left as they are."""
     texts: dict[str, str] = {}  # the scripts the agent wrote, by path, as last written
-    for step in steps:
-        _remember_scripts(step, texts, roots)
-        if not step.shell or step.test:
+    return [_checked(step, texts, submitted, roots, own) for step in steps]
+
+
+def _checked(step: Step, texts: dict[str, str], submitted: dict[str, str] | None, roots: tuple[str, ...],
+             own: frozenset[str]) -> Step:
+    """One step of :func:`find_checks`, after the scripts written before it (``texts``)."""
+    _remember_scripts(step, texts, roots)
+    if not step.shell or step.test:
+        return step
+    parts = segments(step.command)
+    runs = []
+    for k, part in enumerate(parts):
+        plain = without_prefixes(part)
+        if is_environment(plain) or re.match(r"^(?:cd|pushd|export|source|\.)(?:\s|$)", plain):
             continue
-        parts = segments(step.command)
-        runs = []
-        for k, part in enumerate(parts):
-            plain = without_prefixes(part)
-            if is_environment(plain) or re.match(r"^(?:cd|pushd|export|source|\.)(?:\s|$)", plain):
-                continue
-            if RUNNER.search(" " + part) or any(pattern.match(plain) for pattern, _ in OTHER_RUNNERS):
-                continue  # a test runner asked for its help, version or collection: no check
-            found = script_run(plain, words_of(plain))
-            if found is not None:
-                runs.append((k, found))
-        if not runs:
-            continue
-        position, found = runs[-1]
-        script_text = texts.get(repo_relative(os.path.normpath(found.script), roots)[0]) if found.script else None
-        targets = script_targets(script_text, found.script) if script_text else []
-        written = [path for path, how in step.writes if how == "script"] + targets
-        if any(not scratch_write(path, submitted, roots) for path in written):
-            step.writes += [(os.path.normpath(path), "script") for path in targets
-                            if (os.path.normpath(path), "script") not in step.writes]
-            continue  # a script that rewrites the code is an edit
-        # the exit status is the last simple command's: a script followed by `| tail` or `|| echo` has none
-        code = step.returncode if position == len(parts) - 1 else None
-        step.probe_kind = _probe_kind(found, texts, roots)
-        step.probe_code = code
-        outcome = check_outcome(code, step.output, own)
-        if outcome.unavailable:
-            step.unavailable = outcome.unavailable
-            step.probe = found.identity
-            continue
-        step.probe, step.probe_outcome = found.identity, outcome
-        step.frames = [(name, line) for (name, outside), (_, line) in
-                       ((repo_relative(os.path.normpath(path), roots), (path, line)) for path, line in outcome.frames)
-                       if not outside and not _library_path(name)][-20:]
-        files = [name for name, _ in step.frames]
-        test: dict[str, Any] = {"name": found.identity, "outcome": "passed" if outcome.passed else "failed",
-                                "message": f"{outcome.line or 'printed nothing'} ({outcome.how})"}
-        if files:
-            test["files"] = list(dict.fromkeys(files))[-20:]
-        step.counts = Counts(int(bool(outcome.passed)), int(not outcome.passed), 0, [test])
+        if RUNNER.search(" " + part) or any(pattern.match(plain) for pattern, _ in OTHER_RUNNERS):
+            continue  # a test runner asked for its help, version or collection: no check
+        found = script_run(plain, words_of(plain))
+        if found is not None:
+            runs.append((k, found))
+    if not runs:
+        return step
+    position, found = runs[-1]
+    script_text = texts.get(repo_relative(os.path.normpath(found.script), roots)[0]) if found.script else None
+    targets = script_targets(script_text, found.script) if script_text else []
+    written = [path for path, how in step.writes if how == "script"] + targets
+    if any(not scratch_write(path, submitted, roots) for path in written):  # a script that rewrites the code: an edit
+        return step.but(writes=step.writes + [(os.path.normpath(path), "script") for path in targets
+                                              if (os.path.normpath(path), "script") not in step.writes])
+    # the exit status is the last simple command's: a script followed by `| tail` or `|| echo` has none
+    code = step.returncode if position == len(parts) - 1 else None
+    kind = _probe_kind(found, texts, roots)
+    outcome = check_outcome(code, step.output, own)
+    if outcome.unavailable:
+        return step.but(probe_kind=kind, probe_code=code, unavailable=outcome.unavailable, probe=found.identity)
+    frames = [(name, line) for (name, outside), (_, line) in
+              ((repo_relative(os.path.normpath(path), roots), (path, line)) for path, line in outcome.frames)
+              if not outside and not _library_path(name)][-20:]
+    files = [name for name, _ in frames]
+    test: dict[str, Any] = {"name": found.identity, "outcome": "passed" if outcome.passed else "failed",
+                            "message": f"{outcome.line or 'printed nothing'} ({outcome.how})"}
+    if files:
+        test["files"] = list(dict.fromkeys(files))[-20:]
+    return step.but(probe_kind=kind, probe_code=code, probe=found.identity, probe_outcome=outcome, frames=frames,
+                    counts=Counts(int(bool(outcome.passed)), int(not outcome.passed), 0, [test]))
 
 
 def _probe_kind(found: Any, texts: dict[str, str], roots: tuple[str, ...]) -> CheckKind:

@@ -20,8 +20,18 @@ REJECTED = re.compile(r"has introduced new syntax error|have NOT been applied|No
                       r"|Parameter `\w+` is required for command")
 
 
-def rebuild_steps(steps: list[Step], submission: str | None, roots: tuple[str, ...]) -> None:
-    """Set each step's ``edits`` (and ``unrecovered``) from what had been seen of its files."""
+class _Rebuilt:
+    """What rebuilding one step found: its edits, the writes it could not rebuild (path, why), and
+    its writes (a patch names its files only in its text)."""
+
+    def __init__(self, step: Step) -> None:
+        self.edits: list[Edit] = list(step.edits)
+        self.unrecovered: list[tuple[str, str]] = list(step.unrecovered)
+        self.writes: list[tuple[str, str]] = list(step.writes)
+
+
+def rebuild_steps(steps: list[Step], submission: str | None, roots: tuple[str, ...]) -> list[Step]:
+    """The steps, each with its ``edits`` (and ``unrecovered``) rebuilt from what had been seen of its files."""
     views = rebuild.Views()
     if submission:
         rebuild.seed_from_diff(views, submission)
@@ -29,44 +39,55 @@ def rebuild_steps(steps: list[Step], submission: str | None, roots: tuple[str, .
     def rel(path: str) -> str:
         return repo_relative(os.path.normpath(path), roots)[0] if path else path
 
+    rebuilt = []
     for step in steps:
-        editor = step.editor
-        if editor is not None and REJECTED.search(step.output[:600]):
-            continue  # the editor refused the edit: nothing changed
-        if not step.writes and not step.test and editor is None:
-            first = step.command.strip().split("\n", 1)[0]
-            words = words_of(first)
-            target = next((w for w in words[1:] if not w.startswith("-") and ("/" in w or "." in w)), None)
-            rebuild.observe(views, step.command, step.output, rel(target) if target else None)
-            continue
-        try:
-            if editor is not None:
-                _editor_edit(step, editor, views, rel)
-                continue
-            _sed_edits(step, views, rel)
-            _patch_edits(step, views, rel)
-            _heredoc_edits(step, views, rel)
-        except rebuild.Unrebuilt as why:
-            step.edits = []
-            written = [rel(str(editor.get("path") or views.open_file or ""))] if editor is not None else \
-                [rel(path) for path, _ in step.writes if path] or [""]
-            step.unrecovered = [(path, str(why)) for path in dict.fromkeys(written)]
-            if editor is not None:
-                continue
-        _account(step, rel, roots)
+        found = _rebuilt(step, views, rel, roots)
+        rebuilt.append(step if found is None else step.but(edits=found.edits, unrecovered=found.unrecovered,
+                                                           writes=found.writes))
+    return rebuilt
 
 
-def _sed_edits(step: Step, views: rebuild.Views, rel: Any) -> None:
+def _rebuilt(step: Step, views: rebuild.Views, rel: Any, roots: tuple[str, ...]) -> _Rebuilt | None:
+    """One step's edits against the views so far (which it updates), or None when it wrote nothing."""
+    editor = step.editor
+    if editor is not None and REJECTED.search(step.output[:600]):
+        return None  # the editor refused the edit: nothing changed
+    if not step.writes and not step.test and editor is None:
+        first = step.command.strip().split("\n", 1)[0]
+        words = words_of(first)
+        target = next((w for w in words[1:] if not w.startswith("-") and ("/" in w or "." in w)), None)
+        rebuild.observe(views, step.command, step.output, rel(target) if target else None)
+        return None
+    found = _Rebuilt(step)
+    try:
+        if editor is not None:
+            _editor_edit(step, found, editor, views, rel)
+            return found
+        _sed_edits(step, found, views, rel)
+        _patch_edits(step, found, views, rel)
+        _heredoc_edits(step, found, views, rel)
+    except rebuild.Unrebuilt as why:
+        found.edits = []
+        written = [rel(str(editor.get("path") or views.open_file or ""))] if editor is not None else \
+            [rel(path) for path, _ in step.writes if path] or [""]
+        found.unrecovered = [(path, str(why)) for path in dict.fromkeys(written)]
+        if editor is not None:
+            return found
+    _account(found, rel, roots)
+    return found
+
+
+def _sed_edits(step: Step, found_in: _Rebuilt, views: rebuild.Views, rel: Any) -> None:
     """Each ``sed -i`` of the step's command, rebuilt against the lines seen."""
     for part in segments(step.command):
         words = words_of(part)
         if words and os.path.basename(words[0]) == "sed" and any(w.startswith("-i") or w == "--in-place" for w in words[1:]):
             found, missed = sed.sed_edits(views, words, rel)
-            step.edits += found
-            step.unrecovered += missed
+            found_in.edits += found
+            found_in.unrecovered += missed
 
 
-def _patch_edits(step: Step, views: rebuild.Views, rel: Any) -> None:
+def _patch_edits(step: Step, found: _Rebuilt, views: rebuild.Views, rel: Any) -> None:
     """Each ``git apply`` or ``patch`` of a file whose text the log showed."""
     for part in segments(step.command):
         words = words_of(part)
@@ -80,52 +101,52 @@ def _patch_edits(step: Step, views: rebuild.Views, rel: Any) -> None:
         source = stdin.group(1) if stdin else source
         known = views.lines.get(rel(source)) if source else None
         if known:
-            step.edits += rebuild.diff_edits(views, "\n".join(known[n] for n in sorted(known)), rel)
+            found.edits += rebuild.diff_edits(views, "\n".join(known[n] for n in sorted(known)), rel)
         else:  # which files it changed is not known either
-            step.unrecovered.append(("", f"`{part.strip()[:60]}`: a patch whose text is not in the log"))
+            found.unrecovered.append(("", f"`{part.strip()[:60]}`: a patch whose text is not in the log"))
 
 
-def _heredoc_edits(step: Step, views: rebuild.Views, rel: Any) -> None:
+def _heredoc_edits(step: Step, found: _Rebuilt, views: rebuild.Views, rel: Any) -> None:
     """Each heredoc of the command: a patch applied, a Python script's literal replacements, or a
     whole file written by ``cat``/``tee``."""
     for opener, body in rebuild.heredoc_bodies(step.command):
         if re.search(r"\bgit\s+apply\b|(?:^|[\s;&|])patch\b", opener):
-            step.edits += rebuild.diff_edits(views, body, rel)
+            found.edits += rebuild.diff_edits(views, body, rel)
             continue
         if re.search(r"\bpython[\d.]*\b", opener):
             targets = [rel(p) for p, how in step.writes if how == "script" and p]
             pairs = rebuild.script_replacements(body)
             if len(set(targets)) == 1 and pairs:
                 for old, new in pairs:
-                    step.edits += rebuild.replace_text(views, targets[0], old, new, "script")
+                    found.edits += rebuild.replace_text(views, targets[0], old, new, "script")
             else:
-                step.unrecovered += [(target, "a script's change that is not a str.replace of literals")
+                found.unrecovered += [(target, "a script's change that is not a str.replace of literals")
                                      for target in dict.fromkeys(targets)]
             continue
         redirected = [p for p in redirect_targets(opener) if p not in ("/dev/null",)]
         if re.match(r"^\s*(?:cat|tee)\b", opener) and len(redirected) == 1 and ">>" not in opener:
-            step.edits += rebuild.write_whole(views, rel(redirected[0]), body, "redirect")
+            found.edits += rebuild.write_whole(views, rel(redirected[0]), body, "redirect")
 
 
-def _account(step: Step, rel: Any, roots: tuple[str, ...]) -> None:
+def _account(found: _Rebuilt, rel: Any, roots: tuple[str, ...]) -> None:
     """The files a patch names only in its text become the step's writes; a write no edit
     rebuilt is named as not rebuilt."""
-    written = {rel(path) for path, _ in step.writes if path}
-    for edit in step.edits:  # a patch names its files only in its text
+    written = {rel(path) for path, _ in found.writes if path}
+    for edit in found.edits:  # a patch names its files only in its text
         if edit.path not in written:
             written.add(edit.path)
-            step.writes.append((edit.path, "create" if edit.created else "patch"))
-    covered = {e.path for e in step.edits} | {path for path, _ in step.unrecovered}
-    for path, how in step.writes:
+            found.writes.append((edit.path, "create" if edit.created else "patch"))
+    covered = {e.path for e in found.edits} | {path for path, _ in found.unrecovered}
+    for path, how in found.writes:
         name = rel(path)
         if name and name not in covered and how in ("sed", "script", "redirect", "patch") \
                 and not repo_relative(os.path.normpath(path), roots)[1]:
-            step.unrecovered.append((name, "a script's change" if how == "script" else
+            found.unrecovered.append((name, "a script's change" if how == "script" else
                                      "a redirection whose text is not in the log" if how == "redirect" else
                                      "a patch" if how == "patch" else "an edit that is not rebuilt"))
 
 
-def _editor_edit(step: Step, editor: dict[str, Any], views: rebuild.Views, rel: Any) -> None:
+def _editor_edit(step: Step, found: _Rebuilt, editor: dict[str, Any], views: rebuild.Views, rel: Any) -> None:
     command = str(editor.get("command") or "")
     path = rel(str(editor.get("path") or views.open_file or ""))
     if command in ("view", "open"):
@@ -138,24 +159,24 @@ def _editor_edit(step: Step, editor: dict[str, Any], views: rebuild.Views, rel: 
     if command == "str_replace":
         old, new = editor.get("old_str"), editor.get("new_str")
         if isinstance(old, str) and isinstance(new, str):
-            step.edits += rebuild.replace_text(views, path, old, new, "editor")
+            found.edits += rebuild.replace_text(views, path, old, new, "editor")
     elif command in ("create", "write"):
         text = editor.get("file_text") if command == "create" else editor.get("content")
-        step.edits += rebuild.write_whole(views, path, str(text or ""), "editor")
+        found.edits += rebuild.write_whole(views, path, str(text or ""), "editor")
     elif command == "insert":
         text, at = editor.get("new_str") or editor.get("text"), editor.get("insert_line")
         if isinstance(text, str) and isinstance(at, int):
             edits, missed = rebuild.line_edit(views, path, at + 1, at, text, "editor")
-            step.edits += edits or [Edit(path, (), tuple(text.split("\n")), "editor", at + 1, views.enclosing_test(path, at))]
+            found.edits += edits or [Edit(path, (), tuple(text.split("\n")), "editor", at + 1, views.enclosing_test(path, at))]
     elif command == "append":  # SWE-agent's windowed insert: where it lands is not recorded
         text = str(editor.get("text") or "")
-        step.edits.append(Edit(path, (), tuple(text.split("\n")), "editor"))
+        found.edits.append(Edit(path, (), tuple(text.split("\n")), "editor"))
     elif command == "line_edit":
         first, last, text = editor.get("first"), editor.get("last"), str(editor.get("text") or "")
         if isinstance(first, int) and isinstance(last, int):
             edits, missed = rebuild.line_edit(views, path, first, last, text, "editor")
-            step.edits += edits
+            found.edits += edits
             if missed:
-                step.unrecovered.append((path, missed))
+                found.unrecovered.append((path, missed))
     if command == "line_edit":
         rebuild.observe_window(views, path, step.output)  # the window the editor shows after the edit

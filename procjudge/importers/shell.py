@@ -116,14 +116,14 @@ def convert(trajectory: Trajectory) -> RunFile:
         note = (f"held-back run broken by its environment: {broken}; its outcome is not the agent's, so it is left "
                 "out and nothing is charged")
         trajectory = dataclasses.replace(trajectory, hidden=[], notes=[*trajectory.notes, note])
-    for step in all_steps:
-        step.unavailable = unavailable(step, own)
-    find_checks(all_steps, submitted, trajectory.roots, own)
-    rebuild_steps(all_steps, trajectory.submission, trajectory.roots)
+    all_steps = [_unavailable(step, own) for step in all_steps]
+    all_steps = find_checks(all_steps, submitted, trajectory.roots, own)
+    all_steps = rebuild_steps(all_steps, trajectory.submission, trajectory.roots)
     tracked = tracked_files(all_steps, submitted, trajectory.roots)
     discarded = discarded_files(all_steps, trajectory.roots, tracked)
-    groups, current, baseline = _groups(all_steps, lambda path: scratch_write(path, submitted, trajectory.roots, tracked,
-                                                                               discarded))
+    all_steps = _code_edits(all_steps, lambda path: scratch_write(path, submitted, trajectory.roots, tracked, discarded))
+    trajectory = dataclasses.replace(trajectory, steps=all_steps)  # the steps as the passes found them
+    groups, current, baseline = _groups(all_steps)
     notes = list(trajectory.notes) + _step_notes(all_steps, submitted)
     outcome_unknown = not groups
     if not groups:
@@ -165,18 +165,28 @@ def _unsubmitted_edits(final: IterationTelemetry, group: list[Step], submitted: 
     return replace(final, changes=replace(changes, diff=(changes.diff or "") + rebuild.render(left_out)))
 
 
-def _groups(steps: list[Step], scratch: Any) -> tuple[list[list[Step]], list[Step], Step | None]:
-    """The iterations: each an edit of the code (writing a throw-away script is not one:
-    ``scratch(path)`` says which writes are) and every step up to the last check (a test run, a
-    script run or a build) before the next edit of the code, so that an iteration's checks all saw
-    the same code; the steps after the last such check (edits submitted untested); and the agent's
-    last check before its first edit (a test run with counts before any other)."""
+def _unavailable(step: Step, own: frozenset[str]) -> Step:
+    """The step with why it validated nothing, when it is a test run that could not run."""
+    why = unavailable(step, own)
+    return step if why is None else step.but(unavailable=why)
+
+
+def _code_edits(steps: list[Step], scratch: Any) -> list[Step]:
+    """The steps, each that changed the code marked ``code_edit`` (writing a throw-away script is
+    not one: ``scratch(path)`` says which writes are)."""
+    return [step.but(code_edit=True) if any(not scratch(path) for path, _ in step.writes) else step for step in steps]
+
+
+def _groups(steps: list[Step]) -> tuple[list[list[Step]], list[Step], Step | None]:
+    """The iterations: each an edit of the code (``code_edit``) and every step up to the last check
+    (a test run, a script run or a build) before the next edit of the code, so that an iteration's
+    checks all saw the same code; the steps after the last such check (edits submitted untested);
+    and the agent's last check before its first edit (a test run with counts before any other)."""
     groups: list[list[Step]] = []
     current: list[Step] = []
     before: list[Step] = []  # the checks before the first edit of the code
     edited = checked = False
     for step in steps:
-        step.code_edit = any(not scratch(path) for path, _ in step.writes)
         if step.code_edit and checked:  # the code changes again: the iteration before ends at its last check
             cut = max(k for k, s in enumerate(current) if s.check) + 1
             groups.append(current[:cut])

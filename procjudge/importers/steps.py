@@ -50,8 +50,36 @@ def is_scratch(path: str, submitted: dict[str, str] | None) -> bool:
 
 
 class Step:
-    """One action and what it printed. ``writes`` overrides what is read from the command (a
-    structured edit names its file); ``kind`` is ``"read"`` for a structured read."""
+    """One action and what it printed, frozen: what it is (a test run, a build, a write) is read
+    once, when it is made. ``writes`` overrides what is read from the command (a structured edit
+    names its file); ``kind`` is ``"read"`` for a structured read. What later passes learn of it
+    (why a run validated nothing, the script it ran as a check, its rebuilt edits, whether it
+    changed the code) comes back as a new step: :meth:`but`."""
+
+    __slots__ = (
+        "_made",
+        "code_edit",
+        "command",
+        "counts",
+        "cut",
+        "editor",
+        "edits",
+        "failed_build",
+        "frames",
+        "output",
+        "probe",
+        "probe_code",
+        "probe_kind",
+        "probe_outcome",
+        "returncode",
+        "shell",
+        "test",
+        "thought",
+        "time",
+        "unavailable",
+        "unrecovered",
+        "writes",
+    )
 
     def __init__(self, thought: str, command: str, returncode: int | None, output: str, time: float | None,
                  writes: list[tuple[str, str]] | None = None, kind: str | None = None,
@@ -83,6 +111,22 @@ class Step:
         self.probe_code: int | None = None  # the script's own exit status, where the log has it
         self.frames: list[tuple[str, int]] = []  # the repository frames its traceback passed through
         self.code_edit = False  # it changed the code, not only throw-away files (set by convert)
+        self._made = True
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if getattr(self, "_made", False):
+            raise AttributeError(f"a Step is frozen: step.but({name}=...) makes the step with its {name} changed")
+        object.__setattr__(self, name, value)
+
+    def but(self, **changes: Any) -> Step:
+        """This step with ``changes`` (a field's new value each), as a new step."""
+        odd = changes.keys() - set(Step.__slots__) | ({"_made"} & changes.keys())
+        if odd:
+            raise TypeError(f"a Step has no field {min(odd)!r}")
+        made = Step.__new__(Step)
+        for name in Step.__slots__:
+            object.__setattr__(made, name, changes[name] if name in changes else getattr(self, name))
+        return made
 
     @property
     def check(self) -> str | None:

@@ -182,7 +182,7 @@ def aci_steps(trajectory: list[Any]) -> Iterator[Step]:
         step = _aci_step(action, thought, output, open_file)
         if step is None:
             continue
-        step.cut = any(marker in output for marker in _CUT_MARKERS)
+        step = step.but(cut=any(marker in output for marker in _CUT_MARKERS))
         if step.editor and step.editor.get("path"):
             open_file = str(step.editor["path"])
         yield step
