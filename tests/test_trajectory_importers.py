@@ -539,3 +539,26 @@ def test_the_documented_example_importer_is_one_reader_that_imports_a_loop(tmp_p
     assert (telemetry.test_results.pre_iteration.failed, telemetry.test_results.post_iteration.passed) == (1, 2)
     assert telemetry.changes is not None and telemetry.changes.files[0].edits[0].new == "    return sum(xs)"
     assert [check.outcome for check in telemetry.checks or []] == ["passed"]
+
+
+def test_any_tool_call_is_one_step_by_its_name_and_arguments() -> None:
+    """toolcalls.tool_call_step is the one reading of a tool call: the editor tool, apply_patch, a
+    tool that writes the file it names, a shell command, else a read; ATIF's reader is that call."""
+    from procjudge.importers.toolcalls import tool_call_step
+
+    patch = "*** Begin Patch\n*** Update File: shop/sums.py\n@@\n-    return 1\n+    return 2\n*** End Patch\n"
+    calls = [
+        ("bash", {"command": "python -m pytest -q\r"}, "1 failed in 0.1s\nexit code 1", ("python -m pytest -q", [], 1)),
+        ("apply_patch", {"input": patch}, "Done", ("apply_patch", [("shop/sums.py", "edit")], None)),
+        ("write_file", {"path": "b.py", "content": "x = 1\n"}, "", ("write_file b.py", [("b.py", "edit")], None)),
+        ("str_replace_based_edit_tool", {"command": "str_replace", "path": "c.py", "old_str": "a", "new_str": "b"},
+         "The file c.py has been edited.", ("str_replace c.py", [("c.py", "edit")], None)),
+        ("search", {"query": "total"}, "shop/sums.py", ("search", [], None)),
+    ]
+    for name, arguments, output, (command, writes, code) in calls:
+        step = tool_call_step(name, arguments, "", output, None)
+        assert (step.command, step.writes, step.returncode) == (command, writes, code), name
+        same = atif.call_step({"function_name": name, "arguments": arguments}, "", output, None)
+        assert (same.command, same.writes, same.returncode, same.editor, same.shell) == \
+            (step.command, step.writes, step.returncode, step.editor, step.shell), name
+    assert tool_call_step("bash", {"command": "python -m pytest -q"}, "", "1 failed in 0.1s", None).test

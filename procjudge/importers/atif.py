@@ -33,7 +33,6 @@ reward, as a one-test suite named ``reward`` (passed when the reward is 1). The 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -44,13 +43,9 @@ from .driver import Imported, Made, Task, drive, one_run_per_file
 from .shell import Trajectory
 from .shell import convert as convert_steps
 from .steps import Step
-from .toolcalls import COMMANDS, editor_step
+from .toolcalls import tool_call_step
 
 ROOTS = ("/app", "/testbed", "/workspace", "/repo")
-_SHELL_ARGUMENTS = ("command", "cmd", "keystrokes", "script")
-_PATH_ARGUMENTS = ("path", "file_path", "filename", "file")
-_WRITING = re.compile(r"write|edit|create|replace|insert|patch", re.IGNORECASE)
-_EXIT = re.compile(r"(?i)\b(?:exit(?:ed with)? code|return ?code|exit status)\W{0,3}(-?\d+)")
 
 
 def _content(result: dict[str, Any]) -> str:
@@ -61,26 +56,8 @@ def _content(result: dict[str, Any]) -> str:
 
 
 def call_step(call: dict[str, Any], thought: str, output: str, time: float | None) -> Step:
-    name = str(call.get("function_name") or "")
-    arguments = as_object(call.get("arguments"))
-    path = next((str(arguments[key]) for key in _PATH_ARGUMENTS if isinstance(arguments.get(key), str)), "")
-    exit_code = _EXIT.search(output[-2000:])
-    code = int(exit_code.group(1)) if exit_code else None
-    editor = arguments.get("command")
-    if path and isinstance(editor, str) and editor in COMMANDS:
-        return editor_step({**arguments, "path": path}, thought, code, output, time)
-    if name == "apply_patch" or isinstance(arguments.get("patch"), str):
-        patch = str(arguments.get("input") or arguments.get("patch") or "")
-        files = re.findall(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", patch, re.MULTILINE)
-        files += re.findall(r"^\+\+\+ b/(\S+)", patch, re.MULTILINE)
-        return Step(thought, "apply_patch", code, output, time, writes=[(os.path.normpath(f.strip()), "edit") for f in files],
-                    kind="edit")
-    if path and _WRITING.search(name):
-        return Step(thought, f"{name} {path}", code, output, time, writes=[(os.path.normpath(path), "edit")], kind="edit")
-    command = next((arguments[key] for key in _SHELL_ARGUMENTS if isinstance(arguments.get(key), str)), None)
-    if command is not None:
-        return Step(thought, command.replace("\r", "").strip(), code, output, time)
-    return Step(thought, f"{name} {path}".strip(), code, output, time, kind="read")
+    """An ATIF tool call (``function_name``, ``arguments``) as the one vocabulary's step."""
+    return tool_call_step(str(call.get("function_name") or ""), as_object(call.get("arguments")), thought, output, time)
 
 
 def steps(trajectory: dict[str, Any]) -> list[Step]:

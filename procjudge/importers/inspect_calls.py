@@ -14,11 +14,11 @@ from typing import Any
 
 from ..model import RunFile
 from . import claude_code, codex
-from .atif import call_step
 from .build import with_notes
 from .shell import Trajectory
 from .shell import convert as convert_steps
 from .steps import Step
+from .toolcalls import tool_call_step
 
 ROOTS = ("/app", "/testbed", "/workspace", "/repo")
 
@@ -79,7 +79,7 @@ def steps(messages: list[Any], origins: list[int] | None = None) -> tuple[list[S
             if name == "python" and isinstance(arguments.get("code"), str):
                 # Inspect's python tool runs the code as `python -c` would: a check, or an edit when it writes files
                 arguments = {"cmd": f"python -c {shlex.quote(arguments['code'])}"}
-            step = call_step({"function_name": name, "arguments": arguments}, thought if k == 0 else "", output, None)
+            step = tool_call_step(name, arguments, thought if k == 0 else "", output, None)
             if error is not None and step.shell and step.returncode is None:
                 # Inspect's bash and python tools answer a non-zero exit with an error: the command failed
                 step = Step(step.thought, step.command, 1, step.output, None)
