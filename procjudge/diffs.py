@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")  # a hunk's header: old start, count, new start, count
 _GIT = re.compile(r'^diff --git (?:"a/(.+)"|a/(\S+)) (?:"b/(.+)"|b/(\S+))\s*$')
 
 
@@ -146,7 +146,7 @@ def read(text: str) -> list[FilePatch]:
             else:
                 current.new_path = line[len("rename to "):].strip()
         else:
-            header = _HUNK.match(line)
+            header = HUNK.match(line)
             if header:
                 if current is None:
                     current = FilePatch()

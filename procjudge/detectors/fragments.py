@@ -19,6 +19,8 @@ import textwrap
 import warnings
 from collections.abc import Sequence
 
+from ..diffs import HUNK
+
 # A line that stands for code left out: "...", "# ...", "…", "# rest of the function unchanged".
 _ELISION = re.compile(r"^\s*(?:\.\.\.|…|#\s*(?:\.\.\.|…).*|#.*\b(?:unchanged|omitted|rest of|as before|existing code)\b.*)\s*$",
                       re.IGNORECASE)
@@ -92,7 +94,6 @@ def new_side(hunk: Sequence[str]) -> tuple[list[str], set[int]]:
     return lines, added
 
 
-_HEADER = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
 
 def apply_hunks(source: str, hunks: Sequence[Sequence[str]]) -> str | None:
@@ -106,7 +107,7 @@ def apply_hunks(source: str, hunks: Sequence[Sequence[str]]) -> str | None:
         old = [line[1:] for line in hunk if line[:1] in (" ", "-")]
         new = [line[1:] for line in hunk if line[:1] in (" ", "+")]
         if not old:  # a pure insertion: its header says where
-            header = _HEADER.match(hunk[0]) if hunk and hunk[0].startswith("@@") else None
+            header = HUNK.match(hunk[0]) if hunk and hunk[0].startswith("@@") else None
             if header is None:
                 return None
             # "-10,0": insert after line 10; "-10": the hunk starts at line 10
@@ -128,7 +129,7 @@ def _find(lines: list[str], old: list[str], after: int, header: str) -> int | No
     """Where ``old`` begins in ``lines`` at or after ``after``: the header's line first, then the
     nearest match; trailing whitespace is ignored."""
     wanted = [line.rstrip() for line in old]
-    match = _HEADER.match(header)
+    match = HUNK.match(header)
     hint = int(match.group(1)) - 1 if match else after
     candidates = [hint] if hint >= after else []
     candidates += sorted(range(after, len(lines) - len(old) + 1), key=lambda k: abs(k - hint))
