@@ -747,6 +747,13 @@ def _all_keys_known(value: Any, struct_type: type) -> bool:
     return True
 
 
+def unknown_fields(document: dict[str, Any]) -> list[str]:
+    """Every key of a run document the model does not know, as ``where (did you mean `x`?)``,
+    the first ``MAX_UNKNOWN_KEY_WARNINGS`` of them."""
+    unknown, _ = _unknown_keys(document)
+    return [f"{where}{hint}" for where, hint in unknown]
+
+
 def _unknown_keys(canonical: dict[str, Any], bare: set[int] | frozenset[int] = frozenset()) -> tuple[list[tuple[str, str]], int]:
     """(path, " (did you mean `x`?)" or "") of every key the contract does not know, in the file's
     order, up to ``MAX_UNKNOWN_KEY_WARNINGS``, and how many more there are. Iterations in ``bare``

@@ -562,3 +562,19 @@ def test_any_tool_call_is_one_step_by_its_name_and_arguments() -> None:
         assert (same.command, same.writes, same.returncode, same.editor, same.shell) == \
             (step.command, step.writes, step.returncode, step.editor, step.shell), name
     assert tool_call_step("bash", {"command": "python -m pytest -q"}, "", "1 failed in 0.1s", None).test
+
+
+def test_a_plain_document_with_a_misspelt_field_is_refused_where_it_is_written(tmp_path: Path) -> None:
+    """A plug-in hands the writer a plain document: a field the run model does not know would be
+    lost in the typed run file, so the run is refused, naming the field and the likely one."""
+    writer = Writer(str(tmp_path), [])
+    issues: list[Any] = []
+    misspelt = {"iterations": [{"iteration_telemetry": {"test_result": {"post_iteration": {"passed": 1, "total": 2}}},
+                                "scor": 3}]}
+    assert not writer.put("log.jsonl", 4, "a", "t", misspelt, issues)
+    (issue,) = issues
+    assert issue.line == 4 and "does not know (misspelt?)" in issue.reason
+    assert "iterations[0].iteration_telemetry.test_result (did you mean `test_results`?)" in issue.reason
+    assert "iterations[0].scor" in issue.reason and not (tmp_path / "a" / "t.json").exists()
+    spelt = {"iterations": [{"iteration_telemetry": {"test_results": {"post_iteration": {"passed": 1, "total": 2}}}}]}
+    assert writer.put("log.jsonl", 5, "a", "t", spelt, issues) and len(issues) == 1

@@ -74,6 +74,13 @@ def typed(document: RunFile | dict[str, Any]) -> bytes:
 
     # built typed, its values' limits are checked here as a plain document's are
     plain: dict[str, Any] = msgspec.to_builtins(document) if isinstance(document, RunFile) else document
+    if not isinstance(document, RunFile):  # a plug-in's document: a field the model does not know would be lost
+        from ..loading import unknown_fields
+
+        unknown = unknown_fields(plain)
+        if unknown:
+            raise ValueError(f"the run has {'a field' if len(unknown) == 1 else 'fields'} the run model does not "
+                             f"know (misspelt?): {'; '.join(unknown[:3])}")
     left_out = fitted(plain, RunFile)
     if left_out:
         run = plain.setdefault("run", {})
