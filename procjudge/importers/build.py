@@ -15,17 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..model import (
-    Changes,
-    Counts,
-    Entry,
-    HiddenSuite,
-    RunFile,
-    RunInfo,
-    TestOutcome,
-    TestResults,
-    Usage,
-)
+from ..model import Counts, Entry, HiddenSuite, RunFile, RunInfo, TestOutcome, Usage
 
 _OUTCOME_KEYS = frozenset({"name", "outcome", "message", "files", "category"})
 _SUITE_KEYS = frozenset({"name", "passed", "total", "tests"})
@@ -81,4 +71,4 @@ def with_notes(document: RunFile, notes: list[str]) -> RunFile:
     return msgspec.structs.replace(document, run=msgspec.structs.replace(run, notes=[*(run.notes or []), *notes]))
 
 
-__all__ = ["Changes", "TestResults", "held_back", "outcome", "outcomes", "submissions", "suite", "with_notes", "with_usage"]
+__all__ = ["held_back", "outcome", "outcomes", "submissions", "suite", "with_notes", "with_usage"]
