@@ -378,11 +378,11 @@ class AggregateTelemetry(Record, frozen=True):
     time_efficiency: TimeEfficiency | None = None
 
 
-class RunFile(Record, frozen=True):
+class RunFile(Record, frozen=True, kw_only=True):
     """The canonical run file: every accepted shape is normalised to this before validation."""
 
+    run: RunInfo = RunInfo()  # first: a run file written from the model opens with what the run is
     iterations: Annotated[list[Entry], msgspec.Meta(min_length=1, max_length=100_000)]
-    run: RunInfo = RunInfo()
     aggregate_telemetry: AggregateTelemetry | None = None
 
 
