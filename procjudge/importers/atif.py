@@ -126,7 +126,7 @@ def verdict(path: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
 
 def convert(trajectory: dict[str, Any], agent: str, instance: str,
             hidden: list[dict[str, Any]] | None = None, notes: list[str] | None = None) -> RunFile:
-    """One ATIF trajectory -> one run document."""
+    """One ATIF trajectory -> one run (the typed model, from the shell builder)."""
     version = str(trajectory.get("schema_version") or "")
     if not version.upper().startswith("ATIF"):
         raise ValueError(f"schema_version is {version!r}, not ATIF-v1.x")

@@ -205,7 +205,7 @@ def usage(events: list[dict[str, Any]]) -> dict[str, int]:
 
 
 def convert(events: list[dict[str, Any]], agent: str, session: str, notes: list[str] | None = None) -> RunFile:
-    """One session's events -> one run document."""
+    """One session's events -> one run (the typed model, from the shell builder)."""
     conversation = _conversation(events)
     cwd = next((str(e["cwd"]) for e in events if isinstance(e.get("cwd"), str) and e["cwd"].startswith("/")), None)
     roots = ((cwd.rstrip("/"),) if cwd else ()) + REPO_ROOTS

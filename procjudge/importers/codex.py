@@ -278,7 +278,7 @@ def _model(records: list[dict[str, Any]]) -> str | None:
 
 
 def convert(records: list[dict[str, Any]], agent: str, session: str, notes: list[str] | None = None) -> RunFile:
-    """One rollout's records -> one run document."""
+    """One rollout's records -> one run (the typed model, from the shell builder)."""
     meta = next((as_object(r.get("payload")) for r in records if r.get("type") == "session_meta"), {})
     cwd = meta.get("cwd") if isinstance(meta.get("cwd"), str) else next(
         (as_object(r.get("payload")).get("cwd") for r in records if r.get("type") == "turn_context"

@@ -223,7 +223,7 @@ def _max_attempts(header: dict[str, Any]) -> int | None:
 
 
 def convert(header: dict[str, Any], sample: dict[str, Any], agent: str | None = None) -> RunFile:
-    """One sample (one epoch) of an Inspect log -> one run document: the agent's own loop when it
+    """One sample (one epoch) of an Inspect log -> one run (the typed model): the agent's own loop when it
     edited files with tool calls and was scored once (a CLI agent, a ``react`` agent), else one
     iteration per scored submission."""
     attachments = sample.get("attachments") or {}

@@ -95,7 +95,7 @@ _NOT_RUN = frozenset({"parsing", "approval"})
 
 def run_document(messages: list[Any], sample: str = "sample", agent: str = "inspect",
                  statement: str = "", origins: list[int] | None = None) -> RunFile:
-    """A run document of a sample's messages (NothingLogged when the agent changed nothing);
+    """The run (the typed model) of a sample's messages (NothingLogged when the agent changed nothing);
     ``origins`` receives each step's message index, as :func:`steps` gives it."""
     found, submitted = steps(messages, origins)
     document = convert_steps(Trajectory(instance=sample, agent=agent, source="inspect", steps=found, submission=None,

@@ -154,7 +154,7 @@ def model_name(record: dict[str, Any]) -> str | None:
 
 
 def convert(record: dict[str, Any], agent: str, report: dict[str, Any] | None = None) -> RunFile:
-    """One line of output.jsonl -> one run document."""
+    """One line of output.jsonl -> one run (the typed model, from the shell builder)."""
     instance = record.get("instance_id")
     if not isinstance(instance, (str, int)) or isinstance(instance, bool):
         raise TypeError("no instance_id")

@@ -255,7 +255,7 @@ def _statement(first_user: str) -> str:
 
 def convert(trajectory: dict[str, Any], agent: str, report: dict[str, Any] | None = None,
             log: str | None = None) -> RunFile:
-    """One trajectory (and its SWE-bench report, and the held-back run's log) -> one run document."""
+    """One trajectory (and its SWE-bench report, and the held-back run's log) -> one run (the typed model)."""
     instance = str(trajectory.get("instance_id") or "run")
     messages = trajectory.get("messages") or trajectory.get("history") or []
     if not isinstance(messages, list):
