@@ -68,6 +68,7 @@ def _only_tests_changed(facts: RunFacts) -> bool:
     return changed
 
 
+@last_run  # monotonic_improvement and progressive_refinement's share of its pay read them of the same run
 def _monotonic_steps(facts: RunFacts, policy: Policy) -> tuple[list[IterationFacts], ...]:
     """The judged steps as the monotonic bonus sorts them: paid (held or rose), flat at 0 (not
     paid), fell, and held by changing tests alone (not paid: a step whose only change is to the
@@ -100,6 +101,7 @@ def monotonic_pay(facts: RunFacts, policy: Policy) -> float:
     return len(_monotonic_steps(facts, policy)[1]) * policy.trajectory.monotonic_improvement.per_step
 
 
+@last_run  # progressive_refinement and monotonic_improvement's share both read it
 def progressive_earned(facts: RunFacts, policy: Policy) -> tuple[float, list[float]] | None:
     """(what the textbook progression earns, its gains) when the run is one: at least
     ``min_steps`` steps, every one gaining less than the one before, nothing broken, a final of at

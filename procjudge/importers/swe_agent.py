@@ -364,10 +364,12 @@ def tasks(paths: list[str], agent: str | None, reports: str | None, unlisted: st
         return name, instance, convert(trajectory, name, report, held_back_log(where))
 
     unknown: list[str] = []
+    # a file listing instances by outcome (not a folder of reports), looked at once
+    results_file = reports if reports and os.path.isfile(reports) else None
     for task in one_run_per_file(paths, produce, "a trajectory", jobs):
-        if isinstance(task, Task) and reports and os.path.isfile(reports):
+        if isinstance(task, Task) and results_file is not None:
             instance = task.make()[1]
-            if listed(reports, instance, unlisted) is None:
+            if listed(results_file, instance, unlisted) is None:
                 unknown.append(instance)
         yield task
     if unknown:
