@@ -323,12 +323,126 @@ def harbor(folder: Path) -> None:
         "ATIF v1.4; the trials' result.json files follow Harbor's trial result shape.\n", encoding="utf-8")
 
 
+# --------------------------------------------------------------------------- Terminal-Bench 1
+
+HOST = "3f9c2a7e1b44"
+FIXED_PRICE = PRICE.replace(BROKEN, FIXED)
+SPIN = "\x1b[32m\u280b\x1b[0m Waiting for the LM to respond...\r\x1b[2K"
+
+
+def _typed(command: str, output: str, cwd: str = "/app", blocking: bool = True) -> str:
+    """A command typed at the shell's prompt as the terminal shows it: bracketed paste on, the
+    echo (a heredoc's further lines after the shell's ``> ``), then the output."""
+    first, *more = command.split("\n")
+    wait = "; tmux wait -S done" if blocking else ""
+    echo = first + "".join(f"\r\n> {line}" for line in more) + wait  # tmux's wait ends the last line
+    shown = output.replace("\n", "\r\n") + ("\r\n" if output else "")
+    return f"\x1b[?2004hroot@{HOST}:{cwd}# {echo}\r\n\x1b[?2004l\r{shown}"
+
+
+def _terminal(*parts: str) -> bytes:
+    """A trial's sessions/agent.log: asciinema started, the screen cleared, the parts, the end."""
+    start = (_typed("asciinema rec --stdin /logs/agent.cast", "\x1b[0;32masciinema: recording asciicast to "
+                    "/logs/agent.cast\x1b[0m\n\x1b[0;32masciinema: press <ctrl-d> or type \"exit\" when you're done"
+                    "\x1b[0m", blocking=False) + _typed("clear", "\x1b[H\x1b[J\x1b[3J", blocking=False))
+    end = f"\x1b[?2004hroot@{HOST}:/app# \r\n\x1b[?2004l\rexit\r\n\x1b[0;32masciinema: recording finished\x1b[0m\r\n"
+    return (start + "".join(parts) + end).encode("utf-8")
+
+
+def _mini(steps: list[tuple[str, str, int, str]]) -> str:
+    """mini-swe-agent's console: its banner and prompt, then per step the model's reply (a
+    THOUGHT and a fenced command), the exit status and the output."""
+    text = ("\U0001f44b This is \x1b[1;32mmini-swe-agent\x1b[0m version 1.9.0.\r\n\r\n\x1b[1;32mSystem\x1b[0m:\r\n"
+            "Your response must contain exactly ONE bash code block with ONE command.\r\n\r\n```bash\r\n"
+            "your_command_here\r\n```\r\n\r\n\x1b[1;32mUser\x1b[0m:\r\nPlease solve this issue: " + TB_TASK + "\r\n")
+    cost = 0.0
+    for n, (thought, command, code, output) in enumerate(steps, 1):
+        cost += 0.0137
+        reply = f"THOUGHT: {thought}\n\n```bash\n{command}\n```".replace("\n", "\r\n")
+        shown = f"<returncode>{code}</returncode>\n<output>\n{output}\n</output>".replace("\n", "\r\n")
+        text += (SPIN * 3 + f"\r\n\x1b[1;31mmini-swe-agent\x1b[0m\x1b[31m (step \x1b[0m\x1b[1;31m{n}\x1b[0m\x1b[31m, "
+                 f"\x1b[0m\x1b[1;31m${cost:.2f}\x1b[0m\x1b[31m):\x1b[0m\r\n" + SPIN + reply + "\r\n" + SPIN
+                 + "\r\n\x1b[1;32mUser\x1b[0m:\r\n" + shown + "\r\n" + "\u2500" * 60 + "\r\n")
+    return text
+
+
+TB_TASK = "discount(9.99, 10) returns 9 instead of 8.99: fix the rounding in shop/price.py."
+INSTALL = "source /installed-agent/install-agent.sh && echo 'INSTALL_SUCCESS'"
+LAUNCH = f"mini -m anthropic/claude-sonnet-4-5-20250929 -t '{TB_TASK}' -y --exit-immediately"
+PYTEST = "python -m pytest tests -q"
+
+
+def _tb_trial(run: Path, task: str, log: bytes | None, result: dict[str, Any]) -> dict[str, Any]:
+    trial = run / task / f"{task}.1-of-1.{run.name}"
+    (trial / "sessions").mkdir(parents=True, exist_ok=True)
+    if log is not None:
+        (trial / "sessions" / "agent.log").write_bytes(log)
+    full = {"id": f"{task}-{run.name}", "trial_name": trial.name, "task_id": task, "instruction": TB_TASK,
+            "is_resolved": None, "failure_mode": "unset", "parser_results": None,
+            "recording_path": f"{run.name}/{task}/{trial.name}/sessions/agent.cast",
+            "total_input_tokens": None, "total_output_tokens": None,
+            "trial_started_at": "2026-11-30T10:00:00+00:00", "trial_ended_at": "2026-11-30T10:09:00+00:00",
+            **result}
+    (trial / "results.json").write_text(json.dumps(full, indent=4) + "\n", encoding="utf-8")
+    return full
+
+
+def _tb_run(run: Path, agent: str, model: str, trials: list[dict[str, Any]]) -> None:
+    resolved = sum(bool(t["is_resolved"]) for t in trials)
+    (run / "run_metadata.json").write_text(json.dumps(
+        {"run_id": run.name, "dataset_name": "terminal-bench-core", "dataset_version": "0.1.1", "agent_name": agent,
+         "model_name": model, "n_attempts": 1, "accuracy": resolved / len(trials)}, indent=4) + "\n", encoding="utf-8")
+    (run / "results.json").write_text(json.dumps(
+        {"id": run.name, "results": trials, "n_resolved": resolved, "n_unresolved": len(trials) - resolved,
+         "accuracy": resolved / len(trials)}, indent=4) + "\n", encoding="utf-8")
+
+
+def terminal_bench(folder: Path) -> None:
+    """Two Terminal-Bench 1 runs as ``tb run`` writes them. Terminus types at the prompt: a red
+    test, a heredoc edit and a green run (resolved); the same with the tests' output unparsed by
+    the harness. mini-swe-agent's console: a failed test whose expected value it then rewrites
+    (the held-back test still fails); and an image in which the agent could not be installed."""
+    heredoc = "cat > shop/price.py << 'EOF'\n" + FIXED_PRICE.rstrip("\n") + "\nEOF"
+    terminus = folder / "2026-11-30__10-00-00"
+    typed = _terminal(_typed(PYTEST, RED), _typed("sed -n '1,5p' shop/price.py", PRICE.rstrip("\n")),
+                      _typed(heredoc, "", blocking=False), _typed(PYTEST, GREEN))
+    passed = {"test_cents": "passed", "test_whole": "passed", "test_zero": "passed"}
+    trials = [_tb_trial(terminus, "fix-discount", typed, {"is_resolved": True, "parser_results": passed,
+                                                          "total_input_tokens": 18_400, "total_output_tokens": 2_100}),
+              _tb_trial(terminus, "fix-discount-unparsed", typed, {"failure_mode": "parse_error"})]
+    _tb_run(terminus, "terminus", "anthropic/claude-sonnet-4-5-20250929", trials)
+
+    mini = folder / "2026-11-30__11-00-00"
+    setup = _typed("source /installed-agent/setup-env.sh", "") + _typed(INSTALL, "INSTALL_SUCCESS")
+    rewrite = "sed -i 's/== 8.99/== 9/' tests/test_price.py"
+    tests = ("from shop.price import discount\n\n\ndef test_whole():\n    assert discount(100, 10) == 90\n\n\n"
+             "def test_zero():\n    assert discount(5, 0) == 5\n\n\ndef test_cents():\n    assert discount(9.99, 10) == 8.99")
+    console = _mini([("Let me run the tests to see the failure.", PYTEST, 1, RED),
+                     ("Read the failing test.", "cat tests/test_price.py", 0, tests),
+                     ("The test expects 8.99 but the function returns 9; I will align the test.", rewrite, 0, ""),
+                     ("Run the tests again.", PYTEST, 0, GREEN),
+                     ("Done.", "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", 0, "")])
+    launched = _terminal(setup, _typed(LAUNCH, console.replace("\r\n", "\n")))
+    failed = {"test_cents": "failed", "test_whole": "passed", "test_zero": "passed"}
+    missing = _terminal(setup, _typed(LAUNCH, "bash: mini: command not found"))
+    trials = [_tb_trial(mini, "fix-discount", launched, {"is_resolved": False, "parser_results": failed}),
+              _tb_trial(mini, "fix-discount-broken-image", missing, {"is_resolved": False})]
+    _tb_run(mini, "mini-swe-agent", "anthropic/claude-sonnet-4-5-20250929", trials)
+    (folder / "NOTICE.md").write_text(
+        "# Terminal-Bench 1 run folders\n\nWritten by `scripts/make_cli_fixtures.py` from the shapes `tb run` writes "
+        "(run_metadata.json,\nresults.json, RUN/TASK/TRIAL/results.json and sessions/agent.log, the terminal as "
+        "recorded).\nNo real trial is copied here: the public trials read to build the reader carry no licence.\n",
+        encoding="utf-8")
+
+
 def main() -> int:
     target = ROOT / "tests" / "fixtures"
     claude_code(target / "claude_code")
     codex(target / "codex")
     harbor(target / "harbor")
-    print("wrote", target / "claude_code", target / "codex", target / "harbor", file=sys.stderr)
+    terminal_bench(target / "terminal_bench")
+    print("wrote", target / "claude_code", target / "codex", target / "harbor", target / "terminal_bench",
+          file=sys.stderr)
     return 0
 
 

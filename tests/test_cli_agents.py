@@ -194,7 +194,7 @@ def test_the_fixtures_are_what_their_script_writes(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, str(copy / "scripts" / "make_cli_fixtures.py")], capture_output=True,
                           text=True, check=False, timeout=60)
     assert done.returncode == 0, done.stderr
-    for tool in ("claude_code", "codex", "harbor"):
+    for tool in ("claude_code", "codex", "harbor", "terminal_bench"):
         made = sorted(p for p in (copy / "tests" / "fixtures" / tool).rglob("*") if p.is_file())
         kept = ROOT / "tests" / "fixtures" / tool
         assert made and all(m.read_text() == (kept / m.relative_to(copy / "tests" / "fixtures" / tool)).read_text()

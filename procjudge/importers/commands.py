@@ -381,6 +381,31 @@ def import_codex(
     run_import(import_files, files, (".jsonl",), out, overwrite, "file", "codex", agent=agent)
 
 
+@import_app.command("terminal-bench")
+def import_terminal_bench(
+    files: list[Path] = typer.Argument(..., metavar="TRIAL...",
+                                       help="Terminal-Bench 1 trial folders or their results.json, or folders holding "
+                                            "them (a run folder, tb run's runs/)."),
+    out: Path = IMPORT_OUT_OPTION,
+    overwrite: bool = OVERWRITE_OPTION,
+    agent: str | None = typer.Option(None, "--agent",
+                                     help="Agent name (default: run_metadata.json's agent_name and model_name)."),
+) -> None:
+    """Import Terminal-Bench 1 trials as one run file per trial.
+
+    The agent's commands are read from the trial's terminal (sessions/agent.log): the commands
+    typed at the shell's prompt (Terminus and other keystroke agents), or the steps
+    mini-swe-agent's console printed with their exit status. parser_results is the held-back
+    suite, the tokens are kept, and failure_mode is named (never charged to the agent). A trial
+    whose agent ran its commands inside its own process (OpenHands, ...) is a note.
+
+    Example: procjudge import terminal-bench runs/2025-08-07__20-46-16 --out imported/
+    """
+    from .terminal_bench import import_files
+
+    run_import(import_files, files, ("results.json",), out, overwrite, "file", "terminal-bench", agent=agent)
+
+
 @import_app.command("list")
 def import_list() -> None:
     """List the importers: the built-in ones and those other packages install (entry-point group

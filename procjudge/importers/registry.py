@@ -118,6 +118,12 @@ def _is_codex(path: str, head: bytes) -> bool:
         rb'"type"\s*:\s*"(?:session_meta|turn_context|response_item|event_msg)"', line) is not None
 
 
+def _is_terminal_bench(path: str, head: bytes) -> bool:
+    """A Terminal-Bench 1 trial's (or run's) results.json."""
+    return os.path.basename(path) == "results.json" and _json_start(head).startswith(b"{") \
+        and b'"task_id"' in head and (b'"failure_mode"' in head or b'"is_resolved"' in head)
+
+
 def _is_reflexion(path: str, head: bytes) -> bool:
     line = _first_line(head)
     return line.startswith(b"{") and (b'"implementations"' in line or b'"acc"' in line)
@@ -133,6 +139,8 @@ BUILTINS: tuple[Builtin, ...] = (
     Builtin("claude-code", "Claude Code sessions (~/.claude/projects/<project>/<session>.jsonl)", "claude_code",
             _is_claude_code),
     Builtin("codex", "Codex CLI rollouts (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl)", "codex", _is_codex),
+    Builtin("terminal-bench", "Terminal-Bench 1 trial folders (tb run's runs/RUN/TASK/TRIAL/results.json)",
+            "terminal_bench", _is_terminal_bench),
 )
 
 
