@@ -644,6 +644,28 @@ def test_shotgun_debugging_reads_the_frames_of_the_agents_own_crash(others: tupl
         assert "appear in no failing test's stack trace: shop/config.py" in items["shotgun_debugging"].evidence
 
 
+@pytest.mark.parametrize("rerun,fires", [(False, False), (True, True)])
+def test_no_test_fixed_needs_the_failing_check_run_again(rerun: bool, fires: bool, tmp_path: Path) -> None:
+    """Four files changed after an inline check failed: shotgun debugging only when that check ran
+    again and still failed; when the agent's next check was another one, whether anything was fixed
+    is not known (the log does not say), so the rule is not checked."""
+    failing = Step("", "python -c 'from shop import sums; assert sums.total([1]) == 1'", 1, "AssertionError\n", None)
+    other = Step("", "python -c 'from shop import db; print(db.ok())'", 0, "True\n", None)
+    names = ("sums", "config", "db", "utils")
+    steps = [Step("", "sed -i 's/a = 1/a = 2/' shop/main.py", 0, "", None), failing,
+             *(Step("", f"sed -i 's/a = 1/a = 2/' shop/{name}.py", 0, "", None) for name in names),
+             _copy(failing) if rerun else other]
+    trajectory = _trajectory(steps)
+    trajectory.submission = "".join(f"diff --git a/shop/{n}.py b/shop/{n}.py\n--- a/shop/{n}.py\n+++ b/shop/{n}.py\n"
+                                    "@@ -1 +1 @@\n-a = 1\n+a = 2\n" for n in ("main", *names))
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(convert_trajectory(trajectory)))
+    verdict = judge(load_run(str(path)))
+    assert ("shotgun_debugging" in {item.id for item in verdict.items}) is fires
+    if not fires:
+        assert any(n.detector == "shotgun_debugging" for n in verdict.not_checked)
+
+
 # --------------------------------------------------------------------------- hostile commands, in bounded time
 
 

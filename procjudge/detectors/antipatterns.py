@@ -115,7 +115,9 @@ def _failing_before(it: IterationFacts) -> bool:
           "throw-away name: `reproduce_*.py`, `check_*.py`, `debug*.py`, a `test_*.py` in the repository root): files "
           "changed per test fixed above {s.max_files_per_test_fixed:g}:1 (s from {s.max_files_per_test_fixed:g}:1 to "
           "{s.severe_files_per_test_fixed:g}:1; with no test fixed the ratio is unbounded: more than "
-          "{s.max_files_per_test_fixed:g} files is s = 1); or more than {half} (and at least {s.min_unrelated_files}) of the "
+          "{s.max_files_per_test_fixed:g} files is s = 1; tests fixed are counted among the failing tests that ran "
+          "again, so when the agent's next check ran none of them, whether any was fixed is not known and the ratio "
+          "is not checked); or more than {half} (and at least {s.min_unrelated_files}) of the "
           "changed non-test files in no failing test's stack trace (s from {one_half} to all); or a rename no failure "
           "points to (s = 0)"),
     reads="changes.files, the tests fixed, the failing tests' stack traces",
