@@ -525,6 +525,9 @@ def _tests_fixed_broken(
             # none of the failing tests ran again (a shell agent's next check was another one): whether
             # any was fixed is not known, and "none fixed" would be a claim the log does not make
             return None, len(broken), broken, "per-test outcomes (the failing tests were not run again)"
+        if passing_before and not passing_before & (failing_after | passing_after):
+            # none of the tests that passed ran again: a regression among them is neither seen nor ruled out
+            return len(failing_before & passing_after), None, (), "per-test outcomes (the passing tests were not run again)"
         return len(failing_before & passing_after), len(broken), broken, "per-test outcomes"
     broken_count = results.regressions if results and results.regressions is not None else None
     if pre_passed is None or passed is None:

@@ -666,6 +666,23 @@ def test_no_test_fixed_needs_the_failing_check_run_again(rerun: bool, fires: boo
         assert any(n.detector == "shotgun_debugging" for n in verdict.not_checked)
 
 
+@pytest.mark.parametrize("rerun,paid", [(False, False), (True, True)])
+def test_no_regression_needs_the_passing_check_run_again(rerun: bool, paid: bool, tmp_path: Path) -> None:
+    """A check passed, the agent edited, then ran a check: no regression is ruled out only when the
+    check that passed ran again; another script says nothing of the first one."""
+    first = Step("", "python reproduce_alias.py", 0, "SUCCESS\n", None)
+    other = Step("", "python reproduce_refcount.py", 0, "SUCCESS\n", None)
+    steps = [Step("", "sed -i 's/a = 1/a = 2/' shop/sums.py", 0, "", None), first,
+             Step("", "sed -i 's/b = 1/b = 2/' shop/sums.py", 0, "", None), _copy(first) if rerun else other]
+    trajectory = _trajectory(steps)
+    trajectory.submission = ("diff --git a/shop/sums.py b/shop/sums.py\n--- a/shop/sums.py\n+++ b/shop/sums.py\n"
+                             "@@ -1,2 +1,2 @@\n-a = 1\n-b = 1\n+a = 2\n+b = 2\n")
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(convert_trajectory(trajectory)))
+    verdict = judge(load_run(str(path)))
+    assert ("no_regressions" in {item.id for item in verdict.items}) is paid
+
+
 # --------------------------------------------------------------------------- hostile commands, in bounded time
 
 

@@ -152,8 +152,10 @@ DETECTORS = [
     _signal("no_regressions", "+",
             summary=("No previously passing test broken, ruled out by the evidence (per-test outcomes, the harness's "
                      "regressions: 0, or every test passing on the same suite) after something passed."),
-            rule=("regressions ruled out by the evidence (per-test outcomes, the harness's `regressions: 0`, or every "
-                  "test passing on the same suite; a net gain in passes is not enough: 18/24 to 20/24 can hide two), "
+            rule=("regressions ruled out by the evidence (per-test outcomes in which the tests that passed before ran "
+                  "again, the harness's `regressions: 0`, or every test passing on the same suite; a net gain in passes "
+                  "is not enough: 18/24 to 20/24 can hide two; a shell agent's next check that is another script rules "
+                  "out nothing), "
                   "after something passed; not by a submission that changed nothing (the previous program again)"),
             reads="per-test outcomes, regressions, the pass counts of one suite",
             source="Telemetry Signals (positive); example 1"),
