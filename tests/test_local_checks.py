@@ -393,6 +393,20 @@ def test_a_crash_through_the_edited_file_is_submitted_over(tmp_path: Path) -> No
     assert "`python reproduce.py` crashed: NameError" in evidence and "shop/sums.py, which the agent edited" in evidence
 
 
+@pytest.mark.parametrize("later,fires", [
+    ("python reproduce.py 1 && python reproduce.py 2", False),  # the same script, other arguments: answered
+    ("python other_check.py", True),  # another script says nothing of the crash
+])
+def test_a_crashed_script_answered_by_a_later_run_of_the_same_script(later: str, fires: bool, tmp_path: Path) -> None:
+    """`for i in {1..10}` in sh hands the script a literal it crashes on; the agent re-ran the same
+    script with its arguments spelt out, and it passed: the crash was answered."""
+    crash = TRACEBACK.replace("ZeroDivisionError: division by zero", "NameError: name 'n' is not defined")
+    steps = [Step("", "sed -i 's|sum(xs) / 0|sum(xs) / n|' shop/sums.py", 0, "", None),
+             Step("", "for i in {1..10}; do\n  python reproduce.py $i\ndone", 1, crash, None),
+             Step("", later, 0, "SUCCESS\n", None)]
+    assert ("submitted_over_failure" in _judged(steps, tmp_path)) is fires
+
+
 @pytest.mark.parametrize("steps", [
     # the failing test failed before any edit too: not the agent's
     [Step("", "python -m pytest tests/test_sums.py -v", 1, FAILING_RUN, None),

@@ -369,13 +369,27 @@ def _test_file(name: str) -> str:
     return name
 
 
+_SCRIPT_RUN = re.compile(r"(?:^|[\s;&|(])(?:python[\d.]*|node|bash|sh|ruby|perl)\s+(?:-\S+\s+)*([\w./-]+\.(?:py|js|mjs|sh|rb|pl))\b")
+
+
+def _scripts(check: LocalCheck) -> frozenset[str]:
+    """The scripts a script check ran (``python3 explore.py 1`` -> explore.py); none for a test
+    runner, inline code or a build, whose selection and text are the check itself."""
+    if check.kind not in ("reproduction", "project_script"):
+        return frozenset()
+    return frozenset(_SCRIPT_RUN.findall(check.command))
+
+
 def _standing(checks: tuple[LocalCheck, ...]) -> list[tuple[int, LocalCheck]]:
-    """The failed checks that no later run of the same command passed: what the agent last saw."""
+    """The failed checks that no later run of the same command (a script's: of the same scripts,
+    with any arguments) passed: what the agent last saw."""
     standing = []
     for k, check in enumerate(checks):
         if check.outcome not in ("failed", "error"):
             continue
-        if any(c.command == check.command and c.outcome == "passed" for c in checks[k + 1:]):
+        scripts = _scripts(check)
+        if any(c.outcome == "passed" and (c.command == check.command or (scripts and scripts <= _scripts(c)))
+               for c in checks[k + 1:]):
             continue
         standing.append((k, check))
     return standing
@@ -389,7 +403,9 @@ def _standing(checks: tuple[LocalCheck, ...]) -> list[tuple[int, LocalCheck]]:
              "failed, or the failing tests failed before its first edit too."),
     points="{s.crashed:+g} definite, {s.failing:+g} likely",
     rule=("in the agent's own runs (`iteration_telemetry.checks`), the final iteration's checks that failed and that no later "
-          "run of the same command passed: definite ({s.crashed:+g}) when one crashed with a traceback through a file "
+          "run of the same command passed (for a script the agent or the project wrote, a later run of the same script "
+          "with other arguments counts: `for i in {{1..10}}` in sh passes the script a literal it crashes on, and a run "
+          "with 1 2 3 that passes answers it): definite ({s.crashed:+g}) when one crashed with a traceback through a file "
           "the agent changed; likely ({s.failing:+g}) when a test run still failed on a test the agent then selected "
           "away (a narrower `-k`/`--deselect` run passed after it), had seen passing earlier, or that tests a file it "
           "edited (definite when the held-back suite fails the same test); weak (0, named) when the failing tests "
