@@ -369,7 +369,8 @@ def _test_file(name: str) -> str:
     return name
 
 
-_SCRIPT_RUN = re.compile(r"(?:^|[\s;&|(])(?:python[\d.]*|node|bash|sh|ruby|perl)\s+(?:-\S+\s+)*([\w./-]+\.(?:py|js|mjs|sh|rb|pl))\b")
+_SCRIPT_RUN = re.compile(r"(?:^|[\s;&|(])(?:python[\d.]*|node|bash|sh|ruby|perl)\s+(?:-\S+\s+)*"
+                         r"([\w./-]+\.(?:py|js|mjs|sh|rb|pl))\b")
 
 
 def _scripts(check: LocalCheck) -> frozenset[str]:
