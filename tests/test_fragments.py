@@ -66,3 +66,51 @@ def test_a_large_integer_in_evidence_is_printed_with_every_digit() -> None:
     assert literal_key(big) != literal_key(float(big)) and literal_key(4) == literal_key(4.0)
     assert ("n", big) in text_literals(f"assert f(x) == {big}")
     assert show(literal_key(10**400)) == "1" + "0" * 400  # beyond any float, still exact
+
+
+def _reference_parse_block(lines: list[str]) -> tuple[str, int] | None:
+    """parse_block as first written: each candidate joined, closed and dedented by textwrap."""
+    import textwrap
+    import warnings
+
+    from procjudge.detectors.fragments import TRIM, _elided
+
+    def closed(kept: list[str]) -> list[str]:
+        last = next((line for line in reversed(kept) if line.strip()), "")
+        if last.rstrip().endswith(":"):
+            return [*kept, " " * (len(last) - len(last.lstrip()) + 4) + "pass"]
+        return kept
+
+    base = _elided(lines)
+    for dropped in range(min(2 * TRIM, len(base) - 1) + 1):
+        for head in range(min(dropped, TRIM) + 1):
+            tail = dropped - head
+            kept = base[head: len(base) - tail]
+            if tail > TRIM or not any(line.strip() for line in kept):
+                continue
+            text = textwrap.dedent("\n".join(closed(kept)))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    ast.parse(text)
+                except (SyntaxError, ValueError):
+                    continue
+            return text, head
+    return None
+
+
+def _cut_code() -> st.SearchStrategy[list[str]]:
+    """Lines of code cut at either end, indented with spaces, tabs or both, with blank lines,
+    lines of blanks alone, form feeds, elisions and openers of bodies."""
+    indent = st.sampled_from(["", "    ", "        ", "\t", "  \t", " \x0c"])
+    body = st.sampled_from(["x = 1", "if x:", "else:", "return x", "    y(", ")", "pass", "...", "# ...", "",
+                            "def f(a):", "for i in r:", '"""', "z = [1,", "2]", "\x0c", "  ", "s = '\\d'"])
+    return st.lists(st.tuples(indent, body).map(lambda pair: pair[0] + pair[1]), min_size=1, max_size=10)
+
+
+@settings(max_examples=600, deadline=None)
+@given(_cut_code())
+def test_parse_block_finds_what_the_first_reading_found(lines: list[str]) -> None:
+    """The trimmed candidates read once per block give the very text and head the first reading
+    (textwrap over each joined candidate) gave."""
+    assert parse_block(lines) == _reference_parse_block(lines)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import ast
 import re
-import textwrap
 import warnings
 from collections.abc import Sequence
 
@@ -28,14 +27,31 @@ TRIM = 6  # lines dropped at most from either end of a block cut mid-statement
 
 
 def _parse(text: str) -> ast.Module | None:
+    """The module ``text`` parses to, or None; its warnings (an invalid escape) are the caller's to
+    silence: :func:`parse_block` tries many texts under one ``catch_warnings``."""
     if len(text) > 200_000:
         return None
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return ast.parse(text)
+        return ast.parse(text)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
+
+
+def _indent(line: str) -> str | None:
+    """The spaces and tabs a line starts with, as ``textwrap.dedent`` counts them; None for a line
+    of them alone (dedent leaves it empty and it sets no margin)."""
+    stripped = line.lstrip(" \t")
+    return line[: len(line) - len(stripped)] if stripped else None
+
+
+def _margin(margin: str | None, indent: str) -> str:
+    """The indentation two lines share, as ``textwrap.dedent`` finds it."""
+    if margin is None or indent.startswith(margin):
+        return indent if margin is None else margin
+    if margin.startswith(indent):
+        return indent
+    return margin[: next((k for k, (a, b) in enumerate(zip(margin, indent, strict=False)) if a != b),
+                         min(len(margin), len(indent)))]
 
 
 def _elided(lines: Sequence[str]) -> list[str]:
@@ -49,31 +65,52 @@ def _elided(lines: Sequence[str]) -> list[str]:
     return out
 
 
-def _closed(lines: list[str]) -> list[str]:
-    """A block whose last line opens a body (``if x:``) given one, so that it parses."""
-    last = next((line for line in reversed(lines) if line.strip()), "")
-    if last.rstrip().endswith(":"):
-        indent = len(last) - len(last.lstrip())
-        return [*lines, " " * (indent + 4) + "pass"]
-    return lines
+class _Block:
+    """The lines of a block read once: each line's indentation and whether it is blank, so that
+    each trimmed candidate is dedented without reading its lines again."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.indents = [_indent(line) for line in lines]
+        self.blank = [not line.strip() for line in lines]
+
+    def text(self, head: int, end: int) -> str | None:
+        """Lines ``head:end`` as :func:`parse_block` tries them (closed when the last opens a body,
+        dedented), or None when all are blank."""
+        last = next((k for k in range(end - 1, head - 1, -1) if not self.blank[k]), None)
+        if last is None:
+            return None
+        kept = self.lines[head:end]
+        indents = self.indents[head:end]
+        opener = self.lines[last]
+        if opener.rstrip().endswith(":"):
+            extra = " " * (len(opener) - len(opener.lstrip()) + 4) + "pass"
+            kept = [*kept, extra]
+            indents = [*indents, _indent(extra)]
+        margin: str | None = None
+        for indent in indents:
+            if indent is not None:
+                margin = _margin(margin, indent)
+        cut = len(margin or "")
+        return "\n".join(line[cut:] if indent is not None else "" for line, indent in zip(kept, indents, strict=True))
 
 
 def parse_block(lines: Sequence[str]) -> tuple[str, int] | None:
     """A statement block from lines of code that may be cut at either end: the text that parses
     (dedented, elisions as ``pass``) and how many leading lines were dropped (its line numbers count
     from the first line kept); None when no trimming makes it parse."""
-    base = _elided(lines)
-    for dropped in range(min(2 * TRIM, len(base) - 1) + 1):  # the fewest lines dropped first
-        for head in range(min(dropped, TRIM) + 1):
-            tail = dropped - head
-            if tail > TRIM:
-                continue
-            kept = base[head: len(base) - tail]
-            if not any(line.strip() for line in kept):
-                continue
-            text = textwrap.dedent("\n".join(_closed(kept)))
-            if _parse(text) is not None:
-                return text, head
+    block = _Block(_elided(lines))
+    size = len(block.lines)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for dropped in range(min(2 * TRIM, size - 1) + 1):  # the fewest lines dropped first
+            for head in range(min(dropped, TRIM) + 1):
+                tail = dropped - head
+                if tail > TRIM:
+                    continue
+                text = block.text(head, size - tail)
+                if text is not None and _parse(text) is not None:
+                    return text, head
     return None
 
 
