@@ -195,3 +195,18 @@ def test_auto_recognises_trial_and_run_results_but_not_harbors_result(tmp_path: 
     assert recognise(str(TERMINUS / "results.json"), list(BUILTINS)).name == "terminal-bench"  # type: ignore[union-attr]
     harbor = next((ROOT / "tests" / "fixtures" / "harbor").rglob("*__*/result.json"))
     assert recognise(str(harbor), list(BUILTINS)).name == "atif"  # type: ignore[union-attr]
+
+
+def test_jobs_read_the_trials_in_workers_and_write_the_same_files(tmp_path: Path) -> None:
+    import multiprocessing
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("worker processes are forked, and this platform cannot fork")
+    outputs = []
+    for jobs in ("1", "2"):
+        out = tmp_path / f"jobs{jobs}"
+        result = runner.invoke(app, ["import", "terminal-bench", str(FIXTURES), "--out", str(out), "--jobs", jobs])
+        assert result.exit_code == 0, result.output
+        files = {p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*.json"))}
+        outputs.append((files, result.stderr.replace(str(out), "OUT")))
+    assert outputs[0] == outputs[1] and len(outputs[0][0]) == 3

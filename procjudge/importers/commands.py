@@ -390,6 +390,7 @@ def import_terminal_bench(
     overwrite: bool = OVERWRITE_OPTION,
     agent: str | None = typer.Option(None, "--agent",
                                      help="Agent name (default: run_metadata.json's agent_name and model_name)."),
+    jobs: int = IMPORT_JOBS_OPTION,
 ) -> None:
     """Import Terminal-Bench 1 trials as one run file per trial.
 
@@ -403,7 +404,8 @@ def import_terminal_bench(
     """
     from .terminal_bench import import_files
 
-    run_import(import_files, files, ("results.json",), out, overwrite, "file", "terminal-bench", agent=agent)
+    run_import(import_files, files, ("results.json",), out, overwrite, "file", "terminal-bench", agent=agent,
+               jobs=_workers(jobs))
 
 
 @import_app.command("list")

@@ -43,7 +43,7 @@ from typing import Any, NamedTuple
 from ..model import RunFile, Usage
 from .base import ImportIssue, NothingLogged, as_object, read_json
 from .build import with_usage
-from .driver import Imported, Task, drive, named
+from .driver import Imported, Made, Task, drive, one_run_per_file
 from .shell import Trajectory
 from .shell import convert as convert_steps
 from .steps import Step
@@ -299,9 +299,11 @@ def is_trial(result: dict[str, Any]) -> bool:
     return "trial_name" in result and "task_id" in result and not isinstance(result.get("results"), list)
 
 
-def import_files(paths: list[str], out: str, agent: str | None = None, overwrite: bool = False) -> Imported:
-    """Import Terminal-Bench 1 trials, named by their ``results.json`` or their folder."""
-    return drive(tasks(paths, agent), out, paths, overwrite)
+def import_files(paths: list[str], out: str, agent: str | None = None, overwrite: bool = False,
+                 jobs: int = 1) -> Imported:
+    """Import Terminal-Bench 1 trials, named by their ``results.json`` or their folder (in ``jobs``
+    worker processes: the same files, byte for byte)."""
+    return drive(tasks(paths, agent, jobs), out, paths, overwrite)
 
 
 def _trials(path: str, result: dict[str, Any]) -> list[str]:
@@ -314,10 +316,12 @@ def _trials(path: str, result: dict[str, Any]) -> list[str]:
     return found
 
 
-def tasks(paths: list[str], agent: str | None) -> Iterator[Task | ImportIssue]:
-    """A run per trial, each read once however it was named: by its folder, its ``results.json``
-    or the run's ``results.json``, which names its trials."""
+def trial_files(paths: list[str]) -> tuple[list[str], list[ImportIssue]]:
+    """(each trial's ``results.json`` once, however it was named: by its folder, itself or the
+    run's ``results.json``, which names its trials; what is not a trial's or a run's results)."""
     seen: set[str] = set()
+    found: list[str] = []
+    issues: list[ImportIssue] = []
     queue = [os.path.join(p, "results.json") if os.path.isdir(p) else p for p in paths]
     while queue:
         path = queue.pop(0)
@@ -327,18 +331,33 @@ def tasks(paths: list[str], agent: str | None) -> Iterator[Task | ImportIssue]:
         try:
             result = read_json(path, 64 * 1024 * 1024)
         except (OSError, ValueError) as exc:
-            yield ImportIssue(path, 1, f"not a Terminal-Bench trial's results.json: {exc}")
+            issues.append(ImportIssue(path, 1, f"not a Terminal-Bench trial's results.json: {exc}"))
             continue
         if isinstance(result, dict) and isinstance(result.get("results"), list):
             queue[:0] = [t for t in _trials(path, result) if os.path.isfile(t)]  # a run's summary: its trials
-            continue
-        if not isinstance(result, dict) or not is_trial(result):
-            yield ImportIssue(path, 1, "not a Terminal-Bench trial's results.json: it has no trial_name and task_id "
-                              "(tb run writes RUN/TASK/TRIAL/results.json)")
-            continue
-        trial = os.path.dirname(os.path.abspath(path))
-        name = agent or agent_name(run_metadata(trial))
-        label = str(result.get("trial_name") or os.path.basename(trial))
-        task = str(result.get("task_id") or label)
-        yield Task(path, 1, named(name, task, functools.partial(convert, trial, result, name)),
-                   label=f"trial {label}", what="a Terminal-Bench trial")
+        elif isinstance(result, dict) and is_trial(result):
+            found.append(path)
+        else:
+            issues.append(ImportIssue(path, 1, "not a Terminal-Bench trial's results.json: it has no trial_name and "
+                                      "task_id (tb run writes RUN/TASK/TRIAL/results.json)"))
+    return found, issues
+
+
+def _produce(agent: str | None, path: str) -> Made:
+    """One trial's run, read from its ``results.json`` and its terminal."""
+    result = as_object(read_json(path, 64 * 1024 * 1024))
+    trial = os.path.dirname(os.path.abspath(path))
+    name = agent or agent_name(run_metadata(trial))
+    label = str(result.get("trial_name") or os.path.basename(trial))
+    try:
+        document = convert(trial, result, name)
+    except NothingLogged as exc:
+        raise NothingLogged(f"trial {label}: {exc}") from None
+    return name, str(result.get("task_id") or label), document
+
+
+def tasks(paths: list[str], agent: str | None, jobs: int = 1) -> Iterator[Task | ImportIssue]:
+    """A run per trial (in ``jobs`` worker processes), each read once however it was named."""
+    found, issues = trial_files(paths)
+    yield from issues
+    yield from one_run_per_file(found, functools.partial(_produce, agent), "a Terminal-Bench trial", jobs)
