@@ -210,3 +210,22 @@ def test_jobs_read_the_trials_in_workers_and_write_the_same_files(tmp_path: Path
         files = {p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*.json"))}
         outputs.append((files, result.stderr.replace(str(out), "OUT")))
     assert outputs[0] == outputs[1] and len(outputs[0][0]) == 3
+
+
+def test_a_reply_is_read_as_mini_swe_agent_reads_it() -> None:
+    """mini-swe-agent 1.x runs the text of a reply's one ```bash block up to the next fence (a README
+    whose heredoc holds a fence of its own is cut there, as the agent ran it); a reply with two
+    blocks ran nothing (its format error follows)."""
+
+    def step(n: int, reply: str, answer: str) -> list[str]:
+        return [f"mini-swe-agent (step {n}, $0.0{n}):", *reply.split("\n"), "User:", *answer.split("\n"), "\u2500" * 20]
+
+    lines = [*step(1, "THOUGHT: write it\n\n```bash\ncat <<'EOF' > README.md\nRun:\n```bash\n./go.sh\n```\nEOF\n```",
+                   "<returncode>0</returncode>\n<output>\n</output>"),
+             *step(2, "THOUGHT: two\n\n```bash\nls\n```\n\n```bash\npwd\n```",
+                   "Please always provide EXACTLY ONE action in triple backticks."),
+             *step(3, "THOUGHT: run\n\n```bash\npython -m pytest -q\n```",
+                   "<returncode>1</returncode>\n<output>\n1 failed in 0.1s\n</output>")]
+    steps, cost = tb.mini_steps(lines)
+    assert [s.command for s in steps] == ["cat <<'EOF' > README.md\nRun:", "python -m pytest -q"]
+    assert [s.returncode for s in steps] == [0, 1] and steps[1].output == "1 failed in 0.1s" and cost == 0.03

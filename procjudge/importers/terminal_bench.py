@@ -72,7 +72,7 @@ TMUX_WAIT = re.compile(r";\s*tmux wait -S done\s*$")
 HEREDOC = re.compile(r"<<-?\s*(['\"]?[A-Za-z_][\w-]*['\"]?)")
 SPINNER = re.compile(r"[\u2800-\u28ff] Waiting for the LM to respond\.\.\.")
 MINI_STEP = re.compile(r"^mini-swe-agent \(step (\d+), \$([\d.]+)\):\s*$")
-FENCE = re.compile(r"```(?:bash|sh)?[ \t]*\n(.*?)\n```", re.DOTALL)
+FENCE = re.compile(r"```bash\s*\n(.*?)\n```", re.DOTALL)  # mini-swe-agent 1.x's own reading of a reply
 RETURN_CODE = re.compile(r"<returncode>(-?\d+)</returncode>")
 OUTPUT = re.compile(r"<output(?:_head)?>\n?(.*?)\n?</output(?:_tail)?>", re.DOTALL)
 
@@ -163,13 +163,13 @@ def mini_steps(lines: list[str]) -> tuple[list[Step], float | None]:
         cost = float(MINI_STEP.match(lines[start])[2])  # type: ignore[index]
         reply, _, answer = block.partition("\nUser:\n")
         fences = FENCE.findall(reply)
-        if not fences:
-            continue  # a reply without a command: the console printed the format error that follows
+        if len(fences) != 1:
+            continue  # not one command: the agent ran none and printed its format error instead
         code = RETURN_CODE.search(answer)
         shown = OUTPUT.search(answer)
         output = shown[1] if shown else answer.split("\n───", 1)[0].strip()
         thought = FENCE.split(reply, 1)[0].strip().removeprefix("THOUGHT:").strip()
-        found.append(Step(thought, fences[-1].strip(), int(code[1]) if code else None, output, None))
+        found.append(Step(thought, fences[0].strip(), int(code[1]) if code else None, output, None))
     return found, cost
 
 
