@@ -229,3 +229,12 @@ def test_a_reply_is_read_as_mini_swe_agent_reads_it() -> None:
     steps, cost = tb.mini_steps(lines)
     assert [s.command for s in steps] == ["cat <<'EOF' > README.md\nRun:", "python -m pytest -q"]
     assert [s.returncode for s in steps] == [0, 1] and steps[1].output == "1 failed in 0.1s" and cost == 0.03
+
+
+def test_a_run_summary_naming_a_trial_outside_its_run_is_not_followed(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(TERMINUS, run)
+    summary = json.loads((run / "results.json").read_text())
+    summary["results"] = [{**trial, "task_id": "../../elsewhere"} for trial in summary["results"]]
+    (run / "results.json").write_text(json.dumps(summary))
+    assert tb.trial_files([str(run / "results.json")]) == ([], [])

@@ -34,6 +34,7 @@ held-back outcome, the installation and an unknown error the harness's; none is 
 
 from __future__ import annotations
 
+import collections
 import functools
 import os
 import re
@@ -140,14 +141,6 @@ def typed(lines: list[str]) -> list[Typed]:
         waiting = False
         found[-1].output.append(line)
     return found
-
-
-def _cut_at_prompt(lines: list[str], host: str | None) -> list[str]:
-    for k, line in enumerate(lines):
-        match = PROMPT.match(line)
-        if match and (host is None or match["host"] == host):
-            return lines[:k]
-    return lines
 
 
 def mini_steps(lines: list[str]) -> tuple[list[Step], float | None]:
@@ -311,8 +304,11 @@ def _trials(path: str, result: dict[str, Any]) -> list[str]:
     run = os.path.dirname(path)
     found = []
     for trial in result.get("results") or []:
-        if isinstance(trial, dict) and trial.get("task_id") and trial.get("trial_name"):
-            found.append(os.path.join(run, str(trial["task_id"]), str(trial["trial_name"]), "results.json"))
+        if not isinstance(trial, dict):
+            continue
+        task, name = str(trial.get("task_id") or ""), str(trial.get("trial_name") or "")
+        if all(part and part not in (".", "..") and os.sep not in part for part in (task, name)):  # inside the run
+            found.append(os.path.join(run, task, name, "results.json"))
     return found
 
 
@@ -322,9 +318,9 @@ def trial_files(paths: list[str]) -> tuple[list[str], list[ImportIssue]]:
     seen: set[str] = set()
     found: list[str] = []
     issues: list[ImportIssue] = []
-    queue = [os.path.join(p, "results.json") if os.path.isdir(p) else p for p in paths]
+    queue = collections.deque(os.path.join(p, "results.json") if os.path.isdir(p) else p for p in paths)
     while queue:
-        path = queue.pop(0)
+        path = queue.popleft()
         if os.path.realpath(path) in seen:
             continue
         seen.add(os.path.realpath(path))
@@ -334,7 +330,7 @@ def trial_files(paths: list[str]) -> tuple[list[str], list[ImportIssue]]:
             issues.append(ImportIssue(path, 1, f"not a Terminal-Bench trial's results.json: {exc}"))
             continue
         if isinstance(result, dict) and isinstance(result.get("results"), list):
-            queue[:0] = [t for t in _trials(path, result) if os.path.isfile(t)]  # a run's summary: its trials
+            queue.extendleft(reversed([t for t in _trials(path, result) if os.path.isfile(t)]))  # a run's: its trials
         elif isinstance(result, dict) and is_trial(result):
             found.append(path)
         else:
