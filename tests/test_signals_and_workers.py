@@ -45,6 +45,12 @@ def heavy_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def start(*args: str) -> subprocess.Popen:
+    """``procjudge ARGS`` in a session of its own, with Ctrl-C as a terminal gives it: a suite
+    started as a shell's background job (``cmd &``) has SIGINT ignored, a child inherits that
+    (a handler is reset at exec, an ignored signal is not), and Python then answers it with
+    nothing."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     return subprocess.Popen([sys.executable, "-m", "procjudge", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             start_new_session=True, text=True)
 
