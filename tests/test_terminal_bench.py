@@ -237,4 +237,4 @@ def test_a_run_summary_naming_a_trial_outside_its_run_is_not_followed(tmp_path: 
     summary = json.loads((run / "results.json").read_text())
     summary["results"] = [{**trial, "task_id": "../../elsewhere"} for trial in summary["results"]]
     (run / "results.json").write_text(json.dumps(summary))
-    assert tb.trial_files([str(run / "results.json")]) == ([], [])
+    assert tb.trial_files([str(run / "results.json")]) == ({}, [])

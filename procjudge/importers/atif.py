@@ -38,7 +38,7 @@ from typing import Any
 
 from ..model import RunFile, Usage
 from .base import ImportIssue, as_object, epoch_seconds, read_json
-from .build import with_usage
+from .build import token_counts, with_usage
 from .driver import Imported, Made, Task, drive, one_run_per_file
 from .shell import Trajectory
 from .shell import convert as convert_steps
@@ -170,12 +170,8 @@ def harness_notes(result: dict[str, Any]) -> tuple[list[str], bool]:
 def _usage(result: dict[str, Any]) -> dict[str, Any]:
     """Tokens and cost from a Harbor trial's ``agent_result``."""
     found = as_object(result.get("agent_result"))
-    usage: dict[str, Any] = {}
-    for source, target in (("n_input_tokens", "input_tokens"), ("n_output_tokens", "output_tokens"),
-                           ("n_cache_tokens", "cache_read_input_tokens")):
-        value = found.get(source)
-        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-            usage[target] = value
+    usage: dict[str, Any] = token_counts(found, (("n_input_tokens", "input_tokens"), ("n_output_tokens", "output_tokens"),
+                                                 ("n_cache_tokens", "cache_read_input_tokens")))
     cost = found.get("cost_usd")
     if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0:
         usage["cost_usd"] = float(cost)

@@ -13,6 +13,7 @@ take those by their keys, so a reader's misspelt key fails here as well.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from ..model import Counts, Entry, HiddenSuite, RunFile, RunInfo, TestOutcome, Usage
@@ -56,6 +57,13 @@ def submissions(run: RunInfo, iterations: list[Entry]) -> RunFile:
     return RunFile(run=run, iterations=iterations)
 
 
+def token_counts(found: dict[str, Any], names: Iterable[tuple[str, str]]) -> dict[str, int]:
+    """The counts a log's ``found`` holds under each source name, keyed by :class:`Usage`'s name for
+    it (``(("n_input_tokens", "input_tokens"), ...)``): non-negative integers only, the rest left out."""
+    return {target: value for source, target in names
+            if isinstance(value := found.get(source), int) and not isinstance(value, bool) and value >= 0}
+
+
 def with_usage(document: RunFile, usage: Usage) -> RunFile:
     """The run with what it cost, as its log records it."""
     import msgspec
@@ -71,4 +79,4 @@ def with_notes(document: RunFile, notes: list[str]) -> RunFile:
     return msgspec.structs.replace(document, run=msgspec.structs.replace(run, notes=[*(run.notes or []), *notes]))
 
 
-__all__ = ["held_back", "outcome", "outcomes", "submissions", "suite", "with_notes", "with_usage"]
+__all__ = ["held_back", "outcome", "outcomes", "submissions", "suite", "token_counts", "with_notes", "with_usage"]

@@ -41,11 +41,13 @@ from typing import Any
 
 from ..model import RunFile, Usage
 from .base import ImportIssue, as_object, epoch_seconds, read_records
-from .build import with_usage
+from .build import token_counts, with_usage
 from .driver import Imported, Task, drive, named
 from .shell import Trajectory
 from .shell import convert as convert_steps
 from .steps import REPO_ROOTS, Step
+
+TOKENS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")  # summed per message
 
 _EXIT_CODE = re.compile(r"^Exit code (-?\d+)\b", re.MULTILINE)
 TOOLS = frozenset({"Bash", "Edit", "MultiEdit", "Write", "NotebookEdit", "Read"})  # and the reads below
@@ -197,10 +199,8 @@ def usage(events: list[dict[str, Any]]) -> dict[str, int]:
         if key in seen:
             continue
         seen.add(key)
-        for name in ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"):
-            value = message["usage"].get(name)
-            if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-                totals[name] += value
+        for name, value in token_counts(message["usage"], ((n, n) for n in TOKENS)).items():
+            totals[name] += value
     return dict(totals)
 
 

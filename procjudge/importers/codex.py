@@ -39,7 +39,7 @@ from typing import Any
 
 from ..model import RunFile, Usage
 from .base import ImportIssue, as_list, as_object, epoch_seconds, read_records
-from .build import with_usage
+from .build import token_counts, with_usage
 from .driver import Imported, Task, drive, named
 from .shell import Trajectory
 from .shell import convert as convert_steps
@@ -218,10 +218,8 @@ def steps(records: list[dict[str, Any]]) -> tuple[list[Step], str, dict[str, int
                 patched[payload["call_id"]] = payload.get("success") is not False
             elif kind == "token_count":
                 total = as_object(as_object(payload.get("info")).get("total_token_usage"))
-                tokens = {name: value for name, value in (("input_tokens", total.get("input_tokens")),
-                                                           ("output_tokens", total.get("output_tokens")),
-                                                           ("cache_read_input_tokens", total.get("cached_input_tokens")))
-                          if isinstance(value, int) and not isinstance(value, bool) and value >= 0} or tokens
+                tokens = token_counts(total, (("input_tokens", "input_tokens"), ("output_tokens", "output_tokens"),
+                                              ("cached_input_tokens", "cache_read_input_tokens"))) or tokens
             elif kind == "user_message" and not prompt:
                 prompt = _user_prompt(payload) or ""
         elif record.get("type") == "response_item" and kind in ("function_call_output", "custom_tool_call_output"):

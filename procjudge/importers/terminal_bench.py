@@ -43,7 +43,7 @@ from typing import Any, NamedTuple
 
 from ..model import RunFile, Usage
 from .base import ImportIssue, NothingLogged, as_object, read_json
-from .build import with_usage
+from .build import token_counts, with_usage
 from .driver import Imported, Made, Task, drive, one_run_per_file
 from .shell import Trajectory
 from .shell import convert as convert_steps
@@ -94,8 +94,8 @@ def screen(raw: bytes) -> list[str]:
 class Typed:
     """A command typed at the shell's prompt, and what the terminal printed after it."""
 
-    def __init__(self, command: str, cwd: str) -> None:
-        self.command, self.cwd = command, cwd
+    def __init__(self, command: str) -> None:
+        self.command = command
         self.output: list[str] = []
 
 
@@ -129,7 +129,7 @@ def typed(lines: list[str]) -> list[Typed]:
         if match and (host is None or match["host"] == host):
             host = match["host"]
             command = TMUX_WAIT.sub("", match["command"]).rstrip()
-            found.append(Typed(command, match["cwd"]))
+            found.append(Typed(command))
             waiting = _open(command)
             continue
         if not found:
@@ -249,11 +249,8 @@ def agent_name(metadata: dict[str, Any]) -> str:
 
 
 def _usage(result: dict[str, Any], cost: float | None) -> Usage | None:
-    found: dict[str, Any] = {}
-    for source, target in (("total_input_tokens", "input_tokens"), ("total_output_tokens", "output_tokens")):
-        value = result.get(source)
-        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-            found[target] = value
+    found: dict[str, Any] = token_counts(result, (("total_input_tokens", "input_tokens"),
+                                                  ("total_output_tokens", "output_tokens")))
     if cost is not None and cost >= 0:
         found["cost_usd"] = cost
     return Usage(**found) if found else None
@@ -312,11 +309,12 @@ def _trials(path: str, result: dict[str, Any]) -> list[str]:
     return found
 
 
-def trial_files(paths: list[str]) -> tuple[list[str], list[ImportIssue]]:
+def trial_files(paths: list[str]) -> tuple[dict[str, dict[str, Any]], list[ImportIssue]]:
     """(each trial's ``results.json`` once, however it was named: by its folder, itself or the
-    run's ``results.json``, which names its trials; what is not a trial's or a run's results)."""
+    run's ``results.json``, which names its trials, with what it holds; what is not a trial's or a
+    run's results)."""
     seen: set[str] = set()
-    found: list[str] = []
+    found: dict[str, dict[str, Any]] = {}
     issues: list[ImportIssue] = []
     queue = collections.deque(os.path.join(p, "results.json") if os.path.isdir(p) else p for p in paths)
     while queue:
@@ -332,16 +330,16 @@ def trial_files(paths: list[str]) -> tuple[list[str], list[ImportIssue]]:
         if isinstance(result, dict) and isinstance(result.get("results"), list):
             queue.extendleft(reversed([t for t in _trials(path, result) if os.path.isfile(t)]))  # a run's: its trials
         elif isinstance(result, dict) and is_trial(result):
-            found.append(path)
+            found[path] = result
         else:
             issues.append(ImportIssue(path, 1, "not a Terminal-Bench trial's results.json: it has no trial_name and "
                                       "task_id (tb run writes RUN/TASK/TRIAL/results.json)"))
     return found, issues
 
 
-def _produce(agent: str | None, path: str) -> Made:
-    """One trial's run, read from its ``results.json`` and its terminal."""
-    result = as_object(read_json(path, 64 * 1024 * 1024))
+def _produce(agent: str | None, results: dict[str, dict[str, Any]], path: str) -> Made:
+    """One trial's run, from its ``results.json`` (read already) and its terminal."""
+    result = results[path]
     trial = os.path.dirname(os.path.abspath(path))
     name = agent or agent_name(run_metadata(trial))
     label = str(result.get("trial_name") or os.path.basename(trial))
@@ -356,4 +354,4 @@ def tasks(paths: list[str], agent: str | None, jobs: int = 1) -> Iterator[Task |
     """A run per trial (in ``jobs`` worker processes), each read once however it was named."""
     found, issues = trial_files(paths)
     yield from issues
-    yield from one_run_per_file(found, functools.partial(_produce, agent), "a Terminal-Bench trial", jobs)
+    yield from one_run_per_file(list(found), functools.partial(_produce, agent, found), "a Terminal-Bench trial", jobs)
