@@ -304,6 +304,48 @@ def test_swe_agent_trajectories_read_aci_and_editor_actions() -> None:
     assert "round(value.total_seconds()" in editor[-1]["new_str"]
 
 
+def test_the_cursor_editor_replaces_its_selection(tmp_path: Path) -> None:
+    """SWE-agent 0.x's cursor tools: ``set_cursors 1475 1475`` then ``edit`` ... ``end_of_edit``
+    replaces the selection; a refused edit (its linter) changes nothing and keeps the selection."""
+    from procjudge.importers.swe_agent import _cursors_after, aci_steps, read_trajectory
+
+    source = SWE / "marshmallow-code__marshmallow-1867.cursors.traj"
+    found = list(aci_steps(read_trajectory(str(source))["trajectory"]))
+    edits = [s.editor for s in found if s.writes and s.editor]
+    assert [(e["command"], e.get("first"), e.get("last")) for e in edits] == [
+        ("create", None, None), ("line_edit", 1, 1), ("line_edit", 1475, 1475)]
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["import", "swe-agent", str(source), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    document = json.loads(next(out.rglob("*.json")).read_text())
+    files = {f["path"]: f for f in document["iterations"][-1]["iteration_telemetry"]["changes"]["files"]}
+    assert files["src/marshmallow/fields.py"]["status"] == "modified"
+    assert [e["new"].strip() for e in files["src/marshmallow/fields.py"]["edits"]] == [
+        "return int(round(value.total_seconds() / base_unit.total_seconds()))  # round to nearest int"]
+    # the selection after an edit is its new lines; a refused edit leaves it; START 0 inserts
+    assert _cursors_after("edit\na\nb\nend_of_edit", "File updated.", (5, 9)) == (5, 6)
+    refused = "Your proposed edit has introduced new syntax error(s)."
+    assert _cursors_after("edit\na\nb\nend_of_edit", refused, (5, 9)) == (5, 9)
+    assert _cursors_after("set_cursors 0 0", "", None) == (0, 0)
+    assert _cursors_after("ls", "START_CURSOR moved to 3\nEND_CURSOR moved to 4", None) == (3, 4)
+    assert _cursors_after("ls", "", None) is None
+
+
+def test_the_windowed_editor_s_replace_all_flag_is_an_edit() -> None:
+    """SWE-agent 1.x's ``edit 'search' 'replace' False`` (its replace-all flag written out) edits
+    the open file, as the three-word form does; a fourth word that is not a flag is not read."""
+    from procjudge.importers.swe_agent import _aci_step
+
+    shown = "Replaced 1 occurrences. Please review the changes and make sure they are correct"
+    step = _aci_step("edit 'def f() -> int' 'def f() -> int:' False", "", shown, "/repo/tests/colon.py")
+    assert step is not None and step.editor is not None
+    assert (step.editor["command"], step.editor["old_str"], step.editor["new_str"]) == (
+        "str_replace", "def f() -> int", "def f() -> int:")
+    assert step.writes == [("/repo/tests/colon.py", "edit")]
+    other = _aci_step("edit 'a' 'b' maybe", "", shown, "/repo/m.py")
+    assert other is not None and not other.writes
+
+
 def test_one_bad_trajectory_costs_one_file(tmp_path: Path) -> None:
     folder = tmp_path / "trajs"
     folder.mkdir()

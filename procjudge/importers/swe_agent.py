@@ -42,6 +42,7 @@ from ..model import RunFile
 from .base import ImportIssue, read_json
 from .driver import Imported, Made, Task, drive, one_run_per_file
 from .edits import words_of
+from .replay import REJECTED
 from .reports import held_back_log, hidden_suites, listed, report_of
 from .shell import Trajectory
 from .shell import convert as convert_steps
@@ -168,6 +169,7 @@ def aci_steps(trajectory: list[Any]) -> Iterator[Step]:
     str_replace PATH --old_str ... --new_str ...``) with its observation. SWE-agent records no
     return codes."""
     open_file: str | None = None
+    cursors: tuple[int, int] | None = None  # the cursor editor's selection (``set_cursors``)
     for entry in trajectory:
         if not isinstance(entry, dict):
             continue
@@ -179,7 +181,8 @@ def aci_steps(trajectory: list[Any]) -> Iterator[Step]:
             open_file = state["open_file"]
         if not action:
             continue
-        step = _aci_step(action, thought, output, open_file)
+        step = _aci_step(action, thought, output, open_file, cursors)
+        cursors = _cursors_after(action, output, cursors)
         if step is None:
             continue
         step = step.but(cut=any(marker in output for marker in _CUT_MARKERS))
@@ -188,10 +191,43 @@ def aci_steps(trajectory: list[Any]) -> Iterator[Step]:
         yield step
 
 
+_SET_CURSORS = re.compile(r"set_cursors\s+(\d+)\s+(\d+)\s*$")
+_CURSOR_MOVED = re.compile(r"^(START|END)_CURSOR moved to (\d+)\s*$", re.MULTILINE)
+_START_MARK = re.compile(r"^<<<<< START CURSOR >>>>>\n(\d+):", re.MULTILINE)
+_END_MARK = re.compile(r"^(\d+):.*\n<<<<< END CURSOR >>>>>", re.MULTILINE)
+
+
+def _cursors_after(action: str, output: str, cursors: tuple[int, int] | None) -> tuple[int, int] | None:
+    """The cursor editor's selection after an action (SWE-agent 0.x's ``cursors`` tools): what
+    ``set_cursors START END`` set, what a cursor edit leaves selected (its new lines), and what the
+    observation shows last (``START_CURSOR moved to N``, the ``<<<<< START CURSOR >>>>>`` marks);
+    None when it is not known."""
+    first_line = action.partition("\n")[0].strip()
+    named = _SET_CURSORS.fullmatch(first_line)
+    if named:
+        cursors = (int(named.group(1)), int(named.group(2)))
+    elif first_line == "edit" and cursors is not None and not REJECTED.search(output[:600]):
+        count = len(_edit_body(action).split("\n")) if _edit_body(action) else 0
+        cursors = (cursors[0], cursors[0] + count - 1 if count else cursors[0])
+    start, end = (cursors if cursors is not None else (None, None))
+    for which, number in _CURSOR_MOVED.findall(output):
+        start, end = (int(number), end) if which == "START" else (start, int(number))
+    marks = _START_MARK.findall(output), _END_MARK.findall(output)
+    if marks[0] and marks[1]:
+        start, end = int(marks[0][-1]), int(marks[1][-1])
+    return (start, end) if start is not None and end is not None else None
+
+
+def _edit_body(action: str) -> str:
+    """The text an ACI ``edit`` command carries: its lines up to ``end_of_edit``."""
+    return re.sub(r"\n?end_of_edit\s*$", "", action.partition("\n")[2])
+
+
 _ACI_READS = ("find_file", "search_file", "search_dir", "goto", "scroll_up", "scroll_down", "filemap")
 
 
-def _aci_step(action: str, thought: str, output: str, open_file: str | None) -> Step | None:
+def _aci_step(action: str, thought: str, output: str, open_file: str | None,
+              cursors: tuple[int, int] | None = None) -> Step | None:
     first, _, rest = action.partition("\n")
     words = words_of(first)
     head = words[0] if words else ""
@@ -199,12 +235,18 @@ def _aci_step(action: str, thought: str, output: str, open_file: str | None) -> 
         return None
     if head == "edit" and len(words) >= 2 and re.fullmatch(r"\d+:\d+", words[1]):
         lines, last = words[1].split(":")
-        body = re.sub(r"\n?end_of_edit\s*$", "", rest)
-        return editor_step({"command": "line_edit", "first": int(lines), "last": int(last), "text": body},
+        return editor_step({"command": "line_edit", "first": int(lines), "last": int(last), "text": _edit_body(action)},
                             thought, None, output, None, open_file)
-    if head == "edit":  # SWE-agent 1.x's windowed editor: edit 'search' 'replace' on the open file
+    if head == "edit" and len(words) == 1 and rest:  # the cursor editor: the selection replaced
+        # the lines START..END replaced (START 0: inserted before the first line)
+        where = {"first": max(cursors[0], 1), "last": cursors[1]} if cursors is not None else {}
+        return editor_step({"command": "line_edit", **where, "text": _edit_body(action)}, thought, None, output,
+                            None, open_file)
+    if head == "set_cursors":
+        return Step(thought, action, None, output, None, kind="read")
+    if head == "edit":  # SWE-agent 1.x's windowed editor: edit 'search' 'replace' [replace-all] on the open file
         full = words_of(action)
-        if len(full) == 3:
+        if len(full) == 3 or len(full) == 4 and full[3] in ("True", "False", "true", "false"):
             return editor_step({"command": "str_replace", "old_str": full[1], "new_str": full[2]}, thought, None,
                                 output, None, open_file)
     if head == "insert":
