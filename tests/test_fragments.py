@@ -101,14 +101,15 @@ def _reference_parse_block(lines: list[str]) -> tuple[str, int] | None:
 
 def _cut_code() -> st.SearchStrategy[list[str]]:
     """Lines of code cut at either end, indented with spaces, tabs or both, with blank lines,
-    lines of blanks alone, form feeds, elisions and openers of bodies."""
+    lines of blanks alone, form feeds, comments, continuations, elisions and openers of bodies."""
     indent = st.sampled_from(["", "    ", "        ", "\t", "  \t", " \x0c"])
     body = st.sampled_from(["x = 1", "if x:", "else:", "return x", "    y(", ")", "pass", "...", "# ...", "",
-                            "def f(a):", "for i in r:", '"""', "z = [1,", "2]", "\x0c", "  ", "s = '\\d'"])
+                            "def f(a):", "for i in r:", '"""', "z = [1,", "2]", "\x0c", "  ", "s = '\\d'",
+                            "# note:", "x = \\", "\\", "\r", "(a)", "@d", "'s'"])
     return st.lists(st.tuples(indent, body).map(lambda pair: pair[0] + pair[1]), min_size=1, max_size=10)
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=1500, deadline=None)
 @given(_cut_code())
 def test_parse_block_finds_what_the_first_reading_found(lines: list[str]) -> None:
     """The trimmed candidates read once per block give the very text and head the first reading

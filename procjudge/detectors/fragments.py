@@ -76,7 +76,8 @@ class _Block:
 
     def text(self, head: int, end: int) -> str | None:
         """Lines ``head:end`` as :func:`parse_block` tries them (closed when the last opens a body,
-        dedented), or None when all are blank."""
+        dedented), or None when all are blank or the first statement is still indented (it cannot
+        parse)."""
         last = next((k for k in range(end - 1, head - 1, -1) if not self.blank[k]), None)
         if last is None:
             return None
@@ -92,7 +93,35 @@ class _Block:
             if indent is not None:
                 margin = _margin(margin, indent)
         cut = len(margin or "")
+        if _starts_indented(kept, indents, cut):
+            return None
         return "\n".join(line[cut:] if indent is not None else "" for line, indent in zip(kept, indents, strict=True))
+
+
+def _starts_indented(kept: list[str], indents: list[str | None], cut: int) -> bool:
+    """Whether the first logical line of a candidate, dedented by ``cut``, is still indented: a
+    module cannot begin with an indented statement, so it cannot parse (most trims of a hunk cut
+    mid-body fail so, and are not worth a parse). Only a sure case: blank and comment lines before
+    it, and a first character that begins a statement; anything else is left to the parser."""
+    for line, indent in zip(kept, indents, strict=True):
+        rest = line.lstrip(" \t")
+        if not rest or rest[0] == "#":
+            continue
+        first = rest[0]
+        return indent is not None and len(indent) > cut and (first.isalnum() or first in "_\"'([{@")
+    return False
+
+
+# The block parse_block last found, with its tree: the shapes read from that very text next, and
+# the tree is not built twice. One tuple, read and replaced whole, so threads may share it.
+_LAST_TREE: list[tuple[str, ast.Module | None]] = [("", None)]
+
+
+def parsed(text: str) -> ast.Module | None:
+    """The tree of ``text`` when it is the block :func:`parse_block` last found (parsed there
+    already), else None: the caller parses it."""
+    last, tree = _LAST_TREE[0]
+    return tree if last == text else None
 
 
 def parse_block(lines: Sequence[str]) -> tuple[str, int] | None:
@@ -109,7 +138,9 @@ def parse_block(lines: Sequence[str]) -> tuple[str, int] | None:
                 if tail > TRIM:
                     continue
                 text = block.text(head, size - tail)
-                if text is not None and _parse(text) is not None:
+                tree = _parse(text) if text is not None else None
+                if tree is not None and text is not None:
+                    _LAST_TREE[0] = (text, tree)
                     return text, head
     return None
 
