@@ -127,9 +127,11 @@ def _clock_cost(samples: int = 200_000) -> float:
     return (clock() - start) / samples
 
 
-def detector_profile(runs: list[Any], passes: int = 3) -> list[tuple[str, float, float, int, int]]:
+def detector_profile(runs: list[Any], passes: int = 3,
+                     before: Callable[[], None] | None = None) -> list[tuple[str, float, float, int, int]]:
     """(detector, needs us, check us, runs checked, runs with a finding) a run, in the judge's
-    order, best of ``passes``; the clock's own cost is taken off each reading."""
+    order, best of ``passes``; the clock's own cost is taken off each reading. ``before`` is
+    called before each pass (to empty the caches a fresh process has empty)."""
     from procjudge.detectors import ALL
     from procjudge.detectors.base import written_detail
     from procjudge.facts import derive
@@ -143,6 +145,8 @@ def detector_profile(runs: list[Any], passes: int = 3) -> list[tuple[str, float,
     checked = {det.id: 0 for det in ALL}
     fired = {det.id: 0 for det in ALL}
     for number in range(passes):
+        if before is not None:
+            before()
         spent = {det.id: [0.0, 0.0] for det in ALL}
         for f in facts:
             for det in ALL:

@@ -9,8 +9,10 @@ trajectory's text; importing is ``swe_agent.convert`` of each trajectory read fr
 ``import swe-agent`` does for it, the run file's writing aside), with the time of each stage
 (decoding, reading the steps, finding the checks, rebuilding the edits, the rest of the
 conversion) summed over the corpus; judging is ``judge`` of each run loaded from the run file
-the import wrote, against ``json.loads`` of that run file. The caches of command words and sed
-expressions are cleared before each round, as a fresh process has them empty.
+the import wrote, against ``json.loads`` of that run file; then each detector's share of judging
+those runs. The caches of command words and sed expressions are cleared before each import round,
+and the caches judging fills by content (:func:`cold`) before each judging round and pass, as a
+fresh process has them empty.
 """
 
 from __future__ import annotations
@@ -48,6 +50,20 @@ def _timed(module: Any, name: str, stage: str, spent: dict[str, float], generato
 
     setattr(module, name, wrapper)
     return lambda: setattr(module, name, original)
+
+
+def cold() -> None:
+    """Empty the caches judging fills by content (the shapes of code, the normal form of a
+    program, the words of a text, parsed diffs, test paths, the last run's shapes and the last
+    block's tree), as a fresh process, or a batch of runs none of which repeats another, has them."""
+    from procjudge import facts
+    from procjudge.detectors import antipatterns, fragments, shapes
+
+    for cached in (shapes.python_shapes, shapes.normal_form, shapes.cases_in, antipatterns._words_of,
+                   facts.parse_diff_cached, facts.is_test_path):
+        cached.cache_clear()
+    shapes._LAST[0] = (None, ())
+    fragments._LAST_TREE[0] = ("", None)
 
 
 def measure(corpus: Path, repeat: int) -> dict[str, Any]:
@@ -107,12 +123,16 @@ def _measure(files: list[Path], texts: list[bytes], spent: dict[str, float], rep
         start = time.perf_counter()
         runs = [load_record(text) for text in run_texts]
         best["load"] = min(best.get("load", 1e9), time.perf_counter() - start)
+        cold()
         start = time.perf_counter()
         for run in runs:
             judge(run)
         best["judge"] = min(best.get("judge", 1e9), time.perf_counter() - start)
+    from bench_judge import detector_profile
+
+    profile = detector_profile(runs, passes=repeat, before=cold)
     return {"files": len(files), "bytes": sum(len(t) for t in texts), "run_bytes": sum(len(t) for t in run_texts),
-            "best": best, "stages": stages}
+            "best": best, "stages": stages, "profile": profile}
 
 
 def page(found: dict[str, Any], corpus: Path, repeat: int) -> str:
@@ -122,9 +142,10 @@ def page(found: dict[str, Any], corpus: Path, repeat: int) -> str:
              f"python benchmarks/bench_real_logs.py --corpus {corpus} --repeat {repeat} --write docs/real-logs-cost.md",
              "```", "",
              (f"The corpus: {n} mini-swe-agent trajectories ({found['bytes'] / 1e6:.1f} MB), one process, best of "
-              f"{repeat} interleaved rounds, the caches of command words and sed expressions emptied before each (as a "
-              "fresh process has them). The targets: importing at most 3x parsing the logs, judging at most 2x "
-              "parsing the run file."), "",
+              f"{repeat} interleaved rounds, the caches of command words and sed expressions emptied before each "
+              "import round and the caches judging fills by content (the shapes of code, parsed diffs) before each "
+              "judging round, as a fresh process has them. The targets: importing at most 3x parsing the logs, "
+              "judging at most 2x parsing the run file."), "",
              "| step | seconds | per log | x its floor |", "|---|---:|---:|---:|",
              f"| `json.loads` of the trajectories (the floor) | {best['floor']:.3f} | {best['floor'] / n * 1e3:.2f} ms | 1.0 |",
              (f"| import: `swe_agent.convert` of each | {best['import']:.3f} | {best['import'] / n * 1e3:.2f} ms | "
@@ -139,6 +160,11 @@ def page(found: dict[str, Any], corpus: Path, repeat: int) -> str:
              "| stage | seconds | share |", "|---|---:|---:|"]
     for stage in STAGES:
         lines.append(f"| {stage} | {stages.get(stage, 0.0):.3f} | {stages.get(stage, 0.0) / best['import']:.0%} |")
+    from bench_judge import profile_table
+
+    lines += ["", ("Where judging spends its time: each detector's `needs` and check (its evidence written) on the "
+                   f"same {n} runs, microseconds a run, best of {repeat} passes, the caches emptied before each:"), ""]
+    lines += profile_table(found["profile"], n)
     return "\n".join(lines) + "\n"
 
 
