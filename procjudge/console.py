@@ -643,7 +643,7 @@ def run_batch(targets: list[str], paths: list[str], chosen: list[tuple[str, str 
     collector = Collector(gates, keep_rows=not quiet and batch.keeps_rows, limits=policy.limits)
     try:
         return feed_reports(batch.reporters, collector.feed(progress(results(batch, policy), len(paths))), collector)
-    except WriteError as exc:
+    except (WriteError, UsageError) as exc:  # UsageError: a --scheduler that does not answer
         err(f"procjudge: {exc}")
         raise typer.Exit(2) from None
 

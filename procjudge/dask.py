@@ -20,7 +20,7 @@ an optional extra: ``pip install 'procjudge[dask]'``.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import msgspec
@@ -30,7 +30,7 @@ from .loading import LoadError
 from .policy import DEFAULT, Limits, Policy
 from .records import is_records, run_lines
 from .render.parquet import COLUMNS
-from .results import Result
+from .results import Result, UsageError
 
 BLOCK_BYTES = 32 * 2**20  # a JSON-lines partition: about 6,000 runs of 5 KB
 FILES_PER_PARTITION = 500
@@ -222,6 +222,64 @@ def local_cluster(workers: int, quiet: bool = True) -> Any:
                             silence_logs=40)
 
 
+class SchedulerUnreachable(UsageError):
+    """``--scheduler``'s cluster could not be reached: the command exits 2 saying so."""
+
+
+def connect(scheduler: str | None, workers: int) -> tuple[Any, Any]:
+    """A client of ``scheduler``'s cluster, or of a local one of ``workers`` processes (then the
+    cluster too, for the caller to close); a scheduler that cannot be reached is a
+    :class:`SchedulerUnreachable` naming it."""
+    from distributed import Client
+
+    if not scheduler:
+        cluster = local_cluster(max(1, workers))
+        return Client(cluster), cluster
+    try:
+        return Client(scheduler, timeout="10s"), None
+    except (OSError, ValueError, TypeError) as exc:
+        raise SchedulerUnreachable(f"--scheduler {scheduler}: no Dask scheduler answered there ({exc}); start one "
+                                   "(dask scheduler) or check the address") from None
+
+
+def map_ordered(func: Callable[..., Any], items: list[Any], scheduler: str | None, workers: int,
+                shared: Any = None) -> Iterator[tuple[bool, Any]]:
+    """``func(shared, item)`` for each item, run on a cluster (``scheduler``'s, or a local one of
+    ``workers`` processes), yielded in the items' order as ``(True, result)``, or ``(False,
+    exception)`` for an item whose task failed; ``shared`` is sent to the workers once, and two
+    tasks a worker are in flight. ``func`` and ``shared`` go to the workers pickled (cloudpickle:
+    a closure travels with what it holds): ``import ... --engine dask``."""
+    import collections
+
+    client, cluster = connect(scheduler, workers)
+    try:
+        remote = client.scatter(shared, broadcast=True) if shared is not None else None
+        limit = 2 * max(1, sum(client.nthreads().values()) if scheduler else workers)
+        ahead = iter(items)
+        window: collections.deque[Any] = collections.deque()
+        while True:
+            while len(window) < limit:
+                item = next(ahead, _DONE)
+                if item is _DONE:
+                    break
+                window.append(client.submit(func, remote, item, pure=False))
+            if not window:
+                return
+            future = window.popleft()
+            try:
+                yield True, future.result()
+            except Exception as exc:  # noqa: BLE001 - a task's failure costs its item, named
+                yield False, exc
+            future.release()
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+_DONE = object()
+
+
 def stream(paths: list[str], policy: Policy, scheduler: str | None, workers: int,
            block: int = BLOCK_BYTES, want_lines: bool = False, want_verdict: bool = True,
            want_detail: bool = False) -> Iterator[Result]:
@@ -229,14 +287,7 @@ def stream(paths: list[str], policy: Policy, scheduler: str | None, workers: int
     one of ``workers`` processes), results yielded in input order, a bounded window in flight."""
     import collections
 
-    from distributed import Client
-
-    cluster = None
-    if scheduler:
-        client = Client(scheduler)
-    else:
-        cluster = local_cluster(workers)
-        client = Client(cluster)
+    client, cluster = connect(scheduler, workers)
     try:
         parts = iter_partitions(paths, block=block)
         window: collections.deque[Any] = collections.deque()

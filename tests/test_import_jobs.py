@@ -73,3 +73,96 @@ def test_a_worker_that_dies_costs_the_file_it_held_and_the_rest_are_read(tmp_pat
     assert written == 4 and sorted(p.stem for p in (tmp_path / "out" / "x").glob("*.json")) == ["a", "b", "c", "d"]
     assert any(i.note and "no loop logged" in i.reason for i in issues)
     assert json.loads((tmp_path / "out" / "x" / "d.json").read_text())["run"]["challenge"] == "d"
+
+
+# --------------------------------------------------------------------------- the Dask engine
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Any:
+    distributed = pytest.importorskip("distributed", reason="the Dask engine needs procjudge[dask]")
+    local = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                     silence_logs=40)
+    yield local
+    local.close()
+
+
+def test_on_dask_the_files_are_read_by_the_cluster_and_written_here_in_order(tmp_path: Path, cluster: Any) -> None:
+    from procjudge.importers.driver import Engine, engine
+
+    paths = [str(tmp_path / f"{name}.json") for name in ("a", "b", "nothing", "c", "bad", "lost", "d")]
+    parent = os.getpid()
+
+    def produce(path: str) -> tuple[str, str, dict[str, Any]]:
+        name = Path(path).stem
+        if name == "nothing":
+            raise NothingLogged("no loop logged")
+        if name == "bad":
+            raise ValueError("not the format")
+        if name == "lost":  # what the cluster reports when it could not run the task
+            raise RuntimeError("the worker left")
+        document = {"run": {"id": f"x/{name}", "agent": "x", "challenge": f"read by {os.getpid()}", "max_iterations": 1},
+                    "iterations": [{"iteration_telemetry": {"iteration_number": 0}}]}
+        return "x", name, document
+
+    with engine(Engine("dask", cluster.scheduler_address)):
+        written, issues = drive(one_run_per_file(paths, produce, "a log", jobs=2), str(tmp_path / "out"), paths)
+    assert written == 4, [i.reason for i in issues]
+    assert [(Path(i.path).stem, i.note) for i in issues] == [("nothing", True), ("bad", False), ("lost", False)]
+    assert "not a log: not the format" in issues[1].reason
+    assert "the Dask task reading this file failed: RuntimeError: the worker left" in issues[2].reason
+    readers = {json.loads((tmp_path / "out" / "x" / f"{name}.json").read_text())["run"]["challenge"] for name in "abcd"}
+    assert readers and f"read by {parent}" not in readers  # read on the cluster's workers, not here
+
+
+def test_import_on_dask_writes_what_one_process_writes(tmp_path: Path, cluster: Any) -> None:
+    logs = tmp_path / "logs"
+    shutil.copytree(FIXTURES / "mini_swe_agent_2" / "trajs", logs / "mini")
+    shutil.copytree(FIXTURES / "swe_agent" / "trajs", logs / "swe")
+    (logs / "mini" / "broken.traj.json").write_text("{not json")
+    outputs = {}
+    for name, extra in (("one", []), ("dask", ["--engine", "dask", "--scheduler", cluster.scheduler_address])):
+        done = runner.invoke(app, ["import", "auto", str(logs), str(FIXTURES / "terminal_bench"),
+                                   "--out", str(tmp_path / name), *extra])
+        assert done.exit_code == 2 and "broken.traj.json" in done.output, done.output
+        said = [text.replace(str(tmp_path / name), "OUT") for text in (done.stdout, done.stderr)]
+        outputs[name] = (_tree(tmp_path / name), said)
+    assert len(outputs["one"][0]) > 5 and outputs["one"] == outputs["dask"]
+
+
+def test_the_dask_engine_options_are_checked_before_anything_is_read(tmp_path: Path) -> None:
+    source = str(FIXTURES / "swe_agent" / "trajs")
+    alone = runner.invoke(app, ["import", "swe-agent", source, "--out", str(tmp_path / "a"), "--scheduler", "tcp://x:1"])
+    assert alone.exit_code == 2 and "--scheduler needs --engine dask" in alone.output
+    unknown = runner.invoke(app, ["import", "atif", source, "--out", str(tmp_path / "b"), "--engine", "spark"])
+    assert unknown.exit_code == 2 and "expected local or dask" in unknown.output
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def test_a_scheduler_that_does_not_answer_is_named_and_nothing_is_left_behind(tmp_path: Path) -> None:
+    pytest.importorskip("distributed", reason="the Dask engine needs procjudge[dask]")
+    source = str(FIXTURES / "harbor")
+    for command in (["import", "atif", source, "--out", str(tmp_path / "a")],
+                    ["import", "auto", source, "--out", str(tmp_path / "b")]):
+        done = runner.invoke(app, [*command, "--engine", "dask", "--scheduler", "bogus://nowhere"])
+        assert done.exit_code == 2 and "--scheduler bogus://nowhere: no Dask scheduler answered there" in done.output
+        assert "internal error" not in done.output
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+    batch = runner.invoke(app, ["batch", str(ROOT / "samples"), "--engine", "dask", "--scheduler", "bogus://nowhere"])
+    assert batch.exit_code == 2 and "no Dask scheduler answered there" in batch.output
+
+
+def _halve(shared: int, item: int) -> int:
+    if item == 3:
+        raise RuntimeError("the worker left")
+    return (item + shared) // 2
+
+
+def test_a_dask_task_that_fails_costs_its_item_and_the_rest_come_in_order(cluster: Any) -> None:
+    from procjudge.dask import map_ordered
+
+    got = list(map_ordered(_halve, list(range(8)), cluster.scheduler_address, 2, shared=10))
+    assert [value for ok, value in got if ok] == [5, 5, 6, 7, 7, 8, 8]
+    failed = [value for ok, value in got if not ok]
+    assert [ok for ok, _ in got] == [True, True, True, False, True, True, True, True]
+    assert len(failed) == 1 and "the worker left" in str(failed[0])

@@ -8,9 +8,10 @@ only for options of its own (``--reports``, ``--hidden-from``).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -27,8 +28,38 @@ IMPORT_JOBS_OPTION = typer.Option(1, "--jobs", "-j", min=0, max=256,
                                        "The run files written are the same whatever the number.")
 
 
+IMPORT_ENGINE_OPTION = typer.Option("local", "--engine", metavar="local|dask",
+                                    help="Where the logs are read: local worker processes, or a Dask cluster (pip install "
+                                         "'procjudge[dask]'): the one at --scheduler, else a local one of --jobs workers. "
+                                         "The runs come back here and are written in input order: the same files either way.")
+IMPORT_SCHEDULER_OPTION = typer.Option(None, "--scheduler", metavar="ADDRESS",
+                                       help="With --engine dask: the scheduler to use, e.g. tcp://10.0.0.5:8786 (its "
+                                            "workers need procjudge installed and the logs at the same paths).")
+
+
 def _workers(jobs: int) -> int:
     return jobs or os.cpu_count() or 1
+
+
+def reading_on(engine: str, scheduler: str | None) -> Any:
+    """The context the import's files are read in (``--engine``, ``--scheduler``); exit 2 on an
+    engine that is not known or not installed, or a scheduler without Dask."""
+    from .driver import Engine
+    from .driver import engine as reading
+
+    if engine not in ("local", "dask"):
+        err(f"procjudge: --engine {engine!r}: expected local or dask")
+        raise typer.Exit(2)
+    if scheduler and engine != "dask":
+        err("procjudge: --scheduler needs --engine dask")
+        raise typer.Exit(2)
+    if engine == "dask":
+        try:
+            import distributed  # noqa: F401
+        except ImportError:
+            err("procjudge: --engine dask needs Dask: pip install 'procjudge[dask]'")
+            raise typer.Exit(2) from None
+    return reading(Engine(engine, scheduler))
 
 
 import_app = typer.Typer(help="Turn other tools' logs into run files.", no_args_is_help=True, rich_markup_mode=None)
@@ -113,6 +144,22 @@ class Folders:
             err(f"procjudge: --out {out}: cannot create or read this folder: {exc.strerror or exc}")
             raise typer.Exit(2) from None
 
+    @contextlib.contextmanager
+    def unless_refused(self) -> Iterator[None]:
+        """The import inside, which may find that it cannot be done (a Dask scheduler that does
+        not answer): then exit 2 saying why, leaving no folder it created."""
+        from ..results import UsageError
+
+        try:
+            yield
+        except UsageError as exc:
+            self.tidy()
+            if not self.existed:
+                with contextlib.suppress(OSError):
+                    self.out.rmdir()
+            err(f"procjudge: {exc}")
+            raise typer.Exit(2) from None
+
     def tidy(self) -> None:
         if not self.out.is_dir():
             return
@@ -160,7 +207,8 @@ def run_import(import_files: Callable[..., Imported], files: list[Path], suffixe
     output folder, the importer's ``import_files`` with ``options``, then the report and exit."""
     found = files_in(list(files), suffixes)
     folders = Folders(out)
-    done = import_files([str(f) for f in found], str(out), overwrite=overwrite, **options)
+    with folders.unless_refused():
+        done = import_files([str(f) for f in found], str(out), overwrite=overwrite, **options)
     import_report(done, out, unit, "note", name, folders)
 
 
@@ -260,6 +308,8 @@ def import_swe_agent(
                                      help="Agent name (default: the model in the trajectory's configuration, else its run "
                                           "folder)."),
     jobs: int = IMPORT_JOBS_OPTION,
+    engine: str = IMPORT_ENGINE_OPTION,
+    scheduler: str | None = IMPORT_SCHEDULER_OPTION,
 ) -> None:
     """Import shell-agent trajectories as one run file per task.
 
@@ -280,8 +330,9 @@ def import_swe_agent(
     """
     from .swe_agent import import_files
 
-    run_import(import_files, files, (".traj.json", ".traj"), out, overwrite, "file", "swe-agent", agent=agent,
-               reports=str(reports) if reports else None, unlisted=unlisted.value, jobs=_workers(jobs))
+    with reading_on(engine, scheduler):
+        run_import(import_files, files, (".traj.json", ".traj"), out, overwrite, "file", "swe-agent", agent=agent,
+                   reports=str(reports) if reports else None, unlisted=unlisted.value, jobs=_workers(jobs))
 
 
 @import_app.command("openhands")
@@ -319,6 +370,8 @@ def import_atif(
     overwrite: bool = OVERWRITE_OPTION,
     agent: str | None = typer.Option(None, "--agent", help="Agent name (default: the trajectory's agent name and model)."),
     jobs: int = IMPORT_JOBS_OPTION,
+    engine: str = IMPORT_ENGINE_OPTION,
+    scheduler: str | None = IMPORT_SCHEDULER_OPTION,
 ) -> None:
     """Import Agent Trajectory Interchange Format trajectories as one run file each.
 
@@ -332,8 +385,9 @@ def import_atif(
     """
     from .atif import import_files
 
-    run_import(import_files, files, ("trajectory.json", "result.json"), out, overwrite, "file", "atif", agent=agent,
-               jobs=_workers(jobs))
+    with reading_on(engine, scheduler):
+        run_import(import_files, files, ("trajectory.json", "result.json"), out, overwrite, "file", "atif", agent=agent,
+                   jobs=_workers(jobs))
 
 
 @import_app.command("claude-code")
@@ -391,6 +445,8 @@ def import_terminal_bench(
     agent: str | None = typer.Option(None, "--agent",
                                      help="Agent name (default: run_metadata.json's agent_name and model_name)."),
     jobs: int = IMPORT_JOBS_OPTION,
+    engine: str = IMPORT_ENGINE_OPTION,
+    scheduler: str | None = IMPORT_SCHEDULER_OPTION,
 ) -> None:
     """Import Terminal-Bench 1 trials as one run file per trial.
 
@@ -404,8 +460,9 @@ def import_terminal_bench(
     """
     from .terminal_bench import import_files
 
-    run_import(import_files, files, ("results.json",), out, overwrite, "file", "terminal-bench", agent=agent,
-               jobs=_workers(jobs))
+    with reading_on(engine, scheduler):
+        run_import(import_files, files, ("results.json",), out, overwrite, "file", "terminal-bench", agent=agent,
+                   jobs=_workers(jobs))
 
 
 @import_app.command("list")
@@ -466,6 +523,8 @@ def import_auto(
     verbose: bool = typer.Option(False, "--verbose", "-v",
                                  help="List each file under the folders that was passed over, with its first bytes."),
     jobs: int = IMPORT_JOBS_OPTION,
+    engine: str = IMPORT_ENGINE_OPTION,
+    scheduler: str | None = IMPORT_SCHEDULER_OPTION,
 ) -> None:
     """Recognise each log's format and import it: swe-agent trajectories, OpenHands output,
     ATIF trajectories, Inspect logs, Reflexion-family logs, and any installed plugin's format.
@@ -488,7 +547,8 @@ def import_auto(
             raise typer.Exit(2)
     folders = Folders(out)
     groups, passed_over, unknown = _recognised(targets, importers, chosen)
-    done = _import_groups(groups, importers, out, agent, jobs, overwrite)
+    with reading_on(engine, scheduler), folders.unless_refused():
+        done = _import_groups(groups, importers, out, agent, jobs, overwrite)
     if passed_over:
         err(f"procjudge: {plural(len(passed_over), 'file')} under the folders recognised by no importer, passed over"
             + ("" if verbose else " (--verbose lists them)"))

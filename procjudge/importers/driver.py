@@ -15,6 +15,7 @@ could not read: a line that is not JSON, a log that is not the format).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -124,27 +125,93 @@ def _named(agent: str, task: str, make: Callable[[], RunFile | dict[str, Any]]) 
     return agent, task, make()
 
 
+@dataclass(frozen=True)
+class Engine:
+    """Where :func:`one_run_per_file` reads its files when ``jobs`` is above 1: ``local`` forked
+    worker processes, or ``dask``: the Dask cluster at ``scheduler``, else a local one of
+    ``jobs`` worker processes (``pip install 'procjudge[dask]'``). The runs come back to this
+    process and are written here, in input order, so the output is the same either way."""
+
+    name: str = "local"
+    scheduler: str | None = None
+
+
+_ENGINE: list[Engine] = [Engine()]
+
+
+@contextlib.contextmanager
+def engine(chosen: Engine) -> Iterator[None]:
+    """Read the files of the imports inside the block on ``chosen`` (``import ... --engine dask``)."""
+    _ENGINE.append(chosen)
+    try:
+        yield
+    finally:
+        _ENGINE.pop()
+
+
 # the make function of the pool's import (inherited by forked workers, never pickled)
 _MAKE: list[Callable[[str], Any]] = []
 
 
 def _produce_one(path: str) -> tuple[str, Any]:
     """("run", (agent, task, document)), ("note", why) or ("error", why) for one file."""
+    return produce_with(_MAKE[-1], path)
+
+
+def produce_with(make: Callable[[str], Any], path: str) -> tuple[str, Any]:
+    """:func:`_produce_one` with its make function given (a Dask worker receives it pickled)."""
     try:
-        return "run", produced(functools.partial(_MAKE[-1], path))
+        return "run", produced(functools.partial(make, path))
     except NothingLogged as exc:
         return "note", str(exc)
     except UNREADABLE as exc:
         return "error", str(exc)
 
 
+FILES_PER_TASK = 16  # the files one Dask task reads: the task's own cost is paid once for them
+
+
+def _produce_many(make: Callable[[str], Any], paths: list[str]) -> list[tuple[str, Any]]:
+    """A Dask task: each file's outcome; a file whose reading failed otherwise costs itself only
+    (on a cluster an archive's import does not stop for one file)."""
+    out = []
+    for path in paths:
+        try:
+            out.append(produce_with(make, path))
+        except Exception as exc:  # noqa: BLE001 - named, and the task's other files still read
+            out.append(("error", _failed_on_dask(exc)))
+    return out
+
+
+def _failed_on_dask(exc: BaseException) -> str:
+    return f"the Dask task reading this file failed: {type(exc).__name__}: {exc}"[:300]
+
+
+def _on_dask(paths: list[str], make: Callable[[str], Any], jobs: int, scheduler: str | None) -> Iterator[tuple[str, Any]]:
+    """Each file's outcome in input order, read on a Dask cluster ``FILES_PER_TASK`` files a task;
+    a task that fails there (its worker died, or the cluster could not run it) costs its files,
+    each named."""
+    from ..dask import map_ordered
+
+    chunks = [paths[k: k + FILES_PER_TASK] for k in range(0, len(paths), FILES_PER_TASK)]
+    for chunk, (ok, value) in zip(chunks, map_ordered(_produce_many, chunks, scheduler, jobs, shared=make), strict=True):
+        if ok:
+            yield from value
+        else:
+            yield from (("error", _failed_on_dask(value)) for _ in chunk)
+
+
 def _produced_all(paths: list[str], make: Callable[[str], Any], jobs: int) -> Iterator[tuple[str, Any]]:
-    """Each file's outcome in input order; in ``jobs`` forked worker processes when above 1 (and
-    the platform forks), at most eight files a worker ahead of what has been written. A worker
-    that dies (killed, out of memory) costs the file it held, named; the files after it are read
-    here."""
+    """Each file's outcome in input order; on the Dask cluster of :func:`engine` when one is
+    chosen; else in ``jobs`` forked worker processes when above 1 (and the platform forks), at
+    most eight files a worker ahead of what has been written. A worker that dies (killed, out of
+    memory) costs the file it held, named; the files after it are read here."""
     import multiprocessing
 
+    chosen = _ENGINE[-1]
+    if chosen.name == "dask" and paths:
+        yield from _on_dask(paths, make, jobs, chosen.scheduler)
+        return
     _MAKE.append(make)
     try:
         if jobs <= 1 or len(paths) < 2 or "fork" not in multiprocessing.get_all_start_methods():
