@@ -119,12 +119,31 @@ _VALUED = frozenset({"-e", "-k", "-m", "-p", "-c", "-n", "-o", "-W", "--settings
                      "--ignore", "--rootdir", "--verbosity", "-v2"})
 
 
+_PUNCTUATION = "<>|&;()"
+# shlex's tokens of text without quotes, backslashes or comments, as its lexer reads them: runs of
+# punctuation, runs of word characters, and any other character alone
+_WORD_CHARS = shlex.shlex(posix=True, punctuation_chars=_PUNCTUATION).wordchars
+_TOKENS = re.compile(f"[{re.escape(_PUNCTUATION)}]+|[{re.escape(_WORD_CHARS)}]+|[^ \t\r\n]")
+_LEXED = frozenset("'\"\\#")  # what only shlex's own lexer reads right
+
+
+def shell_tokens(part: str) -> list[str]:
+    """A simple command's tokens as ``shlex`` reads them with the shell's punctuation (``>`` and
+    ``2>&1`` apart from the words): by its lexer where quotes, backslashes or comments need it,
+    else by one regular expression that gives the same tokens; raises ValueError where shlex does
+    (a quote that does not close)."""
+    if _LEXED.isdisjoint(part):
+        return _TOKENS.findall(part)
+    return list(shlex.shlex(part, posix=True, punctuation_chars=_PUNCTUATION))
+
+
 def redirect_targets(part: str) -> list[str]:
     """The files a simple command redirects its output to (``>``, ``>>``, ``2>``), read with
     the shell's quoting: a ``>`` inside quotes is text."""
+    if ">" not in part:
+        return []
     try:
-        lexer = shlex.shlex(part, posix=True, punctuation_chars="<>|&;()")
-        tokens = list(lexer)
+        tokens = shell_tokens(part)
     except ValueError:
         return []
     paths = []

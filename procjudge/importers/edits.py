@@ -30,7 +30,6 @@ import bisect
 import difflib
 import functools
 import re
-import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -230,9 +229,45 @@ def _words(text: str) -> tuple[str, ...]:
     if _QUOTING.isdisjoint(text):
         return tuple(word for word in _BLANKS.split(text) if word)
     try:
-        return tuple(shlex.split(text))
+        return tuple(_split(text))
     except ValueError:
         return tuple(text.split())
+
+
+# A piece of a POSIX shell word as shlex.split reads it: plain characters, a single-quoted string,
+# a double-quoted string, an escaped character; or the blanks between words.
+_PIECE = re.compile(r"""([^ \t\r\n'"\\]+)|'([^']*)'|"((?:[^"\\]|\\[\s\S])*)"|\\([\s\S])|([ \t\r\n]+)""")
+_IN_DOUBLE = re.compile(r"\\([\s\S])")
+
+
+def _unescaped(match: re.Match[str]) -> str:
+    return match.group(1) if match.group(1) in '"\\' else match.group(0)  # only these two are escaped there
+
+
+def _split(text: str) -> list[str]:
+    """``shlex.split(text)``, word for word, in one regular expression's pass instead of its
+    character-by-character lexer; ValueError where shlex raises it (a quote that does not close, a
+    backslash at the end)."""
+    words: list[str] = []
+    word: str | None = None
+    at = 0
+    while at < len(text):
+        piece = _PIECE.match(text, at)
+        if piece is None:
+            raise ValueError("No closing quotation" if text[at] in "'\"" else "No escaped character")
+        plain, single, double, escaped, blanks = piece.groups()
+        if blanks is not None:
+            if word is not None:
+                words.append(word)
+            word = None
+        else:
+            if double is not None and "\\" in double:
+                double = _IN_DOUBLE.sub(_unescaped, double)
+            word = (word or "") + next(part for part in (plain, single, double, escaped) if part is not None)
+        at = piece.end()
+    if word is not None:
+        words.append(word)
+    return words
 
 
 # --------------------------------------------------------------------------- rebuilding edits
