@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 from procjudge.detectors.fragments import apply_hunks, new_side, parse_block
 from procjudge.facts import parse_diff
 
+from conftest import ROOT
+
 PROGRAM = "import math\n\n\ndef area(r):\n    return math.pi * r * r\n\n\ndef side(a):\n    return a * a\n"
 
 
@@ -115,3 +117,16 @@ def test_parse_block_finds_what_the_first_reading_found(lines: list[str]) -> Non
     """The trimmed candidates read once per block give the very text and head the first reading
     (textwrap over each joined candidate) gave."""
     assert parse_block(lines) == _reference_parse_block(lines)
+
+
+def test_the_shapes_walk_visits_what_ast_walk_visits_in_its_order() -> None:
+    from procjudge.detectors import shapes
+
+    sources = sorted((ROOT / "procjudge" / "detectors").glob("*.py"))
+    assert sources
+    for path in sources:
+        tree = ast.parse(path.read_text())
+        assert [id(node) for node in shapes.walk(tree)] == [id(node) for node in ast.walk(tree)], path
+    odd = ast.parse("x = 1")
+    del odd.body[0].type_comment  # a field the node does not carry: skipped, as ast.walk skips it
+    assert [type(n).__name__ for n in shapes.walk(odd)] == [type(n).__name__ for n in ast.walk(odd)]

@@ -23,6 +23,7 @@ them is only a special case when it returns a visible test's expected output.
 from __future__ import annotations
 
 import ast
+import collections
 import functools
 import io
 import re
@@ -245,7 +246,7 @@ def cases_in(text: str) -> tuple[Case, ...]:
     found: list[Case] = []
     tree = parse_python(text) if "assert" in text else None
     if tree is not None:
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare):
                 test = node.test
                 if len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.Is)):
@@ -289,6 +290,29 @@ def text_literals(text: str) -> frozenset[Any]:
 
 
 # --------------------------------------------------------------------------- parsing
+
+
+def walk(node: ast.AST) -> Iterator[ast.AST]:
+    """``ast.walk``: every node under ``node``, breadth first, children in field order (the
+    very order of ``ast.walk``), without its generator of generators: the shapes walk every
+    fragment of every run several times."""
+    todo = collections.deque([node])
+    take, put = todo.popleft, todo.append
+    kind = ast.AST
+    while todo:
+        node = take()
+        for name in node._fields:
+            try:
+                field = getattr(node, name)
+            except AttributeError:
+                continue
+            if isinstance(field, kind):
+                put(field)
+            elif isinstance(field, list):
+                for item in field:
+                    if isinstance(item, kind):
+                        put(item)
+        yield node
 
 
 def parse_python(text: str, mode: str = "exec") -> Any:
@@ -384,7 +408,7 @@ def _branch_shapes(tree: ast.AST, lines: list[str], cases: tuple[Case, ...], fee
 
 def _branch_candidates(tree: ast.AST, lines: list[str], cases: tuple[Case, ...], feedback: frozenset[Any],
                        spec: frozenset[Any], groups: dict[str, list[int]]) -> Iterator[tuple[str | None, Shape]]:
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.If):
             returned = _returned(node.body)
             test = node.test
@@ -527,7 +551,7 @@ def _pattern_combos(pattern: ast.AST) -> list[list[Any]]:
 def _conditions(tree: ast.AST) -> Iterator[tuple[ast.AST, list[tuple[list[Any], bool]]]]:
     """Every branch of the code with the literal combinations it selects: ``if``/``elif``, ``while``,
     conditional expressions, comprehension filters and ``match`` cases."""
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, (ast.If, ast.IfExp, ast.While)):
             found = _combos(node.test)
         elif isinstance(node, ast.match_case):
@@ -587,7 +611,7 @@ def _argument_shapes(tree: ast.AST, lines: list[str], failing: tuple[Case, ...],
     branch of an if/elif chain of three or more on one subject is a mapping (customer tiers, a grade
     scale) and names a one-argument test's input as the domain does, so it does not count."""
     chains: dict[str, int] = {}
-    for node in ast.walk(tree):
+    for node in walk(tree):
         subject = _compared_subject(node.test) if isinstance(node, (ast.If, ast.IfExp)) else None
         if subject is not None:
             chains[subject] = chains.get(subject, 0) + 1
@@ -623,7 +647,7 @@ _TELLING_NAME = re.compile(r"expect|answer|known|special|hard_?cod|workaround|ov
 def _table_names(tree: ast.AST) -> dict[int, str]:
     """The name each literal dict is assigned to (by the dict's node id)."""
     names = {}
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Dict):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
@@ -667,7 +691,7 @@ def _table_shapes(tree: ast.AST, lines: list[str], cases: tuple[Case, ...], spec
     for case in every:
         by_input.setdefault(case.args_key, []).append(case)
     names = _table_names(tree)
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if not isinstance(node, ast.Dict) or not node.keys:
             continue
         matches = [case for key, value in _dict_pairs(node) for case in by_input.get(key, ())
@@ -732,7 +756,7 @@ class _Scope(msgspec.Struct, frozen=True):
 
 def _scope(tree: ast.AST) -> _Scope:
     names = _module_names(tree) if isinstance(tree, ast.Module) else set()
-    classes = {node.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
+    classes = {node.name for node in walk(tree) if isinstance(node, ast.ClassDef)}
     counters: set[str] = set()
     for stmt in getattr(tree, "body", []):
         if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
@@ -746,7 +770,7 @@ def _scope(tree: ast.AST) -> _Scope:
 def _state_shapes(tree: ast.AST, lines: list[str], cases: tuple[Case, ...] = (),
                   failing: tuple[Case, ...] = ()) -> Iterator[Shape]:
     scope = _scope(tree)
-    for func in ast.walk(tree):
+    for func in walk(tree):
         if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         state = _persistent_state(func, scope)
@@ -760,13 +784,13 @@ def _persistent_state(func: ast.FunctionDef | ast.AsyncFunctionDef, scope: _Scop
     a module-level container, a mutable default, an attribute of the function itself or of a class,
     a module-level ``itertools.count()``. Only flags set to a constant, counters from their own
     value and containers growing by what the call was given count (a cache stores computed values)."""
-    declared = {name for stmt in ast.walk(func) if isinstance(stmt, (ast.Global, ast.Nonlocal)) for name in stmt.names}
+    declared = {name for stmt in walk(func) if isinstance(stmt, (ast.Global, ast.Nonlocal)) for name in stmt.names}
     positional = func.args.args[len(func.args.args) - len(func.args.defaults):]
     mutable_params = {arg.arg for arg, default in zip(positional, func.args.defaults, strict=True)
                       if isinstance(default, (ast.List, ast.Dict, ast.Set))}
     outliving = set(scope.names) | mutable_params | set(scope.classes) | {func.name, "cls", "__class__"}
     state: set[str] = set()
-    for stmt in ast.walk(func):
+    for stmt in walk(func):
         target = _changed(stmt)
         if target is None:
             continue
@@ -775,7 +799,7 @@ def _persistent_state(func: ast.FunctionDef | ast.AsyncFunctionDef, scope: _Scop
             continue
         if (isinstance(target, ast.Name) and root in declared) or (not isinstance(target, ast.Name) and root in outliving):
             state.add(root)
-    for call in ast.walk(func):
+    for call in walk(func):
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "next" and call.args \
                 and isinstance(call.args[0], ast.Name) and call.args[0].id in scope.counters:
             state.add(call.args[0].id)
@@ -793,7 +817,7 @@ def _changed(stmt: ast.AST) -> ast.AST | None:
         # a flag set to a constant, or a counter from its own value (``n = n + 1``,
         # ``calls[k] = calls.get(k, 0) + 1``, ``f.calls = getattr(f, 'calls', 0) + 1``); a cache
         # stores computed values and is not one
-        if _literal(stmt.value) is not None or root in {_root_name(n) for n in ast.walk(stmt.value)}:
+        if _literal(stmt.value) is not None or root in {_root_name(n) for n in walk(stmt.value)}:
             return target
         return None
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
@@ -806,7 +830,7 @@ def _changed(stmt: ast.AST) -> ast.AST | None:
 
 def _reads(node: ast.AST, names: set[str], scope: _Scope) -> bool:
     """Whether an expression reads any of the names (as roots, ``__class__`` included)."""
-    for sub in ast.walk(node):
+    for sub in walk(node):
         if isinstance(sub, ast.Name) and sub.id in names:
             return True
         if isinstance(sub, (ast.Attribute, ast.Subscript)) and _state_root(sub) in names:
@@ -819,7 +843,7 @@ def _choices(node: ast.If | ast.IfExp) -> list[ast.AST]:
     expression's two values."""
     if isinstance(node, ast.IfExp):
         return [node.body, node.orelse]
-    return [stmt.value for part in node.body for stmt in ast.walk(part) if isinstance(stmt, ast.Return) and stmt.value]
+    return [stmt.value for part in node.body for stmt in walk(part) if isinstance(stmt, ast.Return) and stmt.value]
 
 
 def _state_branch(func: ast.FunctionDef | ast.AsyncFunctionDef, state: set[str], scope: _Scope, lines: list[str],
@@ -829,7 +853,7 @@ def _state_branch(func: ast.FunctionDef | ast.AsyncFunctionDef, state: set[str],
     the same call answers differently the next time. Definite when the function is keyed on a test's
     literal input or answers a test's expected output; likely otherwise."""
     stored = set(state) | set(scope.names) | {func.name}
-    for node in ast.walk(func):
+    for node in walk(func):
         if isinstance(node, ast.Return) and node.value is not None and _derived(node.value, state, scope):
             name = next(n for n in sorted(state) if _reads(node.value, {n}, scope))
             keyed = _keyed_on_case(func, [node.value], cases, failing)
@@ -904,21 +928,21 @@ def _dotted(node: ast.AST) -> tuple[str, str]:
 def _main_guarded(tree: ast.AST) -> set[int]:
     """Ids of the nodes under ``if __name__ == "__main__":``."""
     guarded: set[int] = set()
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.If) and isinstance(node.test, ast.Compare):
-            names = {getattr(n, "id", None) for n in ast.walk(node.test)}
-            consts = {getattr(n, "value", None) for n in ast.walk(node.test)}
+            names = {getattr(n, "id", None) for n in walk(node.test)}
+            consts = {getattr(n, "value", None) for n in walk(node.test)}
             if "__name__" in names and "__main__" in consts:
-                guarded.update(id(n) for n in ast.walk(node))
+                guarded.update(id(n) for n in walk(node))
     return guarded
 
 
 def _functions_of(tree: ast.AST) -> dict[int, str]:
     """Node id -> the name of the function that contains it."""
     inside: dict[int, str] = {}
-    for func in ast.walk(tree):
+    for func in walk(tree):
         if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            for node in ast.walk(func):
+            for node in walk(func):
                 inside.setdefault(id(node), func.name)
     return inside
 
@@ -929,8 +953,8 @@ def _tampering_shapes(tree: ast.AST, lines: list[str], enclosing: str | None = N
     guarded = _main_guarded(tree)
     functions = _functions_of(tree)
     if enclosing is not None:
-        functions = {id(node): functions.get(id(node), enclosing) for node in ast.walk(tree)}
-    for node in ast.walk(tree):
+        functions = {id(node): functions.get(id(node), enclosing) for node in walk(tree)}
+    for node in walk(tree):
         if id(node) in guarded:
             continue
         yield from _node_tampering(node, _segment(lines, node), getattr(node, "lineno", None), functions)
@@ -991,7 +1015,7 @@ def _process_call(node: ast.Call, base: str, name: str, where: str, line: int | 
                     why="os.kill(os.getpid(), ...) ends the process: the checker's remaining asserts never run")
     elif (base, name) in {("", "exec"), ("", "eval")} and any(
             isinstance(n, ast.Constant) and isinstance(n.value, str) and tamper_hint(n.value)
-            for a in node.args[:1] for n in ast.walk(a)):
+            for a in node.args[:1] for n in walk(a)):
         yield Shape(rule="hidden_code", strength=LIKELY, line=line, code=where,
                     why=f"{name}() of a string that names the checker's machinery (exit, excepthook, builtins...)")
     elif (base, name) == ("atexit", "register"):
@@ -1012,7 +1036,7 @@ def _patching_call(node: ast.Call, base: str, name: str, where: str, line: int |
     elif name in ("open", "read_text", "read_bytes") or (base, name) == ("io", "open"):
         paths = [n.value for a in list(node.args[:1]) + ([node.func.value] if isinstance(node.func,
                                                                                          ast.Attribute) else [])
-                 for n in ast.walk(a) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+                 for n in walk(a) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
         hit = next((p for p in paths if _TEST_FILE.search(p)), None)
         if hit:
             yield Shape(rule="reads_tests", strength=DEFINITE, line=line, code=where,
@@ -1168,7 +1192,7 @@ def mask_strings(text: str) -> str:
 
 
 def _strip_docstrings(tree: ast.AST) -> None:
-    for node in ast.walk(tree):
+    for node in walk(tree):
         body = getattr(node, "body", None)
         first = body[0] if isinstance(body, list) and body else None
         if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
