@@ -534,17 +534,7 @@ def import_auto(
 
     Example: procjudge import auto runs/ --out imported/
     """
-    from .registry import registry
-
-    importers, problems = registry()
-    for problem in problems:
-        err(f"procjudge: warning: {problem}")
-    chosen = None
-    if using is not None:
-        chosen = next((i for i in importers if i.name == using), None)
-        if chosen is None:
-            err(f"procjudge: no importer named {using!r}; there are: {', '.join(i.name for i in importers)}")
-            raise typer.Exit(2)
+    importers, chosen = _importers(using)
     folders = Folders(out)
     groups, passed_over, unknown = _recognised(targets, importers, chosen)
     with reading_on(engine, scheduler), folders.unless_refused():
@@ -565,6 +555,23 @@ def import_auto(
         done.issues += [ImportIssue(path, 1, "not a log any importer recognises (see procjudge import list; "
                                     "--using NAME forces one)") for path in unknown]
     import_report(done, out, "file", "note", using, folders)
+
+
+def _importers(using: str | None) -> tuple[list[Any], Any]:
+    """The importers (their problems warned of), and the one ``--using`` names (exit 2 when none
+    is so named)."""
+    from .registry import registry
+
+    importers, problems = registry()
+    for problem in problems:
+        err(f"procjudge: warning: {problem}")
+    if using is None:
+        return importers, None
+    chosen = next((i for i in importers if i.name == using), None)
+    if chosen is None:
+        err(f"procjudge: no importer named {using!r}; there are: {', '.join(i.name for i in importers)}")
+        raise typer.Exit(2)
+    return importers, chosen
 
 
 def _recognised(targets: list[Path], importers: list[Any], chosen: Any) -> tuple[dict[str, list[str]], list[str], list[str]]:
