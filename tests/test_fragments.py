@@ -107,7 +107,7 @@ def _cut_code() -> st.SearchStrategy[list[str]]:
     indent = st.sampled_from(["", "    ", "        ", "\t", "  \t", " \x0c"])
     body = st.sampled_from(["x = 1", "if x:", "else:", "return x", "    y(", ")", "pass", "...", "# ...", "",
                             "def f(a):", "for i in r:", '"""', "z = [1,", "2]", "\x0c", "  ", "s = '\\d'",
-                            "# note:", "x = \\", "\\", "\r", "(a)", "@d", "'s'"])
+                            "# note:", "x = \\", "\\", "\r", "(a)", "@d", "'s'", "# c\rif x:", "y\r    z"])
     return st.lists(st.tuples(indent, body).map(lambda pair: pair[0] + pair[1]), min_size=1, max_size=10)
 
 
@@ -130,3 +130,19 @@ def test_the_shapes_walk_visits_what_ast_walk_visits_in_its_order() -> None:
     odd = ast.parse("x = 1")
     del odd.body[0].type_comment  # a field the node does not carry: skipped, as ast.walk skips it
     assert [type(n).__name__ for n in shapes.walk(odd)] == [type(n).__name__ for n in ast.walk(odd)]
+
+
+@settings(max_examples=600, deadline=None)
+@given(_cut_code())
+def test_a_fragment_reads_as_it_did_when_it_was_parsed_as_it_is_first(lines: list[str]) -> None:
+    """parse_fragment skips the parse that surely fails (an indented first statement) and finds
+    the tree the plain reading found: the text as it is, else dedented."""
+    import textwrap
+
+    from procjudge.detectors.shapes import parse_fragment, parse_python
+
+    text = "\n".join(lines)
+    first = parse_python(text) or parse_python(textwrap.dedent(text))
+    found = parse_fragment(text)
+    assert (first is None) == (found is None)
+    assert first is None or found is None or ast.dump(first) == ast.dump(found)

@@ -98,12 +98,21 @@ class _Block:
         return "\n".join(line[cut:] if indent is not None else "" for line, indent in zip(kept, indents, strict=True))
 
 
+def starts_indented(text: str) -> bool:
+    """Whether ``text`` surely cannot parse as it is because its first statement is indented (a
+    hunk's added lines inside a function): its dedented reading is the one to try."""
+    lines = text.split("\n")
+    return _starts_indented(lines, [_indent(line) for line in lines], 0)
+
+
 def _starts_indented(kept: list[str], indents: list[str | None], cut: int) -> bool:
     """Whether the first logical line of a candidate, dedented by ``cut``, is still indented: a
     module cannot begin with an indented statement, so it cannot parse (most trims of a hunk cut
     mid-body fail so, and are not worth a parse). Only a sure case: blank and comment lines before
     it, and a first character that begins a statement; anything else is left to the parser."""
     for line, indent in zip(kept, indents, strict=True):
+        if "\r" in line:  # the parser starts a new line there: not a sure case
+            return False
         rest = line.lstrip(" \t")
         if not rest or rest[0] == "#":
             continue
