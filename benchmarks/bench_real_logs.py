@@ -2,7 +2,7 @@
 the import-cost targets, and where the time goes.
 
     python benchmarks/bench_real_logs.py                          # ../shared/realdata/mini-swe-agent
-    python benchmarks/bench_real_logs.py --corpus DIR --write docs/real-logs-cost.md
+    python benchmarks/bench_real_logs.py --corpus DIR --write docs/performance.md   # its section there
 
 In one process, best of ``--repeat`` interleaved rounds: the floor is ``json.loads`` of every
 trajectory's text; importing is ``swe_agent.convert`` of each trajectory read from its file (what
@@ -63,7 +63,8 @@ def cold() -> None:
                    facts.parse_diff_cached, facts.is_test_path):
         cached.cache_clear()
     shapes._LAST[0] = (None, ())
-    fragments._LAST_TREE[0] = ("", None)
+    if hasattr(fragments, "_LAST_TREE"):  # (an older checkout, measured for comparison, has none)
+        fragments._LAST_TREE[0] = ("", None)
 
 
 def measure(corpus: Path, repeat: int) -> dict[str, Any]:
@@ -135,27 +136,39 @@ def _measure(files: list[Path], texts: list[bytes], spent: dict[str, float], rep
             "best": best, "stages": stages, "profile": profile}
 
 
+BEGIN, END = "<!-- real-logs: begin -->", "<!-- real-logs: end -->"  # the section of docs/performance.md
+
+
+def _verdict(ratio: float, target: float) -> str:
+    return "met" if ratio <= target else "**not met**"
+
+
 def page(found: dict[str, Any], corpus: Path, repeat: int) -> str:
+    """The figures as the real-logs section of docs/performance.md (between ``BEGIN`` and ``END``)."""
     best, stages, n = found["best"], found["stages"], found["files"]
-    lines = ["# What real logs cost: importing and judging against parsing them", "",
-             "Every figure on this page comes from one command, run from the repository root:", "", "```sh",
-             f"python benchmarks/bench_real_logs.py --corpus {corpus} --repeat {repeat} --write docs/real-logs-cost.md",
+    imported, judged = best["import"] / best["floor"], best["judge"] / best["run_floor"]
+    lines = [BEGIN, "## Real shell-agent logs: importing and judging against parsing them", "",
+             ("The figures of this section come from one command, run from the repository root (it rewrites this "
+              "section alone, and `bench_scale.py` keeps it):"), "", "```sh",
+             f"python benchmarks/bench_real_logs.py --corpus {corpus} --repeat {repeat} --write docs/performance.md",
              "```", "",
              (f"The corpus: {n} mini-swe-agent trajectories ({found['bytes'] / 1e6:.1f} MB), one process, best of "
               f"{repeat} interleaved rounds, the caches of command words and sed expressions emptied before each "
               "import round and the caches judging fills by content (the shapes of code, parsed diffs) before each "
-              "judging round, as a fresh process has them. The targets: importing at most 3x parsing the logs, "
-              "judging at most 2x parsing the run file."), "",
+              "judging round, as a fresh process has them."), "",
+             "| what | target | measured | |", "|---|---:|---:|---|",
+             f"| importing the trajectories, x `json.loads` of them | at most 3x | {imported:.1f}x | {_verdict(imported, 3)} |",
+             f"| judging the runs, x `json.loads` of their run files | at most 2x | {judged:.1f}x | {_verdict(judged, 2)} |",
+             "",
              "| step | seconds | per log | x its floor |", "|---|---:|---:|---:|",
              f"| `json.loads` of the trajectories (the floor) | {best['floor']:.3f} | {best['floor'] / n * 1e3:.2f} ms | 1.0 |",
              (f"| import: `swe_agent.convert` of each | {best['import']:.3f} | {best['import'] / n * 1e3:.2f} ms | "
-              f"{best['import'] / best['floor']:.1f} |"),
+              f"{imported:.1f} |"),
              (f"| `json.loads` of the run files ({found['run_bytes'] / 1e6:.1f} MB; the floor) | {best['run_floor']:.3f} | "
               f"{best['run_floor'] / n * 1e6:.0f} us | 1.0 |"),
              (f"| loading the runs (`load_record`) | {best['load']:.3f} | {best['load'] / n * 1e6:.0f} us | "
               f"{best['load'] / best['run_floor']:.1f} |"),
-             (f"| judging them (`judge`) | {best['judge']:.3f} | {best['judge'] / n * 1e6:.0f} us | "
-              f"{best['judge'] / best['run_floor']:.1f} |"), "",
+             (f"| judging them (`judge`) | {best['judge']:.3f} | {best['judge'] / n * 1e6:.0f} us | {judged:.1f} |"), "",
              "Where importing spends its time (the round above):", "",
              "| stage | seconds | share |", "|---|---:|---:|"]
     for stage in STAGES:
@@ -165,20 +178,34 @@ def page(found: dict[str, Any], corpus: Path, repeat: int) -> str:
     lines += ["", ("Where judging spends its time: each detector's `needs` and check (its evidence written) on the "
                    f"same {n} runs, microseconds a run, best of {repeat} passes, the caches emptied before each:"), ""]
     lines += profile_table(found["profile"], n)
-    return "\n".join(lines) + "\n"
+    return "\n".join([*lines, END]) + "\n"
+
+
+def write_section(target: Path, section: str) -> None:
+    """``section`` in place of the one between the markers of ``target`` (added at its end when it
+    has none); the rest of the page is kept as it is."""
+    text = target.read_text() if target.exists() else ""
+    if BEGIN in text and END in text:
+        head, rest = text.split(BEGIN, 1)
+        text = head + section.rstrip("\n") + rest.split(END, 1)[1]
+    else:
+        text = (text.rstrip("\n") + "\n\n" if text else "") + section
+    target.write_text(text)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="a folder of *.traj.json trajectories")
     parser.add_argument("--repeat", type=int, default=3, help="rounds, best of (default 3)")
-    parser.add_argument("--write", type=Path, default=None, help="write the figures as a Markdown page")
+    parser.add_argument("--write", type=Path, default=None,
+                        help="write the figures as a section of this Markdown page (docs/performance.md), replacing "
+                             "the one there")
     args = parser.parse_args()
     found = measure(args.corpus, args.repeat)
     text = page(found, args.corpus, args.repeat)
     sys.stdout.write(text)
     if args.write:
-        args.write.write_text(text)
+        write_section(args.write, text)
 
 
 if __name__ == "__main__":

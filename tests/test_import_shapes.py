@@ -139,6 +139,25 @@ def test_the_real_logs_benchmark_measures_every_stage_of_a_corpus() -> None:
     assert stages["convert (rest)"] >= 0  # the timed stages do not overlap: they fit inside the whole import
     text = bench_real_logs.page(found, Path("corpus"), 1)
     assert "| import: `swe_agent.convert` of each |" in text and "| judging them (`judge`) |" in text
+    assert "| importing the trajectories, x `json.loads` of them | at most 3x |" in text
+    assert "| test_chasing |" in text  # the per-detector profile of the same runs
     from procjudge.importers import shell
 
     assert shell.rebuild_steps.__module__ == "procjudge.importers.replay"  # the originals are back
+
+
+def test_the_real_logs_section_replaces_its_own_and_nothing_else(tmp_path: Path) -> None:
+    """bench_real_logs.py --write rewrites its section of docs/performance.md in place (added at
+    the end the first time), and bench_scale.py's page keeps it."""
+    import bench_real_logs
+
+    page = tmp_path / "performance.md"
+    page.write_text("# Performance\n\nthe scale figures\n")
+    first = f"{bench_real_logs.BEGIN}\n## Real logs\nold figures\n{bench_real_logs.END}\n"
+    bench_real_logs.write_section(page, first)
+    assert page.read_text() == "# Performance\n\nthe scale figures\n\n" + first
+    page.write_text(page.read_text() + "\na note after it\n")
+    bench_real_logs.write_section(page, first.replace("old", "new"))
+    assert page.read_text() == ("# Performance\n\nthe scale figures\n\n" + first.replace("old", "new")
+                                + "\na note after it\n")
+
