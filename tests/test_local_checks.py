@@ -791,3 +791,27 @@ def test_a_step_is_frozen_and_what_a_pass_learns_makes_a_new_step() -> None:
     assert marked.test == step.test and marked.counts is step.counts
     with pytest.raises(TypeError, match="no field 'nope'"):
         step.but(nope=1)
+
+
+def test_a_system_library_the_image_lacks_is_the_environment_s_not_a_failure() -> None:
+    from procjudge.importers.checks import check_outcome, missing_library
+
+    for said, library in (
+            ("ImportError: Unable to find zbar shared library", "zbar"),
+            ("ImportError: libGL.so.1: cannot open shared object file: No such file or directory", "libGL.so.1"),
+            ("./app: error while loading shared libraries: libssl.so.3: cannot open shared object file", "libssl.so.3"),
+            ("OSError: cannot load library 'libcairo.so.2': error 0x7e", "libcairo.so.2")):
+        outcome = check_outcome(1, f"Traceback (most recent call last):\n  File \"x.py\", line 1\n{said}")
+        assert missing_library(said) == library
+        assert outcome.passed is None and outcome.unavailable is not None and library in outcome.unavailable
+    # the project's own extension, not built, is the agent's: its import error fails the check
+    own = check_outcome(1, "Traceback (most recent call last):\nImportError: _speedups.so: cannot open shared object file",
+                        frozenset({"_speedups"}))
+    assert own.passed is False and own.unavailable is None
+    # a run that exited 0 passed, whatever it printed on the way
+    assert check_outcome(0, "warning: Unable to find zbar shared library, using the fallback").passed is True
+    assert missing_library("ValueError: no such library as the user asked for") is None
+    # a test runner stopped by one: validation unavailable, named
+    stopped = "ImportError while loading conftest\nImportError: libGL.so.1: cannot open shared object file: No such file"
+    assert unavailable(Step("", "python -m pytest tests/test_render.py", 4, stopped, None)) == \
+        "a system library the environment lacks is missing (libGL.so.1)"

@@ -171,6 +171,23 @@ _NOT_FOUND = re.compile(r"can't open file .*\[Errno 2\]|^(?:\S+: )?(?:line \d+: 
                         r"No such file or directory|Cannot find module '(?!\.)|No module named [\w.]+\.__main__"
                         r"|cannot be directly executed", re.MULTILINE)
 _MISSING_MODULE = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '?([\w.]+)'?")
+# A system library the image lacks, as Python's loaders and the dynamic linker say it: a wrapper's
+# own words (pyzbar: "Unable to find zbar shared library"), dlopen's, ctypes'.
+_MISSING_LIBRARY = re.compile(
+    r"(?:ImportError|OSError): (?:([\w.+-]+\.so[\w.]*): cannot open shared object file"
+    r"|Unable to find (?:the )?'?([\w.+-]+)'? (?:shared )?library|cannot load library '?([\w.+/-]+?)'?[:\s])"
+    r"|error while loading shared libraries: ([\w.+-]+\.so[\w.]*)")
+
+
+def missing_library(text: str, own_modules: frozenset[str] = frozenset()) -> str | None:
+    """The system library whose absence stopped a program (``libGL.so.1``, ``zbar``), or None; a
+    library named like one of the project's own modules (its unbuilt extension) is not one."""
+    found = [next(part for part in match if part) for match in _MISSING_LIBRARY.findall(text[-20_000:])]
+    foreign = [name for name in found if os.path.basename(name).split(".")[0].removeprefix("lib") not in own_modules
+               and os.path.basename(name).split(".")[0] not in own_modules]
+    return foreign[-1] if foreign else None
+
+
 # Verdicts a check prints about itself, read in its last lines (the last one that says either wins).
 _FAILING = re.compile(
     r"^\W*(?:FAIL(?:ED|URE|S)?|ERROR|BUG|WRONG|MISMATCH|NOT (?:FIXED|OK)|✗|❌|X )\b"
@@ -222,6 +239,10 @@ def check_outcome(returncode: int | None, output: str, own_modules: frozenset[st
     if missing and returncode != 0 and not any(name.split(".")[0] in own_modules for name in missing):
         return Outcome(None, last, "missing module",
                        unavailable=f"a module the project does not provide is missing ({missing[-1]})")
+    library = missing_library(text, own_modules) if returncode != 0 else None
+    if library is not None:
+        return Outcome(None, last, "missing library",
+                       unavailable=f"a system library the environment lacks is missing ({library})")
     exception = _exception_line(text)
     frames = traceback_frames(text) if exception else ()
     if returncode not in (None, 0):

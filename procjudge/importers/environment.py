@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from ..model import Unavailable
+from .checks import missing_library
 from .classify import test_command
 from .steps import Step, diff_files, repo_relative
 
@@ -89,6 +90,9 @@ def unavailable(step: Step, own_modules: frozenset[str] = frozenset()) -> str | 
     missing = _MISSING_MODULE.findall(output)
     if missing and not any(name.split(".")[0] in own_modules for name in missing):
         return f"a module the project does not provide is missing ({missing[-1]})"
+    library = missing_library(output, own_modules)
+    if library is not None:
+        return f"a system library the environment lacks is missing ({library})"
     if step.returncode == -1 and re.search(r"timed? ?out|TimeoutExpired", output[:2000] + output[-2000:], re.IGNORECASE):
         return "it timed out before printing a summary"
     piped = _runner_piped_away(step.command)
