@@ -72,6 +72,34 @@ def test_an_editor_call_is_the_same_step_in_every_format() -> None:
     assert read({"command": "write", "path": "/testbed/n.py", "content": "y = 1"}, "")[0][2] == [("/testbed/n.py", "edit")]
 
 
+SDK_OUTPUT = ROOT / "tests" / "fixtures" / "openhands" / "sdk_output.jsonl"
+
+
+def test_the_openhands_sdk_s_events_are_read_as_the_agent_ran_them(tmp_path: Path) -> None:
+    """The software agent SDK's events (ActionEvent / ObservationEvent with kinds of their own):
+    the terminal's commands with their exit codes, the file editor's edits, a failing inline check
+    on a missing system library named as the environment's, and an instance that only chatted and
+    downloaded a note."""
+    written, issues = openhands.import_files([str(SDK_OUTPUT)], str(tmp_path))
+    assert written == 2 and [(i.note, "safety-misconfig" in i.reason) for i in issues] == [(True, True)]
+    runs = run_files(tmp_path)
+    assert set(runs) == {"safety-migrate", "safety-qr-code"}
+    migrate = runs["safety-migrate"]
+    assert migrate["run"]["agent"] == "gpt-4o-2024-08-06" and migrate["run"]["source"] == "openhands"
+    [only] = [it["iteration_telemetry"] for it in migrate["iterations"]]
+    assert [f["path"] for f in only["changes"]["files"]] == ["migrate_compare.py"]  # in /workspace, the repository
+    assert [(c["command"], c["outcome"]) for c in only["checks"]] == [("python /workspace/migrate_compare.py", "passed")]
+    raw = {r["instance_id"]: r for r in lines(SDK_OUTPUT)}
+    edits = [e for e in raw["safety-migrate"]["history"]
+             if e.get("kind") == "ActionEvent" and e["action"]["kind"] == "FileEditorAction"]
+    assert only["actions"]["file_edits"] == len(edits) == 2
+    qr = [it["iteration_telemetry"] for it in runs["safety-qr-code"]["iterations"]]
+    assert len(qr) == 1  # the retry after the missing library is not a second try of the code
+    verdict = judge(load_run(str(tmp_path / "gpt-4o-2024-08-06" / "safety-qr-code.json")))
+    assert any("a system library the environment lacks is missing (zbar)" in w for w in verdict.warnings)
+    assert not [i for i in verdict.items if i.points < 0]  # nothing charged for the image's missing library
+
+
 def test_the_real_openhands_output_imports_and_matches_the_raw_events(tmp_path: Path) -> None:
     written, issues = openhands.import_files([str(OPENHANDS)], str(tmp_path))
     assert written == 3 and not issues

@@ -348,7 +348,8 @@ def import_openhands(
     """Import OpenHands evaluation output (output.jsonl) as one run file per instance.
 
     The history's events are read as a shell agent's steps: run actions are commands (test runs
-    and builds recognised as for swe-agent), edit and write actions are edits of their path. An
+    and builds recognised as for swe-agent), edit and write actions are edits of their path; the
+    software agent SDK's events (ActionEvent, ObservationEvent) are read alike. An
     iteration is one or more edits followed by a test run or a failed build; the last iteration
     carries test_result.git_patch and the held-back verdict. Lines are streamed; a malformed line
     is reported with its number and the others are imported.

@@ -20,6 +20,10 @@ iteration is one or more edits followed by a test run or a failed build):
 - ``read``, ``browse``, ``think``, ``message``, ``recall`` and the rest: reads and other steps (the
   system prompt and the task message are not steps).
 
+Lines the OpenHands software agent SDK writes (the ``OpenHands/benchmarks`` harness) hold its
+events instead, each with a ``kind`` (``ActionEvent``, ``ObservationEvent``, ``MessageEvent``, ...):
+:func:`sdk_steps` reads them.
+
 The repository is the folder the instruction names (``<uploaded_files>``, or "the repository in
 /workspace/..."), so a file written elsewhere (``/workspace/test.c``) is scratch. The held-back
 verdict comes from ``--reports DIR`` (SWE-bench's ``report.json`` per instance, with every test's
@@ -43,7 +47,7 @@ from .reports import find_report, hidden_suites
 from .shell import Trajectory
 from .shell import convert as convert_steps
 from .steps import Step
-from .toolcalls import editor_step
+from .toolcalls import editor_step, tool_call_step
 
 
 def events(history: list[Any]) -> list[dict[str, Any]]:
@@ -87,9 +91,74 @@ def _observations(flat: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
     return answers
 
 
+_SDK_SHELL = frozenset({"ExecuteBashAction", "TerminalAction", "BashAction"})
+_SDK_EDITORS = frozenset({"FileEditorAction", "StrReplaceEditorAction", "PlanningFileEditorAction"})
+_SDK_QUIET = frozenset({"FinishAction", "MessageAction"})  # the agent's last word, not a step of its loop
+_SDK_FAILED = frozenset({"AgentErrorEvent", "UserRejectObservation"})  # the tool call did not run
+
+
+def _sdk_text(value: Any) -> str:
+    """A text the SDK writes as a string or as a list of content parts (``{"type": "text", ...}``)."""
+    if isinstance(value, str):
+        return value
+    return "".join(str(part.get("text") or "") for part in value if isinstance(part, dict)) if isinstance(value, list) else ""
+
+
+def _sdk_exit_code(observation: dict[str, Any]) -> int | None:
+    metadata = as_object(observation.get("metadata"))
+    for value in (observation.get("exit_code"), metadata.get("exit_code")):
+        if isinstance(value, int) and not isinstance(value, bool) and value >= -1:
+            return value
+    return None
+
+
+def sdk_steps(flat: list[dict[str, Any]]) -> list[Step]:
+    """The events of the OpenHands software agent SDK (``kind``: ``ActionEvent``, whose
+    ``action`` has a ``kind`` of its own, answered by the ``ObservationEvent`` whose ``action_id``
+    is its id, or by an ``AgentErrorEvent`` when the call did not run) as steps: a terminal command
+    with its exit code; the file editor's calls as structured edits and reads; ``apply_patch`` and
+    the write and edit tools by the files they name; anything else (the browser, ``think``) a read.
+    A call that did not run, or an edit the editor refused, changes nothing."""
+    answers: dict[Any, dict[str, Any]] = {}
+    for event in flat:
+        if event.get("kind") in ("ObservationEvent", *_SDK_FAILED):
+            for key in (event.get("action_id"), event.get("tool_call_id")):
+                if key is not None:
+                    answers.setdefault(key, event)
+    found: list[Step] = []
+    for event in flat:
+        action = as_object(event.get("action"))
+        kind = str(action.get("kind") or "")
+        if event.get("kind") != "ActionEvent" or not kind or kind in _SDK_QUIET:
+            continue
+        answer = answers.get(event.get("id")) or answers.get(event.get("tool_call_id")) or {}
+        observation = as_object(answer.get("observation"))
+        failed = answer.get("kind") in _SDK_FAILED or observation.get("is_error") is True or bool(observation.get("error"))
+        output = _sdk_text(observation.get("content")) or _sdk_text(observation.get("output")) or \
+            str(observation.get("error") or answer.get("error") or answer.get("reason") or "")
+        thought = "\n".join(filter(None, (_sdk_text(event.get("thought")), str(event.get("reasoning_content") or ""))))
+        time = epoch_seconds(event.get("timestamp"))
+        arguments = {key: value for key, value in action.items() if key != "kind"}
+        if kind in _SDK_SHELL and not action.get("is_input"):
+            ran = bool(answer) and answer.get("kind") not in _SDK_FAILED
+            found.append(Step(thought, str(action.get("command") or ""), _sdk_exit_code(observation) if ran else None,
+                              output, time, kind=None if ran else "read"))
+        elif kind in _SDK_EDITORS and not failed:
+            found.append(editor_step({**arguments, "path": str(action.get("path") or "")}, thought, None, output, time))
+        elif not failed and kind not in _SDK_EDITORS and kind not in _SDK_SHELL:
+            name = str(event.get("tool_name") or kind)
+            found.append(tool_call_step(name, arguments, thought, output, time))
+        else:
+            target = action.get("path") or action.get("command") or ""
+            found.append(Step(thought, f"{kind} {target}".strip(), None, output, time, kind="read"))
+    return found
+
+
 def steps(history: list[Any]) -> list[Step]:
     """Every action of an OpenHands history as a step."""
     flat = events(history)
+    if any(event.get("kind") == "ActionEvent" for event in flat):
+        return sdk_steps(flat)
     answers = _observations(flat)
     found: list[Step] = []
     for k, event in enumerate(flat):
@@ -147,8 +216,10 @@ def hidden(record: dict[str, Any], report: dict[str, Any] | None) -> list[dict[s
 
 
 def model_name(record: dict[str, Any]) -> str | None:
+    """The model in the record's metadata: ``llm_config.model``, the SDK's ``llm.model``, else the
+    model or agent named there."""
     metadata = as_object(record.get("metadata"))
-    config = as_object(metadata.get("llm_config"))
+    config = as_object(metadata.get("llm_config")) or as_object(metadata.get("llm"))
     name = config.get("model") or metadata.get("model_name") or metadata.get("agent_class")
     return str(name).rsplit("/", 1)[-1] if name else None
 
