@@ -137,6 +137,26 @@ def test_a_script_that_rewrites_the_code_is_an_edit_not_a_check() -> None:
     assert iteration["test_results"]["post_iteration"] == {"passed": 1, "failed": 0, "total": 1, "skipped": 0}
 
 
+def test_a_script_that_writes_its_results_is_still_a_check() -> None:
+    """A script whose writes are its output (``answer.txt``, ``results.json``) ran the agent's code
+    and showed what it does: a check, with its writes kept; one that also rewrites a source file is
+    an edit (a real Terminal-Bench run wrote a tokenizer estimate to answer.txt, and its passing
+    run was read as no check at all)."""
+    from procjudge.importers.probes import find_checks, output_file
+
+    assert output_file("/app/answer.txt") and output_file("out/results.JSON") and not output_file("setup.cfg")
+    assert not output_file("src/app.py") and not output_file("Makefile")
+    writes_answer = ("cat <<'EOF' > estimate.py\nn = 3\nwith open('/app/answer.txt', 'w') as f:\n    f.write(str(n))\n"
+                     "EOF\n\npython3 estimate.py")
+    rewrites_code = ("cat <<'EOF' > patch_it.py\nwith open('app/core.py', 'w') as f:\n    f.write('x = 1')\n"
+                     "with open('answer.txt', 'w') as f:\n    f.write('1')\nEOF\n\npython3 patch_it.py")
+    found = find_checks([Step("", writes_answer, 0, "Answer written\n", None),
+                         Step("", rewrites_code, 0, "done\n", None)], None, ("/app",), frozenset())
+    assert found[0].probe == "python estimate.py" and found[0].counts is not None and found[0].counts.passed == 1
+    assert any(path.endswith("answer.txt") for path, _ in found[0].writes)
+    assert found[1].probe is None and ("app/core.py", "script") in found[1].writes
+
+
 # --------------------------------------------------------------------------- the loop they make
 
 

@@ -34,6 +34,19 @@ def scratch_write(path: str, submitted: dict[str, str] | None, roots: tuple[str,
         relative.startswith(folder + "/") for folder in discarded)
 
 
+# What a program writes as its output, not as code: text, data, logs, documents, images.
+_OUTPUT_SUFFIXES = frozenset({"txt", "json", "jsonl", "csv", "tsv", "log", "out", "md", "html", "xml", "png", "jpg",
+                              "jpeg", "gif", "svg", "pdf", "pkl", "pickle", "npy", "npz", "parquet", "db", "sqlite",
+                              "dat", "bin"})
+
+
+def output_file(path: str) -> bool:
+    """Whether a file a script writes is its output (``answer.txt``, ``results.json``), so that
+    running it still checks the code, rather than code or configuration it rewrites."""
+    name = os.path.basename(path)
+    return "." in name and name.rsplit(".", 1)[1].lower() in _OUTPUT_SUFFIXES
+
+
 def discarded_files(steps: list[Step], roots: tuple[str, ...], tracked: frozenset[str]) -> frozenset[str]:
     """The files (and folders) the agent made and deleted again before the end: throw-away."""
     made: set[str] = set()
@@ -113,7 +126,8 @@ def _checked(step: Step, texts: dict[str, str], submitted: dict[str, str] | None
     script_text = texts.get(repo_relative(os.path.normpath(found.script), roots)[0]) if found.script else None
     targets = script_targets(script_text, found.script) if script_text else []
     written = [path for path, how in step.writes if how == "script"] + targets
-    if any(not scratch_write(path, submitted, roots) for path in written):  # a script that rewrites the code: an edit
+    if any(not scratch_write(path, submitted, roots) and not output_file(path) for path in written):
+        # a script that rewrites the code: an edit (one that writes its results, answer.txt, is still a check)
         return step.but(writes=step.writes + [(os.path.normpath(path), "script") for path in targets
                                               if (os.path.normpath(path), "script") not in step.writes])
     # the exit status is the last simple command's: a script followed by `| tail` or `|| echo` has none
