@@ -13,6 +13,8 @@ from typing import Any
 
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from procjudge.importers.registry import recognise, registry
 from procjudge.importers.values import fitted, loads, odd_ones
@@ -174,3 +176,22 @@ def test_fitted_leaves_out_what_the_model_refuses_unless_it_is_required() -> Non
     with pytest.raises(ValueError, match=r"^the converted run does not fit the run model: Expected `array` of length >= 1 "
                                          r"- at `\$.iterations`$"):
         fitted({"run": {"agent": "a", "challenge": "c", "max_iterations": 2}, "iterations": []}, RunFile)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from(['"', "\\ud83d", "\\ude00", "\\udc00", "\\ud800", "a", "\\\\", "\\u0041", ",", "[", "]",
+                                 "1", "e400", "NaN", " ", '{"k":', "}", "9" * 30, "9" * 4400, "-"]), max_size=14))
+def test_a_log_reads_the_same_whichever_decoder_reads_it(parts: list[str]) -> None:
+    """``loads`` tries msgspec first and falls back to ``json`` for what msgspec refuses: the value,
+    or the error, is the one the ``json`` reading gives, for text and for bytes."""
+    from procjudge.importers import values
+
+    def reading(read: Any, data: str | bytes) -> tuple[str, str]:
+        try:
+            return "value", repr(read(data))
+        except (ValueError, RecursionError) as exc:
+            return "error", type(exc).__name__
+
+    text = "".join(parts)
+    for data in (text, text.encode()):
+        assert reading(values.loads, data) == reading(values._loads_slowly, data)

@@ -43,25 +43,56 @@ def _bounded_int(digits: str) -> int | float:
     return -math.inf if digits.startswith("-") else math.inf
 
 
+_DECODE = msgspec.json.Decoder().decode
+
+
 def loads(data: str | bytes) -> Any:
     """JSON as a log's value: an integer too long for Python is infinite, a lone surrogate is
-    U+FFFD. ``ValueError`` (``json.JSONDecodeError``) when it is not JSON."""
+    U+FFFD. ``ValueError`` (``json.JSONDecodeError``) when it is not JSON.
+
+    msgspec reads it first (in C, about twice as fast as ``json``); it refuses what it reads
+    otherwise than ``json`` does (a lone surrogate, an integer of thousands of digits, ``NaN``,
+    ``1e400``, text that is not JSON), and that text is read as before."""
+    try:
+        value = _DECODE(data)
+    except msgspec.DecodeError:
+        value = _loads_slowly(data)
+    repairing = REPAIRING.get()
+    if repairing is not None:
+        repairing += odd_ones(value)
+    return value
+
+
+def _loads_slowly(data: str | bytes) -> Any:
     try:
         value = json.loads(data)
     except ValueError as exc:
         if "integer string conversion" not in str(exc):
             raise
         value = json.loads(data, parse_int=_bounded_int)
-    if isinstance(data, str):
-        lone = ("\\ud" in data or "\\uD" in data) and _LONE_SURROGATE.search(data) is not None
-    else:
-        lone = (b"\\ud" in data or b"\\uD" in data) and _LONE_SURROGATE_BYTES.search(data) is not None
-    if lone:
+    if _lone_surrogate(data):
         value = without_surrogates(value)
-    repairing = REPAIRING.get()
-    if repairing is not None:
-        repairing += odd_ones(value)
     return value
+
+
+def _lone_surrogate(data: str | bytes) -> bool:
+    """Whether the JSON text escapes a lone surrogate: the pattern tried only where an escape of
+    one begins (every match begins with one), not scanned over the whole text."""
+    if isinstance(data, str):
+        for marker in ("\\ud", "\\uD"):
+            at = data.find(marker)
+            while at != -1:
+                if _LONE_SURROGATE.match(data, at):
+                    return True
+                at = data.find(marker, at + 1)
+        return False
+    for mark in (b"\\ud", b"\\uD"):
+        at = data.find(mark)
+        while at != -1:
+            if _LONE_SURROGATE_BYTES.match(data, at):
+                return True
+            at = data.find(mark, at + 1)
+    return False
 
 
 def without_surrogates(value: Any) -> Any:
