@@ -84,6 +84,7 @@ class Step:
     def __init__(self, thought: str, command: str, returncode: int | None, output: str, time: float | None,
                  writes: list[tuple[str, str]] | None = None, kind: str | None = None,
                  editor: dict[str, Any] | None = None, cut: bool = False) -> None:
+        object.__setattr__(self, "_made", False)  # open until the last field is set
         if "\x1b" in output:  # colour codes (pytest --color, a tty) would hide the summary lines
             output = ANSI.sub("", output)
         self.thought, self.command, self.returncode = thought, command, returncode
@@ -114,7 +115,7 @@ class Step:
         self._made = True
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if getattr(self, "_made", False):
+        if self._made:
             raise AttributeError(f"a Step is frozen: step.but({name}=...) makes the step with its {name} changed")
         object.__setattr__(self, name, value)
 
