@@ -42,9 +42,12 @@ def segments(command: str) -> list[str]:
     return list(grammar.simple_commands(command))
 
 
+_PREFIXES = re.compile(r"^(?:(?:timeout\s+\S+|env|time|command)\s+)+")
+
+
 def without_prefixes(part: str) -> str:
     """A simple command without a leading ``cd DIR &&`` already split off, ``timeout N`` or ``env``."""
-    return re.sub(r"^(?:(?:timeout\s+\S+|env|time|command)\s+)+", "", part.strip())
+    return _PREFIXES.sub("", part.strip())
 
 
 def test_command(command: str) -> str | None:
@@ -157,6 +160,12 @@ _BUILD_OUTPUT = re.compile(r"(?:^|/)(?:build|dist|target|out|__pycache__|\.pytes
                            r"|CMakeFiles|CMakeCache\.txt|[^/]*\.(?:pyc|o|a|so|egg-info))$")
 
 
+_OPENED = re.compile(r"open\(\s*['\"]([^'\"]+)['\"]\s*,\s*['\"][wa]")
+_PYTHON = re.compile(r"\bpython[\d.]*\b")
+_WRITES = re.compile(r"\.write(?:_text)?\(|open\([^)]*['\"][wa]\+?['\"]")
+_NAMED_SOURCE = re.compile(r"['\"]([\w./-]+\.(?:py|txt|rst|cfg|toml|json|ya?ml))['\"]")
+
+
 def written_files(command: str) -> list[tuple[str, str]]:
     """(path, how) for every file the command writes: 'sed', 'redirect', 'script', 'copy', 'delete',
     'patch'."""
@@ -169,12 +178,11 @@ def written_files(command: str) -> list[tuple[str, str]]:
         for path in redirect_targets(part):
             if path not in ("/dev/null", "/dev/stdout", "/dev/stderr") and not path.startswith("&") and not path.isdigit():
                 found.append((path, "redirect"))
-    for match in re.finditer(r"open\(\s*['\"]([^'\"]+)['\"]\s*,\s*['\"][wa]", command):
+    for match in _OPENED.finditer(command):
         found.append((match.group(1), "script"))
-    if re.search(r"\bpython[\d.]*\b", command) and re.search(r"\.write(?:_text)?\(|open\([^)]*['\"][wa]\+?['\"]", command):
+    if _PYTHON.search(command) and _WRITES.search(command):
         # a script that writes: the source files it names by a string literal (a path in a variable)
-        found += [(m.group(1), "script") for m in re.finditer(r"['\"]([\w./-]+\.(?:py|txt|rst|cfg|toml|json|ya?ml))['\"]",
-                                                              command)]
+        found += [(m.group(1), "script") for m in _NAMED_SOURCE.finditer(command)]
     return [(os.path.normpath(path) if path else path, how) for path, how in dict.fromkeys(found)]
 
 
