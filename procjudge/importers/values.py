@@ -70,29 +70,13 @@ def _loads_slowly(data: str | bytes) -> Any:
         if "integer string conversion" not in str(exc):
             raise
         value = json.loads(data, parse_int=_bounded_int)
-    if _lone_surrogate(data):
+    if isinstance(data, str):
+        lone = ("\\ud" in data or "\\uD" in data) and _LONE_SURROGATE.search(data) is not None
+    else:
+        lone = (b"\\ud" in data or b"\\uD" in data) and _LONE_SURROGATE_BYTES.search(data) is not None
+    if lone:
         value = without_surrogates(value)
     return value
-
-
-def _lone_surrogate(data: str | bytes) -> bool:
-    """Whether the JSON text escapes a lone surrogate: the pattern tried only where an escape of
-    one begins (every match begins with one), not scanned over the whole text."""
-    if isinstance(data, str):
-        for marker in ("\\ud", "\\uD"):
-            at = data.find(marker)
-            while at != -1:
-                if _LONE_SURROGATE.match(data, at):
-                    return True
-                at = data.find(marker, at + 1)
-        return False
-    for mark in (b"\\ud", b"\\uD"):
-        at = data.find(mark)
-        while at != -1:
-            if _LONE_SURROGATE_BYTES.match(data, at):
-                return True
-            at = data.find(mark, at + 1)
-    return False
 
 
 def without_surrogates(value: Any) -> Any:
