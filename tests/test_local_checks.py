@@ -157,6 +157,27 @@ def test_a_script_that_writes_its_results_is_still_a_check() -> None:
     assert found[1].probe is None and ("app/core.py", "script") in found[1].writes
 
 
+@pytest.mark.parametrize(("command", "code", "output", "why"), [
+    ("timeout 30 python maze.py 1", 124, "", "it timed out (timeout ended it: exit status 124)"),
+    ("cd /app && timeout 5s python3 run.py", 124, "partial\n", "it timed out (timeout ended it: exit status 124)"),
+    ("python maze.py 1", -1, "The last command <command>python maze.py 1</command> timed out and has been killed.",
+     "the harness killed it at its time limit"),
+    ("python maze.py 1", 124, "", None),  # no `timeout` ended it: the script's own exit status
+    ("timeout 30 python maze.py 1", 1, "Traceback (most recent call last):\nValueError: bad\n", None),
+])
+def test_a_check_that_did_not_finish_validated_nothing(command: str, code: int, output: str, why: str | None) -> None:
+    """A check ended by ``timeout`` (exit 124) or killed by the harness at its time limit showed
+    nothing of the code's outcome, as a test run that timed out shows none: unavailable, not failed
+    (a Terminal-Bench run was charged regression_blindness for a script it saw hang and replaced)."""
+    from procjudge.importers.probes import find_checks
+
+    (found,) = find_checks([Step("", command, code, output, None)], None, ("/app",), frozenset())
+    assert found.probe is not None
+    assert found.unavailable == why
+    if why is None:
+        assert found.counts is not None and found.counts.failed == 1
+
+
 # --------------------------------------------------------------------------- the loop they make
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..model import CheckKind
 from . import edits as rebuild
-from .checks import check_outcome, is_environment, script_run, script_targets
+from .checks import Outcome, check_outcome, is_environment, script_run, script_targets
 from .classify import OTHER_RUNNERS, RUNNER, redirect_targets, segments, without_prefixes
 from .edits import words_of
 from .steps import Step, is_scratch, repo_relative
@@ -134,6 +134,9 @@ def _checked(step: Step, texts: dict[str, str], submitted: dict[str, str] | None
     code = step.returncode if position == len(parts) - 1 else None
     kind = _probe_kind(found, texts, roots)
     outcome = check_outcome(code, step.output, own)
+    timed_out = _timed_out(parts[position], code, step.output)
+    if timed_out:
+        outcome = Outcome(None, outcome.line, "timed out", unavailable=timed_out)
     if outcome.unavailable:
         return step.but(probe_kind=kind, probe_code=code, unavailable=outcome.unavailable, probe=found.identity)
     frames = [(name, line) for (name, outside), (_, line) in
@@ -146,6 +149,21 @@ def _checked(step: Step, texts: dict[str, str], submitted: dict[str, str] | None
         test["files"] = list(dict.fromkeys(files))[-20:]
     return step.but(probe_kind=kind, probe_code=code, probe=found.identity, probe_outcome=outcome, frames=frames,
                     counts=Counts(int(bool(outcome.passed)), int(not outcome.passed), 0, [test]))
+
+
+_TIMEOUT_PREFIX = re.compile(r"^\s*timeout\s")
+_KILLED_BY_HARNESS = "timed out and has been killed"  # mini-swe-agent's words for a command past its time limit
+
+
+def _timed_out(part: str, code: int | None, output: str) -> str | None:
+    """Why a check could not finish, or None: ``timeout N`` ended it (its exit status 124), or the
+    harness killed it at its time limit. A check that did not finish showed nothing of the code's
+    outcome, as a test run that timed out shows none."""
+    if code == 124 and _TIMEOUT_PREFIX.match(part):
+        return "it timed out (timeout ended it: exit status 124)"
+    if _KILLED_BY_HARNESS in output[:2000]:
+        return "the harness killed it at its time limit"
+    return None
 
 
 def _probe_kind(found: Any, texts: dict[str, str], roots: tuple[str, ...]) -> CheckKind:
