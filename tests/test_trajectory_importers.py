@@ -606,3 +606,46 @@ def test_a_plain_document_with_a_misspelt_field_is_refused_where_it_is_written(t
     assert "iterations[0].scor" in issue.reason and not (tmp_path / "a" / "t.json").exists()
     spelt = {"iterations": [{"iteration_telemetry": {"test_results": {"post_iteration": {"passed": 1, "total": 2}}}}]}
     assert writer.put("log.jsonl", 5, "a", "t", spelt, issues) and len(issues) == 1
+
+
+def _run(number: int, command: str, **args: Any) -> dict[str, Any]:
+    return {"id": number, "action": "run", "source": "agent", "args": {"command": command, "thought": "", **args}}
+
+
+def _ran(cause: int, code: int, content: str) -> dict[str, Any]:
+    return {"id": cause + 1, "cause": cause, "observation": "run", "content": content,
+            "extras": {"metadata": {"exit_code": code}}}
+
+
+def test_a_command_waited_on_after_its_soft_timeout_is_one_command_with_its_real_end() -> None:
+    """OpenHands answers a command still running at its soft timeout with exit code -1; the agent
+    reads the rest with an empty command. The wait is no step: the command takes the rest of the
+    output and the exit code it ended with (a real Java run did this: its Maven build read as failed
+    with -1 before the wait showed BUILD SUCCESS). Keys that interrupt it (C-c) leave it unfinished,
+    and a check never waited for is unavailable, not failed."""
+    history = [_run(2, "bash run.sh"), _ran(2, -1, "[INFO] Running FooTest\n"),
+               _run(4, ""), _ran(4, 0, "[INFO] Tests run: 2, Failures: 0\n[INFO] BUILD SUCCESS\n"),
+               _run(6, "python repro.py"), _ran(6, -1, "working...\n"),
+               _run(8, "C-c", is_input=True), _ran(8, 130, "^C\n"),
+               _run(10, "ls"), _ran(10, 0, "a b\n")]
+    found = openhands.steps(history)
+    assert [(s.command, s.returncode) for s in found] == [("bash run.sh", 0), ("python repro.py", -1), ("ls", 0)]
+    assert found[0].output.endswith("BUILD SUCCESS\n") and found[0].output.startswith("[INFO] Running FooTest")
+    from procjudge.importers.probes import find_checks
+
+    checked = find_checks(found, None, ("/workspace",), frozenset())
+    assert checked[1].probe == "python repro.py" and checked[1].unavailable == (
+        "it had not finished when the agent moved on (exit code -1)")
+    # the software agent SDK's terminal waits the same way
+    sdk = [{"kind": "ActionEvent", "id": "a", "action": {"kind": "TerminalAction", "command": "bash run.sh"}},
+           {"kind": "ObservationEvent", "action_id": "a", "observation": {"kind": "TerminalObservation", "exit_code": -1,
+                                                                          "content": [{"type": "text", "text": "start\n"}]}},
+           {"kind": "ActionEvent", "id": "b", "action": {"kind": "TerminalAction", "command": ""}},
+           {"kind": "ObservationEvent", "action_id": "b", "observation": {"kind": "TerminalObservation", "exit_code": 1,
+                                                                          "content": [{"type": "text", "text": "FAILED\n"}]}}]
+    (only,) = openhands.steps(sdk)
+    assert (only.command, only.returncode, only.output) == ("bash run.sh", 1, "start\n\nFAILED\n")
+    # a first command with an empty one before it is no wait, and a wait keeps the end of a long output
+    assert [s.command for s in openhands.steps([_run(2, ""), _ran(2, 0, "")])] == [""]
+    long = openhands.steps([_run(2, "make test"), _ran(2, -1, "x" * 300_000), _run(4, ""), _ran(4, 0, "ALL PASSED\n")])
+    assert long[0].output.endswith("ALL PASSED\n") and len(long[0].output) <= 200_000

@@ -46,7 +46,7 @@ from .driver import Imported, Task, drive, named
 from .reports import find_report, hidden_suites
 from .shell import Trajectory
 from .shell import convert as convert_steps
-from .steps import Step
+from .steps import MAX_OUTPUT, Step
 from .toolcalls import editor_step, tool_call_step
 
 
@@ -139,6 +139,10 @@ def sdk_steps(flat: list[dict[str, Any]]) -> list[Step]:
         thought = "\n".join(filter(None, (_sdk_text(event.get("thought")), str(event.get("reasoning_content") or ""))))
         time = epoch_seconds(event.get("timestamp"))
         arguments = {key: value for key, value in action.items() if key != "kind"}
+        command = str(action.get("command") or "")
+        if kind in _SDK_SHELL and continued(found, command, bool(action.get("is_input")), _sdk_exit_code(observation),
+                                             output):
+            continue
         if kind in _SDK_SHELL and not action.get("is_input"):
             ran = bool(answer) and answer.get("kind") not in _SDK_FAILED
             found.append(Step(thought, str(action.get("command") or ""), _sdk_exit_code(observation) if ran else None,
@@ -172,7 +176,9 @@ def steps(history: list[Any]) -> list[Step]:
         time = epoch_seconds(event.get("timestamp"))
         code = _exit_code(observation)
         if action == "run":
-            found.append(Step(thought, str(args.get("command") or ""), code, output, time))
+            command = str(args.get("command") or "")
+            if not continued(found, command, args.get("is_input") in (True, "true"), code, output):
+                found.append(Step(thought, command, code, output, time))
         elif action in ("edit", "write"):
             command = str(args.get("command") or ("write" if action == "write" else "str_replace"))
             found.append(editor_step({**args, "command": command, "path": str(args.get("path") or "")}, thought, code,
@@ -186,6 +192,23 @@ def steps(history: list[Any]) -> list[Step]:
             target = args.get("path") or args.get("url") or ""
             found.append(Step(thought, f"{action} {target}".strip(), code, output, time, kind="read"))
     return found
+
+
+def continued(found: list[Step], command: str, is_input: bool, code: int | None, output: str) -> bool:
+    """Whether a terminal action only waited on the command before it: OpenHands answers a command
+    still running at its soft timeout with exit code -1, and the agent reads the rest with an empty
+    command (or sends it keys). Then that command's step takes the rest of the output and the exit
+    code the wait ended with (an interrupt, ``C-c``, leaves it unfinished); the wait is no step."""
+    previous = found[-1] if found else None
+    if previous is None or not previous.shell or previous.returncode != -1 or (command.strip() and not is_input):
+        return False
+    interrupted = is_input and command.strip().upper().startswith("C-")  # C-c, C-d, C-z: it did not finish
+    whole = f"{previous.output}\n{output}" if output else previous.output
+    if len(whole) > MAX_OUTPUT:  # its end says how it finished: keep the end, and the start
+        whole = f"{whole[:MAX_OUTPUT // 4]}\n[...]\n{whole[-(MAX_OUTPUT * 3 // 4 - 16):]}"
+    found[-1] = Step(previous.thought, previous.command, -1 if interrupted else code, whole, previous.time,
+                     cut=previous.cut)
+    return True
 
 
 def _repository(instruction: str) -> tuple[str, ...]:

@@ -156,11 +156,14 @@ _KILLED_BY_HARNESS = "timed out and has been killed"  # mini-swe-agent's words f
 
 
 def _timed_out(part: str, code: int | None, output: str) -> str | None:
-    """Why a check could not finish, or None: ``timeout N`` ended it (its exit status 124), or the
-    harness killed it at its time limit. A check that did not finish showed nothing of the code's
-    outcome, as a test run that timed out shows none."""
+    """Why a check could not finish, or None: ``timeout N`` ended it (its exit status 124), the
+    harness killed it at its time limit, or it was still running when the log moved on (-1). A
+    check that did not finish showed nothing of the code's outcome, as a test run that timed out
+    shows none."""
     if code == 124 and _TIMEOUT_PREFIX.match(part):
         return "it timed out (timeout ended it: exit status 124)"
+    if code == -1:  # OpenHands' code for a command still running at its soft timeout, never waited for
+        return "it had not finished when the agent moved on (exit code -1)"
     if _KILLED_BY_HARNESS in output[:2000]:
         return "the harness killed it at its time limit"
     return None
