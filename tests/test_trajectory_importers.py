@@ -288,6 +288,10 @@ def test_a_file_that_is_not_atif_is_refused_at_its_line(tmp_path: Path) -> None:
     ("yarn vitest run", "vitest"),
     ("cd build && ctest --output-on-failure", "ctest"),
     ("make -j4 test", "make test"),
+    ("cd core && mvn -q test -Dtest=JSONTest", "mvn test -Dtest=JSONTest"),
+    ("./mvnw -pl core -am clean verify", "mvn core clean verify"),
+    ("mvn -DskipTests install", None),
+    ("mvn compile", None),
     ("make", None),
     ("go build ./...", None),
 ])
@@ -304,10 +308,42 @@ def test_runners_of_other_languages(command: str, suite: str | None) -> None:
     ("75% tests passed, 1 tests failed out of 4\n\nThe following tests FAILED:\n\t  3 - parser (Failed)\n", (3, 1, 0)),
     ("[==========] 5 tests ran.\n[  PASSED  ] 4 tests.\n[  FAILED  ] 1 test, listed below:\n[  FAILED  ] Lexer.Id\n", (4, 1, 0)),
     ("make: *** [all] Error 2\n", None),
+    # Maven surefire: the module summaries summed, not the lines of each class
+    (("[INFO] Tests run: 3, Failures: 0, Errors: 0, Skipped: 0, Time elapsed: 0.1 s -- in a.BTest\n"
+     "[INFO] Results:\n[INFO] Tests run: 3, Failures: 0, Errors: 0, Skipped: 0\n"
+     "[ERROR] Tests run: 4, Failures: 1, Errors: 1, Skipped: 1, Time elapsed: 0.2 s <<< FAILURE! -- in a.CTest\n"
+     "[ERROR] a.CTest.testX -- Time elapsed: 0.01 s <<< FAILURE!\n"
+     "[ERROR] Tests run: 4, Failures: 1, Errors: 1, Skipped: 1\n[INFO] BUILD FAILURE\n"), (4, 2, 1)),
+    ("[INFO] BUILD FAILURE\n[ERROR] COMPILATION ERROR : \n", None),
 ])
 def test_counts_of_other_runners(output: str, counts: tuple[int, int, int] | None) -> None:
     found = parse_counts(output)
-    assert (found.passed, found.failed, found.skipped) if found else None == counts
+    assert ((found.passed, found.failed, found.skipped) if found else None) == counts
+
+
+def test_surefire_names_the_tests_that_failed() -> None:
+    output = ("[ERROR] a.CTest.testX -- Time elapsed: 0.01 s <<< FAILURE!\n"
+              "[ERROR] testY(a.DTest)  Time elapsed: 0.02 s  <<< ERROR!\n"
+              "[ERROR] Tests run: 2, Failures: 1, Errors: 1, Skipped: 0, Time elapsed: 1 s <<< FAILURE! -- in a.CTest\n"
+              "[ERROR] Tests run: 5, Failures: 1, Errors: 1, Skipped: 0\n")
+    found = parse_counts(output)
+    assert found is not None and (found.passed, found.failed) == (3, 2)
+    assert [t["name"] for t in found.tests] == ["a.CTest.testX", "a.DTest.testY"]
+
+
+def test_java_runs_are_checks_and_javac_a_build() -> None:
+    from procjudge.importers.checks import script_run
+    from procjudge.importers.edits import words_of
+
+    def run(command: str) -> str | None:
+        found = script_run(command, words_of(command))
+        return found.identity if found else None
+
+    assert run("java -cp /home:/home/core/target/classes Repro arg") == "java Repro arg"
+    assert run("java Repro.java") == "java Repro.java"
+    assert run("java -ea -jar build/app.jar --check") == "java build/app.jar --check"
+    assert run("java -version") is None and run("java --help") is None
+    assert build_command("javac -d /home /home/Repro.java && java -cp /home Repro") == "javac -d /home /home/Repro.java"
 
 
 def test_builds_and_build_output() -> None:

@@ -79,6 +79,8 @@ def script_run(plain: str, words: list[str]) -> ScriptRun | None:
     prefixes, ``words`` the same split as the shell splits it."""
     if not words or _USAGE & set(words[1:]):
         return None
+    if os.path.basename(words[0]) == "java":
+        return _java_run(words)
     executable = _EXECUTABLE.match(plain)
     if executable:
         script = executable.group("script")
@@ -114,6 +116,25 @@ def script_run(plain: str, words: list[str]) -> ScriptRun | None:
         return None  # a script from stdin (a heredoc) is read by the edit rebuilding; a bare word is no file
     return ScriptRun(_identity(f"{interpreter} {first.removeprefix('./')}", first, arguments[k + 1:]),
                      first.removeprefix("./"))
+
+
+_JAVA_VALUED = frozenset({"-cp", "-classpath", "--class-path", "-p", "--module-path", "--add-opens", "--add-exports",
+                          "--add-modules", "--add-reads", "-javaagent", "--source"})
+
+
+def _java_run(words: list[str]) -> ScriptRun | None:
+    """``java [options] Main [args]``, ``java [options] Repro.java`` (a source file run whole) or
+    ``java -jar app.jar``: the class, file or jar it runs; None for ``java -version`` and the like."""
+    k = 1
+    while k < len(words) and words[k].startswith("-") and words[k] != "-jar":
+        k += 2 if words[k] in _JAVA_VALUED else 1
+    if k < len(words) and words[k] == "-jar":
+        k += 1
+    if k >= len(words) or not re.fullmatch(r"[\w.$/-]+", words[k]):
+        return None
+    target = words[k]
+    script = target if target.endswith((".java", ".jar")) else None
+    return ScriptRun(_identity(f"java {target}", script, words[k + 1:]), script)
 
 
 def _identity(head: str, script: str | None, rest: list[str]) -> str:

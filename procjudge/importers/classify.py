@@ -29,9 +29,12 @@ OTHER_RUNNERS = (
                 r"(?P<name>jest|vitest)\b(?:\s+run\b)?(?P<rest>.*)"), ""),
     (re.compile(r"^ctest\b(?P<rest>.*)"), "ctest"),
     (re.compile(r"^(?:make|gmake)\b(?:\s+-\S+)*\s+(?:test|check|tests)\b(?P<rest>.*)"), "make test"),
+    # Maven's goals that run the tests (surefire), unless they are skipped
+    (re.compile(r"^(?:\S+=\S+\s+)*(?:\S*/)?mvnw?\b(?!.*-D(?:skipTests|maven\.test\.skip)\b)"
+                r"(?=.*\s(?:test|verify|install|package)(?:\s|$))(?P<rest>.*)"), "mvn"),
 )
 _BUILD = re.compile(r"^(?:\S+=\S+\s+)*(?:make|gmake|ninja|cmake\s+--build|cargo\s+(?:\+\S+\s+)?(?:build|check)|go\s+(?:build|vet)"
-                    r"|(?:npm|yarn|pnpm)\s+(?:run\s+)?build|tsc|gcc|g\+\+|cc|c\+\+|clang|clang\+\+|mvn\s+compile|gradle\s+build)\b")
+                    r"|(?:npm|yarn|pnpm)\s+(?:run\s+)?build|tsc|gcc|g\+\+|cc|c\+\+|clang|clang\+\+|javac|mvn\s+compile|gradle\s+build)\b")
 
 
 def segments(command: str) -> list[str]:
@@ -66,6 +69,8 @@ def test_command(command: str) -> str | None:
                     return None
                 runner = name or other.group("name")
                 targets = [w for w in words if not w.startswith("-") and "=" not in w]
+                if runner == "mvn":  # a -Dtest= selection narrows the suite
+                    targets = [w for w in words if not w.startswith("-") or w.startswith(("-Dtest=", "-Dit.test="))]
                 if runner in ("make test", "ctest", "npm test"):
                     targets = []
                 return " ".join([runner, *targets])

@@ -23,8 +23,9 @@ class Counts:
 
 
 def parse_counts(output: str) -> Counts | None:
-    """Counts and per-test outcomes from a unittest/Django or pytest run's output, or None when
-    the output holds no summary (the tests did not run)."""
+    """Counts and per-test outcomes from a unittest/Django or pytest run's output (or cargo, go,
+    jest/vitest, ctest, googletest, Maven surefire), or None when the output holds no summary (the
+    tests did not run)."""
     ran = _RAN.findall(output)
     if ran:
         total = int(ran[-1])
@@ -52,7 +53,7 @@ def parse_counts(output: str) -> Counts | None:
         for _, name in _PYTEST_SHORT.findall(output):
             tests[name] = "failed"
         return Counts(passed, failed, skipped, [{"name": k, "outcome": v} for k, v in tests.items()])
-    for parser in (_cargo, _go, _jest, _ctest, _gtest):
+    for parser in (_cargo, _go, _jest, _ctest, _gtest, _surefire):
         counts = parser(output)
         if counts is not None:
             return counts
@@ -70,6 +71,24 @@ _GTEST_PASSED = re.compile(r"^\[  PASSED  \] (\d+) tests?", re.MULTILINE)
 _GTEST_FAILED = re.compile(r"^\[  FAILED  \] (\d+) tests?, listed below", re.MULTILINE)
 _GTEST_SKIPPED = re.compile(r"^\[  SKIPPED \] (\d+) tests?", re.MULTILINE)
 _GTEST_NAME = re.compile(r"^\[  FAILED  \] ([\w/.]+)(?: \(\d+ ms\))?$", re.MULTILINE)
+
+
+# Maven surefire: each module's summary (a "Tests run" line that ends with its counts; the lines of
+# one class go on with its time), and the tests that failed or erred, named in surefire 3's
+# "Class.method -- Time elapsed" and surefire 2's "method(Class)  Time elapsed"
+_SUREFIRE_SUMMARY = re.compile(r"^(?:\[(?:INFO|ERROR|WARNING)\]\s+)?Tests run: (\d+), Failures: (\d+), Errors: (\d+), "
+                               r"Skipped: (\d+)\s*$", re.MULTILINE)
+_SUREFIRE_FAILED = re.compile(r"^\[ERROR\]\s+(?!Tests run:)([\w.$]+?)(?:\(([\w.$]+)\))?\s+(?:--\s+)?Time elapsed: "
+                              r"[\d.,]+ s\s+<<< (?:FAILURE|ERROR)!", re.MULTILINE)
+
+
+def _surefire(output: str) -> Counts | None:
+    summaries = _SUREFIRE_SUMMARY.findall(output)
+    if not summaries:
+        return None
+    ran, failures, errors, skipped = (sum(int(s[k]) for s in summaries) for k in range(4))
+    names = [(f"{owner}.{name}" if owner else name, "failed") for name, owner in _SUREFIRE_FAILED.findall(output)]
+    return Counts(max(0, ran - failures - errors - skipped), failures + errors, skipped, _outcomes(names))
 
 
 def _outcomes(pairs: list[tuple[str, str]]) -> list[dict[str, str]]:
