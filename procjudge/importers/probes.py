@@ -162,10 +162,10 @@ def _timed_out(part: str, code: int | None, output: str) -> str | None:
     shows none."""
     if code == 124 and _TIMEOUT_PREFIX.match(part):
         return "it timed out (timeout ended it: exit status 124)"
-    if code == -1:  # OpenHands' code for a command still running at its soft timeout, never waited for
-        return "it had not finished when the agent moved on (exit code -1)"
     if _KILLED_BY_HARNESS in output[:2000]:
         return "the harness killed it at its time limit"
+    if code == -1:  # OpenHands' code for a command still running at its soft timeout, never waited for
+        return "it had not finished when the agent moved on (exit code -1)"
     return None
 
 
