@@ -856,3 +856,19 @@ def test_a_system_library_the_image_lacks_is_the_environment_s_not_a_failure() -
     stopped = "ImportError while loading conftest\nImportError: libGL.so.1: cannot open shared object file: No such file"
     assert unavailable(Step("", "python -m pytest tests/test_render.py", 4, stopped, None)) == \
         "a system library the environment lacks is missing (libGL.so.1)"
+
+
+def test_a_failed_maven_build_is_named_by_its_cause_not_its_advice() -> None:
+    """Maven ends a failed build with advice on re-running it; the check keeps the line that names
+    the cause (a real run's Checkstyle violations), which the rules read as the feedback."""
+    from procjudge.importers.checks import check_outcome
+
+    output = ("[INFO] BUILD FAILURE\n[ERROR] Failed to execute goal org.apache.maven.plugins:maven-checkstyle-plugin:"
+              "3.4.0:check (checkstyle) on project fastjson2: You have 28 Checkstyle violations. -> [Help 1]\n[ERROR]\n"
+              "[ERROR] To see the full stack trace of the errors, re-run Maven with the -e switch.\n"
+              "[ERROR] After correcting the problems, you can resume the build with the command\n"
+              "[ERROR]   mvn <args> -rf :fastjson2\n")
+    outcome = check_outcome(1, output)
+    assert outcome.passed is False and "28 Checkstyle violations" in outcome.line
+    plain = check_outcome(1, "make: *** [all] Error 2\n")
+    assert plain.line == "make: *** [all] Error 2"

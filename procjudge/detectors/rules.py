@@ -3,6 +3,7 @@ Iteration Quirks", "Early Termination", "Iteration Budget by Format")."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from ..facts import IterationFacts, RunFacts, same_program
@@ -63,6 +64,18 @@ def _cosmetic(previous: IterationFacts, it: IterationFacts) -> tuple[str, str] |
     return None
 
 
+# A failure a style checker reported: then a layout-only edit is its fix, not a cosmetic resubmission.
+_STYLE_CHECKER = re.compile(r"checkstyle|\bflake8\b|pycodestyle|\bpylint\b|would reformat|\bisort\b|\bruff\b|\beslint\b"
+                            r"|\bprettier\b|\brubocop\b|\bgofmt\b|clang-format|\bspotless|\bktlint\b|\bstylelint\b"
+                            r"|trailing whitespace|line too long|\bW29[123]\b|\bE501\b", re.IGNORECASE)
+
+
+def _style_checked(previous: IterationFacts) -> bool:
+    """Whether what failed before was a style or layout checker (Checkstyle, flake8, black, eslint):
+    a layout edit answering it is a fix."""
+    return any(_STYLE_CHECKER.search(text) for text in previous.failures if text)
+
+
 def _still_failing(previous: IterationFacts, it: IterationFacts) -> bool:
     if previous.failing_after is not None and it.failing_after is not None:
         return bool(it.failing_after) and it.failing_after == previous.failing_after
@@ -85,12 +98,14 @@ _IDENTICAL_NEEDS = all_of(feedback_steps, having(_comparable_code, "no code, has
              "same ``code_hash`` or code (byte for byte; when both are hashed the hash alone decides), an empty diff, or "
              "(plain fields) no file and no line changed; also the same program under a cosmetic edit (comments, "
              "docstrings, layout: the Python AST, else the text without comments and white space) while the same tests "
-             "keep failing; and a return to an earlier submission (A, B, A)."),
+             "keep failing, unless what failed was a style checker (Checkstyle, flake8, eslint: a layout edit is its "
+             "fix); and a return to an earlier submission (A, B, A)."),
     points="{p.rules.identical_submission:+g} each",
     rule=("same `code_hash` or code as the previous submission (when both are hashed the hash alone decides, byte for "
           "byte), else an empty diff, else a change record with no file and no line changed; also the same program under "
           "a cosmetic edit (comments, docstrings, layout: Python's AST, else the text without comments and white space) "
-          "while the same tests keep failing, and a return to an earlier submission's program (A, B, A)"),
+          "while the same tests keep failing (not when a style checker reported the failure), and a return to an earlier "
+          "submission's program (A, B, A)"),
     reads="changes.code_hash, changes.code, changes.diff or the change records",
     source="Identical Submissions",
 )
@@ -102,7 +117,7 @@ def identical_submission(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
             earlier_programs.add(pairs[k - 1][0])  # every submission before ``previous``
         changes = it.changes
         same = same_program(previous, it)
-        cosmetic = None if same or not _still_failing(previous, it) else _cosmetic(previous, it)
+        cosmetic = None if same or not _still_failing(previous, it) or _style_checked(previous) else _cosmetic(previous, it)
         if same:
             reason, basis = f"{same} as iteration {previous.number}", "code_hash" if same.startswith("code_hash") else "code"
         elif it.code_hash is None and it.code is None and it.diff is not None and it.diff.empty:

@@ -267,7 +267,7 @@ def check_outcome(returncode: int | None, output: str, own_modules: frozenset[st
     exception = _exception_line(text)
     frames = traceback_frames(text) if exception else ()
     if returncode not in (None, 0):
-        return Outcome(False, exception or last, f"exit status {returncode}", frames)
+        return Outcome(False, exception or _build_cause(lines) or last, f"exit status {returncode}", frames)
     if returncode is None and exception and exception in lines[-3:]:
         return Outcome(False, exception, "traceback", frames)  # no exit status logged: it died of this
     verdict = _printed_verdict(lines)
@@ -277,6 +277,18 @@ def check_outcome(returncode: int | None, output: str, own_modules: frozenset[st
     if returncode is None and exception:
         return Outcome(False, exception, "traceback", frames)
     return Outcome(True, last, "exit 0" if returncode == 0 else "no error printed")
+
+
+_MAVEN_CAUSE = re.compile(r"^\[ERROR\] Failed to execute goal ")
+
+
+def _build_cause(lines: list[str]) -> str | None:
+    """The line a failed Maven build names its cause in (``[ERROR] Failed to execute goal ...
+    checkstyle ... 28 Checkstyle violations``): its last lines are only advice on re-running."""
+    for line in reversed(lines[-60:]):
+        if _MAVEN_CAUSE.match(line):
+            return line[:300]
+    return None
 
 
 def _printed_verdict(lines: list[str]) -> tuple[bool, str] | None:
