@@ -62,11 +62,15 @@ def events(history: list[Any]) -> list[dict[str, Any]]:
 
 
 def _exit_code(observation: dict[str, Any] | None) -> int | None:
-    if observation is None:
-        return None
-    extras = as_object(observation.get("extras"))
-    metadata = as_object(extras.get("metadata"))
-    for value in (metadata.get("exit_code"), extras.get("exit_code")):
+    """A classic observation's exit code: its ``extras`` hold it as an SDK observation does."""
+    return _code_in(as_object(observation.get("extras")), metadata_first=True) if observation is not None else None
+
+
+def _code_in(holder: dict[str, Any], metadata_first: bool = False) -> int | None:
+    """The exit code an observation holds in ``exit_code`` or ``metadata.exit_code`` (the classic
+    history reads the metadata's first, the SDK its own field first)."""
+    own, nested = holder.get("exit_code"), as_object(holder.get("metadata")).get("exit_code")
+    for value in ((nested, own) if metadata_first else (own, nested)):
         if isinstance(value, int) and not isinstance(value, bool) and value >= -1:
             return value
     return None
@@ -104,14 +108,6 @@ def _sdk_text(value: Any) -> str:
     return "".join(str(part.get("text") or "") for part in value if isinstance(part, dict)) if isinstance(value, list) else ""
 
 
-def _sdk_exit_code(observation: dict[str, Any]) -> int | None:
-    metadata = as_object(observation.get("metadata"))
-    for value in (observation.get("exit_code"), metadata.get("exit_code")):
-        if isinstance(value, int) and not isinstance(value, bool) and value >= -1:
-            return value
-    return None
-
-
 def sdk_steps(flat: list[dict[str, Any]]) -> list[Step]:
     """The events of the OpenHands software agent SDK (``kind``: ``ActionEvent``, whose
     ``action`` has a ``kind`` of its own, answered by the ``ObservationEvent`` whose ``action_id``
@@ -139,14 +135,12 @@ def sdk_steps(flat: list[dict[str, Any]]) -> list[Step]:
         thought = "\n".join(filter(None, (_sdk_text(event.get("thought")), str(event.get("reasoning_content") or ""))))
         time = epoch_seconds(event.get("timestamp"))
         arguments = {key: value for key, value in action.items() if key != "kind"}
-        command = str(action.get("command") or "")
-        if kind in _SDK_SHELL and continued(found, command, bool(action.get("is_input")), _sdk_exit_code(observation),
-                                             output):
+        command, code = str(action.get("command") or ""), _code_in(observation)
+        if kind in _SDK_SHELL and continued(found, command, bool(action.get("is_input")), code, output):
             continue
         if kind in _SDK_SHELL and not action.get("is_input"):
             ran = bool(answer) and answer.get("kind") not in _SDK_FAILED
-            found.append(Step(thought, str(action.get("command") or ""), _sdk_exit_code(observation) if ran else None,
-                              output, time, kind=None if ran else "read"))
+            found.append(Step(thought, command, code if ran else None, output, time, kind=None if ran else "read"))
         elif kind in _SDK_EDITORS and not failed:
             found.append(editor_step({**arguments, "path": str(action.get("path") or "")}, thought, None, output, time))
         elif not failed and kind not in _SDK_EDITORS and kind not in _SDK_SHELL:

@@ -207,8 +207,8 @@ def _cursors_after(action: str, output: str, cursors: tuple[int, int] | None) ->
     if named:
         cursors = (int(named.group(1)), int(named.group(2)))
     elif first_line == "edit" and cursors is not None and not REJECTED.search(output[:600]):
-        count = len(_edit_body(action).split("\n")) if _edit_body(action) else 0
-        cursors = (cursors[0], cursors[0] + count - 1 if count else cursors[0])
+        body = _edit_body(action)
+        cursors = (cursors[0], cursors[0] + body.count("\n") if body else cursors[0])
     start, end = (cursors if cursors is not None else (None, None))
     for which, number in _CURSOR_MOVED.findall(output):
         start, end = (int(number), end) if which == "START" else (start, int(number))
