@@ -334,6 +334,11 @@ class Signals(Section, frozen=True):
     proportional_edits_factor: Positive = 2.0
     shotgun_edits_factor: Positive = 5.0
     local_validation_min_runs: Annotated[int, msgspec.Meta(ge=1)] = 2
+    # a run of the agent's own checks (``iterations_are: local_runs``) submits once, and its
+    # iterations are as many as the checks it chose to run: ``once`` pays local_validation once for
+    # that submission however many iterations validated; ``per_iteration`` pays it for each, as a
+    # run of graded submissions is paid (where a 15-check run that ends failing earned +10)
+    local_validation_in_local_runs: Literal["once", "per_iteration"] = "once"
     points: SignalPoints = SignalPoints()
 
 

@@ -105,18 +105,25 @@ def hits(facts: RunFacts, policy: Policy) -> dict[str, Hit]:
     """Each signal's hit (for the signals that hold somewhere): computed once per run and policy
     for all the signal detectors (the judge asks them one after another about the same facts)."""
     result = {}
+    once = (policy.signals.local_validation_in_local_runs == "once"
+            and facts.run.info.iterations_are == "local_runs")
     for (name, condition, points), numbers in zip(_conditions(policy), _holding(facts, policy), strict=True):
         if not numbers:
             continue
         count = len(numbers)
-        result[name] = Hit(points=points * count, iterations=tuple(numbers),
-                           evidence=functools.partial(_evidence, condition, count, points), basis="telemetry fields")
+        paid = 1 if once and name == "local_validation" else count
+        result[name] = Hit(points=points * paid, iterations=tuple(numbers),
+                           evidence=functools.partial(_evidence, condition, count, points, paid), basis="telemetry fields")
     return result
 
 
-def _evidence(condition: str, count: int, points: float) -> str:
-    return f"{condition} in {count} iteration{'' if count == 1 else 's'}" + (
-        f" ({points:+g} each)" if points else " (shown, not scored)")
+def _evidence(condition: str, count: int, points: float, paid: int) -> str:
+    held = f"{condition} in {count} iteration{'' if count == 1 else 's'}"
+    if not points:
+        return held + " (shown, not scored)"
+    if paid < count:  # local_validation in a run of the agent's own checks
+        return held + f" ({points:+g} once: the run submits once)"
+    return held + f" ({points:+g} each)"
 
 
 def _times(factor: float) -> str:
@@ -167,7 +174,9 @@ DETECTORS = [
     _signal("local_validation", "+",
             summary=("The tests were run locally at least {runs} before submitting (test_runs >= "
                      "{s.local_validation_min_runs})."),
-            rule="test_runs >= {s.local_validation_min_runs} before submitting",
+            rule=("test_runs >= {s.local_validation_min_runs} before submitting; a run of the agent's own checks "
+                  "submits once and is paid once, however many of its iterations hold "
+                  "(`signals.local_validation_in_local_runs`)"),
             reads="actions.test_runs", source="Telemetry Signals (positive); example 3"),
     _signal("productive", "+", summary="The score rose (score.delta > 0).", rule="the score rose (score delta > 0)",
             reads="the score delta", source="Telemetry Signals (positive)"),
