@@ -132,7 +132,7 @@ def test_the_real_logs_benchmark_measures_every_stage_of_a_corpus() -> None:
     import bench_real_logs
 
     found = bench_real_logs.measure(ROOT / "tests" / "fixtures" / "mini_swe_agent_2" / "trajs", 1)
-    assert found["files"] == 7 and set(found["best"]) == {"floor", "import", "run_floor", "load", "judge"}
+    assert found["files"] == 7 and set(found["best"]) == {"floor", "import", "run_floor", "load", "judge", "derive"}
     stages = found["stages"]
     assert set(stages) == set(bench_real_logs.STAGES)
     assert all(stages[stage] > 0 for stage in ("decode", "steps", "checks", "rebuild"))
@@ -141,6 +141,7 @@ def test_the_real_logs_benchmark_measures_every_stage_of_a_corpus() -> None:
     assert "| import: `swe_agent.convert` of each |" in text and "| judging them (`judge`) |" in text
     assert "| importing the trajectories, x `json.loads` of them | at most 3x |" in text
     assert "| test_chasing |" in text  # the per-detector profile of the same runs
+    assert "| of which deriving the facts (`derive`, before any detector) |" in text  # the part no detector can save
     from procjudge.importers import shell
 
     assert shell.rebuild_steps.__module__ == "procjudge.importers.replay"  # the originals are back
