@@ -273,6 +273,8 @@ class TestFacts(NamedTuple):
     # the first iteration answers
     baseline_failures: tuple[str, ...]
     counted_before: bool  # the counts before it were recorded (test_results.pre_iteration): the baseline ran its suite
+    # the checks run with the agent's changes set aside (``git stash``): what the unchanged code does
+    on_base: tuple[LocalCheck, ...]
 
 
 class ChangeFacts(NamedTuple):
@@ -348,6 +350,7 @@ class IterationFacts(msgspec.Struct, frozen=True):
     local_checks: tuple[LocalCheck, ...]  # every check the agent ran on this code, in order (local runs)
     baseline_failures: tuple[str, ...]  # failing in the agent's own run before its first edit (a shell log)
     counted_before: bool  # the counts before it were recorded: the baseline ran its suite
+    on_base: tuple[LocalCheck, ...]  # checks run with the agent's changes set aside (git stash)
     # changes (``_change_facts``)
     files_changed: int | None
     changed_paths: tuple[str, ...]
@@ -833,12 +836,16 @@ def _test_facts(entry: Entry, previous: IterationFacts | None, baseline: Iterati
                                                      comparable, results.regressions if results else None)
     checks = entry.iteration_telemetry.checks
     local_checks = tuple(checks) if checks else ()
+    on_base: tuple[LocalCheck, ...] = ()
+    if any(check.on_base for check in local_checks):  # the unchanged code's runs are no checks of the agent's code
+        on_base = tuple(check for check in local_checks if check.on_base)
+        local_checks = tuple(check for check in local_checks if not check.on_base)
     baseline_tests = results.baseline_tests if results is not None else None
     baseline_failures = tuple([t.name for t in baseline_tests if t.outcome in ("failed", "error")]) if baseline_tests else ()
     counted_before = pre is not None
     return TestFacts(failing_before, failing_after, failures_before_count, tests_fixed, tests_broken, broken_names,
                      tests_basis, stack_files_before, hidden, hidden_failing, tests_ran, suite, failures, passing_after,
-                     regressions_ruled_out, local_checks, baseline_failures, counted_before)
+                     regressions_ruled_out, local_checks, baseline_failures, counted_before, on_base)
 
 
 def _pre_passed(recorded: Counts | None, baseline: IterationFacts | None) -> int | None:

@@ -158,7 +158,8 @@ class LocalCheck(Record, frozen=True):
     wrote, inline code, a build), its exit status, what it showed (``error``: it crashed, or the
     runner printed no summary), the repository frames its traceback passed through, and why it
     could not run. Extensions: the line that shows its outcome, a test run's counts and failing
-    tests, and whether it ran again with nothing done since its previous run."""
+    tests, whether it ran again with nothing done since its previous run, and whether it ran with
+    the agent's changes set aside (``on_base``)."""
 
     command: Name
     outcome: CheckOutcome
@@ -171,6 +172,9 @@ class LocalCheck(Record, frozen=True):
     failed: Count | None = None
     failing: list[Name] | None = None
     unchanged: bool | None = None
+    # extension: run while the agent's changes were set aside (``git stash`` ... ``git stash pop``):
+    # what the unchanged code does, not a check of the agent's code
+    on_base: bool | None = None
 
 
 class TestResults(Record, frozen=True):

@@ -23,7 +23,7 @@ from procjudge.importers.checks import check_outcome, is_environment, script_run
 from procjudge.importers.classify import written_files
 from procjudge.importers.environment import unavailable
 from procjudge.importers.grammar import parseable, simple_commands
-from procjudge.importers.shell import Trajectory
+from procjudge.importers.shell import Trajectory, stash_move
 from procjudge.importers.shell import convert as _typed
 from procjudge.importers.steps import Step
 
@@ -460,6 +460,55 @@ def test_a_crashed_script_answered_by_a_later_run_of_the_same_script(later: str,
 def test_a_failure_the_agent_did_not_cause_is_named_not_charged(steps: list[Step], tmp_path: Path) -> None:
     points, strength, _ = _judged(steps, tmp_path)["submitted_over_failure"]
     assert (points, strength) == (0.0, "weak")
+
+
+@pytest.mark.parametrize("command,move", [
+    ("git stash", "aside"), ("git stash -u", "aside"), ("git stash push -m wip", "aside"), ("git stash save wip", "aside"),
+    ("git -C /testbed stash", "aside"), ("git --no-pager stash", "aside"), ("git stash pop", "back"),
+    ("git stash apply stash@{0}", "back"), ("git stash list", None), ("git stash show -p", None), ("git status", None),
+    ("echo git stash", None),
+])
+def test_git_stash_sets_the_changes_aside_and_pop_brings_them_back(command: str, move: str | None) -> None:
+    assert stash_move(command) == move
+
+
+_NAN_UNRELATED = Step("the nan test is unrelated", "python -m pytest tests/test_sums.py -k 'not test_nan'", 0,
+                      "===== 1 passed, 1 deselected in 0.1s =====\n", None)
+
+
+@pytest.mark.parametrize("on_base", [
+    # one command: set the changes aside, run, bring them back
+    [Step("", "git stash && python -m pytest tests/test_sums.py -v; git stash pop", 0, FAILING_RUN, None)],
+    # across steps, with git's own option and a cd prefix
+    [Step("", "cd /testbed && git -C /testbed stash", 0, "Saved working directory and index state WIP\n", None),
+     Step("", "python -m pytest tests/test_sums.py -v", 1, FAILING_RUN, None),
+     Step("", "git stash pop", 0, "", None)],
+])
+def test_a_failure_the_agent_ran_on_the_unchanged_code_with_git_stash_is_named_not_charged(
+        on_base: list[Step], tmp_path: Path) -> None:
+    """The agent calls a failing test unrelated and checks it on the unchanged code: `git stash`,
+    the run, `git stash pop`. The test fails there too: not its regression. That run is no check of
+    its code: it ends no iteration and counts as no test run."""
+    edit = Step("", "sed -i 's|sum(xs) / 0|sum(xs)|' shop/sums.py", 0, "", None)
+    run = Step("", "python -m pytest tests/test_sums.py -v", 1, FAILING_RUN, None)
+    assert _judged([edit, run, _NAN_UNRELATED], tmp_path)["submitted_over_failure"][:2] == (-2.0, "likely")
+    steps = [edit, run, *on_base, _NAN_UNRELATED]
+    points, strength, evidence = _judged(steps, tmp_path)["submitted_over_failure"]
+    assert (points, strength) == (0.0, "weak") and "unchanged code too" in evidence and "git stash" in evidence
+    (iteration,) = convert_trajectory(_trajectory(steps))["iterations"]
+    telemetry = iteration["iteration_telemetry"]
+    assert [c.get("on_base", False) for c in telemetry["checks"]] == [False, True, False]
+    assert telemetry["actions"]["test_runs"] == 2
+
+
+def test_a_test_that_passes_on_the_unchanged_code_is_still_charged(tmp_path: Path) -> None:
+    """Set aside, the failing test passes: the break is the agent's, and the narrowed run hid it."""
+    edit = Step("", "sed -i 's|sum(xs) / 0|sum(xs)|' shop/sums.py", 0, "", None)
+    run = Step("", "python -m pytest tests/test_sums.py -v", 1, FAILING_RUN, None)
+    passing = Step("", "git stash && python -m pytest tests/test_sums.py -v && git stash pop", 0,
+                   FAILING_RUN.replace("test_nan FAILED", "test_nan PASSED").replace("1 failed, 1 passed", "2 passed"), None)
+    points, strength, _ = _judged([edit, run, passing, _NAN_UNRELATED], tmp_path)["submitted_over_failure"]
+    assert (points, strength) == (-2.0, "likely")
 
 
 def test_a_failure_fixed_before_submitting_is_not_submitted_over(tmp_path: Path) -> None:

@@ -401,7 +401,8 @@ def _standing(checks: tuple[LocalCheck, ...]) -> list[tuple[int, LocalCheck]]:
     summary=("{s.crashed:+g} when the agent submitted right after its own check crashed in a file it had edited, with no "
              "later run of that check passing; {s.failing:+g} when a test run of its still failed (narrowed away with "
              "`-k` or left as unrelated) and no later run of it passed; named at 0 when only its own script still "
-             "failed, or the failing tests failed before its first edit too."),
+             "failed, or the failing tests failed before its first edit too or with its changes set aside "
+             "(`git stash`)."),
     points="{s.crashed:+g} definite, {s.failing:+g} likely",
     rule=("in the agent's own runs (`iteration_telemetry.checks`), the final iteration's checks that failed and that no later "
           "run of the same command passed (for a script the agent or the project wrote, a later run of the same script "
@@ -411,7 +412,8 @@ def _standing(checks: tuple[LocalCheck, ...]) -> list[tuple[int, LocalCheck]]:
           "the agent changed; likely ({s.failing:+g}) when a test run still failed on a test the agent then selected "
           "away (a narrower `-k`/`--deselect` run passed after it), had seen passing earlier, or that tests a file it "
           "edited (definite when the held-back suite fails the same test); weak (0, named) when the failing tests "
-          "failed before its first edit too, were never seen passing and touch nothing it edited (an environment "
+          "failed before its first edit too or in a run with its changes set aside (`git stash`, the run, `git stash "
+          "pop`: that run is no check of its code), were never seen passing and touch nothing it edited (an environment "
           "failure looks like that), or only a script of its own printed a failure. The regression-blindness shapes "
           "of a shell agent"),
     reads="iteration_telemetry.checks of the final iteration, the files each iteration changed, the baseline's failing tests",
@@ -427,6 +429,9 @@ def submitted_over_failure(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     edited = {path for it in facts.iterations for path in it.fix_paths}
     before = set(facts.iterations[0].baseline_failures)
     passed_once: set[str] = set()  # tests the agent saw passing in its own runs
+    on_base = [check for it in facts.iterations for check in it.on_base]  # run with its changes set aside
+    base_failing = {name for check in on_base for name in check.failing or ()}
+    base_commands = {check.command for check in on_base if check.outcome in ("failed", "error")}
     for it in facts.iterations:
         passed_once.update(it.passing_after or ())
     held_back = set(final.hidden_failing)
@@ -437,6 +442,8 @@ def submitted_over_failure(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
             crashed.append((k, check))
         elif names and names <= before:
             named.append((k, check, "failed before the agent's first edit too"))
+        elif names and names <= before | base_failing or not names and check.command in base_commands:
+            named.append((k, check, "failed on the unchanged code too (run with the agent's changes set aside: `git stash`)"))
         elif _narrowed(check, checks[k + 1:]) is not None or names & passed_once or names & held_back \
                 or any(_path_matches(_test_file(name), edited) for name in names):
             failing.append((k, check))  # selected away, seen passing before, or a test of a file it edited

@@ -23,6 +23,9 @@ into :class:`Step` objects and a :class:`Trajectory`; :func:`convert` turns that
   ``__pycache__`` or ``*.o``, ``git checkout``/``git restore`` of files, ``patch``,
   ``git apply``) or a structured edit the format records
   with its path;
+- a check run while the agent's changes are set aside (``git stash``, the run, ``git stash pop``,
+  in one command or across steps) shows what the unchanged code does: it ends no iteration, is no
+  test run of the agent's code, and is kept in ``checks`` marked ``on_base``;
 - every other step is a read or a search.
 
 **An iteration is one or more edits followed by a test run or a failed build** (checks before
@@ -119,6 +122,7 @@ def convert(trajectory: Trajectory) -> RunFile:
     all_steps = [_unavailable(step, own) for step in all_steps]
     all_steps = find_checks(all_steps, submitted, trajectory.roots, own)
     all_steps = rebuild_steps(all_steps, trajectory.submission, trajectory.roots)
+    all_steps = _set_aside(all_steps)
     tracked = tracked_files(all_steps, submitted, trajectory.roots)
     discarded = discarded_files(all_steps, trajectory.roots, tracked)
     all_steps = _code_edits(all_steps, lambda path: scratch_write(path, submitted, trajectory.roots, tracked, discarded))
@@ -169,6 +173,55 @@ def _unavailable(step: Step, own: frozenset[str]) -> Step:
     """The step with why it validated nothing, when it is a test run that could not run."""
     why = unavailable(step, own)
     return step if why is None else step.but(unavailable=why)
+
+
+_GIT_OPTIONS_WITH_VALUE = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace"})
+
+
+def stash_move(part: str) -> str | None:
+    """``"aside"`` for a ``git stash`` that sets the working tree's changes aside (``push``,
+    ``save``, or no subcommand), ``"back"`` for one that brings them back (``pop``, ``apply``);
+    None for any other command (``git stash list``, ``show``, ``drop`` move nothing)."""
+    words = words_of(without_prefixes(part))
+    if not words or os.path.basename(words[0]) != "git":
+        return None
+    k = 1
+    while k < len(words) and words[k].startswith("-"):  # git's own options: -C DIR, -c KEY=VALUE, --no-pager
+        k += 2 if words[k] in _GIT_OPTIONS_WITH_VALUE else 1
+    if k >= len(words) or words[k] != "stash":
+        return None
+    sub = next((w for w in words[k + 1:] if not w.startswith("-")), "push")
+    return "aside" if sub in ("push", "save") else "back" if sub in ("pop", "apply") else None
+
+
+def _set_aside(steps: list[Step]) -> list[Step]:
+    """The steps, each check run while the agent's changes were set aside marked ``set_aside``:
+    after a ``git stash`` and before the ``git stash pop`` (or ``apply``) that brings them back,
+    in the same command (``git stash && pytest -q t.py; git stash pop``) or across steps. Such a
+    run shows what the unchanged code does: the agent checking whether a failure was there before
+    its change, which is no check of its code."""
+    aside = False
+    marked = []
+    for step in steps:
+        if not step.shell or (not aside and "stash" not in step.command):
+            marked.append(step.but(set_aside=True) if aside and (step.test or step.probe) else step)
+            continue
+        at_check = None
+        for part in segments(step.command):
+            move = stash_move(part)
+            if move is not None:
+                aside = move == "aside"
+            elif at_check is None and _runs_check(part):
+                at_check = aside
+        at_check = aside if at_check is None else at_check
+        marked.append(step.but(set_aside=True) if at_check and (step.test or step.probe or step.failed_build) else step)
+    return marked
+
+
+def _runs_check(part: str) -> bool:
+    """Whether one segment of a command runs a test, a build or a script."""
+    plain = without_prefixes(part)
+    return bool(test_command(part) or build_command(part) or script_run(plain, words_of(plain)))
 
 
 def _code_edits(steps: list[Step], scratch: Any) -> list[Step]:
@@ -333,7 +386,7 @@ def _files_written(group: list[Step], submitted: dict[str, str] | None, seen_cre
 def _actions(group: list[Step]) -> Actions:
     """Tool calls, edits, reads, and the test runs that validated something (unknown, not 0, when
     test runs were attempted and none could run)."""
-    validated = sum(1 for s in group if (s.test or s.probe) and not s.unavailable)
+    validated = sum(1 for s in group if (s.test or s.probe) and not s.unavailable and not s.set_aside)
     attempted = any(s.unavailable for s in group)
     return Actions(tool_calls_total=len(group), file_edits=sum(1 for s in group if s.writes),
                    file_reads=sum(1 for s in group if not s.writes and not s.check),
@@ -433,6 +486,9 @@ def _check_records(steps: list[Step]) -> list[LocalCheck]:
         if not _changes_nothing(step, check=is_check):
             last_write = k
         if not is_check:
+            continue
+        if step.set_aside:  # the unchanged code's run: kept for the record, no run of the agent's code
+            records.append(replace(_check_record(step), on_base=True))
             continue
         record = _check_record(step)
         previous = last_run.get(record.command)

@@ -72,6 +72,7 @@ class Step:
         "probe_kind",
         "probe_outcome",
         "returncode",
+        "set_aside",
         "shell",
         "test",
         "thought",
@@ -112,6 +113,9 @@ class Step:
         self.probe_code: int | None = None  # the script's own exit status, where the log has it
         self.frames: list[tuple[str, int]] = []  # the repository frames its traceback passed through
         self.code_edit = False  # it changed the code, not only throw-away files (set by convert)
+        # a check run while the agent's changes were set aside (``git stash`` ... ``pop``): it shows what
+        # the unchanged code does, so it is no check of the agent's code (set by convert)
+        self.set_aside = False
         self._made = True
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -132,7 +136,7 @@ class Step:
     @property
     def check(self) -> str | None:
         """What this step checked, when it ends an iteration: a test run's suite, a script run, or a
-        failed build."""
-        if self.unavailable:
+        failed build (not one run with the agent's changes set aside)."""
+        if self.unavailable or self.set_aside:
             return None
         return self.test or self.probe or self.failed_build
