@@ -55,6 +55,13 @@ def convert_trajectory(trajectory: Trajectory) -> dict:  # type: ignore[type-arg
     (0, "Issue not reproduced: got (2,)\n", True, "printed"),
     (0, "No errors found.\n", True, "printed"),
     (0, "All 4 tests passed\n", True, "printed"),
+    (0, "\u2713 Error handling is implemented correctly\n", True, "printed"),  # a check mark opens the line
+    (0, "  \u274c expected 3, got 4\n", False, "printed"),
+    (0, "Error handling works correctly: HTTPConnectionPool(host='x', port=8000): Max retries exceeded\n", True, "printed"),
+    (0, "Error in query 2: 'list' object has no attribute 'filtered_relation'\n", False, "printed"),
+    (0, '"error": "Transaction not found"\n', True, "exit 0"),  # a JSON body printed is data, not a verdict
+    (0, 'Unexpected status code. Response: {\n  "error": "Failed to get block"\n}\n', False, "printed"),
+    (0, '"success": false\n', True, "exit 0"),
     (0, "Query 1 order_by: ('order',)\n", True, "exit 0"),  # the weakest evidence, and said to be
     (None, "9 days, 22:58:59\n", True, "no error printed"),
 ])

@@ -14,8 +14,10 @@ of those is a **check**, and its outcome is read from what it printed:
 - otherwise it **failed** when it exited non-zero (the exception it died with, and the frames it
   passed through, are its evidence), when its exit status is not logged and its output ends in a
   traceback, or when it printed a failing verdict in its last lines (``FAIL:``, ``Error:``,
-  ``BUG``, ``still reproduced``); it **passed** when it printed a passing verdict (``SUCCESS``,
-  ``PASS``, ``OK``, ``fixed``, ``not reproduced``) or, failing both, when it exited 0. How the
+  ``BUG``, ``still reproduced``, a line opened by a cross); it **passed** when it printed a passing
+  verdict (``SUCCESS``, ``PASS``, ``OK``, ``fixed``, ``not reproduced``, a line opened by a check
+  mark) or, failing both, when it exited 0 (a printed JSON body's ``"error":`` key is data, not
+  a verdict). How the
   outcome was read is kept beside it (``exit status 1``, ``traceback``, ``printed``, ``exit 0``),
   so a reader can weigh it: a script that printed nothing and exited 0 is the weakest evidence.
 """
@@ -210,15 +212,18 @@ def missing_library(text: str, own_modules: frozenset[str] = frozenset()) -> str
 
 
 # Verdicts a check prints about itself, read in its last lines (the last one that says either wins).
+# A verdict opens the line: a quoted key there (``"error": "Not found"``, ``"success": false``) is data
+# the check printed, not its verdict; "Error handling works" names a feature, not an error.
 _FAILING = re.compile(
-    r"^\W*(?:FAIL(?:ED|URE|S)?|ERROR|BUG|WRONG|MISMATCH|NOT (?:FIXED|OK)|✗|❌|X )\b"
+    r"^[^\w\"']*(?:FAIL(?:ED|URE|S)?|ERROR(?!\s+handl)|BUG|WRONG|MISMATCH|NOT (?:FIXED|OK)|X )\b"
     r"|\b(?:FAIL(?:ED|URE)?|ERROR)\s*[:!-]|\bError:|\b(?:test|check|assert\w*)s? failed\b"
     r"|\b(?:issue|bug|problem|error)\s+(?:is\s+)?(?:still\s+)?(?:reproduced|present|exists|persists)\b"
     r"|\bstill (?:fails|failing|broken|present|reproduced|happens)\b|\(unexpected\)|\bunexpected(?:ly)? (?:succeeded|passed)\b"
+    r"|\bunexpected (?:status|response|result|output|value|exit)"
     r"|\bTotal (?:errors|failures): [1-9]|\b[1-9]\d* (?:tests? )?failed\b|\bCaught (?:exception|error)\b",
     re.IGNORECASE)
 _PASSING = re.compile(
-    r"^\W*(?:PASS(?:ED)?|SUCCESS(?:FUL)?|OK|✓|✅|DONE)\b"
+    r"^[^\w\"']*(?:PASS(?:ED)?|SUCCESS(?:FUL)?|OK|DONE)\b"
     r"|\b(?:SUCCESS|PASS(?:ED)?)\s*[:!-]|\ball (?:\d+ )?(?:tests?|checks?|cases?|assertions?)(?: have)? pass(?:ed)?\b"
     r"|\b(?:issue|bug|problem)\s+(?:is\s+)?(?:fixed|resolved|not reproduced|no longer (?:reproduced|present|occurs))\b"
     r"|\bnot reproduced\b|\b(?:fix|behaviou?r) (?:is )?(?:verified|confirmed|works)\b|\bworks (?:as expected|correctly)\b"
@@ -291,10 +296,18 @@ def _build_cause(lines: list[str]) -> str | None:
     return None
 
 
+# A check mark or a cross opening a line is its verdict, whatever words follow: "✓ Error handling
+# implemented" passes, "✗ expected 3, got 4" fails (a mark is no word, so ``\b`` cannot follow it).
+_MARK = re.compile(r"^[^\w✓✔✅✗✘❌]*([✓✔✅]|[✗✘❌])")
+
+
 def _printed_verdict(lines: list[str]) -> tuple[bool, str] | None:
     """(passed, line) of the last of a check's last eight lines that states a verdict; a line that
     says both (``SUCCESS: 0 failed``) passes, one that negates a failure (``no errors found``) too."""
     for line in reversed(lines[-8:]):
+        mark = _MARK.match(line)
+        if mark is not None:
+            return mark.group(1) in "✓✔✅", line
         passing = _PASSING.search(line)
         failing = _FAILING.search(line)
         unexpected = re.search(r"\(unexpected\)", line, re.IGNORECASE) is not None
