@@ -85,6 +85,9 @@ def test_a_crash_names_its_exception_and_the_frames_it_passed_through() -> None:
      "cupy"),
     (1, ("/usr/bin/python3: No module named django.test.__main__; 'django.test' is a package and cannot be directly "
          "executed\n"), "not found"),
+    # the script caught the ImportError and printed it in its own words, exiting 1 or 0
+    (1, "Loading dataset...\nError importing datasets: No module named 'numpy'\n", "numpy"),
+    (0, "Reading data.pkl\nError reading data.pkl: No module named 'torch'\n", "torch"),
 ])
 def test_a_check_that_could_not_run_validated_nothing(code: int, output: str, why: str) -> None:
     outcome = check_outcome(code, output)
@@ -95,6 +98,11 @@ def test_a_missing_module_the_project_provides_is_the_agents_failure() -> None:
     output = "ModuleNotFoundError: No module named 'shop.sums'\n"
     assert check_outcome(1, output, frozenset({"shop"})).passed is False
     assert check_outcome(1, output).unavailable is not None
+    printed = "Error: No module named 'shop.sums'\n"  # caught and printed: still the agent's own module
+    assert check_outcome(0, printed, frozenset({"shop"})).passed is False
+    # a missing module earlier in the output, not the failure's own line, excuses nothing
+    warned = "Warning: No module named 'numba', falling back to Python\nFAILURE: got 3, expected 4\n"
+    assert check_outcome(0, warned).passed is False
 
 
 # --------------------------------------------------------------------------- which commands are checks

@@ -272,16 +272,33 @@ def check_outcome(returncode: int | None, output: str, own_modules: frozenset[st
     exception = _exception_line(text)
     frames = traceback_frames(text) if exception else ()
     if returncode not in (None, 0):
-        return Outcome(False, exception or _build_cause(lines) or last, f"exit status {returncode}", frames)
+        return _unless_missing(Outcome(False, exception or _build_cause(lines) or last, f"exit status {returncode}",
+                                       frames), own_modules)
     if returncode is None and exception and exception in lines[-3:]:
         return Outcome(False, exception, "traceback", frames)  # no exit status logged: it died of this
     verdict = _printed_verdict(lines)
     if verdict is not None:
         passed, line = verdict
-        return Outcome(passed, line[:300], "printed", () if passed else frames)
+        found = Outcome(passed, line[:300], "printed", () if passed else frames)
+        return found if passed else _unless_missing(found, own_modules)
     if returncode is None and exception:
         return Outcome(False, exception, "traceback", frames)
     return Outcome(True, last, "exit 0" if returncode == 0 else "no error printed")
+
+
+# A missing module a script caught and printed in its own words (``Error: No module named 'torch'``).
+_PRINTED_MISSING = re.compile(r"\bNo module named '?([\w.]+)'?")
+
+
+def _unless_missing(failed: Outcome, own_modules: frozenset[str]) -> Outcome:
+    """A failure whose own line is a missing module the project does not provide (the script
+    caught the ImportError and printed it, ``Error importing datasets: No module named 'numpy'``)
+    validated nothing: the environment lacks it. Any other failure as it is."""
+    missing = _PRINTED_MISSING.search(failed.line or "")
+    if missing is None or missing.group(1).split(".")[0] in own_modules:
+        return failed
+    return Outcome(None, failed.line, "missing module",
+                   unavailable=f"a module the project does not provide is missing ({missing.group(1)})")
 
 
 _MAVEN_CAUSE = re.compile(r"^\[ERROR\] Failed to execute goal ")
