@@ -15,6 +15,8 @@ from typer.testing import CliRunner
 from procjudge import judge, load_run
 from procjudge.cli import app
 from procjudge.importers import terminal_bench as tb
+from procjudge.importers.environment import unavailable
+from procjudge.importers.probes import _timed_out
 
 from conftest import ROOT
 
@@ -229,6 +231,28 @@ def test_a_reply_is_read_as_mini_swe_agent_reads_it() -> None:
     steps, cost = tb.mini_steps(lines)
     assert [s.command for s in steps] == ["cat <<'EOF' > README.md\nRun:", "python -m pytest -q"]
     assert [s.returncode for s in steps] == [0, 1] and steps[1].output == "1 failed in 0.1s" and cost == 0.03
+
+
+def test_a_command_mini_swe_agent_killed_at_its_time_limit_validated_nothing() -> None:
+    """mini-swe-agent says it killed a command before the output it had printed, and its console
+    may wrap the words: the check (a script, or a test run) could not finish, so it is
+    unavailable, not failed nor passed."""
+
+    def step(n: int, command: str, answer: str) -> list[str]:
+        return [f"mini-swe-agent (step {n}, $0.0{n}):", "THOUGHT: run", "", "```bash", command, "```", "User:",
+                *answer.split("\n"), "\u2500" * 20]
+
+    killed = ("The last command <command>{}</command> timed out and has been \nkilled.\n"
+              "The output of the command was:\n <output>\nTraining model...\n</output>\n"
+              "Please try another command and make sure to avoid those requiring interactive input.")
+    lines = [*step(1, "python train.py", killed.format("python train.py")),
+             *step(2, "python -m pytest tests", killed.format("python -m pytest tests")),
+             *step(3, "python train.py", "<returncode>0</returncode>\n<output>\nTraining model...\n</output>")]
+    steps, _ = tb.mini_steps(lines)
+    assert [s.output.startswith("The command timed out and has been killed.") for s in steps] == [True, True, False]
+    assert unavailable(steps[1]) == "it timed out: the harness killed it at its time limit"
+    assert _timed_out("python train.py", steps[0].returncode, steps[0].output) == "the harness killed it at its time limit"
+    assert _timed_out("python train.py", steps[2].returncode, steps[2].output) is None
 
 
 def test_a_run_summary_naming_a_trial_outside_its_run_is_not_followed(tmp_path: Path) -> None:

@@ -286,6 +286,10 @@ def check_outcome(returncode: int | None, output: str, own_modules: frozenset[st
     return Outcome(True, last, "exit 0" if returncode == 0 else "no error printed")
 
 
+# mini-swe-agent's words for a command it killed at its time limit (its output, and a console's
+# rendering of it, begin with them)
+KILLED_BY_HARNESS = "timed out and has been killed"
+
 # A missing module a script caught and printed in its own words (``Error: No module named 'torch'``).
 _PRINTED_MISSING = re.compile(r"\bNo module named '?([\w.]+)'?")
 

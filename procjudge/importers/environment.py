@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from ..model import Unavailable
-from .checks import missing_library
+from .checks import KILLED_BY_HARNESS, missing_library
 from .classify import test_command
 from .steps import Step, diff_files, repo_relative
 
@@ -83,6 +83,8 @@ def unavailable(step: Step, own_modules: frozenset[str] = frozenset()) -> str | 
                 return f"collection stopped: a module the project does not provide is missing ({foreign[-1]})"
         return None
     output = step.output
+    if KILLED_BY_HARNESS in output[:2000]:
+        return "it timed out: the harness killed it at its time limit"
     if re.search(r"^=*\s*no tests ran\b|^Ran 0 tests\b|^collected 0 items", output, re.MULTILINE):
         return "it ran no test"
     if step.returncode == 127 or _RUNNER_MISSING.search(output):

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..model import CheckKind
 from . import edits as rebuild
-from .checks import Outcome, check_outcome, is_environment, script_run, script_targets
+from .checks import KILLED_BY_HARNESS, Outcome, check_outcome, is_environment, script_run, script_targets
 from .classify import OTHER_RUNNERS, RUNNER, redirect_targets, segments, without_prefixes
 from .edits import words_of
 from .steps import Step, is_scratch, repo_relative
@@ -152,7 +152,6 @@ def _checked(step: Step, texts: dict[str, str], submitted: dict[str, str] | None
 
 
 _TIMEOUT_PREFIX = re.compile(r"^\s*timeout\s")
-_KILLED_BY_HARNESS = "timed out and has been killed"  # mini-swe-agent's words for a command past its time limit
 
 
 def _timed_out(part: str, code: int | None, output: str) -> str | None:
@@ -162,7 +161,7 @@ def _timed_out(part: str, code: int | None, output: str) -> str | None:
     shows none."""
     if code == 124 and _TIMEOUT_PREFIX.match(part):
         return "it timed out (timeout ended it: exit status 124)"
-    if _KILLED_BY_HARNESS in output[:2000]:
+    if KILLED_BY_HARNESS in output[:2000]:
         return "the harness killed it at its time limit"
     if code == -1:  # OpenHands' code for a command still running at its soft timeout, never waited for
         return "it had not finished when the agent moved on (exit code -1)"
