@@ -88,6 +88,12 @@ def test_a_crash_names_its_exception_and_the_frames_it_passed_through() -> None:
     # the script caught the ImportError and printed it in its own words, exiting 1 or 0
     (1, "Loading dataset...\nError importing datasets: No module named 'numpy'\n", "numpy"),
     (0, "Reading data.pkl\nError reading data.pkl: No module named 'torch'\n", "torch"),
+    # a distribution the image lacks, as importlib.metadata and pkg_resources say it
+    (1, ("Traceback (most recent call last):\n  File \"count.py\", line 3, in <module>\n"
+         "importlib.metadata.PackageNotFoundError: No package metadata was found for The 'safetensors>=0.4.3' "
+         "distribution was not found and is required by this application\n"), "safetensors"),
+    (1, "pkg_resources.DistributionNotFound: The 'foo-bar>=1.0' distribution was not found and is required by baz\n",
+     "foo-bar"),
 ])
 def test_a_check_that_could_not_run_validated_nothing(code: int, output: str, why: str) -> None:
     outcome = check_outcome(code, output)
@@ -98,6 +104,8 @@ def test_a_missing_module_the_project_provides_is_the_agents_failure() -> None:
     output = "ModuleNotFoundError: No module named 'shop.sums'\n"
     assert check_outcome(1, output, frozenset({"shop"})).passed is False
     assert check_outcome(1, output).unavailable is not None
+    assert check_outcome(1, "PackageNotFoundError: No package metadata was found for shop\n", frozenset({"shop"})).passed \
+        is False  # the project's own distribution not installed: the agent's to install
     printed = "Error: No module named 'shop.sums'\n"  # caught and printed: still the agent's own module
     assert check_outcome(0, printed, frozenset({"shop"})).passed is False
     # a missing module earlier in the output, not the failure's own line, excuses nothing

@@ -194,6 +194,20 @@ _NOT_FOUND = re.compile(r"can't open file .*\[Errno 2\]|^(?:\S+: )?(?:line \d+: 
                         r"No such file or directory|Cannot find module '(?!\.)|No module named [\w.]+\.__main__"
                         r"|cannot be directly executed", re.MULTILINE)
 _MISSING_MODULE = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '?([\w.]+)'?")
+# A distribution the image lacks, as importlib.metadata and pkg_resources say it ("No package metadata
+# was found for The 'safetensors>=0.4.3' distribution was not found and is required by ...")
+_MISSING_PACKAGE = re.compile(
+    r"(?:PackageNotFoundError: No package metadata was found for (?:The ')?|DistributionNotFound: The ')"
+    r"([A-Za-z0-9][\w.-]*)")
+
+
+def missing_package(text: str, own_modules: frozenset[str] = frozenset()) -> str | None:
+    """The last distribution the output says is not installed, unless it is the project's own."""
+    found = [name for name in _MISSING_PACKAGE.findall(text[-20_000:])
+             if name.replace("-", "_").lower() not in own_modules]
+    return found[-1] if found else None
+
+
 # A system library the image lacks, as Python's loaders and the dynamic linker say it: a wrapper's
 # own words (pyzbar: "Unable to find zbar shared library"), dlopen's, ctypes'.
 _MISSING_LIBRARY = re.compile(
@@ -265,6 +279,10 @@ def check_outcome(returncode: int | None, output: str, own_modules: frozenset[st
     if missing and returncode != 0 and not any(name.split(".")[0] in own_modules for name in missing):
         return Outcome(None, last, "missing module",
                        unavailable=f"a module the project does not provide is missing ({missing[-1]})")
+    package = missing_package(text, own_modules) if returncode != 0 else None
+    if package is not None:
+        return Outcome(None, last, "missing package",
+                       unavailable=f"a package the project does not provide is not installed ({package})")
     library = missing_library(text, own_modules) if returncode != 0 else None
     if library is not None:
         return Outcome(None, last, "missing library",

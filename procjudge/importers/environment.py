@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from ..model import Unavailable
-from .checks import KILLED_BY_HARNESS, missing_library
+from .checks import KILLED_BY_HARNESS, missing_library, missing_package
 from .classify import test_command
 from .steps import Step, diff_files, repo_relative
 
@@ -92,6 +92,9 @@ def unavailable(step: Step, own_modules: frozenset[str] = frozenset()) -> str | 
     missing = _MISSING_MODULE.findall(output)
     if missing and not any(name.split(".")[0] in own_modules for name in missing):
         return f"a module the project does not provide is missing ({missing[-1]})"
+    package = missing_package(output, own_modules)
+    if package is not None:
+        return f"a package the project does not provide is not installed ({package})"
     library = missing_library(output, own_modules)
     if library is not None:
         return f"a system library the environment lacks is missing ({library})"
