@@ -534,6 +534,17 @@ def test_a_test_that_passes_on_the_unchanged_code_is_still_charged(tmp_path: Pat
     assert (points, strength) == (-2.0, "likely")
 
 
+def test_a_note_names_three_reasons_a_check_validated_nothing_and_counts_the_rest() -> None:
+    """An agent fighting an image without its dependencies meets a new missing module at every
+    run: the note stays readable, three reasons and how many more."""
+    steps = [Step("", "sed -i 's|sum(xs) / 0|sum(xs)|' shop/sums.py", 0, "", None),
+             *[Step("", f"python -c 'import {name}'", 1, f"ModuleNotFoundError: No module named '{name}'\n", None)
+               for name in ("numpy", "pandas", "zmq", "tornado", "six")]]
+    notes = convert_trajectory(_trajectory(steps))["run"]["notes"]
+    (note,) = [n for n in notes if n.startswith("5 test run(s) validated nothing")]
+    assert "(numpy)" in note and "(zmq)" in note and "(tornado)" not in note and note.endswith("(+2 more reasons)")
+
+
 def test_a_failure_fixed_before_submitting_is_not_submitted_over(tmp_path: Path) -> None:
     assert "submitted_over_failure" not in _judged(_red_green(), tmp_path)
 

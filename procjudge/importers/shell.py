@@ -330,7 +330,9 @@ def _reasons(steps: list[Step]) -> str:
     counted: dict[str, list[str]] = {}
     for step in steps:
         counted.setdefault(step.unavailable or "", []).append(step.command.strip().split("\n", 1)[0][:60])
-    return "; ".join(f"{reason} ({len(commands)}x, e.g. `{commands[0]}`)" for reason, commands in counted.items())
+    shown = [f"{reason} ({len(commands)}x, e.g. `{commands[0]}`)" for reason, commands in list(counted.items())[:3]]
+    more = f" (+{len(counted) - 3} more reasons)" if len(counted) > 3 else ""  # a note stays a line or three
+    return "; ".join(shown) + more
 
 
 def _iteration(k: int, group: list[Step], baseline: Step | None, submitted: dict[str, str] | None,
