@@ -305,6 +305,7 @@ class ActionFacts(NamedTuple):
     build_errors: tuple[str, ...]
     tool_calls: int | None
     timestamp_start: str | None
+    untested_edits: int  # source files written after the last check (a shell log's final iteration)
 
 
 class IterationFacts(msgspec.Struct, frozen=True):
@@ -373,6 +374,7 @@ class IterationFacts(msgspec.Struct, frozen=True):
     build_errors: tuple[str, ...]
     tool_calls: int | None
     timestamp_start: str | None
+    untested_edits: int  # source files written after the last check (a shell log's final iteration)
 
     @property
     def all_passing(self) -> bool:
@@ -908,8 +910,9 @@ def _action_facts(entry: Entry) -> ActionFacts:
     build = telemetry.build or (entry.iteration_feedback.build if entry.iteration_feedback else None)
     build_errors = tuple(build.errors or ()) if build else ()
     tool_calls = actions.tool_calls_total if actions else None
+    untested_edits = (actions.untested_edits or 0) if actions else 0
     return ActionFacts(test_runs, file_edits, duration, submitted_at, seconds_before_first_edit, read_feedback,
-                       failures_referenced, action_tools, build_errors, tool_calls, timestamp_start)
+                       failures_referenced, action_tools, build_errors, tool_calls, timestamp_start, untested_edits)
 
 
 def same_program(a: IterationFacts, b: IterationFacts) -> str | None:

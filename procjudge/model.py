@@ -88,6 +88,9 @@ class Actions(Record, frozen=True):
     search_operations: Count | None = None
     other_tools: Count | None = None
     log: list[ActionLogEntry] | None = None
+    # extension, a shell log's final iteration: writes of source files after its last check (the
+    # submitted code's last change was never run)
+    untested_edits: Count | None = None
 
 
 class EditText(Record, frozen=True):

@@ -545,6 +545,23 @@ def test_a_note_names_three_reasons_a_check_validated_nothing_and_counts_the_res
     assert "(numpy)" in note and "(zmq)" in note and "(tornado)" not in note and note.endswith("(+2 more reasons)")
 
 
+@pytest.mark.parametrize("after,untested", [
+    (Step("", "sed -i 's|sum(xs)|sum(xs) or 0|' shop/sums.py", 0, "", None), 1),  # the code changed, never run
+    (Step("", "cat <<'EOF' > SUMMARY.md\nFixed the division.\nEOF", 0, "", None), 0),  # a summary is no code
+])
+def test_source_written_after_the_last_check_was_submitted_untested(after: Step, untested: int, tmp_path: Path) -> None:
+    # no submitted diff (a Terminal-Bench trial): every file written counts, the summary too
+    document = convert_trajectory(Trajectory(instance="t", agent="a", source="terminal-bench",
+                                             steps=[*_red_green(), after]))
+    final = document["iterations"][-1]["iteration_telemetry"]
+    assert final["actions"].get("untested_edits", 0) == untested
+    assert any("came after the last check: submitted untested" in n for n in document["run"]["notes"])
+    judged = _judged([*_red_green(), after], tmp_path)
+    assert ("no_local_validation" in judged) is bool(untested)
+    if untested:
+        assert judged["no_local_validation"][0] == -2.0 and "submitted untested" in judged["no_local_validation"][2]
+
+
 def test_a_failure_fixed_before_submitting_is_not_submitted_over(tmp_path: Path) -> None:
     assert "submitted_over_failure" not in _judged(_red_green(), tmp_path)
 

@@ -79,7 +79,7 @@ def _holding(facts: RunFacts, policy: Policy) -> tuple[list[int], ...]:
                 shotgun_edits.append(number)
         if runs is not None and runs >= min_runs:
             local_validation.append(number)
-        if runs == 0:
+        if runs == 0 or it.untested_edits:  # the submitted code's last change was never run
             no_local_validation.append(number)
         delta = it.recorded_delta if it.recorded_delta is not None else it.delta
         if delta is not None and delta > 0:
@@ -112,6 +112,8 @@ def hits(facts: RunFacts, policy: Policy) -> dict[str, Hit]:
             continue
         count = len(numbers)
         paid = 1 if once and name == "local_validation" else count
+        if name == "no_local_validation" and any(it.untested_edits for it in facts.iterations if it.number in numbers):
+            condition = "test_runs == 0, or source files written after the last check (submitted untested)"
         result[name] = Hit(points=points * paid, iterations=tuple(numbers),
                            evidence=functools.partial(_evidence, condition, count, points, paid), basis="telemetry fields")
     return result
@@ -194,9 +196,13 @@ DETECTORS = [
                      "{s.shotgun_edits_factor:g})."),
             rule="file_edits > test failures x {s.shotgun_edits_factor:g}",
             reads="actions.file_edits, the failing tests", source="Telemetry Signals (negative)"),
-    _signal("no_local_validation", "-", summary="No local test run before submitting (test_runs == 0).",
-            rule="no local test run before submitting (test_runs == 0)",
-            reads="actions.test_runs", source="Telemetry Signals (negative); example 2"),
+    _signal("no_local_validation", "-",
+            summary=("No local test run before submitting (test_runs == 0), or, in a shell agent's run, source "
+                     "files written after its last check (the submitted code's last change never ran)."),
+            rule=("no local test run before submitting (test_runs == 0); in a shell agent's final iteration, also "
+                  "a write of a source file after its last check (`actions.untested_edits`; a README, a summary, an "
+                  "answer or data file written then is not one)"),
+            reads="actions.test_runs, actions.untested_edits", source="Telemetry Signals (negative); example 2"),
     _signal("unproductive", "-", summary="The score did not rise (score.delta <= 0).",
             rule="the score did not rise (score delta <= 0)", reads="the score delta", source="Telemetry Signals (negative)"),
     _signal("on_target", "+",

@@ -133,7 +133,7 @@ def convert(trajectory: Trajectory) -> RunFile:
     if not groups:
         groups, current = [list(all_steps)], []
         notes.append(_unknown_outcome(trajectory))
-    trailing = [s for s in current for path, how in s.writes
+    trailing = [path for s in current for path, how in s.writes
                 if how != "delete" and (submitted is None or repo_relative(path, trajectory.roots)[0] in submitted)
                 and not repo_relative(path, trajectory.roots)[1]]
     groups[-1].extend(current)
@@ -149,9 +149,19 @@ def convert(trajectory: Trajectory) -> RunFile:
     final = _finish(iterations[-1], trajectory)
     if submitted is not None and trajectory.submission:
         final = _unsubmitted_edits(final, groups[-1], submitted, tracked, trajectory.roots)
+    untested = sum(1 for path in trailing if path.endswith(SOURCE_FILES)) if not outcome_unknown else 0
+    if untested:  # the submitted code's last change was never run (a summary or an answer file written after is not code)
+        final = replace(final, actions=replace(final.actions or Actions(), untested_edits=untested))
     iterations[-1] = final
     return RunFile(run=_run_info(trajectory, notes, len(iterations)),
                    iterations=[Entry(iteration_telemetry=telemetry) for telemetry in iterations])
+
+
+# Source files, by their extension: a write of one after the last check changed code nobody ran (a
+# README, a summary, an answer or data file written then did not)
+SOURCE_FILES = (".py", ".pyx", ".js", ".jsx", ".mjs", ".ts", ".tsx", ".c", ".cc", ".cpp", ".cxx", ".h", ".hpp", ".java",
+                ".go", ".rs", ".rb", ".php", ".sh", ".bash", ".pl", ".kt", ".scala", ".cs", ".swift", ".r", ".R", ".jl",
+                ".lua", ".sql")
 
 
 def _unsubmitted_edits(final: IterationTelemetry, group: list[Step], submitted: dict[str, str], tracked: frozenset[str],
