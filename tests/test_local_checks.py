@@ -61,6 +61,13 @@ def convert_trajectory(trajectory: Trajectory) -> dict:  # type: ignore[type-arg
     (0, "Error in query 2: 'list' object has no attribute 'filtered_relation'\n", False, "printed"),
     (0, '"error": "Transaction not found"\n', True, "exit 0"),  # a JSON body printed is data, not a verdict
     (0, 'Unexpected status code. Response: {\n  "error": "Failed to get block"\n}\n', False, "printed"),
+    # a verdict stated as a label's value decides the line whatever the label says
+    (0, "SUCCESS: False\n", False, "printed"),
+    (0, "Match: False\n", False, "printed"),
+    (0, "Match: True\n", True, "printed"),
+    (0, "Accuracy requirement: FAILED\n", False, "printed"),
+    (0, "Size requirement (<150MB): \u2713\nAccuracy requirement (>=0.62): \u2717\n", False, "printed"),
+    (0, "FAILED: 3 tests; ok: true\n", False, "printed"),
     (0, '"success": false\n', True, "exit 0"),
     (0, "Query 1 order_by: ('order',)\n", True, "exit 0"),  # the weakest evidence, and said to be
     (None, "9 days, 22:58:59\n", True, "no error printed"),

@@ -17,7 +17,7 @@ of those is a **check**, and its outcome is read from what it printed:
   ``BUG``, ``still reproduced``, a line opened by a cross); it **passed** when it printed a passing
   verdict (``SUCCESS``, ``PASS``, ``OK``, ``fixed``, ``not reproduced``, a line opened by a check
   mark) or, failing both, when it exited 0 (a printed JSON body's ``"error":`` key is data, not
-  a verdict). How the
+  a verdict; ``SUCCESS: False`` and ``Match: False`` state a failure). How the
   outcome was read is kept beside it (``exit status 1``, ``traceback``, ``printed``, ``exit 0``),
   so a reader can weigh it: a script that printed nothing and exited 0 is the weakest evidence.
 """
@@ -338,6 +338,14 @@ def _build_cause(lines: list[str]) -> str | None:
 # A check mark or a cross opening a line is its verdict, whatever words follow: "✓ Error handling
 # implemented" passes, "✗ expected 3, got 4" fails (a mark is no word, so ``\b`` cannot follow it).
 _MARK = re.compile(r"^[^\w✓✔✅✗✘❌]*([✓✔✅]|[✗✘❌])")
+# A verdict stated as a label's value, which decides the line whatever its label says: "SUCCESS:
+# False", "Match: False", "Accuracy requirement: FAILED", "Accuracy (>=0.62): ✗"; and "Match: True".
+_VALUE_VERDICT = re.compile(
+    r"\b(?P<label>success|pass(?:ed)?|ok|match(?:es|ed)?|correct|valid|met|satisfied|works?|fixed|resolved)"
+    r"\s*[:=]\s*(?P<bool>true|false)\b"
+    r"|[:=]\s*(?P<word>pass(?:ed)?|fail(?:ed)?)\s*[.!]*$"
+    r"|[:=]\s*(?P<mark>[✓✔✅✗✘❌])\s*$",
+    re.IGNORECASE)
 
 
 def _printed_verdict(lines: list[str]) -> tuple[bool, str] | None:
@@ -347,8 +355,14 @@ def _printed_verdict(lines: list[str]) -> tuple[bool, str] | None:
         mark = _MARK.match(line)
         if mark is not None:
             return mark.group(1) in "✓✔✅", line
-        passing = _PASSING.search(line)
+        value = _VALUE_VERDICT.search(line)
         failing = _FAILING.search(line)
+        if value is not None:
+            stated = (value["bool"] or value["word"] or value["mark"]).lower()
+            passed = stated in ("true", "pass", "passed", "✓", "✔", "✅")
+            if not passed or failing is None:  # "ok: true" beside a failure the line states is no pass
+                return passed, line
+        passing = _PASSING.search(line)
         unexpected = re.search(r"\(unexpected\)", line, re.IGNORECASE) is not None
         if passing and (not failing or passing.start() <= failing.start() and not unexpected):
             return True, line
