@@ -19,8 +19,10 @@ an optional extra: ``pip install 'procjudge[dask]'``.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Any
 
 import msgspec
@@ -242,24 +244,24 @@ def connect(scheduler: str | None, workers: int) -> tuple[Any, Any]:
                                    "(dask scheduler) or check the address") from None
 
 
-def map_ordered(func: Callable[..., Any], items: list[Any], scheduler: str | None, workers: int,
-                shared: Any = None) -> Iterator[tuple[bool, Any]]:
+def map_ordered(func: Callable[..., Any], items: Iterable[Any], scheduler: str | None, workers: int,
+                shared: Any = None, ahead: int | None = None) -> Generator[tuple[bool, Any], None, None]:
     """``func(shared, item)`` for each item, run on a cluster (``scheduler``'s, or a local one of
     ``workers`` processes), yielded in the items' order as ``(True, result)``, or ``(False,
     exception)`` for an item whose task failed; ``shared`` is sent to the workers once, and two
-    tasks a worker are in flight. ``func`` and ``shared`` go to the workers pickled (cloudpickle:
-    a closure travels with what it holds): ``import ... --engine dask``."""
+    tasks a worker are in flight (or ``ahead``). ``func`` and ``shared`` go to the workers pickled
+    (cloudpickle: a closure travels with what it holds): ``import`` and ``batch --engine dask``."""
     import collections
 
     client, cluster = connect(scheduler, workers)
     try:
         remote = client.scatter(shared, broadcast=True) if shared is not None else None
-        limit = 2 * max(1, sum(client.nthreads().values()) if scheduler else workers)
-        ahead = iter(items)
+        limit = ahead or 2 * max(1, sum(client.nthreads().values()) if scheduler else workers)
+        pending = iter(items)
         window: collections.deque[Any] = collections.deque()
         while True:
             while len(window) < limit:
-                item = next(ahead, _DONE)
+                item = next(pending, _DONE)
                 if item is _DONE:
                     break
                 window.append(client.submit(func, remote, item, pure=False))
@@ -284,28 +286,18 @@ def stream(paths: list[str], policy: Policy, scheduler: str | None, workers: int
            block: int = BLOCK_BYTES, want_lines: bool = False, want_verdict: bool = True,
            want_detail: bool = False) -> Iterator[Result]:
     """``batch --engine dask``: the partitions scored on a cluster (``scheduler``'s, or a local
-    one of ``workers`` processes), results yielded in input order, a bounded window in flight."""
-    import collections
+    one of ``workers`` processes), results yielded in input order, a bounded window in flight
+    (:func:`map_ordered`); a partition that fails there stops the batch with its error."""
+    score = functools.partial(_score_with, want_lines=want_lines, want_verdict=want_verdict, want_detail=want_detail)
+    scored = map_ordered(score, iter_partitions(paths, block=block), scheduler, workers, shared=policy,
+                         ahead=max(2, 2 * workers))
+    with contextlib.closing(scored):  # a failure closes the cluster before it is raised on
+        for ok, value in scored:
+            if not ok:
+                raise value
+            yield from msgspec.msgpack.decode(value, type=list[Result])
 
-    client, cluster = connect(scheduler, workers)
-    try:
-        parts = iter_partitions(paths, block=block)
-        window: collections.deque[Any] = collections.deque()
-        ahead = max(2, 2 * workers)
-        remote_policy = client.scatter(policy, broadcast=True)
-        while True:
-            while len(window) < ahead:
-                part = next(parts, None)
-                if part is None:
-                    break
-                window.append(client.submit(score_partition, part, remote_policy, want_lines, want_verdict, want_detail,
-                                            pure=False))
-            if not window:
-                return
-            future = window.popleft()
-            yield from msgspec.msgpack.decode(future.result(), type=list[Result])
-            future.release()
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
+
+def _score_with(policy: Policy, part: Any, want_lines: bool, want_verdict: bool, want_detail: bool) -> bytes:
+    """:func:`score_partition` with the policy first, as :func:`map_ordered` hands it over."""
+    return score_partition(part, policy, want_lines, want_verdict, want_detail)

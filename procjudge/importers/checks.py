@@ -193,12 +193,33 @@ _EXCEPTION = re.compile(r"^(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrup
 _NOT_FOUND = re.compile(r"can't open file .*\[Errno 2\]|^(?:\S+: )?(?:line \d+: )?\S+: (?:command )?not found|"
                         r"No such file or directory|Cannot find module '(?!\.)|No module named [\w.]+\.__main__"
                         r"|cannot be directly executed", re.MULTILINE)
-_MISSING_MODULE = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '?([\w.]+)'?")
+MISSING_MODULE = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '?([\w.]+)'?")
 # A distribution the image lacks, as importlib.metadata and pkg_resources say it ("No package metadata
 # was found for The 'safetensors>=0.4.3' distribution was not found and is required by ...")
 _MISSING_PACKAGE = re.compile(
     r"(?:PackageNotFoundError: No package metadata was found for (?:The ')?|DistributionNotFound: The ')"
     r"([A-Za-z0-9][\w.-]*)")
+
+
+def missing_dependency(text: str, own_modules: frozenset[str] = frozenset()) -> tuple[str, str] | None:
+    """(how, why) when ``text`` says the environment lacks what the program needs: a module the
+    project does not provide, a distribution, a system library (the first found, in that order);
+    None when it says none of them (a missing module of the project's own is the agent's)."""
+    modules = MISSING_MODULE.findall(text)
+    if modules and not any(name.split(".")[0] in own_modules for name in modules):
+        return "missing module", module_missing(modules[-1])
+    package = missing_package(text, own_modules)
+    if package is not None:
+        return "missing package", f"a package the project does not provide is not installed ({package})"
+    library = missing_library(text, own_modules)
+    if library is not None:
+        return "missing library", f"a system library the environment lacks is missing ({library})"
+    return None
+
+
+def module_missing(name: str) -> str:
+    """Why a run that needed the module ``name`` validated nothing."""
+    return f"a module the project does not provide is missing ({name})"
 
 
 def missing_package(text: str, own_modules: frozenset[str] = frozenset()) -> str | None:
@@ -271,22 +292,13 @@ def check_outcome(returncode: int | None, output: str, own_modules: frozenset[st
     text = output.strip()
     lines = [line.strip() for line in text.split("\n") if line.strip()]
     last = lines[-1][:300] if lines else ""
-    missing = _MISSING_MODULE.findall(text[-20_000:])
     if returncode == 127 or (returncode != 0 and _TRACEBACK not in text and len(lines) <= 3
                              and _NOT_FOUND.search(text[-2000:])):
         return Outcome(None, last, f"exit status {returncode}" if returncode is not None else "not found",
                        unavailable="the script or its interpreter was not found")
-    if missing and returncode != 0 and not any(name.split(".")[0] in own_modules for name in missing):
-        return Outcome(None, last, "missing module",
-                       unavailable=f"a module the project does not provide is missing ({missing[-1]})")
-    package = missing_package(text, own_modules) if returncode != 0 else None
-    if package is not None:
-        return Outcome(None, last, "missing package",
-                       unavailable=f"a package the project does not provide is not installed ({package})")
-    library = missing_library(text, own_modules) if returncode != 0 else None
-    if library is not None:
-        return Outcome(None, last, "missing library",
-                       unavailable=f"a system library the environment lacks is missing ({library})")
+    dependency = missing_dependency(text[-20_000:], own_modules) if returncode != 0 else None
+    if dependency is not None:
+        return Outcome(None, last, dependency[0], unavailable=dependency[1])
     exception = _exception_line(text)
     frames = traceback_frames(text) if exception else ()
     if returncode not in (None, 0):
@@ -319,8 +331,7 @@ def _unless_missing(failed: Outcome, own_modules: frozenset[str]) -> Outcome:
     missing = _PRINTED_MISSING.search(failed.line or "")
     if missing is None or missing.group(1).split(".")[0] in own_modules:
         return failed
-    return Outcome(None, failed.line, "missing module",
-                   unavailable=f"a module the project does not provide is missing ({missing.group(1)})")
+    return Outcome(None, failed.line, "missing module", unavailable=module_missing(missing.group(1)))
 
 
 _MAVEN_CAUSE = re.compile(r"^\[ERROR\] Failed to execute goal ")

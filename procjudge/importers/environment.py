@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from ..model import Unavailable
-from .checks import KILLED_BY_HARNESS, missing_library, missing_package
+from .checks import KILLED_BY_HARNESS, MISSING_MODULE, missing_dependency, module_missing
 from .classify import test_command
 from .steps import Step, diff_files, repo_relative
 
@@ -20,7 +20,6 @@ _RUNNER_MISSING = re.compile(
     r"(?::\s*\d+)?:\s*(?:command\s+)?not found"
     r"|can't open file .*(?:runtests|manage)\.py"
     r"|(?:runtests|manage)\.py: No such file or directory", re.MULTILINE)
-_MISSING_MODULE = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '?([\w.]+)'?")
 _COLLECTION_STOPPED = re.compile(r"errors? during collection|^_* ERROR collecting ", re.MULTILINE)
 _CUTTERS = frozenset({"head", "tail", "grep", "egrep", "awk", "sed", "cut", "less", "more", "wc", "sort", "uniq"})
 
@@ -77,10 +76,10 @@ def unavailable(step: Step, own_modules: frozenset[str] = frozenset()) -> str | 
             if any(f"No module named '{label}" in step.output for label in labels):
                 return "its test label names no test module"  # `runtests.py contenttypes` for `contenttypes_tests`
         if step.counts.passed == 0 and _COLLECTION_STOPPED.search(step.output):
-            missing = _MISSING_MODULE.findall(step.output)
+            missing = MISSING_MODULE.findall(step.output)
             foreign = [name for name in missing if name.split(".")[0] not in own_modules]
             if foreign and len(foreign) == len(missing):  # only the environment's modules are missing
-                return f"collection stopped: a module the project does not provide is missing ({foreign[-1]})"
+                return f"collection stopped: {module_missing(foreign[-1])}"
         return None
     output = step.output
     if KILLED_BY_HARNESS in output[:2000]:
@@ -89,15 +88,9 @@ def unavailable(step: Step, own_modules: frozenset[str] = frozenset()) -> str | 
         return "it ran no test"
     if step.returncode == 127 or _RUNNER_MISSING.search(output):
         return "the test runner is not installed or not found"
-    missing = _MISSING_MODULE.findall(output)
-    if missing and not any(name.split(".")[0] in own_modules for name in missing):
-        return f"a module the project does not provide is missing ({missing[-1]})"
-    package = missing_package(output, own_modules)
-    if package is not None:
-        return f"a package the project does not provide is not installed ({package})"
-    library = missing_library(output, own_modules)
-    if library is not None:
-        return f"a system library the environment lacks is missing ({library})"
+    dependency = missing_dependency(output, own_modules)
+    if dependency is not None:
+        return dependency[1]
     if step.returncode == -1 and re.search(r"timed? ?out|TimeoutExpired", output[:2000] + output[-2000:], re.IGNORECASE):
         return "it timed out before printing a summary"
     piped = _runner_piped_away(step.command)
@@ -121,11 +114,11 @@ def held_back_environment(suites: list[dict[str, Any]], log: str, own_modules: f
         return None
     if not (_COLLECTION_STOPPED.search(log) or _IMPORT_STOPPED.search(log)):
         return None
-    missing = _MISSING_MODULE.findall(log)
+    missing = MISSING_MODULE.findall(log)
     foreign = [name for name in missing if name.split(".")[0] not in own_modules]
     if not missing or len(foreign) != len(missing):
         return None
-    return f"its tests stopped at import: a module the project does not provide is missing ({foreign[-1]})"
+    return f"its tests stopped at import: {module_missing(foreign[-1])}"
 
 
 _IMPORT_STOPPED = re.compile(r"ImportError while loading conftest|Failed to import test module"

@@ -149,7 +149,7 @@ def convert(trajectory: Trajectory) -> RunFile:
     final = _finish(iterations[-1], trajectory)
     if submitted is not None and trajectory.submission:
         final = _unsubmitted_edits(final, groups[-1], submitted, tracked, trajectory.roots)
-    untested = sum(1 for path in trailing if path.endswith(SOURCE_FILES)) if not outcome_unknown else 0
+    untested = sum(1 for path in trailing if path.endswith(SOURCE_FILES))  # none when the outcome is unknown
     if untested:  # the submitted code's last change was never run (a summary or an answer file written after is not code)
         final = replace(final, actions=replace(final.actions or Actions(), untested_edits=untested))
     iterations[-1] = final
