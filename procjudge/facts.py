@@ -181,6 +181,12 @@ def _hunks(body: list[str]) -> tuple[tuple[str, ...], ...]:
     return tuple(tuple(body[a:b]) for a, b in itertools.pairwise(starts))
 
 
+# A file git's header alone creates: ``new file mode``, then no ``--- ``/``+++ `` pair (a binary
+# file is "Binary files /dev/null and b/x differ", an empty one has nothing more).
+_HEADER_ONLY = re.compile(r'^diff --git (?:"a/.+"|a/\S+) (?:"b/(.+)"|b/(\S+))[ \t]*\nnew file mode [0-7]+\n'
+                          r'(?!(?:index [^\n]*\n)?--- )', re.MULTILINE)
+
+
 def parse_diff(text: str) -> Diff:
     """Split a unified diff per file into added and removed lines (linear, no per-line branching)."""
     per_file = []
@@ -210,6 +216,10 @@ def parse_diff(text: str) -> Diff:
             is_test = is_test_path(path) if path else False
             per_file.append(FileDiff(path, added, removed, is_test, "\n".join(added), created,
                                      _tests_touched(body) if is_test else (), _hunks(body)))
+    if "\nnew file mode" in text or text.startswith("new file mode"):
+        for match in _HEADER_ONLY.finditer(text):  # a binary or empty file created: no text, no ---/+++ pair
+            path = match.group(1) or match.group(2)
+            per_file.append(FileDiff(path, (), (), is_test_path(path), "", True))
     return Diff(tuple(per_file))
 
 

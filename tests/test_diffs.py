@@ -118,3 +118,15 @@ def test_the_html_page_draws_header_lookalikes_as_the_lines_they_are() -> None:
                          ("hunk", "@@ -1,4 +1,4 @@")]
     assert ("del", "---counter_value;") in kinds and ("add", "+++counter_value;") in kinds
     assert _diff_lines("@@ -1 +0,0 @@\n--- an old comment\n")[1].kind == "del"
+
+
+def test_a_file_git_creates_with_no_text_is_a_created_file_of_the_diff() -> None:
+    """A binary, empty or link file a diff creates has git's header and no ---/+++ pair."""
+    text = ("diff --git a/plot.png b/plot.png\nnew file mode 100644\nindex 0000000..1d2e3f4\n"
+            "Binary files /dev/null and b/plot.png differ\n"
+            "diff --git a/m.py b/m.py\nindex 1..2 100644\n--- a/m.py\n+++ b/m.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
+            "diff --git a/empty.txt b/empty.txt\nnew file mode 100644\nindex 0000000..e69de29\n"
+            "diff --git a/link b/link\nnew file mode 120000\nindex 0000000..945c9b4\n--- /dev/null\n+++ b/link\n"
+            "@@ -0,0 +1 @@\n+.\n")
+    files = [(f.path, f.created) for f in parse_diff(text).per_file]
+    assert sorted(files) == [("empty.txt", True), ("link", True), ("m.py", False), ("plot.png", True)], files
