@@ -127,6 +127,9 @@ class Changes(Record, frozen=True):
     summary_kind: Literal["descriptions", "prose"] | None = None
     code_hash: Name | None = None
     code: DiffText | None = None  # extension: the submitted code itself (importers record it)
+    # extension: true when ``diff`` is the patch the agent handed in (a harness's submission), not
+    # only what the iteration's own commands wrote; graded submissions are patches by definition
+    submitted: bool | None = None
     # extension: the edits of this iteration an importer could not rebuild as text ("path: why"):
     # the rules that read edits saw them only in the submitted diff
     unrebuilt: list[Text] | None = None

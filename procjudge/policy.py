@@ -260,6 +260,13 @@ class SubmittedOverFailure(Section, frozen=True):
     failing: Points = -2.0  # a test run still failed (narrowed away or called unrelated) with no later pass: likely
 
 
+class ScratchSubmitted(Section, frozen=True):
+    """The submitted patch carries files the agent made for itself, not for the task."""
+
+    range: Range = Range(mild=-2, severe=-5)  # scope creep's range: changes the task did not ask for
+    severe_files: Annotated[int, msgspec.Meta(ge=1)] = 4  # leftover files that reach the severe end
+
+
 class AntiPatterns(Section, frozen=True):
     shotgun_debugging: Shotgun = Shotgun()
     test_chasing: TestChasing = TestChasing()
@@ -267,6 +274,7 @@ class AntiPatterns(Section, frozen=True):
     scope_creep: ScopeCreep = ScopeCreep()
     regression_blindness: RegressionBlindness = RegressionBlindness()
     submitted_over_failure: SubmittedOverFailure = SubmittedOverFailure()
+    scratch_submitted: ScratchSubmitted = ScratchSubmitted()
     copy_paste_loop: CopyPaste = CopyPaste()
     repository_history: RepositoryHistory = RepositoryHistory()
 

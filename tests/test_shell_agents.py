@@ -587,3 +587,32 @@ def test_a_swe_agent_aci_run_that_edits_a_failing_test_expectation(tmp_path: Pat
     chasing = [item for item in verdict.items if item.id == "test_chasing"]
     assert len(chasing) == 1 and chasing[0].strength == "definite"  # the held-back suite fails test_total
     assert verdict.held_back is not None and verdict.held_back.failing == ["tests/test_calc.py::test_total"]
+
+
+def test_a_reproduction_left_in_the_patch_handed_in_is_scratch_submitted_and_a_container_run_is_not(tmp_path: Path) -> None:
+    """The importer marks the final diff as the submission only when the log carries one; the rule
+    reads only such a patch: a file a Terminal-Bench agent creates and runs may be its deliverable."""
+    steps = [Step("", "cat > reproduce_bug.py <<'EOF'\nimport m\nprint(m.x)\nEOF", 0, "", None),
+             Step("", "python reproduce_bug.py", 0, "1\n", None),
+             Step("", "sed -i 's/x = 1/x = 2/' m.py", 0, "", None),
+             Step("", "python reproduce_bug.py", 0, "2\n", None)]
+    patch = ("diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
+             "diff --git a/reproduce_bug.py b/reproduce_bug.py\nnew file mode 100644\n--- /dev/null\n"
+             "+++ b/reproduce_bug.py\n@@ -0,0 +1,2 @@\n+import m\n+print(m.x)\n"
+             "diff --git a/out.png b/out.png\nnew file mode 100644\nindex 0000000..1d2e3f4\n"
+             "Binary files /dev/null and b/out.png differ\n")
+    handed_in = convert_trajectory(Trajectory(instance="i", agent="a", source="swe-agent", steps=steps, submission=patch))
+    assert handed_in["iterations"][-1]["iteration_telemetry"]["changes"]["submitted"] is True
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(handed_in))
+    (item,) = [i for i in verdict_of(path).items if i.id == "scratch_submitted"]
+    assert item.points == -3 and item.strength == "definite", item  # two files: -2 for one, -5 at four
+    assert "reproduce_bug.py (run as its own check: `python reproduce_bug.py`)" in item.evidence
+    assert "out.png (a script's output)" in item.evidence  # a binary file: git's header alone creates it
+    container = convert_trajectory(Trajectory(instance="i", agent="a", source="terminal-bench", steps=steps))
+    assert "submitted" not in (container["iterations"][-1]["iteration_telemetry"].get("changes") or {})
+    path.write_text(json.dumps(container))
+    verdict = verdict_of(path)
+    assert not any(i.id == "scratch_submitted" for i in verdict.items)
+    reasons = {n.detector: n.reason for n in verdict.not_checked}
+    assert reasons.get("scratch_submitted", "").startswith("no patch handed in"), reasons

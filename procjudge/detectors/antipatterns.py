@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from ..facts import Diff, IterationFacts, RunFacts, is_test_path
+from ..facts import Diff, IterationFacts, RunFacts, generated, is_test_path, outside_repository, throwaway_name
 from ..model import Changes, LocalCheck
 from ..numbers import fmt_num
 from ..policy import Policy, ScopeCreep, Shotgun, severity
@@ -484,6 +484,106 @@ def submitted_over_failure(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
               detail={"checks": [c.command for _, c in shown]})
 
 
+# --------------------------------------------------------------------------- scratch submitted
+
+# What editors, patch tools and sed leave behind: never code anybody asked for.
+_LEFTOVER = re.compile(r"(?:\.(?:orig|rej|bak|swp|swo|pyc)|~)$")
+_PATCH_FILE = re.compile(r"\.(?:patch|diff)$")
+# What a script writes as its output (a plot, a pickle, a log), found at the repository's root.
+_OUTPUT = re.compile(r"\.(?:png|jpe?g|gif|pdf|pkl|pickle|npy|npz|parquet|db|sqlite3?|log|out)$", re.IGNORECASE)
+
+
+def _patch_needs(facts: RunFacts) -> str | None:
+    """Met when the final iteration's diff is the patch the agent handed in: marked so by its
+    importer (``changes.submitted``), or a graded submission's."""
+    final = facts.final
+    if final.changes is None or final.diff is None:
+        return "no diff of the final submission"
+    submitted = final.changes.submitted
+    if submitted is None:
+        submitted = facts.run.info.iterations_are != "local_runs"
+    return None if submitted else "no patch handed in: the final diff is what the run's commands wrote"
+
+
+def _ran_as_check(path: str, facts: RunFacts) -> str | None:
+    """How the agent's own checks used the file, from the first that names it: run as one
+    (``python reproduce.py``), or named in inline code (``python -c "os.symlink('.', 'link')"``)."""
+    name = re.escape(path.rsplit("/", 1)[-1])
+    named = re.compile(rf"(?:^|[\s/'\"=]){name}(?:$|[\s'\";|&)])")
+    for it in facts.iterations:
+        for check in (*it.local_checks, *it.on_base):
+            if check.kind != "test_runner" and named.search(check.command):
+                how = "named in its own check" if check.kind == "inline" else "run as its own check"
+                shown = check.command if len(check.command) <= 80 else check.command[:77] + "..."
+                return f"{how}: `{shown}`"
+    return None
+
+
+def _scratch_kind(path: str, facts: RunFacts) -> tuple[str, str] | None:
+    """Why a file the submission creates is the agent's own and not the task's, and how sure that
+    is; None for a file that may be part of the fix (new code, a test in a test folder)."""
+    root = "/" not in path
+    if _LEFTOVER.search(path):
+        return "definite", "an editor's or patch tool's leftover"
+    if generated(path):
+        return "definite", "build output"
+    if is_test_path(path) and not root:
+        return None  # a test the agent added to the project's tests: a good habit, not scratch
+    used = _ran_as_check(path, facts)
+    if used is not None and (root or throwaway_name(path)):
+        return "definite", used
+    if throwaway_name(path):
+        return "likely", "a throw-away name"
+    if _PATCH_FILE.search(path):
+        return "likely", "a patch file"
+    if root and _OUTPUT.search(path):
+        return "likely", "a script's output"
+    return None
+
+
+@detector(
+    "scratch_submitted", "anti_pattern", needs=_patch_needs, section="anti_patterns.scratch_submitted",
+    summary=("{range}: the submitted patch carries files the agent made for itself: its reproduction scripts, "
+             "backups, build output, a plot."),
+    points="{range}",
+    rule=("the final submission's diff (a graded submission's, or a shell agent's patch marked `changes.submitted`) "
+          "creates files that are the agent's own: definite for an editor's or patch tool's leftover (`.orig`, `.rej`, "
+          "`.bak`, `.swp`, `~`, `.pyc`), build output (`build/lib*/`, `*.egg-info/`, `__pycache__/`), or a script in "
+          "the repository's root (or with a throw-away name) that the agent ran as one of its own checks; likely for a "
+          "throw-away name (`reproduce_*.py`, `debug*.py`, a `test_*.py` in the root) it did not run, a `.patch` or "
+          "`.diff` file, or a plot, pickle or log in the root. A test in a test folder is a test the agent added, "
+          "never scratch. Points from {s.range.mild:+g} for one file to {s.range.severe:+g} at {s.severe_files} "
+          "files; the evidence names each file and why"),
+    reads="the final iteration's diff and `changes.submitted`, the agent's own checks (`iteration_telemetry.checks`)",
+    source="Anti-pattern 3 (scope creep): changes the task did not ask for, in the patch handed in",
+)
+def scratch_submitted(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
+    rule = policy.anti_patterns.scratch_submitted
+    final = facts.final
+    diff = final.diff
+    if diff is None:
+        return
+    found: list[tuple[str, str, str]] = []
+    for file in diff.per_file:
+        if not file.created or not file.path or outside_repository(file.path):
+            continue
+        kind = _scratch_kind(file.path, facts)
+        if kind is not None:
+            found.append((file.path, *kind))
+    if not found:
+        return
+    strength = "definite" if any(sure == "definite" for _, sure, _ in found) else "likely"
+
+    def evidence() -> str:
+        shown = "; ".join(f"{path} ({why})" for path, _, why in found[:5])
+        more = f"; and {len(found) - 5} more" if len(found) > 5 else ""
+        return f"the submitted patch creates {plural(len(found), 'file')} the agent made for itself: {shown}{more}"
+
+    yield Hit(points=rule.range.between(len(found), 1, rule.severe_files), iterations=(final.number,),
+              evidence=evidence, basis="submitted diff, action log", strength=strength,
+              detail=lambda: {"files": [{"path": path, "strength": sure, "why": why} for path, sure, why in found]})
+
+
 # --------------------------------------------------------------------------- copy-paste loops
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
@@ -622,4 +722,5 @@ def _failing_reruns(facts: RunFacts, policy: Policy) -> Iterator[Hit]:
                           f"between the runs ({message[:160]}): re-running a failing check changes nothing")
 
 
-DETECTORS = [shotgun_debugging, scope_creep, regression_blindness, submitted_over_failure, copy_paste_loop]
+DETECTORS = [shotgun_debugging, scope_creep, regression_blindness, submitted_over_failure, scratch_submitted,
+             copy_paste_loop]

@@ -311,7 +311,7 @@ def _finish(final: IterationTelemetry, trajectory: Trajectory) -> IterationTelem
     """The last iteration carries the submitted diff (the authority on what was submitted) and the
     held-back suites."""
     if trajectory.submission:
-        final = replace(final, changes=replace(final.changes or Changes(), diff=trajectory.submission))
+        final = replace(final, changes=replace(final.changes or Changes(), diff=trajectory.submission, submitted=True))
     if trajectory.hidden:
         hidden, suites = held_back(trajectory.hidden)
         final = replace(final, test_results=replace(final.test_results or TestResults(), hidden=hidden,
