@@ -223,6 +223,32 @@ def parse_diff(text: str) -> Diff:
     return Diff(tuple(per_file))
 
 
+_TRACEBACK_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+)', re.MULTILINE)
+# A line that says what went wrong; make's own "*** [target] Error 2" only says that something did.
+_CAUSE = re.compile(r"(?i)\berror\b|\bfatal\b|no such file|not found|cannot|can't|undefined reference")
+_MAKE_WRAPPER = re.compile(r"^g?make(?:\[\d+\])?: \*\*\*")
+
+
+def failure_gist(text: str, limit: int = 160) -> str:
+    """The line that says why a build or run failed: for a Python traceback (whole, or its head cut
+    off) its exception line and innermost frame (``SyntaxError: invalid syntax (at
+    /testbed/src/m.py:310)``); else the first line naming a cause (a compiler's ``error:``, a
+    missing file), make's own ``*** Error 2`` aside; else the text's start."""
+    start = text.rfind("Traceback (most recent call last):")
+    frame = _TRACEBACK_FRAME.search(text, max(start, 0))
+    if frame is not None:
+        tail = text[frame.start():]
+        ending = [line.strip() for line in tail.split("\n") if line.strip() and not line[0].isspace()]
+        frames = _TRACEBACK_FRAME.findall(tail)
+        if ending and not ending[-1].startswith("File "):
+            where = f" (at {frames[-1][0]}:{frames[-1][1]})" if frames else ""
+            return ending[-1][:max(40, limit - len(where))] + where
+    for line in text.split("\n"):
+        if _CAUSE.search(line) and not _MAKE_WRAPPER.match(line.strip()):
+            return line.strip()[:limit]
+    return text.strip()[:limit]
+
+
 def iteration_number(entry: Entry, position: int) -> int:
     """The iteration number a record gives itself, else its position in the file."""
     recorded = entry.iteration_telemetry.iteration_number

@@ -238,3 +238,30 @@ def test_a_test_edit_carries_its_file_and_tests_as_fields_not_inside_its_code_te
     assert shape.edit == "assert parse('1') == 1 -> assert parse('1') == 2"
     bare, = test_edit_shapes(path, (), ("    assert parse('1') == 1",))
     assert bare.tests == () and bare.edit == "assert parse('1') == 1" and bare.path == path
+
+
+def test_a_failed_build_is_named_by_the_line_that_says_why() -> None:
+    """A traceback's head (runpy's frames) says nothing: the evidence quotes its exception line and
+    innermost frame; make's own "*** Error 2" gives way to the line naming the cause."""
+    from procjudge.facts import failure_gist
+
+    syntax = ('Traceback (most recent call last):\n  File "/env/lib/python3.9/runpy.py", line 197, in _run_module_as_main\n'
+              '    return _run_code(code, main_globals, None,\n  File "/testbed/src/_pytest/python.py", line 310\n'
+              '    return s.replace(".[", "[")elf._matches(name)\n                               ^\nSyntaxError: invalid syntax')
+    assert failure_gist(syntax) == "SyntaxError: invalid syntax (at /testbed/src/_pytest/python.py:310)"
+    cut = 'ango/apps/config.py", line 211, in import_models\n  File "/t/m.py", line 3, in f\n    y\nImportError: no Q'
+    assert failure_gist(cut) == "ImportError: no Q (at /t/m.py:3)"  # a traceback whose head was cut off
+    make = ("gmake[1]: Entering directory '/w/b'\ngmake[1]: Makefile: No such file or directory\n"
+            "make: *** [Makefile:192: build] Error 2")
+    assert failure_gist(make) == "gmake[1]: Makefile: No such file or directory"
+    assert failure_gist("src/a.c:3:5: error: expected ';'\nmake: *** [all] Error 1") == "src/a.c:3:5: error: expected ';'"
+    run = {"iterations": [
+        {"iteration_telemetry": {"build": {"status": "failure", "errors": [syntax]}}},
+        {"iteration_telemetry": {"build": {"status": "failure", "errors": [syntax.replace("310", "319")]}}},
+        {"iteration_telemetry": {"test_results": {"post_iteration": {"passed": 3, "failed": 0, "total": 3}}}}]}
+    verdict = judge(run_from(run), DEFAULT_POLICY)
+    (streak,) = [i for i in verdict.items if i.id == "persistent_build_failure"]
+    assert streak.evidence == ("the build failed in 2 consecutive submissions: SyntaxError: invalid syntax (at "
+                               "/testbed/src/_pytest/python.py:310); SyntaxError: invalid syntax (at "
+                               "/testbed/src/_pytest/python.py:319)"), streak.evidence
+    assert all("runpy" not in i.evidence for i in verdict.items if i.id == "build_failure")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from ..facts import IterationFacts, RunFacts, same_program
+from ..facts import IterationFacts, RunFacts, failure_gist, same_program
 from ..numbers import fmt_num
 from ..policy import Policy
 from ..render.text import written
@@ -155,7 +155,7 @@ def build_failure(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     for it in facts.iterations:
         if not it.build_failed:
             continue
-        first = f": {it.build_errors[0][:120]}" if it.build_errors else ""
+        first = f": {failure_gist(it.build_errors[0])}" if it.build_errors else ""
         scored = "scored 0" if it.score_source == "build failure" else f"scored {fmt_num(it.score)} ({it.score_source})"
         yield Hit(points=0.0, iterations=(it.number,), evidence=f"build failed{first}; {scored}")
 
@@ -177,8 +177,10 @@ def persistent_build_failure(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
             streak.append(it)
             continue
         if len(streak) >= rule.persistent_min_iterations:
+            gists = list(dict.fromkeys(failure_gist(s.build_errors[0]) for s in streak if s.build_errors))
+            shown = f": {'; '.join(gists[:3])}{' ...' if len(gists) > 3 else ''}" if gists else ""
             yield Hit(points=rule.persistent_points, iterations=tuple(s.number for s in streak),
-                      evidence=f"the build failed in {len(streak)} consecutive submissions")
+                      evidence=f"the build failed in {len(streak)} consecutive submissions{shown}")
         streak = []
 
 
