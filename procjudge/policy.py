@@ -146,6 +146,11 @@ class BuildFailure(Section, frozen=True):
 
 class Rules(Section, frozen=True):
     identical_submission: Points = -5.0
+    # In a run of the agent's own checks (``iterations_are: local_runs``) an "iteration" is a check
+    # it chose to run, not a submission it spent: the same program checked again (after a layout
+    # edit, or back to an earlier version) is named at 0 ("shown"); copy_paste_loop charges a
+    # failing check re-run past its count. "charged" scores it as a graded resubmission.
+    identical_submission_in_local_runs: Literal["shown", "charged"] = "shown"
     build_failure: BuildFailure = BuildFailure()
     timeout: Points = 0.0
     budget_exceeded: Points = 0.0

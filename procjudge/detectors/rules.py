@@ -52,6 +52,10 @@ class _Programs:
         return None
 
 
+def _python(path: str) -> bool:
+    return path.endswith((".py", ".pyi"))
+
+
 def _cosmetic(previous: IterationFacts, it: IterationFacts) -> tuple[str, str] | None:
     """(reason, basis) when a submission changes only comments, docstrings or layout."""
     if previous.code is not None and it.code is not None and previous.code != it.code:
@@ -59,7 +63,8 @@ def _cosmetic(previous: IterationFacts, it: IterationFacts) -> tuple[str, str] |
             return "the program is unchanged under a cosmetic edit (comments, docstrings or layout only)", "normalised code"
         return None
     if (it.diff is not None and not it.diff.empty
-            and all(normal_lines(f.added) == normal_lines(f.removed) for f in it.diff.per_file)):
+            and all(normal_lines(f.added, _python(f.path)) == normal_lines(f.removed, _python(f.path))
+                    for f in it.diff.per_file)):
         return "the diff changes only comments, docstrings or layout", "normalised code"
     return None
 
@@ -103,13 +108,16 @@ _IDENTICAL_NEEDS = all_of(feedback_steps, having(_comparable_code, "no code, has
     points="{p.rules.identical_submission:+g} each",
     rule=("same `code_hash` or code as the previous submission (when both are hashed the hash alone decides, byte for "
           "byte), else an empty diff, else a change record with no file and no line changed; also the same program under "
-          "a cosmetic edit (comments, docstrings, layout: Python's AST, else the text without comments and white space) "
+          "a cosmetic edit (comments, docstrings, layout: Python's AST, else the text without comments and white space, a "
+          "Python line's indentation kept: it is syntax) "
           "while the same tests keep failing (not when a style checker reported the failure), and a return to an earlier "
-          "submission's program (A, B, A)"),
+          "submission's program (A, B, A). In a run of the agent's own checks (`iterations_are: local_runs`) an iteration "
+          "is a check it chose to run, not a submission it spent: named at 0 (`rules.identical_submission_in_local_runs`)"),
     reads="changes.code_hash, changes.code, changes.diff or the change records",
     source="Identical Submissions",
 )
 def identical_submission(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
+    local = facts.run.info.iterations_are == "local_runs"
     earlier_programs = _Programs()
     pairs = facts.pairs
     for k, (previous, it) in enumerate(pairs):
@@ -138,6 +146,11 @@ def identical_submission(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
             if earlier is None:
                 continue
             reason, basis = f"returns to the program of iteration {earlier.number} (an earlier submission)", "code"
+        if local and policy.rules.identical_submission_in_local_runs == "shown":
+            yield Hit(points=0.0, iterations=(it.number,), basis=basis, strength="weak",
+                      evidence=f"{reason}; scored {fmt_num(it.score)} (the agent's own check, not a submission it spent: "
+                      "shown, not charged; a failing check re-run past copy_paste_loop's count is charged there)")
+            continue
         yield Hit(points=policy.rules.identical_submission, iterations=(it.number,),
                   evidence=f"{reason}; scored {fmt_num(it.score)}", basis=basis, strength="definite")
 

@@ -1219,15 +1219,16 @@ def normal_form(code: str) -> str:
     return " ".join(_COMMENT.sub("", code).split())
 
 
-def normal_lines(lines: Iterable[str]) -> list[str]:
+def normal_lines(lines: Iterable[str], keep_indent: bool = False) -> list[str]:
     """Diff lines without comments and layout, blank ones dropped, sorted: a cosmetic edit's added
-    and removed lines have the same normal lines."""
+    and removed lines have the same normal lines. ``keep_indent`` keeps each line's leading white
+    space, which is syntax in Python: re-indenting a line there changes the program."""
     out = []
     for line in lines:
         stripped = _COMMENT.sub("", line) if not line.lstrip().startswith(("'", '"')) else line
         folded = "".join(stripped.split())
         if folded:
-            out.append(folded)
+            out.append(line[:len(line) - len(line.lstrip())].expandtabs(8) + folded if keep_indent else folded)
     return sorted(out)
 
 
