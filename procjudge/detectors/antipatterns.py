@@ -297,9 +297,10 @@ def _ran_tests(it: IterationFacts) -> str:
     rule=("previously passing tests that fail after this submission, by name where possible; the evidence says whether "
           "the agent ran the tests before submitting. Counts are compared only within one suite (`test_results.suite`, "
           "else an equal `total`); a failed build or a timeout is not a list of regressions (the next submission is "
-          "compared with the last one whose tests ran). In the agent's own runs a break its own check showed and a "
-          "later iteration mended before it submitted is shown at 0: it saw it (what still fails at the end is "
-          "`submitted_over_failure`'s)"),
+          "compared with the last one whose tests ran). In the agent's own runs a break its own check showed is shown "
+          "at 0 when a later iteration mended it before it submitted (a later run of the same check passed) or when it "
+          "never ran that check again (weak: whether it was mended is not known): it saw it (what still fails at the "
+          "end is `submitted_over_failure`'s); a break it ran again, still failing and never passing, is charged"),
     reads="per-test outcomes (else the pass counts of one suite), actions.test_runs",
     source="Anti-pattern 4",
 )
@@ -313,12 +314,21 @@ def regression_blindness(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         evidence = f"{plural(it.tests_broken, 'previously passing test')} broken{names}; {_ran_tests(it)}"
         # the iteration ended with the agent's own check: it saw the regression; mended before it submitted, it was
         # not blind to it (debugging it may take several edits)
-        following = next((later for later in facts.iterations[k + 1:] if _repaired(it, later)), None) if local else None
+        later = facts.iterations[k + 1:]
+        following = next((each for each in later if _repaired(it, each)), None) if local else None
         if following is not None:
             yield Hit(points=0.0, iterations=(it.number,), basis=it.tests_basis,
                       evidence=f"{evidence}; seen in the agent's own test run and repaired at iteration {following.number}",
                       detail={"shown_only": True, "repaired_at": following.number,
                               **({"broken": list(it.broken_names)} if it.broken_names else {})})
+            continue
+        if local and it.broken_names and not any(_ran_again(name, each) for name in it.broken_names for each in later):
+            # the agent's own check showed it the break, and it never ran that check again: it was not blind to it,
+            # and whether it mended it is not known (what fails at the end is submitted_over_failure's)
+            yield Hit(points=0.0, iterations=(it.number,), basis=it.tests_basis, strength="weak",
+                      evidence=f"{evidence}; seen in the agent's own test run, which it did not run again: whether it "
+                      "was mended is not known",
+                      detail={"shown_only": True, "broken": list(it.broken_names)})
             continue
         yield Hit(
             points=per_test * it.tests_broken, iterations=(it.number,),
@@ -328,14 +338,22 @@ def regression_blindness(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
 
 
 def _repaired(it: IterationFacts, following: IterationFacts) -> bool:
-    """Whether the next iteration mends what this one broke: the broken tests pass again by name,
-    or (by counts) the passes come back and no test fails that did not before."""
+    """Whether a later iteration mends what this one broke: the broken tests pass again by name (in
+    its counted run, or, for a check named by its command, any run of that check in it), or (by
+    counts) the passes come back and no test fails that did not before."""
     if it.broken_names and following.passing_after is not None:
-        return set(it.broken_names) <= following.passing_after
+        passing = following.passing_after | {check.command for check in following.local_checks if check.outcome == "passed"}
+        return set(it.broken_names) <= passing
     if following.passed is None or it.passed is None or it.tests_broken is None:
         return False
     return following.passed >= it.passed + it.tests_broken and (following.failed or 0) <= max(0,
                                                                                               (it.failed or 0) - it.tests_broken)
+
+
+def _ran_again(name: str, later: IterationFacts) -> bool:
+    """Whether a later iteration ran the broken test again: in its counted run, or as a check."""
+    return (name in (later.passing_after or ()) or name in (later.failing_after or ())
+            or any(check.command == name for check in later.local_checks))
 
 
 # --------------------------------------------------------------------------- submitted over a failure
