@@ -678,8 +678,11 @@ def _same_failures(previous: IterationFacts, it: IterationFacts, share: float) -
     rule=("two consecutive changes more than {s.similarity:.0%} similar while the same tests keep failing. Similarity: "
           "weighted Jaccard over the tokens the diffs add and remove (diffs up to 20,000 characters), Jaccard over whole "
           "added/removed lines beyond (linear time: a 10 MB diff costs a fraction of a second). Plain fields: identical "
-          "change sizes (files, lines added, removed). In the agent's own runs also the same failing check run again "
-          "{s.check_reruns:g} times in a row with nothing written in between (`copy_paste_loop.check_reruns`; likely)"),
+          "change sizes (files, lines added, removed). In the agent's own runs an iteration is a check it chose to run, so "
+          "one change made again is no loop (a fix re-applied after reverting it to see the failures on the unchanged "
+          "code): the same change in {s.check_reruns:g} more iterations in a row is, and so is the same failing check "
+          "run again {s.check_reruns:g} times in a row with nothing written in between (`copy_paste_loop.check_reruns`; "
+          "likely)"),
     reads="changes.diff (else the change sizes), the failing tests, the agent's own checks (iteration_telemetry.checks)",
     source="Anti-pattern 5",
 )
@@ -689,11 +692,17 @@ def copy_paste_loop(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     if _COPY_NEEDS(facts) is not None:
         return
     profiles: dict[tuple[int, bool], Profile] = {}
+    # In the agent's own runs an iteration is a check it chose to run: one change made again (a fix
+    # re-applied after reverting it to see the failures on the unchanged code, a debug print put back
+    # after it broke the indentation) is no loop; the same change past the reruns' count is.
+    local = facts.run.info.iterations_are == "local_runs"
+    streak: list[int] = []
     for previous, it in facts.pairs:
         if previous.position == facts.iterations[0].position:
             continue  # iteration 0 is the first build, not an approach to a failure
         failing = _same_failures(previous, it, rule.min_same_failing_share)
         if failing is None:
+            streak = []
             continue
         if it.diff is not None and previous.diff is not None:
             if it.diff.empty or previous.diff.empty:
@@ -705,11 +714,20 @@ def copy_paste_loop(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
                 if (side.position, by_lines) not in profiles and side.diff is not None:
                     profiles[(side.position, by_lines)] = change_profile(side.diff, by_lines, side.scratch_paths)
             score = similarity(profiles[(previous.position, by_lines)], profiles[(it.position, by_lines)])
-            if score > rule.similarity:
+            if score <= rule.similarity:
+                streak = []
+            elif not local:
                 yield Hit(points=rule.points, iterations=(previous.number, it.number),
                           evidence=f"change {score:.0%} similar to iteration {previous.number}'s "
                           f"(> {rule.similarity:.0%}); {failing}", basis="diff similarity",
                           detail={"similarity": round(score, 4)})
+            else:
+                streak = (streak or [previous.number]) + [it.number]
+                if len(streak) == rule.check_reruns + 1:
+                    yield Hit(points=rule.points, iterations=tuple(streak), strength="likely",
+                              evidence=f"the same change (more than {rule.similarity:.0%} similar) made in "
+                              f"{len(streak)} iterations in a row: {', '.join(map(str, streak))}; {failing}",
+                              basis="diff similarity", detail={"similarity": round(score, 4)})
             continue
         a, b = previous.changes, it.changes
         if a is None or b is None:
