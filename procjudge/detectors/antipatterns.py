@@ -417,7 +417,7 @@ def _standing(checks: tuple[LocalCheck, ...]) -> list[tuple[int, LocalCheck]]:
 @detector(
     "submitted_over_failure", "anti_pattern", needs=_OWN_CHECKS, section="anti_patterns.submitted_over_failure",
     summary=("{s.crashed:+g} when the agent submitted right after its own check crashed in a file it had edited, with no "
-             "later run of that check passing; {s.failing:+g} when a test run of its still failed (narrowed away with "
+             "later check of the same code passing; {s.failing:+g} when a test run of its still failed (narrowed away with "
              "`-k` or left as unrelated) and no later run of it passed; named at 0 when only its own script still "
              "failed, or the failing tests failed before its first edit too or with its changes set aside "
              "(`git stash`)."),
@@ -427,7 +427,9 @@ def _standing(checks: tuple[LocalCheck, ...]) -> list[tuple[int, LocalCheck]]:
           "with other arguments counts: `for i in {{1..10}}` in sh passes the script a literal it crashes on, and a run "
           "with the numbers spelt out that passes answers it): definite ({s.crashed:+g}) when one crashed with a "
           "traceback through a file "
-          "the agent changed; likely ({s.failing:+g}) when a test run still failed on a test the agent then selected "
+          "the agent changed and no other check of the same code passed after it (a crash followed by passing checks "
+          "it wrote or ran next, a script it replaced with another that expects the new behaviour, is named at 0); "
+          "likely ({s.failing:+g}) when a test run still failed on a test the agent then selected "
           "away (a narrower `-k`/`--deselect` run passed after it), had seen passing earlier, or that tests a file it "
           "edited (definite when the held-back suite fails the same test); weak (0, named) when the failing tests "
           "failed before its first edit too or in a run with its changes set aside (`git stash`, the run, `git stash "
@@ -456,8 +458,14 @@ def submitted_over_failure(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     crashed, failing, named = [], [], []
     for k, check in standing:
         names = set(check.failing or ())
+        greener = [c for c in checks[k + 1:] if c.outcome == "passed"]
         if check.outcome == "error" and any(_path_matches(frame.path, edited) for frame in check.frames or ()):
-            crashed.append((k, check))
+            if greener:  # other checks of the same code passed after it: it went on, never ran this one again
+                why = (f"it crashed, then {plural(len(greener), 'other check')} of the same code passed "
+                       f"(`{greener[-1].command[:60]}`) and it never ran this one again")
+                named.append((k, check, why))
+            else:
+                crashed.append((k, check))
         elif names and names <= before:
             named.append((k, check, "failed before the agent's first edit too"))
         elif names and names <= before | base_failing or not names and check.command in base_commands:
