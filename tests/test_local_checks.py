@@ -979,3 +979,34 @@ def test_a_failed_maven_build_is_named_by_its_cause_not_its_advice() -> None:
     assert outcome.passed is False and "28 Checkstyle violations" in outcome.line
     plain = check_outcome(1, "make: *** [all] Error 2\n")
     assert plain.line == "make: *** [all] Error 2"
+
+
+def test_a_test_run_mini_swe_agent_killed_at_its_time_limit_validated_nothing(tmp_path: Path) -> None:
+    """mini-swe-agent 1.x writes "The last command <command>...</command> timed out and has been
+    killed." before the output the command had printed: pytest's progress dots are no failure, and
+    the narrower selection the agent ran next selected nothing away."""
+    from procjudge.importers.swe_agent import _observation
+
+    killed = ("The last command <command>pytest tests/test_sums.py</command> timed out and has been killed.\n"
+              "The output of the command was:\n <output>\ncollected 832 items\n\ntests/test_sums.py .....s..s.. [  4%]\n"
+              "</output>\nPlease try another command and make sure to avoid those requiring interactive input.")
+    code, output, _ = _observation(killed)
+    assert code is None and output.startswith("The command timed out and has been killed.\n"), output
+    messages = _messages(["sed -i 's/xs\\[1:\\]/xs/' shop/sums.py", "pytest tests/test_sums.py",
+                          "pytest tests/test_sums.py -k total"],
+                         ["", "", ("collected 4 items / 2 deselected\n\ntests/test_sums.py ..\n\n"
+                                   "2 passed, 2 deselected in 0.1s\n")])
+    messages[4]["content"] = killed
+    document = {"instance_id": "shop__shop-9", "info": {"submission": SUBMISSION}, "messages": messages}
+    folder = tmp_path / "trajs"
+    folder.mkdir()
+    (folder / "shop__shop-9.traj.json").write_text(json.dumps(document))
+    result = CliRunner().invoke(app, ["import", "swe-agent", str(folder), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    (path,) = (tmp_path / "out").rglob("*.json")
+    run = json.loads(path.read_text())
+    checks = [c for it in run["iterations"] for c in it["iteration_telemetry"].get("checks") or []]
+    assert [c["outcome"] for c in checks if c["command"] == "pytest tests/test_sums.py"] == ["unavailable"], checks
+    assert any("the harness killed it at its time limit" in note for note in run["run"]["notes"]), run["run"]["notes"]
+    verdict = judge(load_run(str(path)))
+    assert not any(i.id == "submitted_over_failure" and i.points for i in verdict.items), verdict.items
