@@ -531,6 +531,35 @@ def test_a_failure_the_agent_ran_on_the_unchanged_code_with_git_stash_is_named_n
     assert telemetry["actions"]["test_runs"] == 2
 
 
+@pytest.mark.parametrize("revert", ["git checkout shop/sums.py", "git checkout -- .", "git restore shop/sums.py",
+                                    "cd /testbed && git checkout shop/sums.py 2>/dev/null"])
+def test_a_failure_the_agent_ran_after_restoring_the_files_it_changed_is_named_not_charged(
+        revert: str, tmp_path: Path) -> None:
+    """The same check made the other way agents make it: every file the agent changed restored
+    (`git checkout F`, `git checkout .`, `git restore F`), the test run on the unchanged code, the
+    change made again. The run between is the unchanged code's."""
+    edit = Step("", "sed -i 's|sum(xs) / 0|sum(xs)|' shop/sums.py", 0, "", None)
+    run = Step("", "python -m pytest tests/test_sums.py -v", 1, FAILING_RUN, None)
+    steps = [edit, run, Step("", revert, 0, "Updated 1 path from the index\n", None), run, edit, run, _NAN_UNRELATED]
+    points, strength, evidence = _judged(steps, tmp_path)["submitted_over_failure"]
+    assert (points, strength) == (0.0, "weak") and "unchanged code too" in evidence, evidence
+    checks = [c for it in convert_trajectory(_trajectory(steps))["iterations"]
+              for c in it["iteration_telemetry"].get("checks") or []]
+    assert [c.get("on_base", False) for c in checks] == [False, True, False, False], checks
+    without = [edit, run, edit, run, _NAN_UNRELATED]  # never checked on the unchanged code: charged
+    assert _judged(without, tmp_path)["submitted_over_failure"][:2] == (-2.0, "likely")
+
+
+def test_restoring_a_file_the_agent_never_changed_leaves_its_code_in_place(tmp_path: Path) -> None:
+    """`git checkout tests/test_sums.py` puts back a file the agent did not touch: shop/sums.py is
+    still changed, so the next run is a check of its code and the narrowing is still charged."""
+    edit = Step("", "sed -i 's|sum(xs) / 0|sum(xs)|' shop/sums.py", 0, "", None)
+    run = Step("", "python -m pytest tests/test_sums.py -v", 1, FAILING_RUN, None)
+    other = Step("", "git checkout tests/test_sums.py", 0, "Updated 1 path from the index\n", None)
+    points, strength, _ = _judged([edit, run, other, run, _NAN_UNRELATED], tmp_path)["submitted_over_failure"]
+    assert (points, strength) == (-2.0, "likely")
+
+
 def test_a_test_that_passes_on_the_unchanged_code_is_still_charged(tmp_path: Path) -> None:
     """Set aside, the failing test passes: the break is the agent's, and the narrowed run hid it."""
     edit = Step("", "sed -i 's|sum(xs) / 0|sum(xs)|' shop/sums.py", 0, "", None)

@@ -420,7 +420,7 @@ def _standing(checks: tuple[LocalCheck, ...]) -> list[tuple[int, LocalCheck]]:
              "later check of the same code passing; {s.failing:+g} when a test run of its still failed (narrowed away with "
              "`-k` or left as unrelated) and no later run of it passed; named at 0 when only its own script still "
              "failed, or the failing tests failed before its first edit too or with its changes set aside "
-             "(`git stash`)."),
+             "(`git stash`, or the files it changed restored)."),
     points="{s.crashed:+g} definite, {s.failing:+g} likely",
     rule=("in the agent's own runs (`iteration_telemetry.checks`), the final iteration's checks that failed and that no later "
           "run of the same command passed (for a script the agent or the project wrote, a later run of the same script "
@@ -433,7 +433,8 @@ def _standing(checks: tuple[LocalCheck, ...]) -> list[tuple[int, LocalCheck]]:
           "away (a narrower `-k`/`--deselect` run passed after it), had seen passing earlier, or that tests a file it "
           "edited (definite when the held-back suite fails the same test); weak (0, named) when the failing tests "
           "failed before its first edit too or in a run with its changes set aside (`git stash`, the run, `git stash "
-          "pop`: that run is no check of its code), were never seen passing and touch nothing it edited (an environment "
+          "pop`; or every file it changed restored with `git checkout`/`git restore`, the run, the change made again: "
+          "that run is no check of its code), were never seen passing and touch nothing it edited (an environment "
           "failure looks like that), or only a script of its own printed a failure. The regression-blindness shapes "
           "of a shell agent"),
     reads="iteration_telemetry.checks of the final iteration, the files each iteration changed, the baseline's failing tests",
@@ -469,7 +470,9 @@ def submitted_over_failure(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         elif names and names <= before:
             named.append((k, check, "failed before the agent's first edit too"))
         elif names and names <= before | base_failing or not names and check.command in base_commands:
-            named.append((k, check, "failed on the unchanged code too (run with the agent's changes set aside: `git stash`)"))
+            why = ("failed on the unchanged code too (run with the agent's changes set aside: `git stash`, or every file "
+                   "it changed restored with `git checkout`)")
+            named.append((k, check, why))
         elif _narrowed(check, checks[k + 1:]) is not None or names & passed_once or names & held_back \
                 or any(_path_matches(_test_file(name), edited) for name in names):
             failing.append((k, check))  # selected away, seen passing before, or a test of a file it edited

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, cast
@@ -76,7 +77,7 @@ from . import edits as rebuild
 from .base import NothingLogged
 from .build import held_back, outcomes
 from .checks import script_run
-from .classify import build_command, segments, test_command, without_prefixes
+from .classify import build_command, segments, test_command, without_prefixes, written_files
 from .edits import words_of
 from .environment import held_back_environment, project_modules, unavailable, unavailable_code
 from .history import ancestors_shown, history_reads
@@ -122,8 +123,8 @@ def convert(trajectory: Trajectory) -> RunFile:
     all_steps = [_unavailable(step, own) for step in all_steps]
     all_steps = find_checks(all_steps, submitted, trajectory.roots, own)
     all_steps = rebuild_steps(all_steps, trajectory.submission, trajectory.roots)
-    all_steps = _set_aside(all_steps)
     tracked = tracked_files(all_steps, submitted, trajectory.roots)
+    all_steps = _set_aside(all_steps, tracked, trajectory.roots)
     discarded = discarded_files(all_steps, trajectory.roots, tracked)
     all_steps = _code_edits(all_steps, lambda path: scratch_write(path, submitted, trajectory.roots, tracked, discarded))
     trajectory = dataclasses.replace(trajectory, steps=all_steps)  # the steps as the passes found them
@@ -204,28 +205,76 @@ def stash_move(part: str) -> str | None:
     return "aside" if sub in ("push", "save") else "back" if sub in ("pop", "apply") else None
 
 
-def _set_aside(steps: list[Step]) -> list[Step]:
+def _set_aside(steps: list[Step], tracked: frozenset[str] = frozenset(), roots: tuple[str, ...] = ()) -> list[Step]:
     """The steps, each check run while the agent's changes were set aside marked ``set_aside``:
     after a ``git stash`` and before the ``git stash pop`` (or ``apply``) that brings them back,
-    in the same command (``git stash && pytest -q t.py; git stash pop``) or across steps. Such a
-    run shows what the unchanged code does: the agent checking whether a failure was there before
-    its change, which is no check of its code."""
+    in the same command (``git stash && pytest -q t.py; git stash pop``) or across steps; and after
+    a ``git checkout``/``git restore`` that puts back every file of the repository's own the agent
+    had changed (``tracked``), until it changes one again. Such a run shows what the unchanged code
+    does: the agent checking whether a failure was there before its change, which is no check of
+    its code."""
     aside = False
+    changed: set[str] = set()  # the repository's own files the agent changed and has not restored
+    reverted = False  # every one of them restored: the code is the unchanged code until the next change
     marked = []
     for step in steps:
-        if not step.shell or (not aside and "stash" not in step.command):
-            marked.append(step.but(set_aside=True) if aside and (step.test or step.probe) else step)
+        moves = step.shell and ("stash" in step.command or (reverted or changed) and _RESTORE.search(step.command))
+        if not moves:
+            base = aside or reverted
+            marked.append(step.but(set_aside=True) if base and (step.test or step.probe) else step)
+            changed, reverted = _changed_after(step.writes, changed, reverted, tracked, roots)
             continue
         at_check = None
         for part in segments(step.command):
             move = stash_move(part)
             if move is not None:
                 aside = move == "aside"
-            elif at_check is None and _runs_check(part):
-                at_check = aside
-        at_check = aside if at_check is None else at_check
+                continue
+            if at_check is None and _runs_check(part):
+                at_check = aside or reverted
+            plain = without_prefixes(part)
+            if _restores_all(plain) and changed:
+                changed, reverted = set(), True
+            else:
+                changed, reverted = _changed_after(written_files(plain), changed, reverted, tracked, roots)
+        at_check = (aside or reverted) if at_check is None else at_check
         marked.append(step.but(set_aside=True) if at_check and (step.test or step.probe or step.failed_build) else step)
     return marked
+
+
+_RESTORE = re.compile(r"\bgit\b.*\b(?:checkout|restore|reset)\b")
+
+
+def _restores_all(part: str) -> bool:
+    """Whether a command puts back every file of the working tree: ``git checkout .`` (``-- .``),
+    ``git restore .``, ``git reset --hard``."""
+    words = words_of(part)
+    if len(words) < 2 or os.path.basename(words[0]) != "git":
+        return False
+    if words[1] == "reset":
+        return "--hard" in words
+    return words[1] in ("checkout", "restore") and words[-1] in (".", "./") and "--staged" not in words
+
+
+def _changed_after(writes: list[tuple[str, str]], changed: set[str], reverted: bool, tracked: frozenset[str],
+                   roots: tuple[str, ...]) -> tuple[set[str], bool]:
+    """The repository's files changed and not restored after some writes, and whether the writes
+    restored the last of them (a restore of a file never changed restores nothing)."""
+    for path, how in writes:
+        if not path:  # a patch that names its files only in its text: it changed the code
+            if how == "patch":
+                changed, reverted = changed | {""}, False
+            continue
+        relative, outside = repo_relative(os.path.normpath(path), roots)
+        if outside or relative not in tracked:
+            continue
+        if how == "restore":
+            if relative in changed:
+                changed = changed - {relative}
+                reverted = not changed
+        elif how != "delete":
+            changed, reverted = changed | {relative}, False
+    return changed, reverted
 
 
 def _runs_check(part: str) -> bool:
@@ -356,7 +405,9 @@ def _iteration(k: int, group: list[Step], baseline: Step | None, submitted: dict
     results, build = _results(group, baseline, unknown)
     reads = history_reads(group, submission, ancestors)
     first_edit = next((k for k, s in enumerate(group) if s.code_edit), 0)
-    checks = _check_records(group[first_edit:])
+    # a run on the unchanged code before this iteration's first edit (its files restored, the change
+    # made again after): the record of what the agent checked, kept with the iteration it precedes
+    checks = _check_records([s for s in group[:first_edit] if s.set_aside] + group[first_edit:])
     return IterationTelemetry(
         iteration_number=k,
         timestamp_start=_iso(times[0]) if times else None,
