@@ -277,6 +277,24 @@ def test_sed_commands_are_rebuilt_on_the_lines_shown() -> None:
     assert not found and "is not rebuilt" in missed[0][1]
 
 
+def test_a_sed_change_over_continued_lines_is_rebuilt_line_by_line_as_gnu_sed_writes_it() -> None:
+    """`62,64c\\` with backslash-continued lines and `\\x27` quotes inside a single-quoted script
+    (django-13933): the text is three lines and the quotes are quotes. Read as one line, the
+    assertion it kept looked deleted, an accusation of test-chasing."""
+    views = rebuild.Views()
+    rebuild.observe(views, "sed -n '1,3p' tests/test_x.py",
+                    '        msg = "[\'That choice is not valid.\']"\n        with self.assertRaisesMessage(E, msg):\n'
+                    "            f.clean(Book.objects.create())\n")
+    script = ("1,3c\\\n        book = Book.objects.create()\\\n        msg = \"[\\x27%s is not valid.\\x27]\" % book\\\n"
+              "        with self.assertRaisesMessage(E, msg):\\\n            f.clean(book)")
+    found, missed = sed.sed_edits(views, ["sed", "-i", script, "tests/test_x.py"])
+    assert not missed and found[0].added == (
+        "        book = Book.objects.create()", "        msg = \"['%s is not valid.']\" % book",
+        "        with self.assertRaisesMessage(E, msg):", "            f.clean(book)"), found
+    found, _ = sed.sed_edits(views, ["sed", "-i", "s/valid/a \\x27valid\\x27 choice/", "tests/test_x.py"])
+    assert found[0].added == ("        msg = \"['%s is not a 'valid' choice.']\" % book",), found
+
+
 def test_a_script_replace_and_a_heredoc_are_rebuilt() -> None:
     views = rebuild.Views()
     rebuild.seed_from_diff(views, "--- a/m.py\n+++ b/m.py\n@@ -1,2 +1,2 @@\n def f():\n-    return 1\n+    return 2\n")

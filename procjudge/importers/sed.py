@@ -99,6 +99,20 @@ def _bre_to_python(pattern: str, extended: bool) -> str:
     return "".join(out)
 
 
+# An escape in the text of ``a``, ``i``, ``c`` and in a replacement, as GNU sed reads it: a
+# backslash before a newline continues the text on the next line; ``\\xHH`` is that byte
+# (``\\x27``, a quote inside a quoted script), ``\\n`` and ``\\t`` a newline and a tab; any
+# other character stands for itself.
+_TEXT_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{2}|.)", re.DOTALL)
+
+
+def _unescape(match: re.Match[str]) -> str:
+    code = match.group(1)
+    if len(code) == 3:
+        return chr(int(code[1:], 16))
+    return {"n": "\n", "t": "\t"}.get(code, code)
+
+
 def _sed_replacement(text: str) -> str:
     """A sed replacement as a Python one: ``&`` is the whole match, ``\\1`` a group."""
     out = []
@@ -107,6 +121,11 @@ def _sed_replacement(text: str) -> str:
         char = text[k]
         if char == "\\" and k + 1 < len(text):
             nxt = text[k + 1]
+            hexed = _TEXT_ESCAPE.match(text, k)
+            if nxt == "x" and hexed is not None and len(hexed.group(1)) == 3:  # \x27: the byte, a quote
+                out.append(_unescape(hexed).replace("\\", "\\\\"))
+                k += 4
+                continue
             out.append("\\g<" + nxt + ">" if nxt.isdigit() else "\n" if nxt == "n" else "\t" if nxt == "t"
                        else nxt.replace("\\", "\\\\"))
             k += 2
@@ -195,7 +214,7 @@ def parse_sed(script: str) -> list[SedCommand] | None:
             text = rest[1:]
             text = text[1:] if text.startswith("\\") else text.lstrip(" ")
             text = text.lstrip("\n") if text.startswith("\n") else text
-            text = re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), text)
+            text = _TEXT_ESCAPE.sub(_unescape, text)
             commands.append(SedCommand(first, last, verb, text=text))
             rest = ""
         else:
