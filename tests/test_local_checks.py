@@ -727,6 +727,11 @@ def test_inspect_python_calls_are_checks_and_refused_calls_did_not_run() -> None
     ('echo "a && b" > out.txt', ['echo "a && b" > out.txt']),
     ("(cd sub && make test) 2>&1", ["cd sub", "make test 2>&1"]),  # a redirection is the last command's
     ("python a.py \\\n  --fast; echo done", ["python a.py    --fast", "echo done"]),
+    # inside single quotes a backslash-newline is text: sed's `c\\` writes the lines after it (django-13933)
+    ("sed -i '3c\\\n    a = 1\\\n    b = 2' m.py && pytest \\\n  t.py",
+     ["sed -i '3c\\\n    a = 1\\\n    b = 2' m.py", "pytest    t.py"]),
+    ('python -c "import os;\\\nprint(1)" \\\n  && echo ok', ['python -c "import os;print(1)"', "echo ok"]),
+    ("python -c 'import os\nprint(1)' \\\n  --x", ["python -c 'import os\nprint(1)'    --x"]),  # its lines kept
     ("cat <<EOF > a.py\nnever closed\nstill the body", ["cat <<EOF > a.py"]),  # cut short: split by hand
 ])
 def test_commands_are_read_with_the_shells_grammar(command: str, expected: list[str]) -> None:

@@ -43,9 +43,32 @@ def simple_commands(command: str) -> tuple[str, ...]:
     tree = _PARSER.parse(parseable(text) if "{" in text and not text.isascii() else source)
     if tree.root_node.has_error:  # a command the log cut short, or not bash: split it by hand, in linear time
         return tuple(by_hand(command[:MAX_COMMAND]))
-    found = [" ".join(text.replace("\\\n", " ").split("\n")).strip() if "\\\n" in text else text.strip()
-             for text in _collect(tree.root_node, source)]
+    found = [joined(text).strip() if "\\\n" in text else text.strip() for text in _collect(tree.root_node, source)]
     return tuple(text for text in found if text)
+
+
+def joined(text: str) -> str:
+    """A command's text with each backslash-newline read as the shell reads it: outside quotes a
+    line break between words (kept as a space), inside double quotes nothing; inside single quotes
+    it is text (``sed -i '3c\\`` and the lines after it are the text sed writes, and a quoted
+    script keeps its lines)."""
+    out: list[str] = []
+    quote = ""
+    k = 0
+    while k < len(text):
+        char = text[k]
+        if char == "\\" and quote != "'" and k + 1 < len(text):
+            if text[k + 1] == "\n":
+                out.append("" if quote else " ")
+            else:
+                out.append(text[k:k + 2])
+            k += 2
+            continue
+        if char in "'\"" and (not quote or quote == char):
+            quote = "" if quote else char
+        out.append(char)
+        k += 1
+    return "".join(out)
 
 
 # tree-sitter-bash's scanner hands the character after a `{` (and after `{1..`) to C's isdigit(), which reads
