@@ -1358,6 +1358,34 @@ def test_edit_shapes(path: str, added: tuple[str, ...], removed: tuple[str, ...]
         else:
             found.append(Shape(rule="deleted_assertion", strength=DEFINITE, code=f"{where}: {stripped[:120]}",
                                why="deletes an assertion", basis="test-file diff", path=path, tests=tests))
+    found += _changed_expectation_values(where, added, removed, path, tests)
+    return found
+
+
+# A variable a test keeps its expected value in: ``expected = ...``, ``msg = "..."`` (Django's
+# assertRaisesMessage reads it), ``want``, ``expected_output``, ``error_message``.
+_EXPECTATION = re.compile(r"^\s*((?:self\.)?(?:expected|expect|want(?:ed)?|msg|message|err(?:or)?_?(?:msg|message)"
+                          r"|expected_\w+|\w+_expected|\w+_msg))\s*=\s*(?!=)(.+)$")
+
+
+def _changed_expectation_values(where: str, added: tuple[str, ...], removed: tuple[str, ...], path: str,
+                                tests: tuple[str, ...]) -> list[Shape]:
+    """An expected value a test keeps in a variable, set to another value: ``msg = "... That choice
+    ..."`` -> ``msg = "... %s ..." % book``. The assert that reads it is unchanged context, so the
+    assertion loop above never sees the change."""
+    before: dict[str, str] = {}
+    for line in removed:
+        match = _EXPECTATION.match(line)
+        if match and not line.lstrip().startswith(("#", "//")):
+            before.setdefault(match.group(1), line.strip())
+    found = []
+    for line in added:
+        match = _EXPECTATION.match(line)
+        old = before.pop(match.group(1), None) if match else None
+        if old is not None and "".join(old.split()) != "".join(line.split()):
+            found.append(Shape(rule="changed_expectation", strength=DEFINITE, code=f"{where}: {old[:80]} -> {line.strip()[:80]}",
+                               why="changes an expected value", basis="test-file diff", path=path, tests=tests,
+                               value_update=True))
     return found
 
 
