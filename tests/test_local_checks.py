@@ -794,6 +794,21 @@ def test_a_re_run_after_the_environment_or_a_script_changed_is_no_loop(between: 
     assert "copy_paste_loop" not in _judged(steps, tmp_path)
 
 
+def test_a_re_run_with_other_options_is_another_look_not_the_same_check(tmp_path: Path) -> None:
+    """astropy-8707 and -8872: the test file fails on the image's warnings turned into errors; the
+    agent re-runs it with `-W ignore`, then with `PYTHONWARNINGS=...`, then with `-c /dev/null`.
+    Each is the same suite, but not the same check run again: no copy-paste loop."""
+    failing = Step("", "python -m pytest tests", 1, FAILING_RUN, None)
+    steps = [Step("", "sed -i 's|sum(xs) / 0|sum(xs)|' shop/sums.py", 0, "", None), failing,
+             Step("", "python -m pytest -W ignore tests", 1, FAILING_RUN, None),
+             Step("", "PYTHONWARNINGS=ignore python -m pytest tests", 1, FAILING_RUN, None),
+             Step("", "python -m pytest -c /dev/null tests", 1, FAILING_RUN, None)]
+    document = convert_trajectory(_trajectory(steps))
+    checks = document["iterations"][0]["iteration_telemetry"]["checks"]
+    assert len(checks) == 4 and not any(c.get("unchanged") for c in checks), checks
+    assert "copy_paste_loop" not in _judged(steps, tmp_path)
+
+
 def test_a_swe_agent_1_run_is_filed_under_the_model_of_its_own_configuration(tmp_path: Path) -> None:
     source = ROOT / "tests" / "fixtures" / "swe_agent_traj" / "marshmallow-code__marshmallow-1867.function_calling.traj"
     folder = tmp_path / "some-run-folder"

@@ -692,7 +692,8 @@ def _same_failures(previous: IterationFacts, it: IterationFacts, share: float) -
           "change sizes (files, lines added, removed). In the agent's own runs an iteration is a check it chose to run, so "
           "one change made again is no loop (a fix re-applied after reverting it to see the failures on the unchanged "
           "code): the same change in {s.check_reruns:g} more iterations in a row is, and so is the same failing check "
-          "run again {s.check_reruns:g} times in a row with nothing written in between (`copy_paste_loop.check_reruns`; "
+          "run again {s.check_reruns:g} times in a row with nothing written in between, as the same command line (one with "
+          "other options, `-W ignore`, an environment variable, is another look) (`copy_paste_loop.check_reruns`; "
           "likely)"),
     reads="changes.diff (else the change sizes), the failing tests, the agent's own checks (iteration_telemetry.checks)",
     source="Anti-pattern 5",

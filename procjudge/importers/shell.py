@@ -538,9 +538,10 @@ def _changes_nothing(step: Step, check: bool = False) -> bool:
 
 
 def _check_records(steps: list[Step]) -> list[LocalCheck]:
-    """The records of every check among ``steps``, in order; a check run again with nothing done
-    since its previous run but reading (no edit, not even of a throw-away file, no install, clean
-    or configure; its own command the check alone) is marked ``unchanged``."""
+    """The records of every check among ``steps``, in order; a check run again, as the same command
+    line, with nothing done since its previous run but reading (no edit, not even of a throw-away
+    file, no install, clean or configure; its own command the check alone) is marked
+    ``unchanged``."""
     records: list[LocalCheck] = []
     last_run: dict[str, int] = {}
     last_write = -1
@@ -554,10 +555,13 @@ def _check_records(steps: list[Step]) -> list[LocalCheck]:
             records.append(replace(_check_record(step), on_base=True))
             continue
         record = _check_record(step)
-        previous = last_run.get(record.command)
+        # the same command as the agent typed it: a run with other options (`-W ignore`, an environment
+        # variable, `-v`) is another look at the code, not the same check again
+        typed = " ".join(step.command.split())
+        previous = last_run.get(typed)
         if previous is not None and last_write <= previous and last_write != k:
             record = replace(record, unchanged=True)
-        last_run[record.command] = k
+        last_run[typed] = k
         records.append(record)
     return records
 
