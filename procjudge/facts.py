@@ -223,7 +223,8 @@ def parse_diff(text: str) -> Diff:
     return Diff(tuple(per_file))
 
 
-_TRACEBACK_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+)', re.MULTILINE)
+# A frame of a Python traceback (its file and line): the importers read checks' frames with it too.
+TRACEBACK_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+)', re.MULTILINE)
 # A line that says what went wrong; make's own "*** [target] Error 2" only says that something did.
 _CAUSE = re.compile(r"(?i)\berror\b|\bfatal\b|no such file|not found|cannot|can't|undefined reference")
 _MAKE_WRAPPER = re.compile(r"^g?make(?:\[\d+\])?: \*\*\*")
@@ -235,11 +236,11 @@ def failure_gist(text: str, limit: int = 160) -> str:
     /testbed/src/m.py:310)``); else the first line naming a cause (a compiler's ``error:``, a
     missing file), make's own ``*** Error 2`` aside; else the text's start."""
     start = text.rfind("Traceback (most recent call last):")
-    frame = _TRACEBACK_FRAME.search(text, max(start, 0))
+    frame = TRACEBACK_FRAME.search(text, max(start, 0))
     if frame is not None:
         tail = text[frame.start():]
         ending = [line.strip() for line in tail.split("\n") if line.strip() and not line[0].isspace()]
-        frames = _TRACEBACK_FRAME.findall(tail)
+        frames = TRACEBACK_FRAME.findall(tail)
         if ending and not ending[-1].startswith("File "):
             where = f" (at {frames[-1][0]}:{frames[-1][1]})" if frames else ""
             return ending[-1][:max(40, limit - len(where))] + where
@@ -309,7 +310,8 @@ class TestFacts(NamedTuple):
     # the first iteration answers
     baseline_failures: tuple[str, ...]
     counted_before: bool  # the counts before it were recorded (test_results.pre_iteration): the baseline ran its suite
-    # the checks run with the agent's changes set aside (``git stash``): what the unchanged code does
+    # the checks run with the agent's changes set aside (``git stash``, or its files restored): what the unchanged
+    # code does
     on_base: tuple[LocalCheck, ...]
 
 
@@ -387,7 +389,7 @@ class IterationFacts(msgspec.Struct, frozen=True):
     local_checks: tuple[LocalCheck, ...]  # every check the agent ran on this code, in order (local runs)
     baseline_failures: tuple[str, ...]  # failing in the agent's own run before its first edit (a shell log)
     counted_before: bool  # the counts before it were recorded: the baseline ran its suite
-    on_base: tuple[LocalCheck, ...]  # checks run with the agent's changes set aside (git stash)
+    on_base: tuple[LocalCheck, ...]  # checks run with the agent's changes set aside (git stash, files restored)
     # changes (``_change_facts``)
     files_changed: int | None
     changed_paths: tuple[str, ...]

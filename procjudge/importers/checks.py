@@ -28,6 +28,8 @@ import os
 import re
 from dataclasses import dataclass
 
+from ..facts import TRACEBACK_FRAME
+
 # Commands that change or inspect the environment, never the code: installers, package queries,
 # an interpreter's version. Matched against a simple command with its ``cd X &&``, ``timeout``
 # and ``env`` prefixes removed.
@@ -187,7 +189,6 @@ class Outcome:
 
 
 _TRACEBACK = "Traceback (most recent call last):"
-_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+)', re.MULTILINE)
 _EXCEPTION = re.compile(r"^(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Warning|NotFound|DoesNotExist"
                         r"|NotReady|Invalid\w*|Denied)\b.*|^AssertionError.*|^[\w.]+: .+")
 _NOT_FOUND = re.compile(r"can't open file .*\[Errno 2\]|^(?:\S+: )?(?:line \d+: )?\S+: (?:command )?not found|"
@@ -271,7 +272,7 @@ def traceback_frames(output: str) -> tuple[tuple[str, int], ...]:
     start = output.rfind(_TRACEBACK)
     if start < 0:
         return ()
-    return tuple((path, int(line)) for path, line in _FRAME.findall(output[start:start + 200_000]))
+    return tuple((path, int(line)) for path, line in TRACEBACK_FRAME.findall(output[start:start + 200_000]))
 
 
 def _exception_line(output: str) -> str | None:
@@ -319,6 +320,15 @@ def check_outcome(returncode: int | None, output: str, own_modules: frozenset[st
 # mini-swe-agent's words for a command it killed at its time limit (its output, and a console's
 # rendering of it, begin with them)
 KILLED_BY_HARNESS = "timed out and has been killed"
+
+
+def killed_first(before: str, output: str) -> str:
+    """A command's output, led by mini-swe-agent's words when ``before`` (what it wrote ahead of the
+    output: "The last command <command>...</command> timed out and has been killed.", in a console
+    wrapped at its width) says it killed the command: what the command printed is no outcome of it."""
+    if KILLED_BY_HARNESS in " ".join(before.split()):
+        return f"The command {KILLED_BY_HARNESS}.\n{output}"
+    return output
 
 # A missing module a script caught and printed in its own words (``Error: No module named 'torch'``).
 _PRINTED_MISSING = re.compile(r"\bNo module named '?([\w.]+)'?")

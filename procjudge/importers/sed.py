@@ -121,8 +121,8 @@ def _sed_replacement(text: str) -> str:
         char = text[k]
         if char == "\\" and k + 1 < len(text):
             nxt = text[k + 1]
-            hexed = _TEXT_ESCAPE.match(text, k)
-            if nxt == "x" and hexed is not None and len(hexed.group(1)) == 3:  # \x27: the byte, a quote
+            hexed = _TEXT_ESCAPE.match(text, k) if nxt == "x" else None
+            if hexed is not None and len(hexed.group(1)) == 3:  # \x27: the byte, a quote
                 out.append(_unescape(hexed).replace("\\", "\\\\"))
                 k += 4
                 continue

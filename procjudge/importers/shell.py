@@ -24,8 +24,10 @@ into :class:`Step` objects and a :class:`Trajectory`; :func:`convert` turns that
   ``git apply``) or a structured edit the format records
   with its path;
 - a check run while the agent's changes are set aside (``git stash``, the run, ``git stash pop``,
-  in one command or across steps) shows what the unchanged code does: it ends no iteration, is no
-  test run of the agent's code, and is kept in ``checks`` marked ``on_base``;
+  in one command or across steps; or every file of the repository's own it changed restored with
+  ``git checkout``/``git restore``, until it changes one again) shows what the unchanged code
+  does: it ends no iteration, is no test run of the agent's code, and is kept in ``checks``
+  marked ``on_base``;
 - every other step is a read or a search.
 
 **An iteration is one or more edits followed by a test run or a failed build** (checks before

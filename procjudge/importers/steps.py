@@ -113,8 +113,8 @@ class Step:
         self.probe_code: int | None = None  # the script's own exit status, where the log has it
         self.frames: list[tuple[str, int]] = []  # the repository frames its traceback passed through
         self.code_edit = False  # it changed the code, not only throw-away files (set by convert)
-        # a check run while the agent's changes were set aside (``git stash`` ... ``pop``): it shows what
-        # the unchanged code does, so it is no check of the agent's code (set by convert)
+        # a check run while the agent's changes were set aside (``git stash`` ... ``pop``, or its files
+        # restored): it shows what the unchanged code does, so it is no check of the agent's code (set by convert)
         self.set_aside = False
         self._made = True
 

@@ -40,7 +40,7 @@ from typing import Any
 
 from ..model import RunFile
 from .base import ImportIssue, read_json
-from .checks import KILLED_BY_HARNESS
+from .checks import killed_first
 from .driver import Imported, Made, Task, drive, one_run_per_file
 from .edits import words_of
 from .replay import REJECTED
@@ -91,10 +91,8 @@ def _observation(reply: str) -> tuple[int | None, str, bool]:
         at = closed.end()
     output = "\n".join(parts) if parts else reply
     first = _OUTPUT_OPEN.search(reply)
-    if first is not None and KILLED_BY_HARNESS in " ".join(reply[:first.start()].split()):
-        # "The last command <command>...</command> timed out and has been killed." stands before the
-        # output it had printed: what the command printed is no outcome of it
-        output = f"The command {KILLED_BY_HARNESS}.\n{output}"
+    if first is not None:
+        output = killed_first(reply[:first.start()], output)
     return (int(code.group(1)) if code else None), output, any(marker in reply for marker in _CUT_MARKERS)
 
 

@@ -44,7 +44,7 @@ from typing import Any, NamedTuple
 from ..model import RunFile, Usage
 from .base import ImportIssue, NothingLogged, as_object, read_json
 from .build import token_counts, with_usage
-from .checks import KILLED_BY_HARNESS
+from .checks import killed_first
 from .driver import Imported, Made, Task, drive, one_run_per_file
 from .shell import Trajectory
 from .shell import convert as convert_steps
@@ -162,9 +162,8 @@ def mini_steps(lines: list[str]) -> tuple[list[Step], float | None]:
         code = RETURN_CODE.search(answer)
         shown = OUTPUT.search(answer)
         output = shown[1] if shown else answer.split("\n───", 1)[0].strip()
-        # said before the output it had printed, the console's wrapping undone
-        if shown and KILLED_BY_HARNESS in " ".join(answer[:shown.start()].split()):
-            output = f"The command {KILLED_BY_HARNESS}.\n{output}"
+        if shown:
+            output = killed_first(answer[:shown.start()], output)
         thought = FENCE.split(reply, 1)[0].strip().removeprefix("THOUGHT:").strip()
         found.append(Step(thought, fences[0].strip(), int(code[1]) if code else None, output, None))
     return found, cost
