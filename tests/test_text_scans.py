@@ -26,6 +26,27 @@ def test_the_tampering_hint_is_the_word_boundary_regex(parts: list[tuple[str, st
     assert codeinfo.tamper_hint(text) == (codeinfo._TAMPER_HINT.search(text) is not None), repr(text)
 
 
+STATE_PIECES = ["global", "nonlocal", "getattr(", "next(", "+=", "-=", "=", "==", "= ", "[]", "[ ]", "{}", "{ }",
+                "set()", "not ", "not", ".get(k)", ".get(", "d[k]", "[k", "]", "+", "-", ".append(", ".add(", ".popx(",
+                "x", "_", "é", "٣", "cache", "count", "anext(", "globals", "x_global", "(", ")", ".", "1"]
+STATE_SEPARATORS = ["", " ", "\n", "\t", "\u00a0", "\u2028", "\x1c", "·", "\r"]
+
+
+@SETTINGS
+@given(st.lists(st.tuples(st.sampled_from(STATE_PIECES), st.sampled_from(STATE_SEPARATORS)), max_size=10))
+def test_the_state_hint_is_its_regex(parts: list[tuple[str, str]]) -> None:
+    text = "".join(piece + separator for piece, separator in parts)
+    assert codeinfo.state_hint(text) == (codeinfo._STATE_HINT.search(text) is not None), repr(text)
+
+
+def test_the_state_hint_reads_each_shape_it_stands_for() -> None:
+    for text in ("global seen", "count += 1", "cache = {}", "memo = set()", "n = counts[k] + 1",
+                 "n = d.get(k, 0) - 1", "flag = not flag", "it = next(gen)", "seen.append(x)", "getattr(o, 'x')"):
+        assert codeinfo.state_hint(text) and codeinfo.state_hint("x = 1\n" + text), text
+    for text in ("x = 1", "globals()", "x_global = 1", "a == b[1] + 2", "anext(it)", "value = compute(c, 12)", ""):
+        assert not codeinfo.state_hint(text), text
+
+
 TAMPER_LINES = st.sampled_from([
     "sys.excepthook = lambda *a: None", "os._exit(0)", "frame = sys._getframe(1)", "inspect.stack()",
     "builtins.print = noop", "__builtins__['len'] = fake", "def __eq__(self, other): return True",
