@@ -63,6 +63,8 @@ def cold() -> None:
                    facts.parse_diff_cached, facts.is_test_path):
         cached.cache_clear()
     shapes._LAST[0] = (None, ())
+    if hasattr(shapes, "_WALKED"):
+        shapes._WALKED[0] = (None, ())
     if hasattr(fragments, "_LAST_TREE"):  # (an older checkout, measured for comparison, has none)
         fragments._LAST_TREE[0] = ("", None)
 

@@ -108,7 +108,7 @@ def _cut_code() -> st.SearchStrategy[list[str]]:
     body = st.sampled_from(["x = 1", "if x:", "else:", "return x", "    y(", ")", "pass", "...", "# ...", "",
                             "def f(a):", "for i in r:", '"""', "z = [1,", "2]", "\x0c", "  ", "s = '\\d'",
                             "# note:", "x = \\", "\\", "\r", "(a)", "@d", "'s'", "# c\rif x:", "y\r    z"])
-    return st.lists(st.tuples(indent, body).map(lambda pair: pair[0] + pair[1]), min_size=1, max_size=10)
+    return st.lists(st.tuples(indent, body).map(lambda pair: pair[0] + pair[1]), min_size=1, max_size=16)
 
 
 @settings(max_examples=1500, deadline=None)
@@ -127,6 +127,10 @@ def test_the_shapes_walk_visits_what_ast_walk_visits_in_its_order() -> None:
     for path in sources:
         tree = ast.parse(path.read_text())
         assert [id(node) for node in shapes.walk(tree)] == [id(node) for node in ast.walk(tree)], path
+        assert [id(node) for node in shapes.walk(tree)] == [id(node) for node in ast.walk(tree)], path  # listed
+    other = ast.parse('"""doc"""\nx = 1')
+    assert [type(n).__name__ for n in shapes.walk(other)] == [type(n).__name__ for n in ast.walk(other)]
+    assert shapes.normal_form('"""doc"""\nx = 1') == shapes.normal_form("x = 1")  # its own tree, changed
     odd = ast.parse("x = 1")
     del odd.body[0].type_comment  # a field the node does not carry: skipped, as ast.walk skips it
     assert [type(n).__name__ for n in shapes.walk(odd)] == [type(n).__name__ for n in ast.walk(odd)]

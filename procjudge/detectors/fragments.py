@@ -73,6 +73,28 @@ class _Block:
         self.lines = lines
         self.indents = [_indent(line) for line in lines]
         self.blank = [not line.strip() for line in lines]
+        # The margin is the indentations' common prefix, whatever their order: that of lines
+        # head:end is that of head:pivot with that of pivot:end, each listed once for every head
+        # and end a trim can reach (``left[head]``, ``right[end - pivot]``).
+        self.pivot = pivot = min(TRIM, len(lines))
+        self.left: list[str | None] = [None] * (pivot + 1)
+        for k in range(pivot - 1, -1, -1):
+            indent = self.indents[k]
+            self.left[k] = self.left[k + 1] if indent is None else _margin(self.left[k + 1], indent)
+        self.right: list[str | None] = [None]
+        for indent in self.indents[pivot:]:
+            self.right.append(self.right[-1] if indent is None else _margin(self.right[-1], indent))
+
+    def _common(self, head: int, end: int) -> str | None:
+        """The margin of lines ``head:end``."""
+        if not head <= self.pivot <= end:
+            margin: str | None = None
+            for indent in self.indents[head:end]:
+                if indent is not None:
+                    margin = _margin(margin, indent)
+            return margin
+        left, right = self.left[head], self.right[end - self.pivot]
+        return right if left is None else left if right is None else _margin(left, right)
 
     def text(self, head: int, end: int) -> str | None:
         """Lines ``head:end`` as :func:`parse_block` tries them (closed when the last opens a body,
@@ -84,14 +106,12 @@ class _Block:
         kept = self.lines[head:end]
         indents = self.indents[head:end]
         opener = self.lines[last]
+        margin = self._common(head, end)
         if opener.rstrip().endswith(":"):
             extra = " " * (len(opener) - len(opener.lstrip()) + 4) + "pass"
             kept = [*kept, extra]
             indents = [*indents, _indent(extra)]
-        margin: str | None = None
-        for indent in indents:
-            if indent is not None:
-                margin = _margin(margin, indent)
+            margin = _margin(margin, indents[-1] or "")
         cut = len(margin or "")
         if _starts_indented(kept, indents, cut):
             return None

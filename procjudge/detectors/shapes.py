@@ -283,7 +283,7 @@ def text_literals(text: str) -> frozenset[Any]:
         else:
             try:
                 number = float(token)
-                keys.add(("n", int(token) if number.is_integer() and re.fullmatch(r"-?\d+", token) else number))
+                keys.add(("n", int(token) if number.is_integer() and "." not in token else number))  # -?\d+ whole
             except (ValueError, OverflowError):
                 pass
     return frozenset(keys)
@@ -292,10 +292,9 @@ def text_literals(text: str) -> frozenset[Any]:
 # --------------------------------------------------------------------------- parsing
 
 
-def walk(node: ast.AST) -> Iterator[ast.AST]:
+def _walk(node: ast.AST) -> Iterator[ast.AST]:
     """``ast.walk``: every node under ``node``, breadth first, children in field order (the
-    very order of ``ast.walk``), without its generator of generators: the shapes walk every
-    fragment of every run several times."""
+    very order of ``ast.walk``), without its generator of generators."""
     todo = collections.deque([node])
     take, put = todo.popleft, todo.append
     kind = ast.AST
@@ -313,6 +312,24 @@ def walk(node: ast.AST) -> Iterator[ast.AST]:
                     if isinstance(item, kind):
                         put(item)
         yield node
+
+
+# The module last walked and its nodes: the shapes of one code walk its whole tree several times
+# (its classes, its functions, its branches, its calls). One tuple, read and replaced whole, so
+# threads may share it; a tree is never changed after it is parsed, but for its docstrings
+# (normal_form), whose tree is walked once, uncached.
+_WALKED: list[tuple[ast.AST | None, tuple[ast.AST, ...]]] = [(None, ())]
+
+
+def walk(node: ast.AST) -> Iterator[ast.AST]:
+    """Every node under ``node`` in ``ast.walk``'s order; a module's nodes are listed once."""
+    if type(node) is not ast.Module:
+        return _walk(node)
+    last, nodes = _WALKED[0]
+    if last is not node:
+        nodes = tuple(_walk(node))
+        _WALKED[0] = (node, nodes)
+    return iter(nodes)
 
 
 def parse_python(text: str, mode: str = "exec") -> Any:
@@ -1234,7 +1251,7 @@ def mask_strings(text: str) -> str:
 
 
 def _strip_docstrings(tree: ast.AST) -> None:
-    for node in walk(tree):
+    for node in _walk(tree):  # it changes the tree: never listed for the walks after
         body = getattr(node, "body", None)
         first = body[0] if isinstance(body, list) and body else None
         if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
