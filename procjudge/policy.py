@@ -110,6 +110,9 @@ class Wasted(Section, frozen=True):
     min_delta: Positive = 2.0
     points: Points = -3.0
     measure: Literal["absolute", "improvement"] = "absolute"
+    # in the agent's own runs (iterations_are: local_runs), a step whose check passed in full before
+    # and after: a confirmation it chose to run, named at 0 (shown), or charged as a wasted submission
+    passing_in_local_runs: Literal["shown", "charged"] = "shown"
 
 
 class TimeAllocation(Section, frozen=True):

@@ -265,3 +265,20 @@ def test_a_failed_build_is_named_by_the_line_that_says_why() -> None:
                                "/testbed/src/_pytest/python.py:310); SyntaxError: invalid syntax (at "
                                "/testbed/src/_pytest/python.py:319)"), streak.evidence
     assert all("runpy" not in i.evidence for i in verdict.items if i.id == "build_failure")
+
+
+def test_a_confirmation_in_the_agents_own_runs_is_no_wasted_iteration_of_the_aggregate_or_tier() -> None:
+    """A shell agent's check that passed before a change and after it is named at 0 and is not
+    counted as a wasted iteration; a graded resubmission at full marks still is."""
+    def run(local: bool) -> dict[str, object]:
+        steps = [{"iteration_telemetry": {"changes": {"code": code},
+                                          "test_results": {"suite": "python t.py", "tests": [
+                                              {"name": "python t.py", "outcome": "passed"}]}}}
+                 for code in ("x = 1\n", "x = 2\n", "x = 3\n")]
+        return {"run": {"iterations_are": "local_runs"}, "iterations": steps} if local else {"iterations": steps}
+
+    local, graded = judge(run_from(run(True))), judge(run_from(run(False)))
+    assert [(i.points, i.strength) for i in local.items if i.id == "wasted_iteration"] == [(0.0, "weak")] * 2
+    assert local.aggregate.wasted_iterations == 0
+    assert [i.points for i in graded.items if i.id == "wasted_iteration"] == [-3.0, -3.0]
+    assert graded.aggregate.wasted_iterations == 2

@@ -238,16 +238,23 @@ def rapid_convergence(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     "wasted_iteration", "trajectory", needs=feedback_steps, section="trajectory.wasted_iteration",
     summary="{s.points:+g} for every iteration whose score moved by less than {s.min_delta:g} points from the previous one.",
     points="{s.points:+g} each",
-    rule="a step whose score moved by less than {s.min_delta:g} points (absolute delta, as the formula says)",
+    rule=("a step whose score moved by less than {s.min_delta:g} points (absolute delta, as the formula says). In a "
+          "run of the agent's own checks (`iterations_are: local_runs`) a step whose check passed in full before the "
+          "change and after it is a confirmation it chose to run, not a submission it spent: named at 0 "
+          "(`trajectory.wasted_iteration.passing_in_local_runs`)"),
     reads="the score of every submission",
     source="Wasted Iteration Penalty",
 )
 def wasted_iteration(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     rule = policy.trajectory.wasted_iteration
+    confirming = facts.run.info.iterations_are == "local_runs" and rule.passing_in_local_runs == "shown"
     for it in judged_steps(facts, policy):
         delta = it.delta or 0.0
         moved = delta if rule.measure == "improvement" else abs(delta)
-        if moved < rule.min_delta:
+        if moved < rule.min_delta and confirming and it.score >= 100.0 and it.score - delta >= 100.0:
+            yield Hit(points=0.0, iterations=(it.number,), strength="weak", evidence=functools.partial(
+                _confirmed, it.score, delta))
+        elif moved < rule.min_delta:
             yield Hit(
                 points=rule.points,
                 iterations=(it.number,),
@@ -257,6 +264,12 @@ def wasted_iteration(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
 
 def _moved(score: float, delta: float, min_delta: float) -> str:
     return f"score {fmt_num(score - delta)} -> {fmt_num(score)} (moved {fmt_num(abs(delta))} < {fmt_num(min_delta)})"
+
+
+def _confirmed(score: float, delta: float) -> str:
+    return (f"score {fmt_num(score - delta)} -> {fmt_num(score)}: the agent's own check passed before the change and "
+            "after it, a confirmation it chose to run, not a submission it spent (shown, not charged: "
+            "trajectory.wasted_iteration.passing_in_local_runs)")
 
 
 def _against_profile(facts: RunFacts, shares: list[float], total: float, profile: tuple[float, ...],
