@@ -355,6 +355,7 @@ class Signals(Section, frozen=True):
     # that submission however many iterations validated; ``per_iteration`` pays it for each, as a
     # run of graded submissions is paid (where a 15-check run that ends failing earned +10)
     local_validation_in_local_runs: Literal["once", "per_iteration"] = "once"
+    no_regressions_in_local_runs: Literal["once", "per_iteration"] = "once"  # likewise: the run submits once
     points: SignalPoints = SignalPoints()
 
 

@@ -105,13 +105,15 @@ def hits(facts: RunFacts, policy: Policy) -> dict[str, Hit]:
     """Each signal's hit (for the signals that hold somewhere): computed once per run and policy
     for all the signal detectors (the judge asks them one after another about the same facts)."""
     result = {}
-    once = (policy.signals.local_validation_in_local_runs == "once"
-            and facts.run.info.iterations_are == "local_runs")
+    local = facts.run.info.iterations_are == "local_runs"
+    once = {name for name, setting in (("local_validation", policy.signals.local_validation_in_local_runs),
+                                       ("no_regressions", policy.signals.no_regressions_in_local_runs))
+            if local and setting == "once"}
     for (name, condition, points), numbers in zip(_conditions(policy), _holding(facts, policy), strict=True):
         if not numbers:
             continue
         count = len(numbers)
-        paid = 1 if once and name == "local_validation" else count
+        paid = 1 if name in once else count
         if name == "no_local_validation" and any(it.untested_edits for it in facts.iterations if it.number in numbers):
             condition = "test_runs == 0, or source files written after the last check (submitted untested)"
         result[name] = Hit(points=points * paid, iterations=tuple(numbers),
@@ -123,7 +125,7 @@ def _evidence(condition: str, count: int, points: float, paid: int) -> str:
     held = f"{condition} in {count} iteration{'' if count == 1 else 's'}"
     if not points:
         return held + " (shown, not scored)"
-    if paid < count:  # local_validation in a run of the agent's own checks
+    if paid < count:  # local_validation and no_regressions in a run of the agent's own checks
         return held + f" ({points:+g} once: the run submits once)"
     return held + f" ({points:+g} each)"
 
@@ -165,7 +167,8 @@ DETECTORS = [
                   "again, the harness's `regressions: 0`, or every test passing on the same suite; a net gain in passes "
                   "is not enough: 18/24 to 20/24 can hide two; a shell agent's next check that is another script rules "
                   "out nothing), "
-                  "after something passed; not by a submission that changed nothing (the previous program again)"),
+                  "after something passed; not by a submission that changed nothing (the previous program again); a run "
+                  "of the agent's own checks submits once and is paid once (`signals.no_regressions_in_local_runs`)"),
             reads="per-test outcomes, regressions, the pass counts of one suite",
             source="Telemetry Signals (positive); example 1"),
     _signal("proportional_edits", "+",
