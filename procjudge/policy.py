@@ -113,6 +113,9 @@ class Wasted(Section, frozen=True):
     # in the agent's own runs (iterations_are: local_runs), a step whose check passed in full before
     # and after: a confirmation it chose to run, named at 0 (shown), or charged as a wasted submission
     passing_in_local_runs: Literal["shown", "charged"] = "shown"
+    # likewise a step whose change touched only the agent's own scripts or only output lines
+    # (prints, logging): an investigation of the failure, not an attempt at its fix
+    diagnostic_in_local_runs: Literal["shown", "charged"] = "shown"
 
 
 class TimeAllocation(Section, frozen=True):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -241,19 +242,26 @@ def rapid_convergence(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     rule=("a step whose score moved by less than {s.min_delta:g} points (absolute delta, as the formula says). In a "
           "run of the agent's own checks (`iterations_are: local_runs`) a step whose check passed in full before the "
           "change and after it is a confirmation it chose to run, not a submission it spent: named at 0 "
-          "(`trajectory.wasted_iteration.passing_in_local_runs`)"),
+          "(`trajectory.wasted_iteration.passing_in_local_runs`); so is a step whose change only added or removed output "
+          "lines in the code (prints, logging, a debugger's call, the branch that guards them), an investigation of the "
+          "failure rather than an attempt at its fix (`diagnostic_in_local_runs`)"),
     reads="the score of every submission",
     source="Wasted Iteration Penalty",
 )
 def wasted_iteration(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     rule = policy.trajectory.wasted_iteration
-    confirming = facts.run.info.iterations_are == "local_runs" and rule.passing_in_local_runs == "shown"
+    local = facts.run.info.iterations_are == "local_runs"
+    confirming = local and rule.passing_in_local_runs == "shown"
+    diagnosing = local and rule.diagnostic_in_local_runs == "shown"
     for it in judged_steps(facts, policy):
         delta = it.delta or 0.0
         moved = delta if rule.measure == "improvement" else abs(delta)
         if moved < rule.min_delta and confirming and it.score >= 100.0 and it.score - delta >= 100.0:
             yield Hit(points=0.0, iterations=(it.number,), strength="weak", evidence=functools.partial(
                 _confirmed, it.score, delta))
+        elif moved < rule.min_delta and diagnosing and (why := diagnostic_step(it)) is not None:
+            yield Hit(points=0.0, iterations=(it.number,), strength="weak", evidence=functools.partial(
+                _diagnosed, it.score, delta, why))
         elif moved < rule.min_delta:
             yield Hit(
                 points=rule.points,
@@ -264,6 +272,49 @@ def wasted_iteration(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
 
 def _moved(score: float, delta: float, min_delta: float) -> str:
     return f"score {fmt_num(score - delta)} -> {fmt_num(score)} (moved {fmt_num(abs(delta))} < {fmt_num(min_delta)})"
+
+
+# A line that only shows what the code does (an output or a debugger call, the import it needs), a
+# comment, or nothing: instrumentation, not a change of what the code computes.
+_OUTPUT_LINE = re.compile(
+    r"(?:print\s*\(|pprint\s*\(|(?:logging|logger|log|_log|LOGGER)\.(?:debug|info|warning|warn|error|exception|critical)\s*\("
+    r"|sys\.(?:stdout|stderr)\.(?:write|flush)\s*\(|console\.(?:log|error|debug|warn)\s*\(|traceback\.print_\w*\s*\("
+    r"|breakpoint\s*\(|(?:i?pdb)\.set_trace\s*\(|import\s+(?:sys|pdb|ipdb|traceback|logging|pprint)\s*$"
+    r"|from\s+pprint\s+import\s+pprint\s*$|#|$)")
+
+
+# A branch or loop header: with nothing but output lines beside it, all it can guard is the output.
+_GUARD_LINE = re.compile(r"(?:if|elif|for)\b.*:$|else\s*:$")
+
+
+def diagnostic_step(it: IterationFacts) -> str | None:
+    """Why a step of the agent's own runs is an investigation, not an attempt at a fix: its change
+    touched only the agent's own throw-away files (its reproduction, its scratch scripts), or only
+    added or removed output lines (``print``, a logger's call, a debugger's, their imports) and
+    comments in the code; None when it changed what the code computes, or nothing at all."""
+    if it.diff is None or it.diff.empty:
+        return None
+    scratch = set(it.scratch_paths)
+    product = [file for file in it.diff.per_file if file.path not in scratch]
+    if set(it.fix_paths) - {file.path for file in product}:
+        return None  # a file of the code changed that the diff does not show (a script's write): unknown
+    if not product:
+        return "it changed only the agent's own scripts"
+    shown = False
+    for file in product:
+        for line in (*file.added, *file.removed):
+            text = line.strip()
+            if _GUARD_LINE.match(text):
+                continue  # ``if call.when == "call":`` before a print: the print's guard
+            if not _OUTPUT_LINE.match(text):
+                return None
+            shown = shown or bool(text) and not text.startswith(("#", "import", "from"))
+    return "it only added or removed output lines (prints, logging) in the code" if shown else None
+
+
+def _diagnosed(score: float, delta: float, why: str) -> str:
+    return (f"score {fmt_num(score - delta)} -> {fmt_num(score)}: {why}, an investigation of the failure rather than an "
+            "attempt at its fix (shown, not charged: trajectory.wasted_iteration.diagnostic_in_local_runs)")
 
 
 def _confirmed(score: float, delta: float) -> str:
