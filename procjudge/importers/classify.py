@@ -5,6 +5,7 @@ read with the shell's grammar (:mod:`.grammar`), one simple command at a time.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shlex
@@ -142,7 +143,14 @@ def shell_tokens(part: str) -> list[str]:
     (a quote that does not close)."""
     if _LEXED.isdisjoint(part):
         return _TOKENS.findall(part)
-    return list(shlex.shlex(part, posix=True, punctuation_chars=_PUNCTUATION))
+    return list(_lexed(part))
+
+
+@functools.lru_cache(maxsize=4096)
+def _lexed(part: str) -> tuple[str, ...]:
+    """shlex's tokens of a part it must lex itself: an agent writes the same here-document opener
+    (``cat <<'EOF' > reproduce.py``) again and again, and shlex reads a character at a time."""
+    return tuple(shlex.shlex(part, posix=True, punctuation_chars=_PUNCTUATION))
 
 
 def redirect_targets(part: str) -> list[str]:
