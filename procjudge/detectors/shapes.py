@@ -1772,17 +1772,20 @@ def _fragment_shapes(file: Any, reading: _Reading, language: str | None) -> list
     than every other fact of the run together."""
     if not _is_python(file.path, language) or len(file.added_text) > AST_FRAGMENT_LIMIT:
         return text_special_cases(file.added_text, reading.feedback, reading.spec) + text_tampering(file.added_text)
-    if not reading.may_find(file.added_text) and not any(reading.may_find("\n".join(hunk)) for hunk in file.hunks):
-        return []  # nothing to find: most of a real run's hunks, not worth a parse each
+    hunks = file.hunks or (tuple(f"+{line}" for line in file.added),)
+    sides = [new_side(hunk) for hunk in hunks]
+    # A block is cut from a hunk's new side: where the new side holds nothing a shape needs, no
+    # reading of it (parsed or by text pattern) finds anything, and most of a real run's hunks are so.
+    looked = [reading.may_find("\n".join(lines)) for lines, _ in sides]
+    if not reading.may_find(file.added_text) and not any(looked):
+        return []
     # the added lines together first (a module-level table or counter in one hunk, the function
     # reading it in another), then each hunk in its context
     together = reading.shapes(file.added_text, fragment=True, enclosing=_enclosing(file.added, None))
     shapes = _based(together or (), "diff (python ast)")
     keys = {shape.key for shape in shapes}
-    for each in file.hunks or ((f"+{line}" for line in file.added),):
-        hunk = tuple(each)
-        lines, added = new_side(hunk)
-        if not added:
+    for hunk, (lines, added), worth in zip(hunks, sides, looked, strict=True):
+        if not added or not worth:
             continue
         block = parse_block(lines)
         if block is None:
