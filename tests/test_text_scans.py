@@ -115,3 +115,30 @@ def test_special_cases_in_text_are_the_plain_line_by_line_reading(lines: list[st
             plain.append(line.strip()[:200])
     found = [shape.code for shape in codeinfo.text_special_cases(text, feedback, spec)]
     assert sorted(found) == sorted(plain)
+
+
+STATE_CODE = st.sampled_from([
+    "count += 1", "seen.append(x)", "cache = {}", "global calls", "calls = calls + 1", "n = d[k] + 1",
+    "lambda: seen.append(1)", "class C:\n    hits = 0", "if x:\n    total += x", "flag = not flag", "x = 1",
+])
+
+
+@SETTINGS
+@given(st.lists(STATE_CODE, min_size=1, max_size=5))
+def test_state_shapes_need_a_function_the_code_defines(parts: list[str]) -> None:
+    """The premise of skipping the state walk where ``def`` is not in the code: with no function
+    defined, no state shape can be read, whatever the state words."""
+    code = "\n".join(parts)
+    tree = codeinfo.parse_python(code)
+    if tree is None:
+        return
+    assert list(codeinfo._state_shapes(tree, code.splitlines(), (), ())) == []
+
+
+def test_the_state_walk_reads_state_in_a_function_and_none_outside_one() -> None:
+    inside = "calls = 0\ndef f(x):\n    global calls\n    calls += 1\n    if calls > 1:\n        return 2\n    return 1\n"
+    outside = "calls = 0\nglobal calls\ncalls += 1\nif calls > 1:\n    y = 2\n"
+    found = list(codeinfo._state_shapes(codeinfo.parse_python(inside), inside.splitlines(), (), ()))
+    assert [shape.rule for shape in found] == ["call_state"]
+    assert list(codeinfo._state_shapes(codeinfo.parse_python(outside), outside.splitlines(), (), ())) == []
+    assert codeinfo.python_shapes(inside) and codeinfo.python_shapes(outside) == ()

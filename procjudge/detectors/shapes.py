@@ -1190,7 +1190,7 @@ def python_shapes(code: str, cases: tuple[Case, ...] = (), feedback: frozenset[A
                    if shape.line not in literal_lines]  # a branch returning the expected output says more
     if (cases or failing) and ("{" in code or "dict(" in code):
         shapes += _table_shapes(tree, lines, cases, spec, failing)
-    if state_hint(code):
+    if "def" in code and state_hint(code):  # state outlives the call of a function the code defines
         shapes += _state_shapes(tree, lines, cases, failing)
     if tamper_hint(code):
         shapes += _tampering_shapes(tree, lines, enclosing)
@@ -1722,8 +1722,9 @@ class _Reading(msgspec.Struct, frozen=True):
         """Whether any shape could be read in code whose every line is in ``text``: with no visible
         test, failure or feedback literal to key on, only state and tampering remain, and each needs
         words (``state_hint``, ``tamper_hint``) that a block cut from these lines cannot hold
-        unless ``text`` does. False: reading the code, parsed or by text pattern, finds nothing."""
-        return bool(self.cases or self.failing or self.feedback) or state_hint(text) or tamper_hint(text)
+        unless ``text`` does (state, in a function the code defines). False: reading the code, parsed or by
+        text pattern, finds nothing."""
+        return bool(self.cases or self.failing or self.feedback) or "def" in text and state_hint(text) or tamper_hint(text)
 
 
 def _based(shapes: Iterable[Shape], basis: str) -> list[Shape]:
