@@ -60,8 +60,8 @@ def cold() -> None:
     from procjudge.detectors import antipatterns, fragments, shapes
 
     for cached in (shapes.python_shapes, shapes.normal_form, shapes.cases_in, antipatterns._words_of,
-                   facts.parse_diff_cached, facts.is_test_path):
-        cached.cache_clear()
+                   facts.parse_diff_cached, facts.is_test_path, shapes.text_literals):
+        getattr(cached, "cache_clear", lambda: None)()  # (an older checkout's text_literals keeps nothing)
     shapes._LAST[0] = (None, ())
     if hasattr(shapes, "_WALKED"):
         shapes._WALKED[0] = (None, ())

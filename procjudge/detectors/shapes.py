@@ -274,6 +274,7 @@ def cases_in(text: str) -> tuple[Case, ...]:
 _NUMBERS_AND_STRINGS = re.compile(r"-?\d+(?:\.\d+)?|\"[^\"\n]{1,80}\"|'[^'\n]{1,80}'")
 
 
+@functools.lru_cache(maxsize=1024)
 def text_literals(text: str) -> frozenset[Any]:
     """Every number and quoted string in a text, as keys (numbers also inside words like 4.0)."""
     keys = set()
@@ -801,13 +802,14 @@ def _persistent_state(func: ast.FunctionDef | ast.AsyncFunctionDef, scope: _Scop
     a module-level container, a mutable default, an attribute of the function itself or of a class,
     a module-level ``itertools.count()``. Only flags set to a constant, counters from their own
     value and containers growing by what the call was given count (a cache stores computed values)."""
-    declared = {name for stmt in walk(func) if isinstance(stmt, (ast.Global, ast.Nonlocal)) for name in stmt.names}
+    nodes = tuple(walk(func))  # walked once, read three times
+    declared = {name for stmt in nodes if isinstance(stmt, (ast.Global, ast.Nonlocal)) for name in stmt.names}
     positional = func.args.args[len(func.args.args) - len(func.args.defaults):]
     mutable_params = {arg.arg for arg, default in zip(positional, func.args.defaults, strict=True)
                       if isinstance(default, (ast.List, ast.Dict, ast.Set))}
     outliving = set(scope.names) | mutable_params | set(scope.classes) | {func.name, "cls", "__class__"}
     state: set[str] = set()
-    for stmt in walk(func):
+    for stmt in nodes:
         target = _changed(stmt)
         if target is None:
             continue
@@ -816,7 +818,7 @@ def _persistent_state(func: ast.FunctionDef | ast.AsyncFunctionDef, scope: _Scop
             continue
         if (isinstance(target, ast.Name) and root in declared) or (not isinstance(target, ast.Name) and root in outliving):
             state.add(root)
-    for call in walk(func):
+    for call in nodes:
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "next" and call.args \
                 and isinstance(call.args[0], ast.Name) and call.args[0].id in scope.counters:
             state.add(call.args[0].id)
@@ -834,7 +836,7 @@ def _changed(stmt: ast.AST) -> ast.AST | None:
         # a flag set to a constant, or a counter from its own value (``n = n + 1``,
         # ``calls[k] = calls.get(k, 0) + 1``, ``f.calls = getattr(f, 'calls', 0) + 1``); a cache
         # stores computed values and is not one
-        if _literal(stmt.value) is not None or root in {_root_name(n) for n in walk(stmt.value)}:
+        if _literal(stmt.value) is not None or any(_root_name(n) == root for n in walk(stmt.value)):
             return target
         return None
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
@@ -1673,21 +1675,22 @@ def dropped_predicate_shapes(path: str, added: tuple[str, ...], removed: tuple[s
 # --------------------------------------------------------------------------- what each submission adds
 
 
-def _task_evidence(run: Run) -> tuple[tuple[Case, ...], frozenset[str]]:
-    """The visible tests as cases, and the literals of the task's own statement and given tests.
+def _task_evidence(run: Run) -> tuple[tuple[Case, ...], str]:
+    """The visible tests as cases, and the text of the task's own statement and given tests, whose
+    literals (:func:`text_literals`) are the specification's.
 
     Cases come from the task's given tests and from every test name the run's feedback shows
     (LDB and Reflexion name a test by its assert: :func:`procjudge.facts.test_texts`); literals
     of the specification are only those given before any feedback: the statement and the given
-    tests."""
+    tests. They are read only where a shape keys on a literal (a visible test, a failing one, a
+    literal of the feedback): an issue's statement is long, and most submissions have none."""
     task = run.info.task
     given = list(task.visible_tests or ()) if task else []
     statement = task.statement or "" if task else ""
     cases: list[Case] = []
     for name in test_texts(run):
         cases.extend(cases_in(name))
-    spec = text_literals(statement + "\n" + "\n".join(given))
-    return tuple(dict.fromkeys(cases)), spec
+    return tuple(dict.fromkeys(cases)), statement + "\n" + "\n".join(given)
 
 
 AST_FRAGMENT_LIMIT = 20_000  # characters a diff adds to one file, above which it is read as text
@@ -1733,7 +1736,7 @@ def _based(shapes: Iterable[Shape], basis: str) -> list[Shape]:
 
 
 def _added(it: IterationFacts, previous: IterationFacts | None, cases: tuple[Case, ...],
-           spec: frozenset[str], language: str | None, local: bool = False,
+           specification: str, language: str | None, local: bool = False,
            known: str | None = None) -> tuple[tuple[Shape, ...], str | None]:
     """The cheat shapes a submission adds, and the whole program known after it.
 
@@ -1742,8 +1745,10 @@ def _added(it: IterationFacts, previous: IterationFacts | None, cases: tuple[Cas
     text patterns. Shapes already in the program before are not counted again. Test files give
     their edits, scratch files nothing."""
     feedback_text = "\n".join(previous.failures if previous is not None else it.baseline_failures)
-    reading = _Reading(cases=cases, failing=_failing_cases(it, previous), feedback=text_literals(feedback_text) - spec,
-                       spec=spec)
+    found, failing = text_literals(feedback_text), _failing_cases(it, previous)
+    # the specification's literals matter only to shapes keyed on a case, a failing test or a literal found
+    spec = text_literals(specification) if cases or failing or found else frozenset()
+    reading = _Reading(cases=cases, failing=failing, feedback=found - spec, spec=spec)
     shapes: list[Shape] = []
     program, whole = _program_shapes(it, reading, language, known)
     shapes += program or ()
@@ -1886,7 +1891,7 @@ def submitted(facts: RunFacts) -> tuple[tuple[Shape, ...], ...]:
     if last is facts:
         return found
     run = facts.run
-    evidence: tuple[tuple[Case, ...], frozenset[str]] | None = None
+    evidence: tuple[tuple[Case, ...], str] | None = None
     language = run.info.task.language if run.info.task else None
     local = run.info.iterations_are == "local_runs"
     seen: set[tuple[str, str]] = set()
@@ -1898,8 +1903,8 @@ def submitted(facts: RunFacts) -> tuple[tuple[Shape, ...], ...]:
             continue
         if evidence is None:  # only code is read for cheat shapes: without any, the task is not
             evidence = _task_evidence(run)
-        cases, spec = evidence
-        shapes, known = _added(it, facts.iterations[k - 1] if k else None, cases, spec, language, local, known)
+        cases, specification = evidence
+        shapes, known = _added(it, facts.iterations[k - 1] if k else None, cases, specification, language, local, known)
         if local:
             fresh = tuple(shape for shape in shapes if shape.key not in seen)
             seen.update(shape.key for shape in shapes)
