@@ -598,6 +598,36 @@ def test_source_written_after_the_last_check_was_submitted_untested(after: Step,
         assert judged["no_local_validation"][0] == -2.0 and "submitted untested" in judged["no_local_validation"][2]
 
 
+def _untested(steps: list[Step]) -> tuple[int, list[str]]:
+    document = convert_trajectory(Trajectory(instance="t", agent="a", source="terminal-bench", steps=steps))
+    notes = [n for n in document["run"]["notes"] if "came after the last check" in n]
+    return document["iterations"][-1]["iteration_telemetry"]["actions"].get("untested_edits", 0), notes
+
+
+def test_code_put_back_from_a_copy_after_the_last_check_is_the_code_that_check_ran() -> None:
+    """A backup made after the last check and moved back (the agent looking at the unchanged
+    code in between) leaves the code as that check ran it: nothing is submitted untested."""
+    aside = [Step("", "cp shop/sums.py shop/sums.py.bak && git checkout shop/sums.py", 0, "", None),
+             Step("", "python reproduce.py", 1, TRACEBACK, None)]
+    assert _untested([*_red_green(), *aside, Step("", "mv shop/sums.py.bak shop/sums.py", 0, "", None)]) == (0, [])
+    # copied back, the backup stays in the repository: a file written after the check, but no code
+    count, notes = _untested([*_red_green(), *aside, Step("", "cp shop/sums.py.bak shop/sums.py", 0, "", None)])
+    assert count == 0 and notes == ["1 edit(s) to the repository came after the last check: submitted untested"]
+
+
+def test_a_copy_that_brings_other_contents_into_the_code_is_untested() -> None:
+    other = Step("", "cp shop/other.py shop/sums.py", 0, "", None)
+    count, notes = _untested([*_red_green(), other])
+    assert count == 1 and notes
+    # a backup from before the last change brings back code the last check did not run
+    steps = _red_green()
+    early = [*steps[:3], Step("", "cp shop/sums.py /testbed/shop/sums.py.orig", 0, "", None),
+             Step("", "sed -i 's|sum(xs)|sum(xs) or 0|' shop/sums.py", 0, "", None), *steps[3:],
+             Step("", "mv shop/sums.py.orig shop/sums.py", 0, "", None)]
+    count, notes = _untested(early)
+    assert count == 1 and notes
+
+
 def test_a_failure_fixed_before_submitting_is_not_submitted_over(tmp_path: Path) -> None:
     assert "submitted_over_failure" not in _judged(_red_green(), tmp_path)
 

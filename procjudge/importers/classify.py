@@ -199,6 +199,22 @@ def written_files(command: str) -> list[tuple[str, str]]:
     return [(os.path.normpath(path) if path else path, how) for path, how in dict.fromkeys(found)]
 
 
+def copies(command: str) -> list[tuple[str, str, bool]]:
+    """(source, destination, whether the source is moved) of every ``cp``/``mv`` of one file to
+    another in a command (``cp utils.py utils.py.bak``, ``mv utils.py.bak utils.py``): what the
+    destination then holds is what the source held. Copies of several files, or into a folder
+    (``cp -r a b dir/``), are not listed."""
+    found = []
+    for part in segments(command):
+        words = _without_redirections(words_of(part))
+        if not words or os.path.basename(words[0]) not in ("cp", "mv"):
+            continue
+        operands = [word for word in words[1:] if not word.startswith("-")]
+        if len(operands) == 2 and not operands[1].endswith("/"):
+            found.append((os.path.normpath(operands[0]), os.path.normpath(operands[1]), os.path.basename(words[0]) == "mv"))
+    return found
+
+
 _REDIRECTION = re.compile(r"^(?:\d*|&)(?:>>?|<<?|>&|<&)(\S*)$")
 
 

@@ -79,7 +79,7 @@ from . import edits as rebuild
 from .base import NothingLogged
 from .build import held_back, outcomes
 from .checks import script_run
-from .classify import build_command, segments, test_command, without_prefixes, written_files
+from .classify import build_command, copies, segments, test_command, without_prefixes, written_files
 from .edits import words_of
 from .environment import held_back_environment, project_modules, unavailable, unavailable_code
 from .history import ancestors_shown, history_reads
@@ -136,9 +136,11 @@ def convert(trajectory: Trajectory) -> RunFile:
     if not groups:
         groups, current = [list(all_steps)], []
         notes.append(_unknown_outcome(trajectory))
+    changed = _changed_since(all_steps[:len(all_steps) - len(current)], current, trajectory.roots)
     trailing = [path for s in current for path, how in s.writes
                 if how != "delete" and (submitted is None or repo_relative(path, trajectory.roots)[0] in submitted)
-                and not repo_relative(path, trajectory.roots)[1]]
+                and not repo_relative(path, trajectory.roots)[1]
+                and repo_relative(os.path.normpath(path), trajectory.roots)[0] in changed]
     groups[-1].extend(current)
     if trailing:
         where = "the submitted files" if submitted is not None else "the repository"
@@ -289,6 +291,40 @@ def _code_edits(steps: list[Step], scratch: Any) -> list[Step]:
     """The steps, each that changed the code marked ``code_edit`` (writing a throw-away script is
     not one: ``scratch(path)`` says which writes are)."""
     return [step.but(code_edit=True) if any(not scratch(path) for path, _ in step.writes) else step for step in steps]
+
+
+def _changed_since(checked: list[Step], after: list[Step], roots: tuple[str, ...]) -> set[str]:
+    """The files the steps ``after`` the last check leave holding something else than that check
+    ran: each write gives its file new contents, unless it copies or moves another file's in
+    (``cp utils.py utils.py.bak; git checkout utils.py; pytest; mv utils.py.bak utils.py`` puts
+    back what was checked: no untested edit)."""
+    versions: dict[str, Any] = {}
+    fresh = iter(range(1 << 62))
+
+    def relative(path: str) -> str:
+        return repo_relative(os.path.normpath(path), roots)[0]
+
+    def replay(step: Step) -> None:
+        copied = {relative(target): (relative(source), moved)
+                  for source, target, moved in (copies(step.command) if step.shell else [])}
+        for path, how in step.writes:
+            name = relative(path)
+            if how == "copy" and name in copied:
+                source, moved = copied[name]
+                versions[name] = versions.get(source, ("base", source))
+                if moved:
+                    versions[source] = ("gone", next(fresh))
+            else:
+                versions[name] = ("gone" if how == "delete" else "new", next(fresh))
+
+    for step in checked:
+        replay(step)
+    before = dict(versions)
+    for step in after:
+        replay(step)
+    # a file removed after the check (a backup moved back) is no code submitted
+    return {name for name, version in versions.items()
+            if before.get(name, ("base", name)) != version and version[0] != "gone"}
 
 
 def _groups(steps: list[Step]) -> tuple[list[list[Step]], list[Step], Step | None]:
