@@ -34,6 +34,9 @@ PRESENT = [CORPUS] if CORPUS.is_dir() else []
     ("python -m pytest tests/test_x.py -q", "python -m pytest tests/test_x.py"),
     ("pytest -x tests/", "pytest tests/"),
     ("tox -e py39", "tox"),
+    ("python -m pytest tests/test_x.py 2>&1 | tail -20", "python -m pytest tests/test_x.py"),  # no dangling 2>
+    ("pytest tests/test_x.py > out.txt 2> err.txt", "pytest tests/test_x.py"),
+    ("python tests/runtests.py auth_tests 2>&1", "runtests.py auth_tests"),
     ("python reproduce_issue.py", None),
     ("./tests/runtests.py --help", None),
     ("grep -rn pytest setup.cfg", None),

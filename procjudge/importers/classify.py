@@ -65,7 +65,7 @@ def test_command(command: str) -> str | None:
         for pattern, name in OTHER_RUNNERS:
             other = pattern.match(plain)
             if other:
-                words = words_of(other.group("rest"))
+                words = _without_redirections(words_of(other.group("rest")))
                 if "--help" in words or "-h" in words:
                     return None
                 runner = name or other.group("name")
@@ -81,7 +81,8 @@ def test_command(command: str) -> str | None:
         runner = match.group("runner")
         if runner.endswith("runtests.py"):
             runner = "runtests.py"
-        words = words_of(match.group("rest"))
+        # its redirections are no targets (``2>&1`` is cut at the ``&`` into a dangling ``2>``)
+        words = _without_redirections(words_of(match.group("rest")))
         if _NOT_A_RUN & set(words) or runner in ("tox", "nox") and _TOX_NOT_A_RUN & set(words):
             return None
         targets, skip = [], False
