@@ -105,15 +105,14 @@ def hits(facts: RunFacts, policy: Policy) -> dict[str, Hit]:
     """Each signal's hit (for the signals that hold somewhere): computed once per run and policy
     for all the signal detectors (the judge asks them one after another about the same facts)."""
     result = {}
-    local = facts.run.info.iterations_are == "local_runs"
-    once = {name for name, setting in (("local_validation", policy.signals.local_validation_in_local_runs),
-                                       ("no_regressions", policy.signals.no_regressions_in_local_runs))
-            if local and setting == "once"}
+    local = facts.run.info.iterations_are == "local_runs"  # the run submits once: these two are paid once
+    once_validated = local and policy.signals.local_validation_in_local_runs == "once"
+    once_unbroken = local and policy.signals.no_regressions_in_local_runs == "once"
     for (name, condition, points), numbers in zip(_conditions(policy), _holding(facts, policy), strict=True):
         if not numbers:
             continue
         count = len(numbers)
-        paid = 1 if name in once else count
+        paid = 1 if (once_validated and name == "local_validation") or (once_unbroken and name == "no_regressions") else count
         if name == "no_local_validation" and any(it.untested_edits for it in facts.iterations if it.number in numbers):
             condition = "test_runs == 0, or source files written after the last check (submitted untested)"
         result[name] = Hit(points=points * paid, iterations=tuple(numbers),

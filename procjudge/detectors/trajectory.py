@@ -251,18 +251,18 @@ def rapid_convergence(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
 def wasted_iteration(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     rule = policy.trajectory.wasted_iteration
     local = facts.run.info.iterations_are == "local_runs"
-    confirming = local and rule.passing_in_local_runs == "shown"
-    diagnosing = local and rule.diagnostic_in_local_runs == "shown"
     for it in judged_steps(facts, policy):
         delta = it.delta or 0.0
         moved = delta if rule.measure == "improvement" else abs(delta)
-        if moved < rule.min_delta and confirming and it.score >= 100.0 and it.score - delta >= 100.0:
+        if moved >= rule.min_delta:
+            continue
+        if local and rule.passing_in_local_runs == "shown" and it.score >= 100.0 and it.score - delta >= 100.0:
             yield Hit(points=0.0, iterations=(it.number,), strength="weak", evidence=functools.partial(
                 _confirmed, it.score, delta))
-        elif moved < rule.min_delta and diagnosing and (why := diagnostic_step(it)) is not None:
+        elif local and rule.diagnostic_in_local_runs == "shown" and (why := diagnostic_step(it)) is not None:
             yield Hit(points=0.0, iterations=(it.number,), strength="weak", evidence=functools.partial(
                 _diagnosed, it.score, delta, why))
-        elif moved < rule.min_delta:
+        else:
             yield Hit(
                 points=rule.points,
                 iterations=(it.number,),
