@@ -266,7 +266,7 @@ def judge(run: Run, policy: Policy = DEFAULT, *, explain: bool = True) -> Verdic
         if item.id in ACCUSING:
             if item.strength == "definite":
                 cheats.append(item)
-        elif item.id == "wasted_iteration" and item.strength != "weak":  # weak: a confirmation, shown at 0
+        elif item.id == "wasted_iteration" and item.strength != "weak":  # weak: a confirmation or an investigation, shown at 0
             wasted += 1
     if cheats:
         process = policy.clamp.min

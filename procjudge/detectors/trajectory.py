@@ -243,8 +243,9 @@ def rapid_convergence(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
           "run of the agent's own checks (`iterations_are: local_runs`) a step whose check passed in full before the "
           "change and after it is a confirmation it chose to run, not a submission it spent: named at 0 "
           "(`trajectory.wasted_iteration.passing_in_local_runs`); so is a step whose change only added or removed output "
-          "lines in the code (prints, logging, a debugger's call, the branch that guards them), an investigation of the "
-          "failure rather than an attempt at its fix (`diagnostic_in_local_runs`)"),
+          "lines in the code (prints, logging, a debugger's call, the branch that guards them), or changed only the "
+          "agent's own scripts and no file of the code, an investigation of the failure rather than an attempt at its "
+          "fix (`diagnostic_in_local_runs`)"),
     reads="the score of every submission",
     source="Wasted Iteration Penalty",
 )
