@@ -305,8 +305,9 @@ def _changed_since(checked: list[Step], after: list[Step], roots: tuple[str, ...
         return repo_relative(os.path.normpath(path), roots)[0]
 
     def replay(step: Step) -> None:
+        moves = step.shell and any(how == "copy" for _, how in step.writes)
         copied = {relative(target): (relative(source), moved)
-                  for source, target, moved in (copies(step.command) if step.shell else [])}
+                  for source, target, moved in (copies(step.command) if moves else [])}
         for path, how in step.writes:
             name = relative(path)
             if how == "copy" and name in copied:
