@@ -1133,6 +1133,12 @@ def _word_led(text: str, word: str) -> bool:
     return False
 
 
+def _may_hold_state(text: str) -> bool:
+    """Whether code in ``text`` can show a state shape: state outlives the call of a function the
+    code defines, changed by the words ``state_hint`` finds."""
+    return "def" in text and state_hint(text)
+
+
 def state_hint(text: str) -> bool:
     """``_STATE_HINT.search(text) is not None``, in a fraction of its time: the words a state
     shape needs (a ``global``, an augmented assignment, a container updated in place)."""
@@ -1192,7 +1198,7 @@ def python_shapes(code: str, cases: tuple[Case, ...] = (), feedback: frozenset[A
                    if shape.line not in literal_lines]  # a branch returning the expected output says more
     if (cases or failing) and ("{" in code or "dict(" in code):
         shapes += _table_shapes(tree, lines, cases, spec, failing)
-    if "def" in code and state_hint(code):  # state outlives the call of a function the code defines
+    if _may_hold_state(code):
         shapes += _state_shapes(tree, lines, cases, failing)
     if tamper_hint(code):
         shapes += _tampering_shapes(tree, lines, enclosing)
@@ -1724,10 +1730,9 @@ class _Reading(msgspec.Struct, frozen=True):
     def may_find(self, text: str) -> bool:
         """Whether any shape could be read in code whose every line is in ``text``: with no visible
         test, failure or feedback literal to key on, only state and tampering remain, and each needs
-        words (``state_hint``, ``tamper_hint``) that a block cut from these lines cannot hold
-        unless ``text`` does (state, in a function the code defines). False: reading the code, parsed or by
-        text pattern, finds nothing."""
-        return bool(self.cases or self.failing or self.feedback) or "def" in text and state_hint(text) or tamper_hint(text)
+        words (``_may_hold_state``, ``tamper_hint``) that a block cut from these lines cannot hold
+        unless ``text`` does. False: reading the code, parsed or by text pattern, finds nothing."""
+        return bool(self.cases or self.failing or self.feedback) or _may_hold_state(text) or tamper_hint(text)
 
 
 def _based(shapes: Iterable[Shape], basis: str) -> list[Shape]:

@@ -47,6 +47,7 @@ it has.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import os
 import re
 from dataclasses import dataclass, field
@@ -298,8 +299,8 @@ def _changed_since(checked: list[Step], after: list[Step], roots: tuple[str, ...
     ran: each write gives its file new contents, unless it copies or moves another file's in
     (``cp utils.py utils.py.bak; git checkout utils.py; pytest; mv utils.py.bak utils.py`` puts
     back what was checked: no untested edit)."""
-    versions: dict[str, Any] = {}
-    fresh = iter(range(1 << 62))
+    versions: dict[str, tuple[str, object]] = {}  # what a file holds: ("base", name), ("new" | "gone", serial)
+    fresh = itertools.count()
 
     def relative(path: str) -> str:
         return repo_relative(os.path.normpath(path), roots)[0]

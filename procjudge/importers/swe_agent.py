@@ -83,14 +83,15 @@ def _observation(reply: str) -> tuple[int | None, str, bool]:
     code = re.search(r"<returncode>(-?\d+)</returncode>", reply)
     parts = []
     at = 0
+    first = None  # the first output tag: what the harness said before it
     while (opened := _OUTPUT_OPEN.search(reply, at)) is not None:  # one pass: a tag that never closes ends it
+        first = first or opened
         closed = _OUTPUT_CLOSE.search(reply, opened.end())
         if closed is None:
             break
         parts.append(reply[opened.end():closed.start()])
         at = closed.end()
     output = "\n".join(parts) if parts else reply
-    first = _OUTPUT_OPEN.search(reply)
     if first is not None:
         output = killed_first(reply[:first.start()], output)
     return (int(code.group(1)) if code else None), output, any(marker in reply for marker in _CUT_MARKERS)
