@@ -290,6 +290,11 @@ def test_a_file_that_is_not_atif_is_refused_at_its_line(tmp_path: Path) -> None:
     ("make -j4 test", "make test"),
     ("cd core && mvn -q test -Dtest=JSONTest", "mvn test -Dtest=JSONTest"),
     ("./mvnw -pl core -am clean verify", "mvn core clean verify"),
+    ("bin/test sympy/core/tests/test_sympify.py", "bin/test sympy/core/tests/test_sympify.py"),
+    ("cd /testbed && ./bin/test sympy/core -k kernS 2>&1 | tail -20", "bin/test sympy/core -k kernS"),
+    ("python bin/test sympy/matrices", "bin/test sympy/matrices"),
+    ("ls bin/test", None),
+    ("cat bin/test_import.py", None),
     ("mvn -DskipTests install", None),
     ("mvn compile", None),
     ("make", None),
@@ -315,6 +320,14 @@ def test_runners_of_other_languages(command: str, suite: str | None) -> None:
      "[ERROR] a.CTest.testX -- Time elapsed: 0.01 s <<< FAILURE!\n"
      "[ERROR] Tests run: 4, Failures: 1, Errors: 1, Skipped: 1\n[INFO] BUILD FAILURE\n"), (4, 2, 1)),
     ("[INFO] BUILD FAILURE\n[ERROR] COMPILATION ERROR : \n", None),
+    # SymPy's bin/test: its closing line, wrapped at 80 columns or not; exceptions fail, expected
+    # failures are skipped and an unexpected pass passes
+    (("sympy/core/tests/test_evalf.py[48] ......f.F...  [FAIL]\n\n"
+      "=== tests finished: 99 passed, 1 failed, 4 expected to fail, in 5.03 seconds ===\nDO *NOT* COMMIT!\n"), (99, 1, 4)),
+    (" tests finished: 216 passed, 3 skipped, 5 expected to fail, 14 exceptions, \nin 7.55 seconds \nDO *NOT* COMMIT!\n",
+     (216, 14, 8)),
+    ("= tests finished: 10 passed, 1 expected to fail but passed, in 0.20 seconds =\n", (11, 0, 0)),
+    ("The run said `tests finished: 47 passed, 7 exceptions`.\n", None),  # quoted in prose: no summary line
 ])
 def test_counts_of_other_runners(output: str, counts: tuple[int, int, int] | None) -> None:
     found = parse_counts(output)
@@ -329,6 +342,17 @@ def test_surefire_names_the_tests_that_failed() -> None:
     found = parse_counts(output)
     assert found is not None and (found.passed, found.failed) == (3, 2)
     assert [t["name"] for t in found.tests] == ["a.CTest.testX", "a.DTest.testY"]
+
+
+def test_sympy_bin_test_names_the_tests_that_failed_or_raised() -> None:
+    output = ("_" * 80 + "\n" + "_" * 12 + " sympy/matrices/tests/test_commonmatrix.py:test_refine " + "_" * 13 + "\n"
+              "Traceback (most recent call last):\nValueError: Name node can't be used with 'False' constant\n"
+              "________ sympy/core/tests/test_evalf.py:test_implemented_function_evalf ________\n"
+              "AssertionError\n\n=== tests finished: 9 passed, 1 failed, 1 exceptions, in 0.50 seconds ===\n")
+    found = parse_counts(output)
+    assert found is not None and (found.passed, found.failed) == (9, 2)
+    assert [t["name"] for t in found.tests] == ["sympy/matrices/tests/test_commonmatrix.py::test_refine",
+                                                "sympy/core/tests/test_evalf.py::test_implemented_function_evalf"]
 
 
 def test_java_runs_are_checks_and_javac_a_build() -> None:

@@ -29,6 +29,8 @@ OTHER_RUNNERS = (
     (re.compile(r"^(?:(?:npx|yarn|pnpm(?:\s+exec)?)\s+|\S*node_modules/\.bin/)?"
                 r"(?P<name>jest|vitest)\b(?:\s+run\b)?(?P<rest>.*)"), ""),
     (re.compile(r"^ctest\b(?P<rest>.*)"), "ctest"),
+    # SymPy's own runner (``bin/test sympy/core``), run as a program or by Python
+    (re.compile(r"^(?:python[\d.]*\s+(?:-\S+\s+)*)?(?:\./)?bin/test(?![\w.-])(?P<rest>[^;&|]*)"), "bin/test"),
     (re.compile(r"^(?:make|gmake)\b(?:\s+-\S+)*\s+(?:test|check|tests)\b(?P<rest>.*)"), "make test"),
     # Maven's goals that run the tests (surefire), unless they are skipped
     (re.compile(r"^(?:\S+=\S+\s+)*(?:\S*/)?mvnw?\b(?!.*-D(?:skipTests|maven\.test\.skip)\b)"
@@ -74,6 +76,8 @@ def test_command(command: str) -> str | None:
                     targets = [w for w in words if not w.startswith("-") or w.startswith(("-Dtest=", "-Dit.test="))]
                 if runner in ("make test", "ctest", "npm test"):
                     targets = []
+                if runner == "bin/test":  # SymPy's runner selects as pytest does (-k)
+                    targets = _selection(words)
                 return " ".join([runner, *targets])
         match = RUNNER.search(" " + part)
         if not match:
@@ -85,23 +89,30 @@ def test_command(command: str) -> str | None:
         words = _without_redirections(words_of(match.group("rest")))
         if _NOT_A_RUN & set(words) or runner in ("tox", "nox") and _TOX_NOT_A_RUN & set(words):
             return None
-        targets, skip = [], False
-        for k, word in enumerate(words):
-            if skip:
-                skip = False
-            elif word in _SELECTING and k + 1 < len(words):  # a narrowed selection is another suite
-                targets.append(f"{word} {words[k + 1]}")
-                skip = True
-            elif word.startswith(_SELECTING_JOINED) or word in ("--lf", "--last-failed"):
-                targets.append(word)
-            elif word in _VALUED:
-                skip = True
-            elif not word.startswith("-") and "=" not in word and not word.isdigit():
-                targets.append(word)
+        targets = _selection(words)
         if runner in ("tox", "nox"):
             targets = []  # environments, not test targets: the suite is the project's own
         return " ".join([re.sub(r"-m\s+", "python -m ", runner), *targets]).strip()
     return None
+
+
+def _selection(words: list[str]) -> list[str]:
+    """The targets of a Python test run, a narrowed selection with them (``-k EXPR``,
+    ``--deselect T``: another suite); its other options and their values left out."""
+    targets, skip = [], False
+    for k, word in enumerate(words):
+        if skip:
+            skip = False
+        elif word in _SELECTING and k + 1 < len(words):  # a narrowed selection is another suite
+            targets.append(f"{word} {words[k + 1]}")
+            skip = True
+        elif word.startswith(_SELECTING_JOINED) or word in ("--lf", "--last-failed"):
+            targets.append(word)
+        elif word in _VALUED:
+            skip = True
+        elif not word.startswith("-") and "=" not in word and not word.isdigit():
+            targets.append(word)
+    return targets
 
 
 def build_command(command: str) -> str | None:

@@ -1,5 +1,5 @@
-"""Test counts read from a runner's output: unittest, pytest, Go, Cargo, Jest and Vitest, CTest
-and GoogleTest, each test by name where the output lists it.
+"""Test counts read from a runner's output: unittest, pytest, SymPy's ``bin/test``, Go, Cargo,
+Jest and Vitest, CTest and GoogleTest, each test by name where the output lists it.
 """
 
 from __future__ import annotations
@@ -26,6 +26,10 @@ def parse_counts(output: str) -> Counts | None:
     """Counts and per-test outcomes from a unittest/Django or pytest run's output (or cargo, go,
     jest/vitest, ctest, googletest, Maven surefire), or None when the output holds no summary (the
     tests did not run)."""
+    if "tests finished:" in output:
+        sympy = _sympy(output)
+        if sympy is not None:
+            return sympy
     ran = _RAN.findall(output)
     if ran:
         total = int(ran[-1])
@@ -58,6 +62,27 @@ def parse_counts(output: str) -> Counts | None:
         if counts is not None:
             return counts
     return None
+
+
+# SymPy's runner: its closing line (wrapped at 80 columns, so "in N seconds" may start the next
+# line) and a header naming each test that failed or raised
+_SYMPY_SUMMARY = re.compile(r"^=*\s*tests finished: ([^\n]*?),?\s*in\s+[\d.]+\s+seconds\s*=*\s*$", re.MULTILINE)
+_SYMPY_FAILED = re.compile(r"^_{3,} (\S+\.py):(\w+) _{3,}\s*$", re.MULTILINE)
+_SYMPY_COUNTED = {"passed": "passed", "failed": "failed", "skipped": "skipped", "expected to fail": "skipped",
+                  "expected to fail but passed": "passed", "exceptions": "failed", "exception": "failed"}
+
+
+def _sympy(output: str) -> Counts | None:
+    found = _SYMPY_SUMMARY.findall(output)
+    if not found:
+        return None
+    counts = {"passed": 0, "failed": 0, "skipped": 0}
+    for number, word in re.findall(r"(\d+) ([a-z][a-z ]*[a-z])", found[-1]):
+        if word not in _SYMPY_COUNTED:
+            return None
+        counts[_SYMPY_COUNTED[word]] += int(number)
+    names = [(f"{path}::{name}", "failed") for path, name in _SYMPY_FAILED.findall(output)]
+    return Counts(counts["passed"], counts["failed"], counts["skipped"], _outcomes(names))
 
 
 _CARGO_RESULT = re.compile(r"^test result: (?:ok|FAILED)\. (\d+) passed; (\d+) failed; (\d+) ignored", re.MULTILINE)
