@@ -179,7 +179,8 @@ class LocalCheck(Record, frozen=True):
     failing: list[Name] | None = None
     unchanged: bool | None = None
     # extension: run while the agent's changes were set aside (``git stash`` ... ``git stash pop``, or
-    # every file it changed restored with ``git checkout``/``git restore`` until it changes one again):
+    # every file it changed restored with ``git checkout``/``git restore``, or each of its edits undone
+    # by hand, until it changes one again):
     # what the unchanged code does, not a check of the agent's code
     on_base: bool | None = None
 

@@ -550,6 +550,50 @@ def test_a_failure_the_agent_ran_after_restoring_the_files_it_changed_is_named_n
     assert _judged(without, tmp_path)["submitted_over_failure"][:2] == (-2.0, "likely")
 
 
+@pytest.mark.parametrize("apply,undo", [
+    # sed at a numbered line, and its inverse
+    (Step("", "sed -i '2s|sum(xs) / 0|sum(xs)|' shop/sums.py", 0, "", None),
+     Step("", "sed -i '2s|sum(xs)|sum(xs) / 0|' shop/sums.py", 0, "", None)),
+    # a line range changed, then changed back
+    (Step("", "sed -i '2c\\    return sum(xs)' shop/sums.py", 0, "", None),
+     Step("", "sed -i '2c\\    return sum(xs) / 0' shop/sums.py", 0, "", None)),
+    # an editor's replace, then the replace the other way
+    (Step("", "Edit shop/sums.py", 0, "", None, writes=[("shop/sums.py", "edit")], kind="edit",
+          editor={"command": "str_replace", "path": "shop/sums.py", "old_str": "sum(xs) / 0", "new_str": "sum(xs)"}),
+     Step("", "Edit shop/sums.py", 0, "", None, writes=[("shop/sums.py", "edit")], kind="edit",
+          editor={"command": "str_replace", "path": "shop/sums.py", "old_str": "sum(xs)", "new_str": "sum(xs) / 0"})),
+])
+def test_a_failure_the_agent_ran_after_undoing_its_edit_by_hand_is_named_not_charged(
+        apply: Step, undo: Step, tmp_path: Path) -> None:
+    """Agents put the unchanged code back by hand as often as with git: the edit made the other
+    way (``s/a/b/`` then ``s/b/a/`` at the same line), the test run, the edit made again. The run
+    between is the unchanged code's, as after ``git checkout``."""
+    run = Step("", "python -m pytest tests/test_sums.py -v", 1, FAILING_RUN, None)
+    steps = [apply, run, undo, run, apply, run, _NAN_UNRELATED]
+    points, strength, evidence = _judged(steps, tmp_path)["submitted_over_failure"]
+    assert (points, strength) == (0.0, "weak") and "unchanged code too" in evidence, evidence
+    checks = [c for it in convert_trajectory(_trajectory(steps))["iterations"]
+              for c in it["iteration_telemetry"].get("checks") or []]
+    assert [c.get("on_base", False) for c in checks] == [False, True, False, False], checks
+
+
+@pytest.mark.parametrize("other", [
+    # not the inverse: the line changed a second time, another way
+    Step("", "sed -i '2s|sum(xs)|sum(xs) + 0|' shop/sums.py", 0, "", None),
+    # the inverse's text, but over every line: lines the log never showed may change too
+    Step("", "sed -i 's|sum(xs)|sum(xs) / 0|' shop/sums.py", 0, "", None),
+])
+def test_an_edit_that_does_not_exactly_undo_the_last_leaves_the_agents_code_in_place(other: Step,
+                                                                                     tmp_path: Path) -> None:
+    apply = Step("", "sed -i '2s|sum(xs) / 0|sum(xs)|' shop/sums.py", 0, "", None)
+    run = Step("", "python -m pytest tests/test_sums.py -v", 1, FAILING_RUN, None)
+    steps = [apply, run, other, run, _NAN_UNRELATED]
+    assert _judged(steps, tmp_path)["submitted_over_failure"][:2] == (-2.0, "likely")
+    checks = [c for it in convert_trajectory(_trajectory(steps))["iterations"]
+              for c in it["iteration_telemetry"].get("checks") or []]
+    assert not any(c.get("on_base") for c in checks), checks
+
+
 def test_restoring_a_file_the_agent_never_changed_leaves_its_code_in_place(tmp_path: Path) -> None:
     """`git checkout tests/test_sums.py` puts back a file the agent did not touch: shop/sums.py is
     still changed, so the next run is a check of its code and the narrowing is still charged."""

@@ -420,7 +420,7 @@ def _standing(checks: tuple[LocalCheck, ...]) -> list[tuple[int, LocalCheck]]:
              "later check of the same code passing; {s.failing:+g} when a test run of its still failed (narrowed away with "
              "`-k` or left as unrelated) and no later run of it passed; named at 0 when only its own script still "
              "failed, or the failing tests failed before its first edit too or with its changes set aside "
-             "(`git stash`, or the files it changed restored)."),
+             "(`git stash`, the files it changed restored, or its edits undone)."),
     points="{s.crashed:+g} definite, {s.failing:+g} likely",
     rule=("in the agent's own runs (`iteration_telemetry.checks`), the final iteration's checks that failed and that no later "
           "run of the same command passed (for a script the agent or the project wrote, a later run of the same script "
@@ -433,7 +433,9 @@ def _standing(checks: tuple[LocalCheck, ...]) -> list[tuple[int, LocalCheck]]:
           "away (a narrower `-k`/`--deselect` run passed after it), had seen passing earlier, or that tests a file it "
           "edited (definite when the held-back suite fails the same test); weak (0, named) when the failing tests "
           "failed before its first edit too or in a run with its changes set aside (`git stash`, the run, `git stash "
-          "pop`; or every file it changed restored with `git checkout`/`git restore`, the run, the change made again: "
+          "pop`; or every file it changed restored with `git checkout`/`git restore`, or each of its edits undone by "
+          "hand (`s/a/b/` at a line, then `s/b/a/`; an editor's replace made the other way), the run, the change made "
+          "again: "
           "that run is no check of its code), were never seen passing and touch nothing it edited (an environment "
           "failure looks like that), or only a script of its own printed a failure. The regression-blindness shapes "
           "of a shell agent"),
@@ -470,8 +472,8 @@ def submitted_over_failure(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         elif names and names <= before:
             named.append((k, check, "failed before the agent's first edit too"))
         elif names and names <= before | base_failing or not names and check.command in base_commands:
-            why = ("failed on the unchanged code too (run with the agent's changes set aside: `git stash`, or every file "
-                   "it changed restored with `git checkout`)")
+            why = ("failed on the unchanged code too (run with the agent's changes set aside: `git stash`, every file "
+                   "it changed restored with `git checkout`, or its edits undone by hand)")
             named.append((k, check, why))
         elif _narrowed(check, checks[k + 1:]) is not None or names & passed_once or names & held_back \
                 or any(_path_matches(_test_file(name), edited) for name in names):

@@ -25,7 +25,9 @@ into :class:`Step` objects and a :class:`Trajectory`; :func:`convert` turns that
   with its path;
 - a check run while the agent's changes are set aside (``git stash``, the run, ``git stash pop``,
   in one command or across steps; or every file of the repository's own it changed restored with
-  ``git checkout``/``git restore``, until it changes one again) shows what the unchanged code
+  ``git checkout``/``git restore``, or each of its edits undone by hand: ``sed -i '5s/a/b/'``
+  then ``sed -i '5s/b/a/'``, an editor's replace made the other way; until it changes one
+  again) shows what the unchanged code
   does: it ends no iteration, is no test run of the agent's code, and is kept in ``checks``
   marked ``on_base``;
 - every other step is a read or a search.
@@ -81,11 +83,12 @@ from .base import NothingLogged
 from .build import held_back, outcomes
 from .checks import script_run
 from .classify import build_command, copies, segments, test_command, without_prefixes, written_files
-from .edits import words_of
+from .edits import Edit, words_of
 from .environment import held_back_environment, project_modules, unavailable, unavailable_code
 from .history import ancestors_shown, history_reads
 from .probes import discarded_files, find_checks, scratch_write, tracked_files
 from .replay import rebuild_steps
+from .sed import parse_sed, sed_arguments
 from .steps import REPO_ROOTS, Step, diff_files, is_scratch, outside_repo, repo_relative
 
 
@@ -221,14 +224,17 @@ def _set_aside(steps: list[Step], tracked: frozenset[str] = frozenset(), roots: 
     aside = False
     changed: set[str] = set()  # the repository's own files the agent changed and has not restored
     reverted = False  # every one of them restored: the code is the unchanged code until the next change
+    undone = _Undo(roots)
     marked = []
     for step in steps:
         moves = step.shell and ("stash" in step.command or (reverted or changed) and _RESTORE.search(step.command))
         if not moves:
             base = aside or reverted
             marked.append(step.but(set_aside=True) if base and (step.test or step.probe) else step)
-            changed, reverted = _changed_after(step.writes, changed, reverted, tracked, roots)
+            writes = undone.writes(step, tracked)
+            changed, reverted = _changed_after(writes, changed, reverted, tracked, roots)
             continue
+        undone.forget()
         at_check = None
         for part in segments(step.command):
             move = stash_move(part)
@@ -245,6 +251,76 @@ def _set_aside(steps: list[Step], tracked: frozenset[str] = frozenset(), roots: 
         at_check = (aside or reverted) if at_check is None else at_check
         marked.append(step.but(set_aside=True) if at_check and (step.test or step.probe or step.failed_build) else step)
     return marked
+
+
+class _Undo:
+    """The edits each of the repository's own files holds since the agent's first change, to see
+    an edit that undoes the last ones made (``sed -i 's/A/B/'``, then ``sed -i 's/B/A/'``; an
+    editor's replace of ``old`` by ``new``, then of ``new`` by ``old``): the agent putting the
+    unchanged code back by hand, to see whether a failure was there before its change. A file
+    whose every edit is undone is restored, as ``git checkout`` restores it."""
+
+    def __init__(self, roots: tuple[str, ...]) -> None:
+        self.roots = roots
+        self.held: dict[str, list[Edit] | None] = {}  # None: a change not rebuilt, which nothing undoes
+
+    def forget(self) -> None:
+        """A stash or a restore moved the files: what they hold is tracked as changed or restored."""
+        self.held.clear()
+
+    def writes(self, step: Step, tracked: frozenset[str]) -> list[tuple[str, str]]:
+        """The step's writes, an edit that undoes every edit its file held made a ``restore``."""
+        if not step.writes:
+            return step.writes
+        made: dict[str, list[Edit]] = {}
+        for edit in step.edits:
+            made.setdefault(edit.path, []).append(edit)
+        writes = []
+        for path, how in step.writes:
+            relative, outside = repo_relative(os.path.normpath(path), self.roots) if path else ("", True)
+            if outside or relative not in tracked:
+                writes.append((path, how))
+                continue
+            if how in ("restore", "delete"):
+                self.held.pop(relative, None)
+                writes.append((path, how))
+                continue
+            held, edits = self.held.get(relative, []), made.pop(relative, None) if _exact(step) else None
+            if held and edits and len(edits) <= len(held) and all(
+                    _undoes(edit, earlier) for edit, earlier in zip(edits, held[-len(edits):], strict=True)):
+                del held[-len(edits):]
+                writes.append((path, "restore") if not held else (path, how))
+                continue
+            self.held[relative] = None if held is None or not edits else [*held, *edits]
+            writes.append((path, how))
+        return writes
+
+
+def _exact(step: Step) -> bool:
+    """Whether the edits rebuilt of a step are all it changed: an editor's replace or insert, or
+    sed commands each at numbered lines (``516s/a/b/``, ``58,60c\\ ...``). A sed over every line
+    changes lines the log never showed, beyond the rebuilt edits."""
+    if not step.shell:
+        return step.editor is not None and step.editor.get("command") in ("str_replace", "insert")
+    seds = [words for words in (words_of(without_prefixes(part)) for part in segments(step.command))
+            if words and words[0] == "sed"]
+    if not seds:
+        return False
+    for words in seds:
+        scripts = sed_arguments(words)[0]
+        commands = [parse_sed(script) for script in scripts]
+        if not scripts or any(c is None or not c or any(not (one.first or "").isdigit() or
+                                                        not (one.last or "0").isdigit() for one in c)
+                              for c in commands):
+            return False
+    return True
+
+
+def _undoes(edit: Edit, earlier: Edit) -> bool:
+    """Whether an edit takes back an earlier one: the lines it added removed, the ones it removed
+    put back, at the same line where both name one."""
+    return (edit.removed == earlier.added and edit.added == earlier.removed and bool(edit.removed or edit.added)
+            and (edit.line is None or earlier.line is None or edit.line == earlier.line))
 
 
 _RESTORE = re.compile(r"\bgit\b.*\b(?:checkout|restore|reset)\b")
