@@ -795,12 +795,14 @@ Names = tuple[frozenset[str] | None, frozenset[str] | None, frozenset[str]]
 
 def _iteration(run: Run, position: int, previous: IterationFacts | None, baseline: IterationFacts | None,
                names: Names, names_before: Names, first_of_phase: bool, policy: Policy,
-               scratch: frozenset[str], failures: tuple[str, ...]) -> IterationFacts:
+               scratch: frozenset[str], failures: tuple[str, ...],
+               unchanged_failing: Unchanged | None = None) -> IterationFacts:
     """The facts of one scored submission, family by family: its outcome (counts, build, score),
     its tests against the ones before, its changes, and its actions and timing. ``previous`` is
     the submission before it; ``baseline`` the last one whose tests ran (a failed build or a
     timeout is not a list of regressions); ``names`` and ``names_before`` are ``_names`` of this
-    submission and of the baseline; ``failures`` its failing tests' texts (``_read_tests``). Each family returns its
+    submission and of the baseline; ``failures`` its failing tests' texts (``_read_tests``);
+    ``unchanged_failing`` the tests that failed on the unchanged code (``failing_on_unchanged_code``). Each family returns its
     fields as a tuple in the order ``FAMILIES`` names them, and the struct takes them positionally
     (no mapping, no keywords: a third of the cost)."""
     entry = run.iterations[position]
@@ -808,7 +810,7 @@ def _iteration(run: Run, position: int, previous: IterationFacts | None, baselin
     phase = entry.iteration_telemetry.phase
     local = run.info.iterations_are == "local_runs"
     outcome_facts = _outcome_facts(entry, position, first_of_phase, policy, local and not held_back_scores(run, policy),
-                                   local)
+                                   local, unchanged_failing)
     delta = None if previous is None else round(outcome_facts.score - previous.score, 6)
     # mypy does not map a spread tuple onto the fields; the module's check holds their order to FAMILIES
     return IterationFacts(position, number, entry, phase, delta, *outcome_facts,
@@ -818,12 +820,21 @@ def _iteration(run: Run, position: int, previous: IterationFacts | None, baselin
 
 
 def _outcome_facts(entry: Entry, position: int, first_of_phase: bool, policy: Policy, blind: bool,
-                   local: bool) -> OutcomeFacts:
+                   local: bool, unchanged_failing: Unchanged | None = None) -> OutcomeFacts:
     """Counts, build, timeout and the score: a timed-out submission's tests that did not run count as failed.
-    ``blind``: the held-back suite may not score the run (``held_back_scores``)."""
+    ``blind``: the held-back suite may not score the run (``held_back_scores``); the failing
+    tests among ``unchanged_failing`` (they failed on the unchanged code) are left out of the counts."""
     telemetry = entry.iteration_telemetry
     build_failed = outcome.build_failed(entry)
     passed, failed, total = test_counts(entry)
+    results = telemetry.test_results
+    left_out = 0
+    if unchanged_failing is not None and total and results is not None and telemetry.score is None:
+        left_out = unchanged_failing.left_out(results, failed or 0)
+        if left_out and left_out < total:  # a run of none but those shows them failing still: it is kept
+            failed, total = (failed or 0) - left_out, total - left_out
+        else:
+            left_out = 0
     timed_out = bool(telemetry.timed_out)
     tests_not_run = 0
     tests_completed = telemetry.tests_completed
@@ -833,6 +844,8 @@ def _outcome_facts(entry: Entry, position: int, first_of_phase: bool, policy: Po
         failed = total - (passed or 0)
     zero_by_build = build_failed and (policy.rules.build_failure.zero_score == "every_iteration" or first_of_phase)
     score, score_source = _score(entry, position, build_failed, zero_by_build, passed, total, blind, local)
+    if left_out and score_source == "100 x passed / total":
+        score_source += f" ({left_out} failing on the unchanged code too, left out)"
     recorded = telemetry.score
     recorded_delta = recorded.delta if recorded else None
     score_samples = tuple(recorded.samples or ()) if recorded else ()
@@ -1008,6 +1021,67 @@ def test_texts(run: Run) -> tuple[str, ...]:
     return tuple(names)
 
 
+class Unchanged:
+    """What a run of the agent's own checks saw fail on the unchanged code: the tests by name (in
+    its run before its first edit, ``baseline_tests``, or in a run with its changes set aside or
+    undone, a check ``on_base``), and each such run's command with its count of failures and the
+    failing tests it named (an output cut short names fewer than it counts). A test the task's
+    statement names is left out of both: a test the task asks to make pass is its target, not the
+    environment's."""
+
+    __slots__ = ("names", "runs")
+
+    def __init__(self, names: frozenset[str], runs: dict[str, tuple[int, frozenset[str]]]) -> None:
+        self.names, self.runs = names, runs
+
+    def left_out(self, results: TestResults, failed: int) -> int:
+        """How many of a test run's failures were failures on the unchanged code: those it names
+        that the unchanged code failed, or, for a run of the same command on the unchanged code,
+        as many as that run counted, less the failures named here that it did not name."""
+        failing = [test.name for test in results.tests or () if test.outcome in ("failed", "error")]
+        named = sum(1 for name in failing if name in self.names)
+        same = self.runs.get(results.suite or "")
+        if same is None:
+            return min(failed, named)
+        base_failed, base_names = same
+        new = sum(1 for name in failing if name not in base_names)
+        return min(failed, max(named, min(failed - new, base_failed)))
+
+
+def failing_on_unchanged_code(run: Run) -> Unchanged | None:
+    """The tests a run of the agent's own checks saw fail on the unchanged code (:class:`Unchanged`),
+    or None when it saw none."""
+    names: set[str] = set()
+    runs: dict[str, tuple[int, frozenset[str]]] = {}
+    for entry in run.iterations:
+        telemetry = entry.iteration_telemetry
+        results = telemetry.test_results
+        if results is not None and results.baseline_tests:
+            names.update(test.name for test in results.baseline_tests if test.outcome in ("failed", "error"))
+        for check in telemetry.checks or ():
+            if check.on_base and check.failed:
+                failing = frozenset(check.failing or ())
+                names.update(failing)
+                runs[check.command] = (check.failed, failing)
+    if not names and not runs:
+        return None
+    statement = run.info.task.statement or "" if run.info.task else ""
+    if statement:
+        names = {name for name in names if not _named_in(name, statement)}
+        runs = {command: (count, failing) for command, (count, failing) in runs.items()
+                if not any(_named_in(name, statement) for name in failing)}
+    return Unchanged(frozenset(names), runs)
+
+
+def _named_in(test: str, statement: str) -> bool:
+    """Whether a statement names a test by its function's name (``path::test_x[1]``, ``test_x
+    (module.Class)``, ``module.Class.test_x``)."""
+    if not statement:
+        return False
+    function = test.split(" (")[0].rsplit("::", 1)[-1].split("[")[0].rsplit(".", 1)[-1]
+    return bool(function) and re.search(rf"\b{re.escape(function)}\b", statement) is not None
+
+
 def derive(run: Run, policy: Policy) -> RunFacts:
     """Facts for every scored submission of a run, in order: the plan, then each submission
     against the one before it and against the last one whose tests ran."""
@@ -1017,12 +1091,14 @@ def derive(run: Run, policy: Policy) -> RunFacts:
     facts: list[IterationFacts] = []
     baseline: IterationFacts | None = None
     baseline_names: Names = (None, None, frozenset())
+    unchanged_failing = failing_on_unchanged_code(run) if run.info.iterations_are == "local_runs" and \
+        policy.rules.failing_on_unchanged_code_in_local_runs == "left_out" else None
     for position in positions:
         phase = run.iterations[position].iteration_telemetry.phase
         first_of_phase = not facts or (phase is not None and facts[-1].phase != phase)
         names, failures = _read_tests(run.iterations[position])
         current = _iteration(run, position, facts[-1] if facts else None, baseline, names, baseline_names,
-                             first_of_phase, policy, scratch, failures)
+                             first_of_phase, policy, scratch, failures, unchanged_failing)
         facts.append(current)
         if current.tests_ran:
             baseline, baseline_names = current, names

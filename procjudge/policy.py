@@ -157,6 +157,11 @@ class Rules(Section, frozen=True):
     # edit, or back to an earlier version) is named at 0 ("shown"); copy_paste_loop charges a
     # failing check re-run past its count. "charged" scores it as a graded resubmission.
     identical_submission_in_local_runs: Literal["shown", "charged"] = "shown"
+    # In a run of the agent's own checks, a test that failed on the unchanged code (in the agent's
+    # run before its first edit, or in a run with its changes set aside or undone) and fails again
+    # is no failure of the agent's change: "left_out" of the iteration's score (named in the
+    # facts); "counted" scores it as any failing test.
+    failing_on_unchanged_code_in_local_runs: Literal["left_out", "counted"] = "left_out"
     build_failure: BuildFailure = BuildFailure()
     timeout: Points = 0.0
     budget_exceeded: Points = 0.0

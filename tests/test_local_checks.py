@@ -4,6 +4,7 @@ held-back suite does not move (``procjudge.importers.checks``; ``held_back.local
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -26,6 +27,7 @@ from procjudge.importers.grammar import parseable, simple_commands
 from procjudge.importers.shell import Trajectory, stash_move
 from procjudge.importers.shell import convert as _typed
 from procjudge.importers.steps import Step
+from procjudge.policy import load_policy
 
 from conftest import ROOT, present
 
@@ -592,6 +594,53 @@ def test_an_edit_that_does_not_exactly_undo_the_last_leaves_the_agents_code_in_p
     checks = [c for it in convert_trajectory(_trajectory(steps))["iterations"]
               for c in it["iteration_telemetry"].get("checks") or []]
     assert not any(c.get("on_base") for c in checks), checks
+
+
+def _scores(steps: list[Step], tmp_path: Path, policy: str = "", statement: str | None = None) -> list[float]:
+    trajectory = _trajectory(steps, hidden=False)
+    if statement is not None:
+        trajectory = dataclasses.replace(trajectory, statement=statement)
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(convert_trajectory(trajectory)))
+    options = {}
+    if policy:
+        policy_file = tmp_path / "policy.yaml"
+        policy_file.write_text(policy)
+        options["policy"] = load_policy(str(policy_file))
+    return list(judge(load_run(str(path)), **options).trajectory)
+
+
+def test_tests_failing_on_the_unchanged_code_are_left_out_of_the_iterations_score(tmp_path: Path) -> None:
+    """test_nan fails before the agent's first edit and after each: the environment's failure, or
+    the project's, not its change's. It is left out of every iteration's score, so the change
+    that fixes test_total is not a step that moved nothing; the policy's ``counted`` restores it."""
+    failing_two = ("tests/test_sums.py::test_total FAILED\ntests/test_sums.py::test_nan FAILED\n"
+                   "===== 2 failed, 3 passed in 0.1s =====\n")
+    first = Step("", "python -m pytest tests/test_sums.py -v", 1, failing_two, None)
+    fix = Step("", "sed -i 's|sum(xs) / 0|sum(xs)|' shop/sums.py", 0, "", None)
+    after = Step("", "python -m pytest tests/test_sums.py -v", 1, FAILING_RUN.replace("1 passed", "4 passed"), None)
+    tidy = Step("", "sed -i 's|return sum(xs)|return sum(list(xs))|' shop/sums.py", 0, "", None)
+    steps = [first, fix, after, tidy, after]
+    assert _scores(steps, tmp_path) == [100.0, 100.0]
+    assert _scores(steps, tmp_path, "rules:\n  failing_on_unchanged_code_in_local_runs: counted\n") == [80.0, 80.0]
+    # a test the task names is its target, not the environment's: it stays counted
+    assert _scores(steps, tmp_path, statement="Make test_nan pass: sum of NaN") == [80.0, 80.0]
+
+
+def test_a_cut_output_counts_the_failures_its_unchanged_run_counted(tmp_path: Path) -> None:
+    """An output cut short names 2 of its 14 failures. The same command on the unchanged code
+    failed 14 too, naming the same two: the 14 are left out; a 15th, named or not, is the change's."""
+    def sympy(failed: int, names: tuple[str, ...] = ("test_refine", "test_diff")) -> str:
+        headers = "".join(f"____ sympy/matrices/tests/test_m.py:{name} ____\nValueError\n" for name in names)
+        return f"{headers}... (output cut) ...\n tests finished: 216 passed, {failed} exceptions, in 7.55 seconds\n"
+    apply = Step("", "sed -i '2s|sum(xs) / 0|sum(xs)|' shop/sums.py", 0, "", None)
+    undo = Step("", "sed -i '2s|sum(xs)|sum(xs) / 0|' shop/sums.py", 0, "", None)
+    run = "bin/test sympy/matrices/tests/test_m.py"
+    steps = [apply, Step("", run, 1, sympy(14), None), undo, Step("", run, 1, sympy(14), None), apply,
+             Step("", run, 1, sympy(15), None)]
+    assert _scores(steps, tmp_path) == [100.0, round(100 * 216 / 217, 2)]
+    new = Step("", run, 1, sympy(14, ("test_refine", "test_new")), None)  # test_new is not among the unchanged run's
+    assert _scores([*steps[:5], new], tmp_path)[-1] == round(100 * 216 / 217, 2)
 
 
 def test_restoring_a_file_the_agent_never_changed_leaves_its_code_in_place(tmp_path: Path) -> None:
