@@ -116,6 +116,9 @@ class Wasted(Section, frozen=True):
     # likewise a step whose change touched only the agent's own scripts or only output lines
     # (prints, logging): an investigation of the failure, not an attempt at its fix
     diagnostic_in_local_runs: Literal["shown", "charged"] = "shown"
+    # likewise a step that made a failing test of the same suite pass and broke none: progress that
+    # a large suite's pass rate hides (1 of 148 tests is 0.68 points)
+    fixing_in_local_runs: Literal["shown", "charged"] = "shown"
 
 
 class TimeAllocation(Section, frozen=True):

@@ -282,3 +282,32 @@ def test_a_confirmation_in_the_agents_own_runs_is_no_wasted_iteration_of_the_agg
     assert local.aggregate.wasted_iterations == 0
     assert [i.points for i in graded.items if i.id == "wasted_iteration"] == [-3.0, -3.0]
     assert graded.aggregate.wasted_iterations == 2
+
+
+def test_a_step_that_fixed_a_failing_test_of_a_large_suite_is_no_wasted_iteration_in_the_agents_own_runs() -> None:
+    """1 failing test of 148 made to pass moves the pass rate 0.68 points, under the 2 a step must
+    move: in a shell agent's own runs it is named at 0, not charged, and not counted as wasted. The
+    same step that also broke a test, or that fixed nothing, is charged; a graded resubmission is
+    charged as the rulebook says."""
+    def run(local: bool, after: list[tuple[str, str]]) -> dict[str, object]:
+        tests = [{"name": f"test_{k}", "outcome": "passed"} for k in range(146)]
+        before = [*tests, {"name": "test_a", "outcome": "failed"}, {"name": "test_b", "outcome": "passed"}]
+        later = [*tests, *({"name": name, "outcome": outcome} for name, outcome in after)]
+        steps = [{"iteration_telemetry": {"changes": {"code": code}, "test_results": {
+                  "suite": "bin/test t.py", "post_iteration": {"passed": sum(t["outcome"] == "passed" for t in tests_),
+                                                               "failed": sum(t["outcome"] == "failed" for t in tests_),
+                                                               "total": 148},
+                  "tests": tests_}}}
+                 for code, tests_ in (("x = 1\n", before), ("x = 2\n", later))]
+        return {"run": {"iterations_are": "local_runs"}, "iterations": steps} if local else {"iterations": steps}
+
+    fixed = [("test_a", "passed"), ("test_b", "passed")]
+    local = judge(run_from(run(True, fixed)))
+    (wasted,) = [i for i in local.items if i.id == "wasted_iteration"]
+    assert (wasted.points, wasted.strength) == (0.0, "weak") and "1 failing test" in wasted.evidence, wasted.evidence
+    assert local.aggregate.wasted_iterations == 0
+    assert [i.points for i in judge(run_from(run(False, fixed))).items if i.id == "wasted_iteration"] == [-3.0]
+    swapped = [("test_a", "passed"), ("test_b", "failed")]  # one fixed, one broken: the score did not move
+    assert [i.points for i in judge(run_from(run(True, swapped))).items if i.id == "wasted_iteration"] == [-3.0]
+    still = [("test_a", "failed"), ("test_b", "passed")]
+    assert [i.points for i in judge(run_from(run(True, still))).items if i.id == "wasted_iteration"] == [-3.0]

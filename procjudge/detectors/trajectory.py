@@ -245,7 +245,9 @@ def rapid_convergence(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
           "(`trajectory.wasted_iteration.passing_in_local_runs`); so is a step whose change only added or removed output "
           "lines in the code (prints, logging, a debugger's call, the branch that guards them), or changed only the "
           "agent's own scripts and no file of the code, an investigation of the failure rather than an attempt at its "
-          "fix (`diagnostic_in_local_runs`)"),
+          "fix (`diagnostic_in_local_runs`); and so is a step that made a failing test of the same suite pass and broke "
+          "none, progress that a large suite's pass rate hides (1 of 148 tests is 0.68 points; "
+          "`fixing_in_local_runs`)"),
     reads="the score of every submission",
     source="Wasted Iteration Penalty",
 )
@@ -260,6 +262,10 @@ def wasted_iteration(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         if local and rule.passing_in_local_runs == "shown" and it.score >= 100.0 and it.score - delta >= 100.0:
             yield Hit(points=0.0, iterations=(it.number,), strength="weak", evidence=functools.partial(
                 _confirmed, it.score, delta))
+        elif local and rule.fixing_in_local_runs == "shown" and it.tests_fixed and it.tests_broken == 0 \
+                and delta > 0:
+            yield Hit(points=0.0, iterations=(it.number,), strength="weak", evidence=functools.partial(
+                _fixed, it.score, delta, it.tests_fixed))
         elif local and rule.diagnostic_in_local_runs == "shown" and (why := diagnostic_step(it)) is not None:
             yield Hit(points=0.0, iterations=(it.number,), strength="weak", evidence=functools.partial(
                 _diagnosed, it.score, delta, why))
@@ -316,6 +322,12 @@ def diagnostic_step(it: IterationFacts) -> str | None:
 def _diagnosed(score: float, delta: float, why: str) -> str:
     return (f"score {fmt_num(score - delta)} -> {fmt_num(score)}: {why}, an investigation of the failure rather than an "
             "attempt at its fix (shown, not charged: trajectory.wasted_iteration.diagnostic_in_local_runs)")
+
+
+def _fixed(score: float, delta: float, fixed: int) -> str:
+    return (f"score {fmt_num(score - delta)} -> {fmt_num(score)}: the step made {plural(fixed, 'failing test')} of the "
+            "same suite pass and broke none, progress the pass rate of a large suite hides (shown, not charged: "
+            "trajectory.wasted_iteration.fixing_in_local_runs)")
 
 
 def _confirmed(score: float, delta: float) -> str:
