@@ -292,6 +292,9 @@ _OUTPUT_LINE = re.compile(
 
 # A branch or loop header: with nothing but output lines beside it, all it can guard is the output.
 _GUARD_LINE = re.compile(r"(?:if|elif|for)\b.*:$|else\s*:$")
+# A one-line branch whose body is an output line (``if mod: print(f"DEBUG: {mod}")``): its guard.
+_INLINE_GUARD = re.compile(r"(?:(?:if|elif|for|while)\b.*?|else\s*):\s*(?=(?:print|pprint|logging|logger|log|_log|LOGGER"
+                           r"|sys\.std|console\.|traceback\.print|breakpoint|i?pdb\.)\b)")
 
 
 def diagnostic_step(it: IterationFacts) -> str | None:
@@ -313,6 +316,9 @@ def diagnostic_step(it: IterationFacts) -> str | None:
             text = line.strip()
             if _GUARD_LINE.match(text):
                 continue  # ``if call.when == "call":`` before a print: the print's guard
+            guarded = _INLINE_GUARD.match(text)
+            if guarded:
+                text = text[guarded.end():]
             if not _OUTPUT_LINE.match(text):
                 return None
             shown = shown or bool(text) and not text.startswith(("#", "import", "from"))
