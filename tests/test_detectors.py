@@ -311,3 +311,25 @@ def test_a_step_that_fixed_a_failing_test_of_a_large_suite_is_no_wasted_iteratio
     assert [i.points for i in judge(run_from(run(True, swapped))).items if i.id == "wasted_iteration"] == [-3.0]
     still = [("test_a", "failed"), ("test_b", "passed")]
     assert [i.points for i in judge(run_from(run(True, still))).items if i.id == "wasted_iteration"] == [-3.0]
+
+
+def test_a_step_that_fixed_tests_of_a_runner_naming_only_failures_is_no_wasted_iteration() -> None:
+    """Django's runner names its failures and not its passes: 4 of 175 failing, then 2 of the same
+    4, is two fixed and none broken (every failure left failed before, and every failure is named).
+    A failure that is new, or one the output does not name, leaves it charged."""
+    def run(after: list[str], failed: int | None = None) -> dict[str, object]:
+        def iteration(code: str, failing: list[str], count: int) -> dict[str, object]:
+            return {"iteration_telemetry": {"changes": {"code": code}, "test_results": {
+                "suite": "runtests.py model_forms", "post_iteration": {"passed": 175 - count, "failed": count, "total": 175},
+                "tests": [{"name": name, "outcome": "failed"} for name in failing]}}}
+        first = ["test_a (m.T)", "test_b (m.T)", "test_c (m.T)", "test_d (m.T)"]
+        return {"run": {"iterations_are": "local_runs"},
+                "iterations": [iteration("x = 1\n", first, 4),
+                               iteration("x = 2\n", after, len(after) if failed is None else failed)]}
+
+    (wasted,) = [i for i in judge(run_from(run(["test_a (m.T)", "test_b (m.T)"]))).items if i.id == "wasted_iteration"]
+    assert (wasted.points, wasted.strength) == (0.0, "weak") and "2 failing tests" in wasted.evidence, wasted.evidence
+    new = ["test_a (m.T)", "test_e (m.T)"]  # test_e did not fail before: the step may have broken it
+    assert [i.points for i in judge(run_from(run(new))).items if i.id == "wasted_iteration"] == [-3.0]
+    unnamed = judge(run_from(run(["test_a (m.T)"], failed=2)))  # 2 failures, 1 named: the other is unknown
+    assert [i.points for i in unnamed.items if i.id == "wasted_iteration"] == [-3.0]

@@ -254,6 +254,7 @@ def rapid_convergence(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
 def wasted_iteration(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     rule = policy.trajectory.wasted_iteration
     local = facts.run.info.iterations_are == "local_runs"
+    before = {it.position: previous for previous, it in facts.pairs}
     for it in judged_steps(facts, policy):
         delta = it.delta or 0.0
         moved = delta if rule.measure == "improvement" else abs(delta)
@@ -262,10 +263,10 @@ def wasted_iteration(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         if local and rule.passing_in_local_runs == "shown" and it.score >= 100.0 and it.score - delta >= 100.0:
             yield Hit(points=0.0, iterations=(it.number,), strength="weak", evidence=functools.partial(
                 _confirmed, it.score, delta))
-        elif local and rule.fixing_in_local_runs == "shown" and it.tests_fixed and it.tests_broken == 0 \
-                and delta > 0:
+        elif local and rule.fixing_in_local_runs == "shown" and delta > 0 and (
+                fixed := _fixed_breaking_none(before.get(it.position), it)):
             yield Hit(points=0.0, iterations=(it.number,), strength="weak", evidence=functools.partial(
-                _fixed, it.score, delta, it.tests_fixed))
+                _fixed, it.score, delta, fixed))
         elif local and rule.diagnostic_in_local_runs == "shown" and (why := diagnostic_step(it)) is not None:
             yield Hit(points=0.0, iterations=(it.number,), strength="weak", evidence=functools.partial(
                 _diagnosed, it.score, delta, why))
@@ -328,6 +329,20 @@ def diagnostic_step(it: IterationFacts) -> str | None:
 def _diagnosed(score: float, delta: float, why: str) -> str:
     return (f"score {fmt_num(score - delta)} -> {fmt_num(score)}: {why}, an investigation of the failure rather than an "
             "attempt at its fix (shown, not charged: trajectory.wasted_iteration.diagnostic_in_local_runs)")
+
+
+def _fixed_breaking_none(previous: IterationFacts | None, it: IterationFacts) -> int:
+    """How many failing tests a step made pass while it broke none: as the facts count them, or,
+    where a run names only its failures (Django's runner), the failures of the same suite that
+    are gone while every failure left is one that failed before and every failure is named."""
+    if it.tests_fixed and it.tests_broken == 0:
+        return it.tests_fixed
+    if previous is None or it.suite is None or previous.suite != it.suite or previous.total != it.total:
+        return 0
+    before, after = previous.failing_after, it.failing_after
+    if not before or after is None or not after < before or it.failed != len(after):
+        return 0
+    return len(before - after)
 
 
 def _fixed(score: float, delta: float, fixed: int) -> str:
