@@ -263,6 +263,24 @@ def test_an_edit_after_checks_starts_the_next_iteration_and_the_last_check_befor
     assert iterations[0]["actions"]["test_runs"] == 2 and iterations[1]["test_results"]["post_iteration"]["failed"] == 0
 
 
+@pytest.mark.parametrize("wider,suite", [
+    # the suite measured before ran again and passed; a wider run after it passed too: the same suite states it
+    ("===== 9 passed in 0.1s =====\n", "python -m pytest tests/test_sums.py"),
+    # the wider run failed more: it states the iteration, so that the score hides no failure
+    ("tests/test_other.py::test_x FAILED\n===== 1 failed, 8 passed in 0.1s =====\n", "python -m pytest tests"),
+])
+def test_the_suite_that_stated_the_iteration_before_states_the_next_where_it_ran_again(wider: str, suite: str) -> None:
+    """An iteration ran tests/test_sums.py (1 failing); the next ran it again (passing), then a
+    wider run. Measured by the same suite, the two iterations compare: the fix shows."""
+    edit = Step("", "sed -i 's|sum(xs) / 0|sum(xs) / 1|' shop/sums.py", 0, "", None)
+    fix = Step("", "sed -i 's|sum(xs) / 1|sum(xs)|' shop/sums.py", 0, "", None)
+    steps = [edit, Step("", "python -m pytest tests/test_sums.py", 1, FAILING_RUN, None), fix,
+             Step("", "python -m pytest tests/test_sums.py", 0, "===== 2 passed in 0.1s =====\n", None),
+             Step("", "python -m pytest tests", 1 if "FAILED" in wider else 0, wider, None)]
+    iterations = [i["iteration_telemetry"] for i in convert_trajectory(_trajectory(steps))["iterations"]]
+    assert [it["test_results"]["suite"] for it in iterations] == ["python -m pytest tests/test_sums.py", suite]
+
+
 def test_a_check_piped_into_tail_has_no_exit_status_of_its_own() -> None:
     steps = [Step("", "sed -i 's|sum(xs) / 0|sum(xs)|' shop/sums.py", 0, "", None),
              Step("", "python reproduce.py 2>&1 | tail -5", 0, TRACEBACK, None)]

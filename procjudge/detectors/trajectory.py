@@ -337,12 +337,24 @@ def _fixed_breaking_none(previous: IterationFacts | None, it: IterationFacts) ->
     are gone while every failure left is one that failed before and every failure is named."""
     if it.tests_fixed and it.tests_broken == 0:
         return it.tests_fixed
-    if previous is None or it.suite is None or previous.suite != it.suite or previous.total != it.total:
+    if previous is None or it.suite is None or previous.suite != it.suite:
+        return 0
+    counted, counted_before = _recorded(it), _recorded(previous)  # as the run counted them (none left out)
+    if counted is None or counted_before is None or counted[1] != counted_before[1]:
         return 0
     before, after = previous.failing_after, it.failing_after
-    if not before or after is None or not after < before or it.failed != len(after):
+    if not before or after is None or not after < before or counted[0] != len(after):
         return 0
     return len(before - after)
+
+
+def _recorded(it: IterationFacts) -> tuple[int, int] | None:
+    """(failed, total) of a step's test run as its record counts them."""
+    results = it.entry.iteration_telemetry.test_results
+    counts = results.post_iteration if results is not None else None
+    if counts is None or counts.failed is None:
+        return None
+    return counts.failed, counts.total_or_sum
 
 
 def _fixed(score: float, delta: float, fixed: int) -> str:

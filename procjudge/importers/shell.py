@@ -149,12 +149,14 @@ def convert(trajectory: Trajectory) -> RunFile:
     if trailing:
         where = "the submitted files" if submitted is not None else "the repository"
         notes.append(f"{len(trailing)} edit(s) to {where} came after the last check: submitted untested")
-    iterations = []
+    iterations: list[IterationTelemetry] = []
     seen_created: set[str] = set()
     ancestors = ancestors_shown(all_steps)
     for k, group in enumerate(groups):
+        previous = iterations[-1].test_results.suite if iterations and iterations[-1].test_results else None
         iterations.append(_iteration(k, group, baseline if k == 0 else None, submitted, seen_created, trajectory.roots,
-                                     trajectory.submission, unknown=outcome_unknown, tracked=tracked, ancestors=ancestors))
+                                     trajectory.submission, unknown=outcome_unknown, tracked=tracked, ancestors=ancestors,
+                                     previous=previous))
     final = _finish(iterations[-1], trajectory)
     if submitted is not None and trajectory.submission:
         final = _unsubmitted_edits(final, groups[-1], submitted, tracked, trajectory.roots)
@@ -433,13 +435,22 @@ def _groups(steps: list[Step]) -> tuple[list[list[Step]], list[Step], Step | Non
     return groups, current, scored_check(before)
 
 
-def scored_check(checks: list[Step]) -> Step | None:
+def scored_check(checks: list[Step], previous: str | None = None) -> Step | None:
     """The check that states what a stretch of unchanged code did: its last test run with counts
-    (the widest evidence), else its last check."""
-    for step in reversed(checks):
-        if step.test and step.counts is not None and not step.unavailable:
-            return step
-    return checks[-1] if checks else None
+    (the widest evidence), else its last check. Where the test suite that stated the iteration
+    before (``previous``) ran again, its last run states this one, so that the two are measured
+    alike, unless the last test run failed more tests: the score never hides a failure."""
+    runs = [step for step in checks if step.test and step.counts is not None and not step.unavailable]
+    if not runs:
+        return checks[-1] if checks else None
+    last = runs[-1]
+    same = next((step for step in reversed(runs) if step.test == previous), None) if previous is not None else None
+    # the suite measured before, unless a later run failed more: the score never hides failures
+    return same if same is not None and _failed(last) <= _failed(same) else last
+
+
+def _failed(step: Step) -> int:
+    return step.counts.failed if step.counts is not None else 0
 
 
 def _step_notes(steps: list[Step], submitted: dict[str, str] | None) -> list[str]:
@@ -513,12 +524,12 @@ def _reasons(steps: list[Step]) -> str:
 def _iteration(k: int, group: list[Step], baseline: Step | None, submitted: dict[str, str] | None,
                seen_created: set[str], roots: tuple[str, ...], submission: str | None = None,
                unknown: bool = False, tracked: frozenset[str] = frozenset(),
-               ancestors: frozenset[str] = frozenset()) -> IterationTelemetry:
+               ancestors: frozenset[str] = frozenset(), previous: str | None = None) -> IterationTelemetry:
     """One iteration's telemetry from its steps: timing, actions, the files written and their edits,
     the test results (or why none validated anything), and the reads of the repository's history."""
     files = _files_written(group, submitted, seen_created, roots, tracked)
     times = [s.time for s in group if s.time]
-    results, build = _results(group, baseline, unknown)
+    results, build = _results(group, baseline, unknown, previous)
     reads = history_reads(group, submission, ancestors)
     first_edit = next((k for k, s in enumerate(group) if s.code_edit), 0)
     # a run on the unchanged code before this iteration's first edit (its files restored, the change
@@ -593,11 +604,12 @@ def _changes(group: list[Step], files: dict[str, FileChange], submitted: dict[st
     )
 
 
-def _results(group: list[Step], baseline: Step | None, unknown: bool) -> tuple[TestResults, Build | None]:
+def _results(group: list[Step], baseline: Step | None, unknown: bool,
+             previous: str | None = None) -> tuple[TestResults, Build | None]:
     """The test results of an iteration's last check (and the build that failed instead), against
     the agent's baseline run; why nothing was validated when no run after the edits ran."""
     first_edit = next((k for k, s in enumerate(group) if s.code_edit), 0)
-    last = scored_check([s for s in group[first_edit:] if s.check])
+    last = scored_check([s for s in group[first_edit:] if s.check], previous)
     results = TestResults()
     build = None
     if unknown or last is None:  # no run after the edits validated anything: the outcome is unknown
