@@ -333,3 +333,22 @@ def test_a_step_that_fixed_tests_of_a_runner_naming_only_failures_is_no_wasted_i
     assert [i.points for i in judge(run_from(run(new))).items if i.id == "wasted_iteration"] == [-3.0]
     unnamed = judge(run_from(run(["test_a (m.T)"], failed=2)))  # 2 failures, 1 named: the other is unknown
     assert [i.points for i in unnamed.items if i.id == "wasted_iteration"] == [-3.0]
+
+
+@pytest.mark.parametrize("before,after,rule,why", [
+    # an identity check's expected constant changed: sympy-16597 rewrote four `is None` to `is False`
+    ("assert oo.is_even is None", "assert oo.is_even is False", "changed_expectation", "changes an expected value"),
+    ("assert x is True", "assert x is False", "changed_expectation", "changes an expected value"),
+    ("assert x in seen", "assert x not in seen", "changed_expectation", "inverts an assertion"),
+    ("assert x is None", "assert x is not None", "changed_expectation", "inverts an assertion"),
+    ("assert total == 5", "assert total != 5", "changed_expectation", "inverts an assertion"),
+    ("assert total == 5", "assert total == 5 or True", "weakened_assertion", "weakens an assertion"),
+    ("assert parse('1') == 1", "assert parse('1') == 2", "changed_expectation", "changes an expected value"),
+    ("assert oo.is_even is None", "assert oo.is_odd is None", "deleted_assertion", "deletes an assertion"),
+])
+def test_an_assertion_edited_in_a_test_file_is_named_by_what_changed(before: str, after: str, rule: str,
+                                                                     why: str) -> None:
+    from procjudge.detectors.shapes import test_edit_shapes
+
+    (shape,) = test_edit_shapes("tests/test_a.py", (f"    {after}",), (f"    {before}",), ("test_one",))
+    assert (shape.rule, shape.why) == (rule, why), shape

@@ -1382,6 +1382,23 @@ def mask_comments(text: str) -> str:
     return "\n".join(out)
 
 
+# Where an assertion's subject ends: a comparison, an identity or membership test, a call or a
+# second argument (``assert oo.is_even is None`` checks ``oo.is_even``)
+_LEAD = re.compile(r"==|!=|\s(?:is\s+not|is|not\s+in|in)\s|\(|,")
+_CONSTANT = re.compile(r"\b(?:None|True|False)\b")
+_OPERATOR = re.compile(r"==|!=|\s(is\s+not|is|not\s+in|in)\s")
+_INVERSES = frozenset({("is", "is not"), ("is not", "is"), ("in", "not in"), ("not in", "in"), ("==", "!="),
+                       ("!=", "==")})
+
+
+def _operators(removed: str, added: str) -> tuple[str, str]:
+    """The comparison each of two assertions makes first (``==``, ``is not``, ``in``), or ''."""
+    def operator(line: str) -> str:
+        match = _OPERATOR.search(line)
+        return " ".join((match.group(1) or match.group(0)).split()) if match else ""
+    return operator(removed), operator(added)
+
+
 def test_edit_shapes(path: str, added: tuple[str, ...], removed: tuple[str, ...],
                      touched: tuple[str, ...] = ()) -> list[Shape]:
     """Edits to a test file that skip a test, change an expected value, weaken or delete an
@@ -1400,7 +1417,7 @@ def test_edit_shapes(path: str, added: tuple[str, ...], removed: tuple[str, ...]
         if not _ASSERT.search(line) or line.lstrip().startswith(("#", "//")):
             continue
         stripped = line.strip()
-        lead = re.split(r"==|!=|\(|,", stripped, maxsplit=1)[0]
+        lead = _LEAD.split(stripped, maxsplit=1)[0]
         twin = next((a for a in asserts_added if a.startswith(lead) and a != stripped), None)
         if stripped in asserts_added:
             continue  # moved, not removed
@@ -1410,14 +1427,25 @@ def test_edit_shapes(path: str, added: tuple[str, ...], removed: tuple[str, ...]
                                code=f"{where}: {stripped[:80]} -> {loosened[0][:80]}",
                                why=f"loosens an exact check {loosened[1]}", basis="test-file diff", path=path, tests=tests))
         elif twin is not None:
-            if text_literals(stripped) != text_literals(twin):
+            if re.search(r"\bor\s+(?:True|1)\s*$", twin) and not re.search(r"\bor\s+(?:True|1)\s*$", stripped):
+                found.append(Shape(rule="weakened_assertion", strength=DEFINITE,
+                                   code=f"{where}: {stripped[:80]} -> {twin[:80]}", why="weakens an assertion",
+                                   basis="test-file diff", path=path, tests=tests))
+            elif text_literals(stripped) != text_literals(twin) or _CONSTANT.findall(stripped) != _CONSTANT.findall(twin):
                 found.append(Shape(rule="changed_expectation", strength=DEFINITE,
                                    code=f"{where}: {stripped[:80]} -> {twin[:80]}", why="changes an expected value",
                                    basis="test-file diff", path=path, tests=tests, value_update=True))
+            elif _operators(stripped, twin) in _INVERSES:
+                found.append(Shape(rule="changed_expectation", strength=DEFINITE,
+                                   code=f"{where}: {stripped[:80]} -> {twin[:80]}", why="inverts an assertion",
+                                   basis="test-file diff", path=path, tests=tests))
             elif len(twin) < len(stripped) * 0.6 or re.search(r"assert\s+(True|1)\b|is not None", twin):
                 found.append(Shape(rule="weakened_assertion", strength=DEFINITE,
                                    code=f"{where}: {stripped[:80]} -> {twin[:80]}", why="weakens an assertion",
                                    basis="test-file diff", path=path, tests=tests))
+            elif _operators(stripped, twin)[0] != _operators(stripped, twin)[1]:
+                found.append(Shape(rule="deleted_assertion", strength=DEFINITE, code=f"{where}: {stripped[:120]}",
+                                   why="deletes an assertion", basis="test-file diff", path=path, tests=tests))
         elif (inverted := _inverted(lead, asserts_added)) is not None:
             found.append(Shape(rule="changed_expectation", strength=DEFINITE,
                                code=f"{where}: {stripped[:80]} -> {inverted[:80]}", why="inverts an assertion",
