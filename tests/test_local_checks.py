@@ -726,6 +726,25 @@ def test_code_put_back_from_a_copy_after_the_last_check_is_the_code_that_check_r
     assert count == 0 and notes == ["1 edit(s) to the repository came after the last check: submitted untested"]
 
 
+@pytest.mark.parametrize("again,untested", [
+    ("sed -i '2s|sum(xs) / 0|sum(xs)|' shop/sums.py", 0),  # the checked fix made again, as it was
+    ("sed -i '2s|sum(xs) / 0|sum(xs) or 0|' shop/sums.py", 2),  # another fix: never run (the undo and it)
+    ("sed -i 's|sum(xs) / 0|sum(xs)|' shop/sums.py", 2),  # over every line: lines the log never showed may change
+])
+def test_a_fix_undone_after_the_last_check_and_made_again_is_the_code_that_check_ran(again: str,
+                                                                                    untested: int) -> None:
+    """xarray-4629 checked its fix, undid it by hand to run the failing test on the unchanged code,
+    and made the fix again before submitting: the submitted code is what its last check ran."""
+    seen = Step("", "cat shop/sums.py", 0, "def total(xs):\n    return sum(xs) / 0\n", None)
+    fix = Step("", "sed -i '2s|sum(xs) / 0|sum(xs)|' shop/sums.py", 0, "", None)
+    undo = Step("", "sed -i '2s|sum(xs)|sum(xs) / 0|' shop/sums.py", 0, "", None)
+    steps = [seen, Step("", "python reproduce.py", 1, TRACEBACK, None), fix,
+             Step("", "python reproduce.py", 0, "", None), undo, Step("", "python reproduce.py", 1, TRACEBACK, None),
+             Step("", again, 0, "", None)]
+    count, notes = _untested(steps)
+    assert count == untested and bool(notes) is bool(untested), notes
+
+
 def test_a_copy_that_brings_other_contents_into_the_code_is_untested() -> None:
     other = Step("", "cp shop/other.py shop/sums.py", 0, "", None)
     count, notes = _untested([*_red_green(), other])

@@ -321,8 +321,17 @@ def _exact(step: Step) -> bool:
 def _undoes(edit: Edit, earlier: Edit) -> bool:
     """Whether an edit takes back an earlier one: the lines it added removed, the ones it removed
     put back, at the same line where both name one."""
-    return (edit.removed == earlier.added and edit.added == earlier.removed and bool(edit.removed or edit.added)
-            and (edit.line is None or earlier.line is None or edit.line == earlier.line))
+    return _takes_back((edit.line, edit.removed, edit.added), (earlier.line, earlier.removed, earlier.added))
+
+
+_Change = tuple[int | None, tuple[str, ...], tuple[str, ...]]  # an edit's (line, removed, added)
+
+
+def _takes_back(edit: _Change, earlier: _Change) -> bool:
+    """:func:`_undoes` on the (line, removed, added) of two edits."""
+    line, removed, added = edit
+    return (removed == earlier[2] and added == earlier[1] and bool(removed or added)
+            and (line is None or earlier[0] is None or line == earlier[0]))
 
 
 _RESTORE = re.compile(r"\bgit\b.*\b(?:checkout|restore|reset)\b")
@@ -376,17 +385,36 @@ def _changed_since(checked: list[Step], after: list[Step], roots: tuple[str, ...
     """The files the steps ``after`` the last check leave holding something else than that check
     ran: each write gives its file new contents, unless it copies or moves another file's in
     (``cp utils.py utils.py.bak; git checkout utils.py; pytest; mv utils.py.bak utils.py`` puts
-    back what was checked: no untested edit)."""
-    versions: dict[str, tuple[str, object]] = {}  # what a file holds: ("base", name), ("new" | "gone", serial)
+    back what was checked: no untested edit), or its edits are known whole (:func:`_exact`) and
+    take the file back to contents it held (a fix undone to run the unchanged code, then made
+    again as it was checked)."""
+    # what a file holds: ("base", name), ("new" | "gone", serial), or ("edits", what it held before
+    # its known edits, the edits as (line, removed, added))
+    versions: dict[str, tuple[Any, ...]] = {}
     fresh = itertools.count()
 
     def relative(path: str) -> str:
         return repo_relative(os.path.normpath(path), roots)[0]
 
+    def edited(name: str, edits: list[Edit]) -> tuple[Any, ...]:
+        current = versions.get(name, ("base", name))
+        start, held = (current[1], list(current[2])) if current[0] == "edits" else (current, [])
+        made = [(edit.line, edit.removed, edit.added) for edit in edits]
+        if held and len(made) <= len(held) and all(
+                _takes_back(edit, earlier) for edit, earlier in zip(made, held[-len(made):], strict=True)):
+            del held[-len(made):]
+        else:
+            held += made
+        return ("edits", start, tuple(held)) if held else start
+
     def replay(step: Step) -> None:
         moves = step.shell and any(how == "copy" for _, how in step.writes)
         copied = {relative(target): (relative(source), moved)
                   for source, target, moved in (copies(step.command) if moves else [])}
+        known: dict[str, list[Edit]] = {}
+        if step.edits and _exact(step):
+            for edit in step.edits:
+                known.setdefault(edit.path, []).append(edit)
         for path, how in step.writes:
             name = relative(path)
             if how == "copy" and name in copied:
@@ -394,6 +422,8 @@ def _changed_since(checked: list[Step], after: list[Step], roots: tuple[str, ...
                 versions[name] = versions.get(source, ("base", source))
                 if moved:
                     versions[source] = ("gone", next(fresh))
+            elif name in known and how not in ("delete", "restore"):
+                versions[name] = edited(name, known.pop(name))
             else:
                 versions[name] = ("gone" if how == "delete" else "new", next(fresh))
 
