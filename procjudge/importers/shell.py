@@ -83,7 +83,7 @@ from .base import NothingLogged
 from .build import held_back, outcomes
 from .checks import script_run
 from .classify import build_command, copies, segments, test_command, without_prefixes, written_files
-from .edits import Edit, words_of
+from .edits import words_of
 from .environment import held_back_environment, project_modules, unavailable, unavailable_code
 from .history import ancestors_shown, history_reads
 from .probes import discarded_files, find_checks, scratch_write, tracked_files
@@ -264,7 +264,7 @@ class _Undo:
 
     def __init__(self, roots: tuple[str, ...]) -> None:
         self.roots = roots
-        self.held: dict[str, list[Edit] | None] = {}  # None: a change not rebuilt, which nothing undoes
+        self.held: dict[str, tuple[_Change, ...] | None] = {}  # None: a change not rebuilt, which nothing undoes
 
     def forget(self) -> None:
         """A stash or a restore moved the files: what they hold is tracked as changed or restored."""
@@ -274,9 +274,7 @@ class _Undo:
         """The step's writes, an edit that undoes every edit its file held made a ``restore``."""
         if not step.writes:
             return step.writes
-        made: dict[str, list[Edit]] = {}
-        for edit in step.edits:
-            made.setdefault(edit.path, []).append(edit)
+        known = _known_edits(step)
         writes = []
         for path, how in step.writes:
             relative, outside = repo_relative(os.path.normpath(path), self.roots) if path else ("", True)
@@ -287,15 +285,42 @@ class _Undo:
                 self.held.pop(relative, None)
                 writes.append((path, how))
                 continue
-            held, edits = self.held.get(relative, []), made.pop(relative, None) if _exact(step) else None
-            if held and edits and len(edits) <= len(held) and all(
-                    _undoes(edit, earlier) for edit, earlier in zip(edits, held[-len(edits):], strict=True)):
-                del held[-len(edits):]
-                writes.append((path, "restore") if not held else (path, how))
-                continue
-            self.held[relative] = None if held is None or not edits else [*held, *edits]
-            writes.append((path, how))
+            held, edits = self.held.get(relative, ()), known.pop(relative, None)
+            after = _after_edits(held, edits) if held is not None and edits else None
+            self.held[relative] = after
+            if held and after is not None and len(after) < len(held):  # it took back the last edits
+                writes.append((path, "restore") if not after else (path, how))
+            else:
+                writes.append((path, how))
         return writes
+
+
+_Change = tuple[int | None, tuple[str, ...], tuple[str, ...]]  # an edit's (line, removed, added)
+
+
+def _known_edits(step: Step) -> dict[str, list[_Change]]:
+    """A step's edits by file, where they are all it changed (:func:`_exact`), else none."""
+    known: dict[str, list[_Change]] = {}
+    if step.edits and _exact(step):
+        for edit in step.edits:
+            known.setdefault(edit.path, []).append((edit.line, edit.removed, edit.added))
+    return known
+
+
+def _after_edits(held: tuple[_Change, ...], made: list[_Change]) -> tuple[_Change, ...]:
+    """The edits a file holds after ``made``: the last ones taken back where ``made`` undoes them
+    (the lines they added removed, the ones they removed put back, at the same line where both
+    name one), else ``made`` added to them."""
+    if held and len(made) <= len(held) and all(
+            _takes_back(edit, earlier) for edit, earlier in zip(made, held[-len(made):], strict=True)):
+        return held[:-len(made)]
+    return (*held, *made)
+
+
+def _takes_back(edit: _Change, earlier: _Change) -> bool:
+    line, removed, added = edit
+    return (removed == earlier[2] and added == earlier[1] and bool(removed or added)
+            and (line is None or earlier[0] is None or line == earlier[0]))
 
 
 def _exact(step: Step) -> bool:
@@ -316,22 +341,6 @@ def _exact(step: Step) -> bool:
                               for c in commands):
             return False
     return True
-
-
-def _undoes(edit: Edit, earlier: Edit) -> bool:
-    """Whether an edit takes back an earlier one: the lines it added removed, the ones it removed
-    put back, at the same line where both name one."""
-    return _takes_back((edit.line, edit.removed, edit.added), (earlier.line, earlier.removed, earlier.added))
-
-
-_Change = tuple[int | None, tuple[str, ...], tuple[str, ...]]  # an edit's (line, removed, added)
-
-
-def _takes_back(edit: _Change, earlier: _Change) -> bool:
-    """:func:`_undoes` on the (line, removed, added) of two edits."""
-    line, removed, added = edit
-    return (removed == earlier[2] and added == earlier[1] and bool(removed or added)
-            and (line is None or earlier[0] is None or line == earlier[0]))
 
 
 _RESTORE = re.compile(r"\bgit\b.*\b(?:checkout|restore|reset)\b")
@@ -396,25 +405,17 @@ def _changed_since(checked: list[Step], after: list[Step], roots: tuple[str, ...
     def relative(path: str) -> str:
         return repo_relative(os.path.normpath(path), roots)[0]
 
-    def edited(name: str, edits: list[Edit]) -> tuple[Any, ...]:
+    def edited(name: str, made: list[_Change]) -> tuple[Any, ...]:
         current = versions.get(name, ("base", name))
-        start, held = (current[1], list(current[2])) if current[0] == "edits" else (current, [])
-        made = [(edit.line, edit.removed, edit.added) for edit in edits]
-        if held and len(made) <= len(held) and all(
-                _takes_back(edit, earlier) for edit, earlier in zip(made, held[-len(made):], strict=True)):
-            del held[-len(made):]
-        else:
-            held += made
-        return ("edits", start, tuple(held)) if held else start
+        start, held = (current[1], current[2]) if current[0] == "edits" else (current, ())
+        after = _after_edits(held, made)
+        return ("edits", start, after) if after else start
 
     def replay(step: Step) -> None:
         moves = step.shell and any(how == "copy" for _, how in step.writes)
         copied = {relative(target): (relative(source), moved)
                   for source, target, moved in (copies(step.command) if moves else [])}
-        known: dict[str, list[Edit]] = {}
-        if step.edits and _exact(step):
-            for edit in step.edits:
-                known.setdefault(edit.path, []).append(edit)
+        known = _known_edits(step)
         for path, how in step.writes:
             name = relative(path)
             if how == "copy" and name in copied:
