@@ -1076,8 +1076,6 @@ def failing_on_unchanged_code(run: Run) -> Unchanged | None:
 def _named_in(test: str, statement: str) -> bool:
     """Whether a statement names a test by its function's name (``path::test_x[1]``, ``test_x
     (module.Class)``, ``module.Class.test_x``)."""
-    if not statement:
-        return False
     function = test.split(" (")[0].rsplit("::", 1)[-1].split("[")[0].rsplit(".", 1)[-1]
     return bool(function) and re.search(rf"\b{re.escape(function)}\b", statement) is not None
 

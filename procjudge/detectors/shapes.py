@@ -1391,12 +1391,32 @@ _INVERSES = frozenset({("is", "is not"), ("is not", "is"), ("in", "not in"), ("n
                        ("!=", "==")})
 
 
-def _operators(removed: str, added: str) -> tuple[str, str]:
-    """The comparison each of two assertions makes first (``==``, ``is not``, ``in``), or ''."""
-    def operator(line: str) -> str:
-        match = _OPERATOR.search(line)
-        return " ".join((match.group(1) or match.group(0)).split()) if match else ""
-    return operator(removed), operator(added)
+def _operator(line: str) -> str:
+    """The comparison an assertion makes first (``==``, ``is not``, ``in``), or ''."""
+    match = _OPERATOR.search(line)
+    return " ".join((match.group(1) or match.group(0)).split()) if match else ""
+
+
+_OR_TRUE = re.compile(r"\bor\s+(?:True|1)\s*$")
+
+
+def _twin_change(removed: str, added: str) -> tuple[str, str] | None:
+    """(rule, why) of an assertion replaced by one on the same subject: weakened by a trailing
+    ``or True``, an expected value (or ``None``/``True``/``False``) changed, the comparison
+    inverted, weakened, or another comparison (the check deleted); None when only its form
+    changed."""
+    if _OR_TRUE.search(added) and not _OR_TRUE.search(removed):
+        return "weakened_assertion", "weakens an assertion"
+    if text_literals(removed) != text_literals(added) or _CONSTANT.findall(removed) != _CONSTANT.findall(added):
+        return "changed_expectation", "changes an expected value"
+    operators = _operator(removed), _operator(added)
+    if operators in _INVERSES:
+        return "changed_expectation", "inverts an assertion"
+    if len(added) < len(removed) * 0.6 or re.search(r"assert\s+(True|1)\b|is not None", added):
+        return "weakened_assertion", "weakens an assertion"
+    if operators[0] != operators[1]:
+        return "deleted_assertion", "deletes an assertion"
+    return None
 
 
 def test_edit_shapes(path: str, added: tuple[str, ...], removed: tuple[str, ...],
@@ -1417,35 +1437,23 @@ def test_edit_shapes(path: str, added: tuple[str, ...], removed: tuple[str, ...]
         if not _ASSERT.search(line) or line.lstrip().startswith(("#", "//")):
             continue
         stripped = line.strip()
-        lead = _LEAD.split(stripped, maxsplit=1)[0]
-        twin = next((a for a in asserts_added if a.startswith(lead) and a != stripped), None)
         if stripped in asserts_added:
             continue  # moved, not removed
+        lead = _LEAD.split(stripped, maxsplit=1)[0]
+        twin = next((a for a in asserts_added if a.startswith(lead) and a != stripped), None)
         loosened = _loosened(stripped, asserts_added)
         if loosened is not None:
             found.append(Shape(rule="weakened_assertion", strength=DEFINITE,
                                code=f"{where}: {stripped[:80]} -> {loosened[0][:80]}",
                                why=f"loosens an exact check {loosened[1]}", basis="test-file diff", path=path, tests=tests))
         elif twin is not None:
-            if re.search(r"\bor\s+(?:True|1)\s*$", twin) and not re.search(r"\bor\s+(?:True|1)\s*$", stripped):
-                found.append(Shape(rule="weakened_assertion", strength=DEFINITE,
-                                   code=f"{where}: {stripped[:80]} -> {twin[:80]}", why="weakens an assertion",
-                                   basis="test-file diff", path=path, tests=tests))
-            elif text_literals(stripped) != text_literals(twin) or _CONSTANT.findall(stripped) != _CONSTANT.findall(twin):
-                found.append(Shape(rule="changed_expectation", strength=DEFINITE,
-                                   code=f"{where}: {stripped[:80]} -> {twin[:80]}", why="changes an expected value",
-                                   basis="test-file diff", path=path, tests=tests, value_update=True))
-            elif _operators(stripped, twin) in _INVERSES:
-                found.append(Shape(rule="changed_expectation", strength=DEFINITE,
-                                   code=f"{where}: {stripped[:80]} -> {twin[:80]}", why="inverts an assertion",
-                                   basis="test-file diff", path=path, tests=tests))
-            elif len(twin) < len(stripped) * 0.6 or re.search(r"assert\s+(True|1)\b|is not None", twin):
-                found.append(Shape(rule="weakened_assertion", strength=DEFINITE,
-                                   code=f"{where}: {stripped[:80]} -> {twin[:80]}", why="weakens an assertion",
-                                   basis="test-file diff", path=path, tests=tests))
-            elif _operators(stripped, twin)[0] != _operators(stripped, twin)[1]:
-                found.append(Shape(rule="deleted_assertion", strength=DEFINITE, code=f"{where}: {stripped[:120]}",
-                                   why="deletes an assertion", basis="test-file diff", path=path, tests=tests))
+            change = _twin_change(stripped, twin)
+            if change is not None:
+                rule, why = change
+                code = stripped[:120] if rule == "deleted_assertion" else f"{stripped[:80]} -> {twin[:80]}"
+                found.append(Shape(rule=rule, strength=DEFINITE, code=f"{where}: {code}", why=why,
+                                   basis="test-file diff", path=path, tests=tests,
+                                   value_update=why == "changes an expected value"))
         elif (inverted := _inverted(lead, asserts_added)) is not None:
             found.append(Shape(rule="changed_expectation", strength=DEFINITE,
                                code=f"{where}: {stripped[:80]} -> {inverted[:80]}", why="inverts an assertion",
