@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -107,7 +108,9 @@ def _cut_code() -> st.SearchStrategy[list[str]]:
     indent = st.sampled_from(["", "    ", "        ", "\t", "  \t", " \x0c"])
     body = st.sampled_from(["x = 1", "if x:", "else:", "return x", "    y(", ")", "pass", "...", "# ...", "",
                             "def f(a):", "for i in r:", '"""', "z = [1,", "2]", "\x0c", "  ", "s = '\\d'",
-                            "# note:", "x = \\", "\\", "\r", "(a)", "@d", "'s'", "# c\rif x:", "y\r    z"])
+                            "# note:", "x = \\", "\\", "\r", "(a)", "@d", "'s'", "# c\rif x:", "y\r    z",
+                            "elif y:", "except E:", "finally:", "and y", "or z", "not z", "]", "}", "orbit = 1",
+                            "else_ = 2", "andé = 3", "if x: pass", "try:", "    x = 1"])
     return st.lists(st.tuples(indent, body).map(lambda pair: pair[0] + pair[1]), min_size=1, max_size=16)
 
 
@@ -117,6 +120,27 @@ def test_parse_block_finds_what_the_first_reading_found(lines: list[str]) -> Non
     """The trimmed candidates read once per block give the very text and head the first reading
     (textwrap over each joined candidate) gave."""
     assert parse_block(lines) == _reference_parse_block(lines)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_cut_code())
+def test_a_text_said_not_to_begin_a_module_does_not_parse(lines: list[str]) -> None:
+    """The parses parse_block and parse_fragment skip are only those that surely fail."""
+    from procjudge.detectors.fragments import cannot_begin
+
+    text = "\n".join(lines)
+    if cannot_begin(text):
+        with pytest.raises((SyntaxError, ValueError)):
+            ast.parse(text)
+
+
+def test_the_first_statement_of_a_cut_block_says_when_it_cannot_begin_a_module() -> None:
+    from procjudge.detectors.fragments import cannot_begin
+
+    for cut in ("else:\n    x = 1", "  )", "except ValueError:", "# c\n\nelif x:", "and y == z", "]", "finally:"):
+        assert cannot_begin(cut), cut
+    for whole in ("x = 1", "else_ = 1", "order = 2", "not x", "# else:\nx = 1", "andé = 1", '"""\nelse:\n"""'):
+        assert not cannot_begin(whole), whole
 
 
 def test_the_shapes_walk_visits_what_ast_walk_visits_in_its_order() -> None:

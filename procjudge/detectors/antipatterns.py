@@ -80,7 +80,7 @@ def _words_of(text: str | None) -> frozenset[str]:
     if not text:
         return frozenset()
     words = set()
-    for word in _WORD.findall(text):
+    for word in set(_WORD.findall(text)):  # a word repeated is read once
         word = word.lower()
         if len(word) >= 3 and word not in _STOP:
             words.add(word[:-1] if word.endswith("s") and len(word) > 4 else word)

@@ -24,6 +24,9 @@ from ..diffs import HUNK
 _ELISION = re.compile(r"^\s*(?:\.\.\.|…|#\s*(?:\.\.\.|…).*|#.*\b(?:unchanged|omitted|rest of|as before|existing code)\b.*)\s*$",
                       re.IGNORECASE)
 TRIM = 6  # lines dropped at most from either end of a block cut mid-statement
+# A first statement no module can begin with: the rest of a compound statement or of an expression
+# whose start was cut off (``else:``, ``except ValueError:``, ``and x == y``).
+_CONTINUING = re.compile(r"(?:else|elif|except|finally|and|or)(?![\w])")
 
 
 def _parse(text: str) -> ast.Module | None:
@@ -113,23 +116,25 @@ class _Block:
             indents = [*indents, _indent(extra)]
             margin = _margin(margin, indents[-1] or "")
         cut = len(margin or "")
-        if _starts_indented(kept, indents, cut):
+        if _cannot_begin(kept, indents, cut):
             return None
         return "\n".join(line[cut:] if indent is not None else "" for line, indent in zip(kept, indents, strict=True))
 
 
-def starts_indented(text: str) -> bool:
+def cannot_begin(text: str) -> bool:
     """Whether ``text`` surely cannot parse as it is because its first statement is indented (a
-    hunk's added lines inside a function): its dedented reading is the one to try."""
+    hunk's added lines inside a function; its dedented reading is the one to try) or closes or
+    continues what was cut off before it."""
     lines = text.split("\n")
-    return _starts_indented(lines, [_indent(line) for line in lines], 0)
+    return _cannot_begin(lines, [_indent(line) for line in lines], 0)
 
 
-def _starts_indented(kept: list[str], indents: list[str | None], cut: int) -> bool:
-    """Whether the first logical line of a candidate, dedented by ``cut``, is still indented: a
-    module cannot begin with an indented statement, so it cannot parse (most trims of a hunk cut
-    mid-body fail so, and are not worth a parse). Only a sure case: blank and comment lines before
-    it, and a first character that begins a statement; anything else is left to the parser."""
+def _cannot_begin(kept: list[str], indents: list[str | None], cut: int) -> bool:
+    """Whether the first logical line of a candidate, dedented by ``cut``, is still indented, or
+    closes a bracket or continues a statement the cut left out: a module cannot begin so, so it
+    cannot parse (most trims of a hunk cut mid-body fail so, and are not worth a parse). Only a sure
+    case: blank and comment lines before it, and a first character that begins a statement;
+    anything else is left to the parser."""
     for line, indent in zip(kept, indents, strict=True):
         if "\r" in line:  # the parser starts a new line there: not a sure case
             return False
@@ -137,6 +142,8 @@ def _starts_indented(kept: list[str], indents: list[str | None], cut: int) -> bo
         if not rest or rest[0] == "#":
             continue
         first = rest[0]
+        if first in ")]}" or _CONTINUING.match(rest):  # closes or continues what the cut left out
+            return True
         return indent is not None and len(indent) > cut and (first.isalnum() or first in "_\"'([{@")
     return False
 

@@ -45,7 +45,7 @@ from ..facts import (
 )
 from ..model import Run
 from .base import plural
-from .fragments import apply_hunks, new_side, parse_block, parsed, starts_indented
+from .fragments import apply_hunks, cannot_begin, new_side, parse_block, parsed
 
 DEFINITE, LIKELY, WEAK = "definite", "likely", "weak"
 # the shapes that are edits of a test file rather than code aimed at the tests
@@ -348,7 +348,7 @@ def parse_python(text: str, mode: str = "exec") -> Any:
 def parse_fragment(text: str) -> Any:
     """The AST of added lines from a diff: as they are, else dedented (a hunk inside a function);
     a block :func:`fragments.parse_block` has just parsed is not parsed again."""
-    tree = parsed(text) or (None if starts_indented(text) else parse_python(text))
+    tree = parsed(text) or (None if cannot_begin(text) else parse_python(text))
     if tree is not None:
         return tree
     import textwrap
