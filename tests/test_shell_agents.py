@@ -306,6 +306,28 @@ def test_a_script_replace_and_a_heredoc_are_rebuilt() -> None:
     assert body == [("cat <<'EOF' > new.py", "x = 1")]
 
 
+@pytest.mark.parametrize("script,rebuilt", [
+    ("p = 'm.py'\ns = open(p).read()\nopen(p, 'w').write(s.replace('return 1', 'return 2'))\n", True),
+    ("p = 'm.py'\nlines = open(p).readlines()\nlines[1] = '    return 2\\n'\nopen(p, 'w').writelines(lines)\n", False),
+])
+def test_a_script_written_before_and_run_now_is_rebuilt_by_its_literal_replacements(script: str, rebuilt: bool) -> None:
+    """django-15695 wrote a script with a here-document and ran it in a later step: its
+    ``.replace`` of literals is read as a script in a here-document is; a script that rewrites
+    lines by number stays a change that is not rebuilt."""
+    from procjudge.importers.probes import find_checks
+    from procjudge.importers.replay import rebuild_steps
+
+    steps = [Step("", "cat m.py", 0, "def f():\n    return 1\n", None),
+             Step("", f"cat <<'EOF' > fix.py\n{script}EOF", 0, "", None), Step("", "python fix.py", 0, "", None)]
+    ran = rebuild_steps(find_checks(steps, {"m.py": ""}, ("/testbed",), frozenset()), "", ("/testbed",))[-1]
+    assert ("m.py", "script") in ran.writes
+    if rebuilt:
+        assert [(e.path, e.removed, e.added, e.line) for e in ran.edits] == [("m.py", ("    return 1",), ("    return 2",), 2)]
+        assert not ran.unrecovered
+    else:
+        assert not ran.edits and ran.unrecovered == [("m.py", "a script's change")]
+
+
 def test_swe_agent_trajectories_read_aci_and_editor_actions() -> None:
     from procjudge.importers.swe_agent import aci_steps, read_trajectory
 

@@ -10,7 +10,8 @@ from typing import Any
 
 from . import edits as rebuild
 from . import sed
-from .classify import redirect_targets, segments
+from .checks import script_run
+from .classify import redirect_targets, segments, without_prefixes
 from .edits import Edit, words_of
 from .steps import Step, repo_relative
 
@@ -66,6 +67,7 @@ def _rebuilt(step: Step, views: rebuild.Views, rel: Any, roots: tuple[str, ...])
         _sed_edits(step, found, views, rel)
         _patch_edits(step, found, views, rel)
         _heredoc_edits(step, found, views, rel)
+        _script_file_edits(step, found, views, rel)
     except rebuild.Unrebuilt as why:
         found.edits = []
         written = [rel(str(editor.get("path") or views.open_file or ""))] if editor is not None else \
@@ -126,6 +128,28 @@ def _heredoc_edits(step: Step, found: _Rebuilt, views: rebuild.Views, rel: Any) 
         redirected = [p for p in redirect_targets(opener) if p not in ("/dev/null",)]
         if re.match(r"^\s*(?:cat|tee)\b", opener) and len(redirected) == 1 and ">>" not in opener:
             found.edits += rebuild.write_whole(views, rel(redirected[0]), body, "redirect")
+
+
+def _script_file_edits(step: Step, found: _Rebuilt, views: rebuild.Views, rel: Any) -> None:
+    """A Python script written before (``cat <<'EOF' > fix.py``, its whole text seen) and run now
+    (``python fix.py``) that rewrites one file of the repository: its replacements of literals
+    (``content.replace('old', 'new')``), as a script in a here-document is read."""
+    targets = list(dict.fromkeys(rel(p) for p, how in step.writes if how == "script" and p))
+    if len(targets) != 1 or any(edit.path == targets[0] for edit in found.edits) \
+            or any(path == targets[0] for path, _ in found.unrecovered):
+        return
+    for part in segments(step.command):
+        plain = without_prefixes(part)
+        run = script_run(plain, words_of(plain))
+        if run is None or not run.script or not run.script.endswith(".py"):
+            continue
+        known = views.lines.get(rel(run.script))
+        if not known or sorted(known) != list(range(1, len(known) + 1)):
+            return  # not seen whole: what it does is not known
+        pairs = rebuild.script_replacements("\n".join(known[n] for n in sorted(known)))
+        for old, new in pairs:
+            found.edits += rebuild.replace_text(views, targets[0], old, new, "script")
+        return
 
 
 def _account(found: _Rebuilt, rel: Any, roots: tuple[str, ...]) -> None:
