@@ -328,6 +328,32 @@ def test_a_script_written_before_and_run_now_is_rebuilt_by_its_literal_replaceme
         assert not ran.edits and ran.unrecovered == [("m.py", "a script's change")]
 
 
+@pytest.mark.parametrize("restore,rebuilt", [
+    ("git checkout m.py", True), ("git checkout -- m.py", True), ("git restore m.py", True),
+    ("git checkout HEAD -- m.py", True),
+    ("git checkout abc123 -- m.py", False), ("git restore --source=v1 m.py", False), ("git checkout v1 m.py", False),
+])
+def test_an_edit_after_a_restore_applies_to_the_unchanged_file(restore: str, rebuilt: bool) -> None:
+    """astropy-13236 and 100 more of the 500 put a file back with ``git checkout F`` and edited it
+    again: the edit reads the lines the file held before the agent changed it, not the changed
+    ones (whose text the sed no longer matches); a file taken from another revision is unknown."""
+    from procjudge.importers.replay import rebuild_steps
+
+    fix = "sed -i 's/return 1/return 2/' m.py"
+    steps = [Step("", "cat m.py", 0, "def f():\n    return 1\n", None), Step("", fix, 0, "", None, writes=[("m.py", "sed")]),
+             Step("", restore, 0, "", None, writes=[("m.py", "restore")]),
+             Step("", "sed -i 's/return 1/return 3/' m.py", 0, "", None, writes=[("m.py", "sed")])]
+    again = rebuild_steps(steps, None, ("/testbed",))[-1]
+    if rebuilt:
+        assert [(e.removed, e.added, e.line) for e in again.edits] == [(("    return 1",), ("    return 3",), 2)]
+    else:
+        assert not again.edits and again.unrecovered == [("m.py", "`sed -i` on lines never shown")], again.unrecovered
+    # restored and edited in one command: the restore comes first
+    one = rebuild_steps([*steps[:2], Step("", f"{restore} && sed -i 's/return 1/return 4/' m.py", 0, "", None,
+                                          writes=[("m.py", "restore"), ("m.py", "sed")])], None, ("/testbed",))[-1]
+    assert bool(one.edits) is rebuilt and (not rebuilt or one.edits[0].added == ("    return 4",))
+
+
 def test_swe_agent_trajectories_read_aci_and_editor_actions() -> None:
     from procjudge.importers.swe_agent import aci_steps, read_trajectory
 

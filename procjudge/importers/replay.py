@@ -40,12 +40,63 @@ def rebuild_steps(steps: list[Step], submission: str | None, roots: tuple[str, .
     def rel(path: str) -> str:
         return repo_relative(os.path.normpath(path), roots)[0] if path else path
 
+    # What was seen of each file the agent changed, as it was before the change, or None where a
+    # patch changed it unseen: a ``git checkout F`` puts that back, so later edits apply to it.
+    before: dict[str, dict[int, str] | None] = {}
     rebuilt = []
     for step in steps:
+        _restore_views(step, views, before, rel)
+        for path, how in step.writes:
+            name = rel(path)
+            if name and how != "restore" and name not in before:
+                before[name] = dict(views.lines.get(name, {}))
         found = _rebuilt(step, views, rel, roots)
+        for edit in found.edits if found is not None else ():
+            before.setdefault(edit.path, None)
         rebuilt.append(step if found is None else step.but(edits=found.edits, unrecovered=found.unrecovered,
                                                            writes=found.writes))
     return rebuilt
+
+
+def _restore_views(step: Step, views: rebuild.Views, before: dict[str, dict[int, str] | None], rel: Any) -> None:
+    """A ``git checkout``/``git restore`` of files the agent changed: each holds again what was
+    seen of it before the change (from another revision, or changed unseen: nothing is known of
+    it). Read before the step's other writes, which in one command come after it."""
+    restored = [rel(path) for path, how in step.writes if how == "restore" and path]
+    if not restored:
+        return
+    elsewhere = _from_revision(step.command)
+    for name in restored:
+        if name not in before:
+            continue  # never changed: it holds what it held
+        seen = before.pop(name)
+        if seen is None or elsewhere:
+            views.lines.pop(name, None)
+        else:
+            views.lines[name] = seen
+
+
+def _from_revision(command: str) -> bool:
+    """Whether a ``git checkout``/``git restore`` in the command takes files from a revision other
+    than the last commit (``git checkout abc123 -- F``, ``git restore --source=v1 F``)."""
+    for part in segments(command):
+        words = words_of(without_prefixes(part))
+        if len(words) < 3 or os.path.basename(words[0]) != "git" or words[1] not in ("checkout", "restore"):
+            continue
+        if words[1] == "restore":
+            source = next((w.split("=", 1)[1] if "=" in w else (words[k + 1] if k + 1 < len(words) else "")
+                           for k, w in enumerate(words) if w in ("-s", "--source") or w.startswith("--source=")), None)
+            if source not in (None, "HEAD"):
+                return True
+            continue
+        operands = [w for w in words[2:words.index("--") if "--" in words else len(words)] if not w.startswith("-")]
+        if "--" in words:
+            revisions = operands
+        else:  # the first operand names a revision when it is not a file
+            revisions = operands[:1] if operands and "/" not in operands[0] and not os.path.splitext(operands[0])[1] else []
+        if any(revision != "HEAD" for revision in revisions):
+            return True
+    return False
 
 
 def _rebuilt(step: Step, views: rebuild.Views, rel: Any, roots: tuple[str, ...]) -> _Rebuilt | None:
