@@ -354,6 +354,25 @@ def test_an_edit_after_a_restore_applies_to_the_unchanged_file(restore: str, reb
     assert bool(one.edits) is rebuilt and (not rebuilt or one.edits[0].added == ("    return 4",))
 
 
+def test_lines_a_here_document_adds_at_a_file_s_end_are_rebuilt() -> None:
+    """django-13033 and 54 more edits of the 500 added a test at the end of a test file with
+    ``cat <<'EOF' >> tests/ordering/tests.py``: its lines are the edit (at no known line: what was
+    seen of the file need not reach its end), not a redirection whose text is not in the log."""
+    from procjudge.importers.replay import rebuild_steps
+
+    body = "\n    def test_new(self):\n        self.assertEqual(f(), 2)\n"
+    steps = [Step("", "sed -n '1,2p' tests/test_x.py", 0, "class T:\n    pass\n", None),
+             Step("", f"cat <<'EOF' >> tests/test_x.py{body}EOF", 0, "", None)]
+    assert steps[1].writes == [("tests/test_x.py", "redirect")]
+    added = rebuild_steps(steps, None, ("/testbed",))[-1]
+    assert [(e.path, e.removed, e.added, e.line, e.how) for e in added.edits] == [
+        ("tests/test_x.py", (), ("    def test_new(self):", "        self.assertEqual(f(), 2)"), None, "redirect")]
+    assert not added.unrecovered
+    rewritten = rebuild_steps([steps[0], Step("", f"cat <<'EOF' > tests/test_x.py{body}EOF", 0, "", None)], None,
+                              ("/testbed",))[-1]
+    assert rewritten.edits[0].removed == ("class T:", "    pass")  # '>' writes the file whole, as before
+
+
 def test_swe_agent_trajectories_read_aci_and_editor_actions() -> None:
     from procjudge.importers.swe_agent import aci_steps, read_trajectory
 

@@ -374,6 +374,15 @@ def line_edit(views: Views, path: str, first: int, last: int, text: str, how: st
 MAX_UNSEEN_LINES = 10_000  # lines an edit may name past those the log showed of its file
 
 
+def append_text(path: str, text: str, how: str) -> list[Edit]:
+    """Lines added at a file's end (``cat <<'EOF' >> tests/test_x.py``): what was seen of the file
+    need not reach its end, so the edit sits at no known line and the view is left as it is."""
+    added = text.split("\n")
+    if added and added[-1] == "":
+        added.pop()
+    return [Edit(path, (), tuple(added), how, None, None)] if added else []
+
+
 def write_whole(views: Views, path: str, text: str, how: str) -> list[Edit]:
     """A file written whole (created, or overwritten by a redirection or an editor's create)."""
     known = views.lines.get(path)

@@ -160,8 +160,8 @@ def _patch_edits(step: Step, found: _Rebuilt, views: rebuild.Views, rel: Any) ->
 
 
 def _heredoc_edits(step: Step, found: _Rebuilt, views: rebuild.Views, rel: Any) -> None:
-    """Each heredoc of the command: a patch applied, a Python script's literal replacements, or a
-    whole file written by ``cat``/``tee``."""
+    """Each heredoc of the command: a patch applied, a Python script's literal replacements, a
+    whole file written by ``cat``/``tee``, or lines ``cat`` adds at a file's end (``>>``)."""
     for opener, body in rebuild.heredoc_bodies(step.command):
         if re.search(r"\bgit\s+apply\b|(?:^|[\s;&|])patch\b", opener):
             found.edits += rebuild.diff_edits(views, body, rel)
@@ -177,8 +177,11 @@ def _heredoc_edits(step: Step, found: _Rebuilt, views: rebuild.Views, rel: Any) 
                                      for target in dict.fromkeys(targets)]
             continue
         redirected = [p for p in redirect_targets(opener) if p not in ("/dev/null",)]
-        if re.match(r"^\s*(?:cat|tee)\b", opener) and len(redirected) == 1 and ">>" not in opener:
-            found.edits += rebuild.write_whole(views, rel(redirected[0]), body, "redirect")
+        if re.match(r"^\s*(?:cat|tee)\b", opener) and len(redirected) == 1:
+            if ">>" in opener:
+                found.edits += rebuild.append_text(rel(redirected[0]), body, "redirect")
+            else:
+                found.edits += rebuild.write_whole(views, rel(redirected[0]), body, "redirect")
 
 
 def _script_file_edits(step: Step, found: _Rebuilt, views: rebuild.Views, rel: Any) -> None:
