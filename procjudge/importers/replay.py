@@ -42,17 +42,21 @@ def rebuild_steps(steps: list[Step], submission: str | None, roots: tuple[str, .
 
     # What was seen of each file the agent changed, as it was before the change, or None where a
     # patch changed it unseen: a ``git checkout F`` puts that back, so later edits apply to it.
+    # Kept only in a run that restores a file.
     before: dict[str, dict[int, str] | None] = {}
+    restores = any(how == "restore" for step in steps for _, how in step.writes)
     rebuilt = []
     for step in steps:
-        _restore_views(step, views, before, rel)
-        for path, how in step.writes:
-            name = rel(path)
-            if name and how != "restore" and name not in before:
-                before[name] = dict(views.lines.get(name, {}))
+        if restores:
+            _restore_views(step, views, before, rel)
+            for path, how in step.writes:
+                name = rel(path)
+                if name and how != "restore" and name not in before:
+                    before[name] = dict(views.lines.get(name, {}))
         found = _rebuilt(step, views, rel, roots)
-        for edit in found.edits if found is not None else ():
-            before.setdefault(edit.path, None)
+        if restores and found is not None:
+            for edit in found.edits:
+                before.setdefault(edit.path, None)
         rebuilt.append(step if found is None else step.but(edits=found.edits, unrecovered=found.unrecovered,
                                                            writes=found.writes))
     return rebuilt
