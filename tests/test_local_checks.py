@@ -745,6 +745,22 @@ def test_a_fix_undone_after_the_last_check_and_made_again_is_the_code_that_check
     assert count == untested and bool(notes) is bool(untested), notes
 
 
+@pytest.mark.parametrize("after,untested", [
+    (["git checkout shop/sums.py", "sed -i '2s|sum(xs) / 0|sum(xs)|' shop/sums.py"], 0),  # the checked fix again
+    (["git checkout shop/sums.py", "sed -i '2s|sum(xs) / 0|sum(xs) or 0|' shop/sums.py"], 2),  # another fix
+    (["git checkout -- shop/sums.py", "git restore shop/sums.py", "sed -i '2s|sum(xs) / 0|sum(xs)|' shop/sums.py"], 0),
+])
+def test_a_fix_made_again_on_a_restored_file_is_the_code_the_last_check_ran(after: list[str], untested: int) -> None:
+    """``git checkout F`` puts back the unchanged code, as reading the checks on it says: the same
+    fix made on it again after the last check is what that check ran, another fix is untested."""
+    seen = Step("", "cat shop/sums.py", 0, "def total(xs):\n    return sum(xs) / 0\n", None)
+    fix = Step("", "sed -i '2s|sum(xs) / 0|sum(xs)|' shop/sums.py", 0, "", None)
+    steps = [seen, Step("", "python reproduce.py", 1, TRACEBACK, None), fix, Step("", "python reproduce.py", 0, "", None),
+             *(Step("", command, 0, "", None) for command in after)]
+    count, notes = _untested(steps)
+    assert count == untested and bool(notes) is bool(untested), notes
+
+
 def test_a_copy_that_brings_other_contents_into_the_code_is_untested() -> None:
     other = Step("", "cp shop/other.py shop/sums.py", 0, "", None)
     count, notes = _untested([*_red_green(), other])

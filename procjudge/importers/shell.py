@@ -394,9 +394,10 @@ def _changed_since(checked: list[Step], after: list[Step], roots: tuple[str, ...
     """The files the steps ``after`` the last check leave holding something else than that check
     ran: each write gives its file new contents, unless it copies or moves another file's in
     (``cp utils.py utils.py.bak; git checkout utils.py; pytest; mv utils.py.bak utils.py`` puts
-    back what was checked: no untested edit), or its edits are known whole (:func:`_exact`) and
-    take the file back to contents it held (a fix undone to run the unchanged code, then made
-    again as it was checked)."""
+    back what was checked: no untested edit), or it is a ``git checkout``/``git restore`` of the
+    file (the unchanged code), or its edits are known whole (:func:`_exact`) and take the file back
+    to contents it held (a fix undone to run the unchanged code, then made again as it was
+    checked)."""
     # what a file holds: ("base", name), ("new" | "gone", serial), or ("edits", what it held before
     # its known edits, the edits as (line, removed, added))
     versions: dict[str, tuple[Any, ...]] = {}
@@ -423,7 +424,9 @@ def _changed_since(checked: list[Step], after: list[Step], roots: tuple[str, ...
                 versions[name] = versions.get(source, ("base", source))
                 if moved:
                     versions[source] = ("gone", next(fresh))
-            elif name in known and how not in ("delete", "restore"):
+            elif how == "restore":  # git checkout/restore: the unchanged code, as _set_aside reads it
+                versions[name] = ("base", name)
+            elif name in known and how != "delete":
                 versions[name] = edited(name, known.pop(name))
             else:
                 versions[name] = ("gone" if how == "delete" else "new", next(fresh))
