@@ -92,6 +92,10 @@ class Monotonic(Section, frozen=True):
     # The rulebook pays a step that "holds steady"; a step from 0 to 0 (nothing passes, or the
     # build keeps failing) holds nothing, so it is not paid unless this is set.
     pay_flat_at_zero: bool = False
+    # In the agent's own runs a step that changed only tests and made its checks fail more (a test
+    # written before the fix, a test broken on purpose to see it run) is no regression of the code:
+    # named at 0 (shown), or charged as any fall.
+    tests_only_falls_in_local_runs: Literal["shown", "charged"] = "shown"
 
 
 class Convergence(Section, frozen=True):

@@ -282,6 +282,33 @@ def test_a_step_from_zero_to_zero_holds_nothing_and_is_not_paid() -> None:
     assert points(verdict_of(trajectory_run([0, 0, 0, 40]), policy), "monotonic_improvement") == 6
 
 
+def test_a_fall_from_changing_only_tests_in_the_agent_s_own_runs_is_no_regression_of_the_code() -> None:
+    """pytest-7432 appended a test that failed before its fix; django-13033 broke its new test on
+    purpose to see it run: in a shell agent's own runs such a step changed no code, so its fall is
+    named, not charged; a step that changed the code and fell is; graded submissions are charged
+    as the rulebook says; and ``charged`` charges every fall."""
+    from procjudge import judge
+
+    from conftest import run_from
+
+    def run(local: bool, second: str) -> dict[str, object]:
+        def step(path: str, passed: int) -> dict[str, object]:
+            diff = f"--- a/{path}\n+++ b/{path}\n@@ -1,1 +1,2 @@\n x = 1\n+y = 2\n"
+            return {"iteration_telemetry": {"changes": {"diff": diff}, "test_results": {
+                "suite": "pytest tests", "post_iteration": {"passed": passed, "failed": 10 - passed, "total": 10}}}}
+        steps = [step("src/m.py", 9), step(second, 8), step("src/m.py", 10)]
+        return {"run": {"iterations_are": "local_runs"}, "iterations": steps} if local else {"iterations": steps}
+
+    (spared,) = items_by_id(judge(run_from(run(True, "tests/test_m.py"))))["monotonic_improvement"]
+    assert spared.points == 2 and "1 fall from changing only tests not charged (iter 1: -10)" in spared.evidence, spared
+    assert points(judge(run_from(run(True, "src/m.py"))), "monotonic_improvement") == 2 - 5
+    assert points(judge(run_from(run(False, "tests/test_m.py"))), "monotonic_improvement") == 2 - 5
+    charging = msgspec.structs.replace(DEFAULT.trajectory, monotonic_improvement=msgspec.structs.replace(
+        DEFAULT.trajectory.monotonic_improvement, tests_only_falls_in_local_runs="charged"))
+    charged = judge(run_from(run(True, "tests/test_m.py")), msgspec.structs.replace(DEFAULT, trajectory=charging))
+    assert points(charged, "monotonic_improvement") == 2 - 5
+
+
 def test_passes_that_vanish_with_no_failure_are_removed_tests_not_regressions() -> None:
     from procjudge import judge
 

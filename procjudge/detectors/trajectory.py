@@ -72,29 +72,32 @@ def _only_tests_changed(facts: RunFacts) -> bool:
 @last_run  # monotonic_improvement and progressive_refinement's share of its pay read them of the same run
 def _monotonic_steps(facts: RunFacts, policy: Policy) -> tuple[list[IterationFacts], ...]:
     """The judged steps as the monotonic bonus sorts them: paid (held or rose), flat at 0 (not
-    paid), fell, and held by changing tests alone (not paid: a step whose only change is to the
-    tests is no progress of the code)."""
+    paid), fell, held by changing tests alone (not paid: a step whose only change is to the tests
+    is no progress of the code), and, in the agent's own runs, fell by changing tests alone (not
+    charged: no regression of the code either; ``tests_only_falls_in_local_runs``)."""
     rule = policy.trajectory.monotonic_improvement
     steps = judged_steps(facts, policy)
     flat: list[IterationFacts] = []
     held: list[IterationFacts] = []
     fell: list[IterationFacts] = []
     tests: list[IterationFacts] = []  # held by changing tests alone, or by changing nothing: not paid
+    test_falls: list[IterationFacts] = []  # fell by changing tests alone in the agent's own runs: shown
     pay_flat = rule.pay_flat_at_zero
+    spare = rule.tests_only_falls_in_local_runs == "shown" and facts.run.info.iterations_are == "local_runs"
     before = {it.position: previous for previous, it in facts.pairs}
     for it in steps:  # one pass, each step in one list (a step that fell is never flat or held)
         delta = it.delta
         if delta is None:
             continue
         if delta < 0:
-            fell.append(it)
+            (test_falls if spare and _tests_only(it) else fell).append(it)
         elif delta == 0 and it.score == 0 and not pay_flat:
             flat.append(it)
         elif _tests_only(it) or (it.position in before and changed_nothing(before[it.position], it)):
             tests.append(it)
         else:
             held.append(it)
-    return steps, held, flat, fell, tests
+    return steps, held, flat, fell, tests, test_falls
 
 
 def monotonic_pay(facts: RunFacts, policy: Policy) -> float:
@@ -138,14 +141,16 @@ def progressive_share(facts: RunFacts, policy: Policy) -> float:
     points="{s.per_step:+g} / step, {s.per_regression:+g} / regression",
     rule=("{s.per_step:+g} for every step whose score did not fall, {s.per_regression:+g} for every step that fell; a "
           "step that changed only test files (its throw-away files aside), or nothing (the previous program again, an "
-          "empty diff), is not paid: it is no progress of the code; what progressive_refinement pays for the same "
-          "rising steps is taken from it"),
+          "empty diff), is not paid: it is no progress of the code; in the agent's own runs a step that changed only "
+          "test files and fell (a test written before its fix) is not charged either: no regression of the code "
+          "(`tests_only_falls_in_local_runs`); what progressive_refinement pays for the same rising steps is taken "
+          "from it"),
     reads="the score of every submission",
     source="Monotonic Improvement Bonus",
 )
 def monotonic_improvement(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     rule = policy.trajectory.monotonic_improvement
-    steps, held, flat, fell, tests = _monotonic_steps(facts, policy)
+    steps, held, flat, fell, tests, test_falls = _monotonic_steps(facts, policy)
     if not steps:
         return
     handed = progressive_share(facts, policy) if held else 0.0
@@ -166,6 +171,10 @@ def monotonic_improvement(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         if fell:
             falls = ", ".join(f"iter {it.number}: {fmt_num(it.delta or 0.0)}" for it in fell)
             parts.append(f"{plural(len(fell), 'regression')} x {fmt_num(rule.per_regression)} ({falls})")
+        if test_falls:
+            falls = ", ".join(f"iter {it.number}: {fmt_num(it.delta or 0.0)}" for it in test_falls)
+            parts.append(f"{plural(len(test_falls), 'fall')} from changing only tests not charged ({falls}): no "
+                         "regression of the code (trajectory.monotonic_improvement.tests_only_falls_in_local_runs)")
         return "; ".join(parts)
 
     def detail() -> dict[str, Any] | None:
