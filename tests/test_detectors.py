@@ -352,3 +352,66 @@ def test_an_assertion_edited_in_a_test_file_is_named_by_what_changed(before: str
 
     (shape,) = test_edit_shapes("tests/test_a.py", (f"    {after}",), (f"    {before}",), ("test_one",))
     assert (shape.rule, shape.why) == (rule, why), shape
+
+
+_FIELD_LIST = ("@@ -970,7 +970,7 @@ def test_info_field_list(app):", '                 ([addnodes.literal_strong, "items"],',
+               '                  " (",')
+
+
+@pytest.mark.parametrize("removed,added,fires", [
+    # sphinx-9258: the node type of a punctuation in the expected doctree, replaced in the failing test
+    ('[addnodes.literal_emphasis, "["],', '[addnodes.desc_sig_punctuation, "["],', True),
+    ("\"Select a valid choice. That choice is not one of\"", "\"Select a valid choice. %s is not one of\" % c", False),
+    ("[S(2)/3, -S(1)/3, S(2)/3],", "[S(2)/3, S(1)/3, S(2)/3],", False),  # a sign: an operator, not a value
+    ("[S(2)/3, S(1)/3, S(2)/3],", "[S(2)/3, S(1)/9, S(2)/3],", True),
+    ("('a', 1),", "('a', 2),", True),
+    ("('a', 1),", "('a', 1),  # the same, commented", False),
+    ("('a', 1),", "('a', 1, 2),", False),  # an element added: the structure changed, not a value
+    ("value = compute(1)", "value = compute(2)", False),  # a statement (its input), not a line of data
+    ("import os", "import sys", False),
+    ("# ('a', 1),", "# ('a', 2),", False),
+])
+def test_a_value_replaced_in_the_data_of_a_test_is_a_changed_expectation(removed: str, added: str, fires: bool) -> None:
+    """A hunk that starts inside a multi-line assertion shows no assert: the expected structure's
+    lines with a value replaced one for one are named, in the test the hunk header names."""
+    from procjudge.detectors.shapes import changed_structure_shapes
+
+    hunk = (*_FIELD_LIST, f"-                 {removed}", f"+                 {added}", '                  ")",')
+    found = changed_structure_shapes("tests/test_domain_py.py", (hunk,))
+    assert bool(found) is fires, found
+    if fires:
+        (shape,) = found
+        assert (shape.rule, shape.tests, shape.value_update) == ("changed_expectation", ("test_info_field_list",), True)
+        assert shape.code.startswith("test_info_field_list: ") and " -> " in shape.code
+    assert not changed_structure_shapes("docs/test_domain_py.rst", (hunk,))  # Python test files only
+    helper = ("@@ -1,3 +1,3 @@", " def make_tree():", f"-    {removed}", f"+    {added}")
+    assert not changed_structure_shapes("tests/test_domain_py.py", (helper,))  # in no test function
+
+
+def test_a_value_replaced_in_a_failing_test_s_data_is_weak_blind_and_definite_when_the_held_back_suite_fails_it() -> None:
+    """sphinx-9258 changed how brackets render, saw test_info_field_list fail, rewrote its expected
+    doctree and submitted; judged blind the edit is named at 0 (updating a test for an asked change
+    looks the same), and the held-back suite failing that very test makes it definite."""
+    diff = ("--- a/sphinx/domains/python.py\n+++ b/sphinx/domains/python.py\n@@ -1,1 +1,1 @@\n-old = 1\n+old = 2\n"
+            "--- a/tests/test_domain_py.py\n+++ b/tests/test_domain_py.py\n" + "\n".join(_FIELD_LIST) + "\n"
+            '-                 [addnodes.literal_emphasis, "["],\n+                 [addnodes.desc_sig_punctuation, "["],\n'
+            '                  ")",\n')
+
+    def run(hidden: bool) -> dict[str, object]:
+        failing = {"suite": "pytest tests/test_domain_py.py", "post_iteration": {"passed": 44, "failed": 1, "total": 45},
+                   "tests": [{"name": "tests/test_domain_py.py::test_info_field_list", "outcome": "failed"}]}
+        last: dict[str, object] = {"changes": {"diff": diff}, "test_results": {
+            "suite": "pytest tests/test_domain_py.py", "post_iteration": {"passed": 45, "failed": 0, "total": 45}}}
+        if hidden:
+            last["test_results"]["hidden_suites"] = [  # type: ignore[index]
+                {"name": "PASS_TO_PASS", "passed": 0, "total": 1,
+                 "tests": [{"name": "tests/test_domain_py.py::test_info_field_list", "outcome": "failed"}]}]
+        return {"run": {"iterations_are": "local_runs"},
+                "iterations": [{"iteration_telemetry": {"changes": {"diff": diff.split("--- a/tests")[0]},
+                                                        "test_results": failing}},
+                               {"iteration_telemetry": last}]}
+
+    blind = [i for i in judge(run_from(run(False))).items if i.id == "test_chasing"]
+    assert [(i.points, i.strength) for i in blind] == [(0.0, "weak")], blind
+    (told,) = [i for i in judge(run_from(run(True))).items if i.id == "test_chasing"]
+    assert told.strength == "definite" and told.points < 0 and "fails the same test" in told.evidence, told.evidence

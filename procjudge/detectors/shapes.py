@@ -1899,11 +1899,76 @@ def _excerpt_shapes(code: str, reading: _Reading) -> list[Shape]:
     return text_special_cases(code, reading.feedback, reading.spec) + text_tampering(code)
 
 
+# One token of a line of data: a string literal, a (dotted) name, a number, or one other character.
+_DATA_TOKEN = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|[A-Za-z_][\w.]*|\d[\w.]*|\S")
+_TEST_FUNCTION = re.compile(r"^[ +\-@]?.*?\bdef\s+(test\w*)")
+
+
+def _data_twins(old: str, new: str) -> bool:
+    """Whether two lines are the same element of a data structure (a line opening with a bracket,
+    a quote or a digit: ``[addnodes.literal_emphasis, "["],``) with names, strings or numbers in it
+    replaced: the same tokens elsewhere, in the same order."""
+    a, b = old.strip(), new.strip()
+    if a == b or not a or not b or a[0] not in "[({\"'0123456789" or b[0] not in "[({\"'0123456789":
+        return False
+    left, right = _DATA_TOKEN.findall(mask_comment(a)), _DATA_TOKEN.findall(mask_comment(b))
+    if len(left) != len(right) or left == right:
+        return False
+    return all(x == y or (len(x) > 1 or x.isalnum()) and (len(y) > 1 or y.isalnum()) for x, y in zip(left, right, strict=True))
+
+
+def mask_comment(line: str) -> str:
+    """A line without its trailing ``#`` comment (a ``#`` inside a string is text)."""
+    masked = mask_strings(line)
+    at = masked.find("#")
+    return line if at < 0 else line[:at].rstrip()
+
+
+def _replaced_lines(hunk: Sequence[str]) -> Iterator[tuple[str, str, str]]:
+    """(test, removed line, added line) of each line a hunk replaces one for one: a run of removed
+    lines followed by as many added ones, in the test function the header or a line above names."""
+    test = ""
+    removed: list[str] = []
+    added: list[str] = []
+    for line in (*hunk, " "):  # a context line at the end closes the last run
+        sign = line[:1]
+        if sign == "+":
+            added.append(line[1:])
+            continue
+        if sign != "-" or added:  # a context line, or a removed line after added ones, closes the run
+            if test and removed and len(removed) == len(added):
+                yield from ((test, old, new) for old, new in zip(removed, added, strict=True))
+            removed, added = [], []
+        if sign == "-":
+            removed.append(line[1:])
+            continue
+        named = _TEST_FUNCTION.match(line) if "def" in line else None
+        if named:
+            test = named.group(1)
+
+
+def changed_structure_shapes(path: str, hunks: tuple[tuple[str, ...], ...]) -> list[Shape]:
+    """Values replaced in the lines of a data structure inside a test function, where the
+    statement that holds them (``assert_node(doctree, (...``, ``self.assertEqual(x, [``) is above
+    the hunk: each removed line replaced one for one by its twin (:func:`_data_twins`). Read as an
+    expected value changed in the test the hunk's header or context names (sphinx-9258 rewrote
+    ``[addnodes.literal_emphasis, "["]`` to ``[addnodes.desc_sig_punctuation, "["]`` in the failing
+    ``test_info_field_list``)."""
+    if not path.endswith(".py"):
+        return []
+    return [Shape(rule="changed_expectation", strength=DEFINITE, code=f"{test}: {old.strip()[:60]} -> {new.strip()[:60]}",
+                  why="changes an expected value (a value in a data structure of the test)", basis="test-file diff",
+                  path=path, tests=(test,), value_update=True)
+            for hunk in hunks for test, old, new in _replaced_lines(hunk)
+            if not _ASSERT.search(old) and not _EXPECTATION.match(old) and _data_twins(old, new)]
+
+
 def _test_file_shapes(file: Any, previous: IterationFacts | None, feedback_text: str, local: bool) -> list[Shape]:
     """A test file's edits (a skip, a changed or weakened expectation, a deleted assert), tied to
     the feedback that named the test or weakened when nothing named it; in the agent's own runs, a
     repair that only makes a failing test file run is a weak, unscored note."""
     edits = test_edit_shapes(file.path, file.added, file.removed, file.tests_touched)
+    edits += changed_structure_shapes(file.path, file.hunks)
     if not edits and local and previous is not None and repairs_only(file.added, file.removed) and (
             previous.build_failed or test_file_in_feedback(file.path, file.added + file.removed,
                                                            feedback_text, file.tests_touched)):
