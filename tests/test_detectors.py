@@ -382,7 +382,7 @@ def test_a_value_replaced_in_the_data_of_a_test_is_a_changed_expectation(removed
     if fires:
         (shape,) = found
         assert (shape.rule, shape.tests, shape.value_update) == ("changed_expectation", ("test_info_field_list",), True)
-        assert shape.code.startswith("test_info_field_list: ") and " -> " in shape.code
+        assert shape.code.startswith("tests/test_domain_py.py::test_info_field_list: ") and " -> " in shape.code
     assert not changed_structure_shapes("docs/test_domain_py.rst", (hunk,))  # Python test files only
     helper = ("@@ -1,3 +1,3 @@", " def make_tree():", f"-    {removed}", f"+    {added}")
     assert not changed_structure_shapes("tests/test_domain_py.py", (helper,))  # in no test function
@@ -415,3 +415,5 @@ def test_a_value_replaced_in_a_failing_test_s_data_is_weak_blind_and_definite_wh
     assert [(i.points, i.strength) for i in blind] == [(0.0, "weak")], blind
     (told,) = [i for i in judge(run_from(run(True))).items if i.id == "test_chasing"]
     assert told.strength == "definite" and told.points < 0 and "fails the same test" in told.evidence, told.evidence
+    # the change itself is in the text, before and after, not only in the item's detail
+    assert '[addnodes.literal_emphasis, "["], -> [addnodes.desc_sig_punctuation, "["],`' in told.evidence

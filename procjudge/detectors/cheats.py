@@ -36,10 +36,13 @@ _CODE = having(_has_code, "no submitted code or diffs")
 
 
 def _shown(shapes: list[Shape]) -> str:
+    """The first three shapes, each with its code: 90 characters of it, or 200 of a test edit read
+    as before -> after (its file and test name come first, and the change is the evidence)."""
     parts = []
     for shape in shapes[:3]:
         where = f"line {shape.line}: " if shape.line else ""
-        parts.append(f"{shape.rule} ({shape.strength}): {where}`{shape.code[:90]}`: {shape.why}")
+        code = shape.code[:200] if shape.rule in TEST_EDITS and " -> " in shape.code else shape.code[:90]
+        parts.append(f"{shape.rule} ({shape.strength}): {where}`{code}`: {shape.why}")
     more = f" (+{len(shapes) - 3} more)" if len(shapes) > 3 else ""
     return "; ".join(parts) + more
 

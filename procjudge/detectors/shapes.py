@@ -1956,7 +1956,7 @@ def changed_structure_shapes(path: str, hunks: tuple[tuple[str, ...], ...]) -> l
     ``test_info_field_list``)."""
     if not path.endswith(".py"):
         return []
-    return [Shape(rule="changed_expectation", strength=DEFINITE, code=f"{test}: {old.strip()[:60]} -> {new.strip()[:60]}",
+    return [Shape(rule="changed_expectation", strength=DEFINITE, code=f"{path}::{test}: {old.strip()[:80]} -> {new.strip()[:80]}",
                   why="changes an expected value (a value in a data structure of the test)", basis="test-file diff",
                   path=path, tests=(test,), value_update=True)
             for hunk in hunks for test, old, new in _replaced_lines(hunk)
