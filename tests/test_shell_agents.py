@@ -309,6 +309,11 @@ def test_a_script_replace_and_a_heredoc_are_rebuilt() -> None:
 @pytest.mark.parametrize("script,rebuilt", [
     ("p = 'm.py'\ns = open(p).read()\nopen(p, 'w').write(s.replace('return 1', 'return 2'))\n", True),
     ("p = 'm.py'\nlines = open(p).readlines()\nlines[1] = '    return 2\\n'\nopen(p, 'w').writelines(lines)\n", False),
+    # xarray-4075: a replace made on the line a loop found is computed, not the first occurrence's
+    (("p = 'm.py'\nout = [line.replace('return 1', 'return 2') if 'f' in line else line for line in open(p)]\n"
+      "open(p, 'w').writelines(out)\n"), False),
+    ("p = 'm.py'\nlines = open(p).readlines()\nlines[1] = lines[1].replace('1', '2')\nopen(p, 'w').writelines(lines)\n",
+     False),
 ])
 def test_a_script_written_before_and_run_now_is_rebuilt_by_its_literal_replacements(script: str, rebuilt: bool) -> None:
     """django-15695 wrote a script with a here-document and ran it in a later step: its

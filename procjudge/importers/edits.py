@@ -401,16 +401,25 @@ def write_whole(views: Views, path: str, text: str, how: str) -> list[Edit]:
 # --------------------------------------------------------------------------- scripts
 
 
+_LOOPS = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+
+
 def script_replacements(script: str) -> list[tuple[str, str]]:
-    """(old, new) of every ``.replace('old', 'new')`` call on string literals in a Python script."""
+    """(old, new) of every ``.replace('old', 'new')`` call on string literals in a Python script,
+    where each is made on the text as a whole; none when one is made inside a loop or on one line
+    of a list (``for line in lines: ... line.replace(...)``, ``lines[5].replace(...)``): that
+    change is computed (which line it touches), not a replacement of the first occurrence."""
     try:
         tree = ast.parse(script)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
+    looped = {id(inner) for loop in ast.walk(tree) if isinstance(loop, _LOOPS) for inner in ast.walk(loop)}
     found = []
     for node in ast.walk(tree):
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "replace"
                 and len(node.args) >= 2 and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args[:2])):
+            if id(node) in looped or isinstance(node.func.value, ast.Subscript):
+                return []
             old, new = node.args[0].value, node.args[1].value  # type: ignore[attr-defined]
             found.append((old, new))
     return found
