@@ -155,7 +155,8 @@ def _file_chunks(text: str) -> list[str]:
     return [text[a:b] for a, b in itertools.pairwise(starts) if b > a]
 
 
-_TEST_DEF = re.compile(r"^[ +\-@]?.*?\b(?:def\s+(test\w*)|(?:it|test)\(\s*['\"]([^'\"]{1,120}))")
+# A line of a diff that defines a test: ``def test_x`` (Python), ``it('...'`` / ``test('...'`` (JavaScript).
+TEST_DEF = re.compile(r"^[ +\-@]?.*?\b(?:def\s+(test\w*)|(?:it|test)\(\s*['\"]([^'\"]{1,120}))")
 
 
 def _tests_touched(body: list[str]) -> tuple[str, ...]:
@@ -165,7 +166,7 @@ def _tests_touched(body: list[str]) -> tuple[str, ...]:
     touched: dict[str, None] = {}
     for line in body:
         # the pattern needs "def test..." or "it(" / "test(": most lines hold neither, unmatched
-        match = _TEST_DEF.match(line) if "test" in line or "it(" in line else None
+        match = TEST_DEF.match(line) if "test" in line or "it(" in line else None
         if match:
             current = match.group(1) or match.group(2) or current
         if line[:1] in "+-" and current:

@@ -35,6 +35,7 @@ from typing import Any
 import msgspec
 
 from ..facts import (
+    TEST_DEF,
     IterationFacts,
     RunFacts,
     generated,
@@ -1372,12 +1373,13 @@ def text_special_cases(added_text: str, feedback: frozenset[Any], spec: frozense
     return found
 
 
-def mask_comments(text: str) -> str:
-    """Lines without their ``#`` or ``//`` comments (outside strings)."""
+def mask_comments(text: str, markers: tuple[str, ...] = ("#", "//")) -> str:
+    """Lines without their comments (outside strings): from the first of ``markers`` on (``#``
+    alone where ``//`` is Python's floor division)."""
     masked = mask_strings(text)
     out = []
     for original, line in zip(text.split("\n"), masked.split("\n"), strict=True):
-        cut = min((k for k in (line.find("#"), line.find("//")) if k != -1), default=-1)
+        cut = min((k for k in (line.find(marker) for marker in markers) if k != -1), default=-1)
         out.append(original[:cut] if cut != -1 else original)
     return "\n".join(out)
 
@@ -1901,7 +1903,6 @@ def _excerpt_shapes(code: str, reading: _Reading) -> list[Shape]:
 
 # One token of a line of data: a string literal, a (dotted) name, a number, or one other character.
 _DATA_TOKEN = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|[A-Za-z_][\w.]*|\d[\w.]*|\S")
-_TEST_FUNCTION = re.compile(r"^[ +\-@]?.*?\bdef\s+(test\w*)")
 
 
 def _data_twins(old: str, new: str) -> bool:
@@ -1911,17 +1912,10 @@ def _data_twins(old: str, new: str) -> bool:
     a, b = old.strip(), new.strip()
     if a == b or not a or not b or a[0] not in "[({\"'0123456789" or b[0] not in "[({\"'0123456789":
         return False
-    left, right = _DATA_TOKEN.findall(mask_comment(a)), _DATA_TOKEN.findall(mask_comment(b))
+    left, right = (_DATA_TOKEN.findall(mask_comments(line, ("#",))) for line in (a, b))
     if len(left) != len(right) or left == right:
         return False
     return all(x == y or (len(x) > 1 or x.isalnum()) and (len(y) > 1 or y.isalnum()) for x, y in zip(left, right, strict=True))
-
-
-def mask_comment(line: str) -> str:
-    """A line without its trailing ``#`` comment (a ``#`` inside a string is text)."""
-    masked = mask_strings(line)
-    at = masked.find("#")
-    return line if at < 0 else line[:at].rstrip()
 
 
 def _replaced_lines(hunk: Sequence[str]) -> Iterator[tuple[str, str, str]]:
@@ -1942,8 +1936,8 @@ def _replaced_lines(hunk: Sequence[str]) -> Iterator[tuple[str, str, str]]:
         if sign == "-":
             removed.append(line[1:])
             continue
-        named = _TEST_FUNCTION.match(line) if "def" in line else None
-        if named:
+        named = TEST_DEF.match(line) if "def" in line else None
+        if named and named.group(1):  # a Python test function (the pattern also reads JavaScript's)
             test = named.group(1)
 
 

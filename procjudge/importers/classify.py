@@ -275,7 +275,28 @@ def _restored(words: list[str]) -> list[tuple[str, str]]:
     operands = [w for w in words[2:] if not w.startswith("-")]
     if "--" in words:
         operands = words[words.index("--") + 1:]
-    return [(w, "restore") for w in operands if "/" in w or os.path.splitext(w)[1]]
+    return [(w, "restore") for w in operands if _path_like(w)]
+
+
+def _path_like(word: str) -> bool:
+    """Whether a ``git checkout``/``git restore`` operand names a file (a folder or an extension)
+    rather than a revision or a branch."""
+    return "/" in word or bool(os.path.splitext(word)[1])
+
+
+def restored_from_revision(words: list[str]) -> bool:
+    """Whether a ``git checkout``/``git restore`` takes its files from a revision other than the
+    last commit (``git checkout abc123 -- F``, ``git checkout v1 F``, ``git restore --source=v1 F``)."""
+    if len(words) < 3 or os.path.basename(words[0]) != "git" or words[1] not in ("checkout", "restore"):
+        return False
+    if words[1] == "restore":
+        source = next((w.split("=", 1)[1] if "=" in w else (words[k + 1] if k + 1 < len(words) else "")
+                       for k, w in enumerate(words) if w in ("-s", "--source") or w.startswith("--source=")), None)
+        return source not in (None, "HEAD")
+    operands = [w for w in words[2:words.index("--") if "--" in words else len(words)] if not w.startswith("-")]
+    # before "--" every operand is a revision; without it, the first one is unless it names a file
+    revisions = operands if "--" in words else operands[:1] if operands and not _path_like(operands[0]) else []
+    return any(revision != "HEAD" for revision in revisions)
 
 
 def _operands(words: list[str], skip_first_script: bool) -> list[str]:

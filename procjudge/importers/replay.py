@@ -11,7 +11,7 @@ from typing import Any
 from . import edits as rebuild
 from . import sed
 from .checks import script_run
-from .classify import redirect_targets, segments, without_prefixes
+from .classify import redirect_targets, restored_from_revision, segments, without_prefixes
 from .edits import Edit, words_of
 from .steps import Step, repo_relative
 
@@ -69,7 +69,7 @@ def _restore_views(step: Step, views: rebuild.Views, before: dict[str, dict[int,
     restored = [rel(path) for path, how in step.writes if how == "restore" and path]
     if not restored:
         return
-    elsewhere = _from_revision(step.command)
+    elsewhere = any(restored_from_revision(words_of(without_prefixes(part))) for part in segments(step.command))
     for name in restored:
         if name not in before:
             continue  # never changed: it holds what it held
@@ -78,29 +78,6 @@ def _restore_views(step: Step, views: rebuild.Views, before: dict[str, dict[int,
             views.lines.pop(name, None)
         else:
             views.lines[name] = seen
-
-
-def _from_revision(command: str) -> bool:
-    """Whether a ``git checkout``/``git restore`` in the command takes files from a revision other
-    than the last commit (``git checkout abc123 -- F``, ``git restore --source=v1 F``)."""
-    for part in segments(command):
-        words = words_of(without_prefixes(part))
-        if len(words) < 3 or os.path.basename(words[0]) != "git" or words[1] not in ("checkout", "restore"):
-            continue
-        if words[1] == "restore":
-            source = next((w.split("=", 1)[1] if "=" in w else (words[k + 1] if k + 1 < len(words) else "")
-                           for k, w in enumerate(words) if w in ("-s", "--source") or w.startswith("--source=")), None)
-            if source not in (None, "HEAD"):
-                return True
-            continue
-        operands = [w for w in words[2:words.index("--") if "--" in words else len(words)] if not w.startswith("-")]
-        if "--" in words:
-            revisions = operands
-        else:  # the first operand names a revision when it is not a file
-            revisions = operands[:1] if operands and "/" not in operands[0] and not os.path.splitext(operands[0])[1] else []
-        if any(revision != "HEAD" for revision in revisions):
-            return True
-    return False
 
 
 def _rebuilt(step: Step, views: rebuild.Views, rel: Any, roots: tuple[str, ...]) -> _Rebuilt | None:
