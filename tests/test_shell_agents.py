@@ -274,7 +274,39 @@ def test_sed_commands_are_rebuilt_on_the_lines_shown() -> None:
     found, missed = sed.sed_edits(views, ["sed", "-i", "s/x/y/", "tests/never_shown.py"])
     assert not found and missed == [("tests/never_shown.py", "`sed -i` on lines never shown")]
     found, missed = sed.sed_edits(views, ["sed", "-i", "1r other.py", "tests/test_x.py"])
+    assert not found and missed == [("tests/test_x.py", "its sed script reads other.py, whose text is not in the log")]
+    found, missed = sed.sed_edits(views, ["sed", "-i", "1y/ab/cd/", "tests/test_x.py"])
     assert not found and "is not rebuilt" in missed[0][1]
+
+
+def test_sed_reading_a_file_the_log_holds_inserts_its_lines() -> None:
+    """`sed -i '691r replacement.txt' F` after `cat <<'EOF' > replacement.txt` (django-12774 wrote
+    its fix so): the file's lines after the addressed line; a file never shown whole is not known."""
+    views = rebuild.Views()
+    rebuild.observe(views, "sed -n '1,3p' m.py", "def f():\n    return 1\n\n")
+    texts = {"new.txt": "    if x:\n        return 2\n"}
+    found, missed = sed.sed_edits(views, ["sed", "-i", "1r new.txt", "m.py"], None, texts.get)
+    assert not missed and [(e.removed, e.added, e.line) for e in found] == [((), ("    if x:", "        return 2"), 2)]
+    assert [views.lines["m.py"][n] for n in (1, 2, 3, 4)] == ["def f():", "    if x:", "        return 2", "    return 1"]
+    found, missed = sed.sed_edits(views, ["sed", "-i", "/return 1/r new.txt", "m.py"], None, texts.get)
+    assert [e.line for e in found] == [5] and not missed
+    found, missed = sed.sed_edits(views, ["sed", "-i", "1r gone.txt", "m.py"], None, texts.get)
+    assert not found and "reads gone.txt, whose text is not in the log" in missed[0][1]
+
+
+def test_sed_inserting_at_a_line_not_shown_is_rebuilt_where_a_later_line_was_seen() -> None:
+    """`sed -i '1i import sys' F` where only lines 68-70 were shown (sphinx-8035): the line exists,
+    the text is known, the lines seen move down one; past the last line seen nothing is known."""
+    views = rebuild.Views()
+    rebuild.observe(views, "sed -n '68,70p' m.py", "a = 1\nb = 2\nc = 3\n")
+    found, missed = sed.sed_edits(views, ["sed", "-i", "1i import sys", "m.py"])
+    assert not missed and [(e.removed, e.added, e.line) for e in found] == [((), ("import sys",), 1)]
+    assert views.lines["m.py"][69] == "a = 1" and views.lines["m.py"][1] == "import sys"
+    found, missed = sed.sed_edits(views, ["sed", "-i", "40a\\    pass", "m.py"])
+    assert [(e.added, e.line) for e in found] == [(("    pass",), 41)]
+    for script in ("73i x = 0", "75a x = 0", "3c x = 0", "3d"):  # lines 70-72 are the ones seen
+        found, missed = sed.sed_edits(views, ["sed", "-i", script, "m.py"])
+        assert not found and missed, script
 
 
 def test_a_sed_change_over_continued_lines_is_rebuilt_line_by_line_as_gnu_sed_writes_it() -> None:
@@ -331,6 +363,27 @@ def test_a_script_written_before_and_run_now_is_rebuilt_by_its_literal_replaceme
         assert not ran.unrecovered
     else:
         assert not ran.edits and ran.unrecovered == [("m.py", "a script's change")]
+
+
+@pytest.mark.parametrize("command,rebuilt", [
+    # django-12774: the lines written and read in one command, the here-document first
+    ("cat <<'EOF' > new.txt\n    if x:\n        return 2\nEOF\nsed -i '1r new.txt' m.py", True),
+    ("sed -i '1r new.txt' m.py && cat <<'EOF' > new.txt\n    if x:\n        return 2\nEOF", False),  # written after
+    ("cat <<'EOF' >> new.txt\n    if x:\n        return 2\nEOF\nsed -i '1r new.txt' m.py", False),  # appended to
+    ("sed -i '1r old.txt' m.py", True),  # written whole in an earlier step
+])
+def test_a_file_sed_reads_is_the_text_the_log_wrote_before(command: str, rebuilt: bool) -> None:
+    from procjudge.importers.replay import rebuild_steps
+
+    steps = [Step("", "cat m.py", 0, "def f():\n    return 1\n", None),
+             Step("", "cat <<'EOF' > old.txt\n    if x:\n        return 2\nEOF", 0, "", None, writes=[("old.txt", "redirect")]),
+             Step("", command, 0, "", None, writes=[("m.py", "sed")])]
+    ran = rebuild_steps(steps, None, ("/testbed",))[-1]
+    if rebuilt:
+        assert [(e.added, e.line) for e in ran.edits if e.path == "m.py"] == [(("    if x:", "        return 2"), 2)]
+    else:
+        assert not [e for e in ran.edits if e.path == "m.py"]
+        assert ("m.py", "its sed script reads new.txt, whose text is not in the log") in ran.unrecovered
 
 
 @pytest.mark.parametrize("restore,rebuilt", [

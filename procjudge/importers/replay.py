@@ -4,6 +4,7 @@ a ``sed -i``, a patch, a here-document, an editor's replace, insert or create.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from typing import Any
@@ -116,9 +117,25 @@ def _sed_edits(step: Step, found_in: _Rebuilt, views: rebuild.Views, rel: Any) -
     for part in segments(step.command):
         words = words_of(part)
         if words and os.path.basename(words[0]) == "sed" and any(w.startswith("-i") or w == "--in-place" for w in words[1:]):
-            found, missed = sed.sed_edits(views, words, rel)
+            read = functools.partial(_whole_text, step.command[:step.command.find(part)], views=views, rel=rel)
+            found, missed = sed.sed_edits(views, words, rel, read)
             found_in.edits += found
             found_in.unrecovered += missed
+
+
+def _whole_text(before: str, name: str, views: rebuild.Views, rel: Any) -> str | None:
+    """The whole text of a file as the log shows it at one point of a command (``before``: the
+    command up to there): written by a here-document earlier in it (``cat <<'EOF' > new.py``), else
+    seen whole before (every line from the first); None when it is not known."""
+    written = [(">>" in opener, body) for opener, body in rebuild.heredoc_bodies(before)
+               if re.match(r"^\s*(?:cat|tee)\b", opener) and redirect_targets(opener) == [name]]
+    if written:
+        appended, body = written[-1]
+        return None if appended else body
+    known = views.lines.get(rel(name))
+    if not known or sorted(known) != list(range(1, len(known) + 1)):
+        return None
+    return "\n".join(known[n] for n in sorted(known))
 
 
 def _patch_edits(step: Step, found: _Rebuilt, views: rebuild.Views, rel: Any) -> None:

@@ -1,6 +1,7 @@
 """sed, as the agents write it, replayed on the lines known of a file: ``s`` with basic or extended
 regular expressions (``&`` and ``\\1`` in the replacement, the ``g``, ``I`` and numbered flags),
-``d``, ``i``, ``a`` and ``c``, with a line number, a range or a pattern as the address.
+``d``, ``i``, ``a``, ``c`` and ``r FILE`` (the lines of a file whose text the log holds), with a
+line number, a range or a pattern as the address.
 
 An agent's expression is matched in bounded time (the ``regex`` module's timeout,
 ``REPLAY_SECONDS`` a line); one that runs past it leaves the edit listed as not rebuilt.
@@ -11,6 +12,7 @@ from __future__ import annotations
 import functools
 import re
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -176,7 +178,7 @@ _ADDRESS = re.compile(r"^\s*(\d+|\$|/(?:[^/\\]|\\.)*/)(?:\s*,\s*(\d+|\$|/(?:[^/\
 class SedCommand:
     first: str | None  # a line number, ``$`` or ``/re/``; None for every line
     last: str | None
-    verb: str  # s, d, i, a, c
+    verb: str  # s, d, i, a, c, r (``text``: the file it reads)
     pattern: str = ""
     replacement: str = ""
     flags: str = ""
@@ -184,8 +186,8 @@ class SedCommand:
 
 
 def parse_sed(script: str) -> list[SedCommand] | None:
-    """The commands of a sed script (``s``, ``d``, ``i``, ``a``, ``c`` with line-number or
-    ``/re/`` addresses), or None when it holds anything else."""
+    """The commands of a sed script (``s``, ``d``, ``i``, ``a``, ``c``, ``r`` with line-number
+    or ``/re/`` addresses), or None when it holds anything else."""
     commands: list[SedCommand] = []
     rest = script
     while rest.strip():
@@ -217,6 +219,11 @@ def parse_sed(script: str) -> list[SedCommand] | None:
             text = _TEXT_ESCAPE.sub(_unescape, text)
             commands.append(SedCommand(first, last, verb, text=text))
             rest = ""
+        elif verb == "r":  # the file's name runs to the end of the line, as GNU sed reads it
+            name, _, rest = rest[1:].partition("\n")
+            if not name.strip():
+                return None
+            commands.append(SedCommand(first, last, "r", text=name.strip()))
         else:
             return None
     return commands
@@ -256,17 +263,26 @@ def _addressed(command: SedCommand, numbers: list[int], known: dict[int, str], e
     return selected
 
 
-def sed_edits(views: Views, words: list[str], resolve: Any = None) -> tuple[list[Edit], list[tuple[str, str]]]:
+def sed_edits(views: Views, words: list[str], resolve: Any = None,
+              read: Callable[[str], str | None] | None = None) -> tuple[list[Edit], list[tuple[str, str]]]:
     """The edits of ``sed -i`` applied to the known lines of each file; (path, why) for the files
-    whose change could not be rebuilt."""
+    whose change could not be rebuilt. ``read`` gives the whole text of a file an ``r FILE``
+    command reads (its name as the command writes it), None when the log does not hold it."""
     scripts, files, extended = sed_arguments(words)
     commands: list[SedCommand] = []
     for script in scripts:
         parsed = parse_sed(script)
         if parsed is None:
-            why = f"its sed script {script[:50]!r} is not rebuilt (only s, d, i, a and c)"
+            why = f"its sed script {script[:50]!r} is not rebuilt (only s, d, i, a, c and r)"
             return [], [(resolve(f) if callable(resolve) else f, why) for f in files]
         commands += parsed
+    for k, command in enumerate(commands):
+        if command.verb == "r":  # the lines of the file it reads, appended after each addressed line
+            text = read(command.text) if read is not None else None
+            if text is None:
+                why = f"its sed script reads {command.text[:60]}, whose text is not in the log"
+                return [], [(resolve(f) if callable(resolve) else f, why) for f in files]
+            commands[k] = SedCommand(command.first, command.last, "a", text=text.removesuffix("\n"))
     edits: list[Edit] = []
     unrecovered: list[tuple[str, str]] = []
     for path in files:
@@ -285,6 +301,8 @@ def sed_edits(views: Views, words: list[str], resolve: Any = None) -> tuple[list
                 if selected is None:
                     unrecovered.append((name, "`sed -i` on lines never shown"))
                     continue
+                if not selected and command.verb in "ia" and command.text and _inserts_at_unseen_line(command, numbers):
+                    selected = [int(str(command.first))]  # the line exists (a later one was seen): the text is known
                 if command.verb == "s":
                     edits += _substitute(views, name, command, selected, extended, unrecovered)
                 elif selected:
@@ -351,14 +369,22 @@ def _substitute(views: Views, name: str, command: SedCommand, selected: list[int
     return edits[::-1]
 
 
+def _inserts_at_unseen_line(command: SedCommand, numbers: list[int]) -> bool:
+    """Whether a command inserts text before or after one line given by its number that was never
+    shown, in a file whose later lines were (so the line exists, and sed writes the text there)."""
+    return command.last is None and command.first is not None and command.first.isdigit() \
+        and bool(numbers) and 0 < int(command.first) < numbers[-1]
+
+
 def _line_command(views: Views, name: str, command: SedCommand, selected: list[int]) -> list[Edit]:
-    """``d``, ``i``, ``a`` or ``c`` on the selected lines (a run of consecutive lines at a time)."""
+    """``d``, ``i``, ``a`` or ``c`` on the selected lines (a run of consecutive lines at a time;
+    ``i`` and ``a`` also at a line not shown)."""
     known = views.lines[name]
     runs = consecutive(selected)
     text = command.text.split("\n") if command.text else []
     edits = []
     for run in reversed(runs):
-        old = [known[n] for n in run]
+        old = [known[n] for n in run] if command.verb in "dc" else []
         if command.verb == "d":
             start, before, after = run[0], old, []
         elif command.verb == "c":
