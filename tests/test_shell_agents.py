@@ -386,6 +386,35 @@ def test_a_file_sed_reads_is_the_text_the_log_wrote_before(command: str, rebuilt
         assert ("m.py", "its sed script reads new.txt, whose text is not in the log") in ran.unrecovered
 
 
+@pytest.mark.parametrize("command,added,line", [
+    # Terminal-Bench's agents write files behind `cd DIR &&` and with printf and echo
+    ("cd /app && cat <<'EOF' > m.py\nx = 3\nEOF", ("x = 3",), 1),
+    ("mkdir -p /app && cat > m.py <<'EOF'\nx = 3\nEOF", ("x = 3",), 1),
+    ("tee m.py <<'EOF' > /dev/null\nx = 4\nEOF", ("x = 4",), 1),
+    ("tee -a m.py <<EOF\nx = 5\nEOF", ("x = 5",), None),
+    ('printf "####\\n#S #\\n#E##\\n#### " > m.py', ("####", "#S #", "#E##", "#### "), 1),
+    ('printf "%s\\n" "x = 1" "y = 2" > m.py', ("x = 1", "y = 2"), 1),
+    ('echo "Hello, world!" > m.py 2>&1', ("Hello, world!",), 1),
+    ("echo x = 2 >>m.py", ("x = 2",), None),
+    # what the shell that ran it decides, or words that may hold a redirection, stay not rebuilt
+    ('echo "a\\nb" > m.py', None, None),
+    ('echo -e "a\\nb" > m.py', None, None),
+    ("printf '%5s' x > m.py", None, None),
+    ("echo '>' > m.py", None, None),
+    ("echo a > m.py b", None, None),
+    ("echo x 2> m.py", None, None),
+])
+def test_a_file_written_by_echo_printf_tee_or_behind_cd_is_rebuilt(command: str, added: tuple[str, ...] | None,
+                                                                     line: int | None) -> None:
+    from procjudge.importers.replay import rebuild_steps
+
+    ran = rebuild_steps([Step("", command, 0, "", None, writes=[("m.py", "redirect")])], None, ("/testbed",))[-1]
+    if added is None:
+        assert not ran.edits and ran.unrecovered == [("m.py", "a redirection whose text is not in the log")]
+    else:
+        assert [(e.path, e.removed, e.added, e.line) for e in ran.edits] == [("m.py", (), added, line)]
+
+
 @pytest.mark.parametrize("restore,rebuilt", [
     ("git checkout m.py", True), ("git checkout -- m.py", True), ("git restore m.py", True),
     ("git checkout HEAD -- m.py", True),

@@ -374,6 +374,82 @@ def line_edit(views: Views, path: str, first: int, last: int, text: str, how: st
 MAX_UNSEEN_LINES = 10_000  # lines an edit may name past those the log showed of its file
 
 
+# What printf's format and %b arguments read after a backslash (POSIX); any other escape (octal, \c,
+# \x) leaves the text not rebuilt.
+_PRINTF_ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", '"': '"', "'": "'", "a": "\a", "r": "\r", "b": "\b", "f": "\f",
+                   "v": "\v"}
+_CONVERSION = re.compile(r"%(%|s|b|d|i)")
+
+
+def printed_text(words: list[str]) -> str | None:
+    """The text an ``echo`` or ``printf`` command prints (its words as the shell splits them,
+    redirections left out), or None when the shell that ran it decides: ``echo`` with a backslash
+    or ``-e`` prints differently in bash and in dash (``sh``), and ``printf`` is read for its
+    POSIX escapes and ``%s``, ``%b``, ``%d``, ``%%`` only (the format reused while arguments
+    remain, as printf does)."""
+    head, args = words[0], list(words[1:])
+    if head == "echo":
+        newline = True
+        if args and args[0] == "-n":
+            newline, args = False, args[1:]
+        text = " ".join(args)
+        if "\\" in text or (args and re.fullmatch(r"-[neE]+", args[0])):
+            return None
+        return text + ("\n" if newline else "")
+    if head != "printf" or not args or args[0].startswith("-"):
+        return None
+    form, values = args[0], args[1:]
+    out: list[str] = []
+    while True:
+        piece = _printf_once(form, values)
+        if piece is None:
+            return None
+        text, used = piece
+        out.append(text)
+        values = values[used:]
+        if not values or not used:
+            return "".join(out)
+
+
+def _printf_once(form: str, values: list[str]) -> tuple[str, int] | None:
+    """One pass of printf's format over its arguments: the text and how many arguments it used."""
+    out: list[str] = []
+    used = k = 0
+    while k < len(form):
+        char = form[k]
+        if char == "\\":
+            escaped = _PRINTF_ESCAPES.get(form[k + 1:k + 2])
+            if escaped is None:
+                return None
+            out.append(escaped)
+            k += 2
+        elif char == "%":
+            conversion = _CONVERSION.match(form, k)
+            if conversion is None:
+                return None
+            kind = conversion.group(1)
+            if kind == "%":
+                out.append("%")
+            else:
+                value = values[used] if used < len(values) else ""
+                used += 1
+                if kind in "di":
+                    if value and not re.fullmatch(r"[+-]?\d+", value):
+                        return None
+                    value = str(int(value or "0"))
+                elif kind == "b":
+                    unescaped = _printf_once(value.replace("%", "%%"), [])
+                    if unescaped is None:
+                        return None
+                    value = unescaped[0]
+                out.append(value)
+            k = conversion.end()
+        else:
+            out.append(char)
+            k += 1
+    return "".join(out), used
+
+
 def append_text(path: str, text: str, how: str) -> list[Edit]:
     """Lines added at a file's end (``cat <<'EOF' >> tests/test_x.py``): what was seen of the file
     need not reach its end, so the edit sits at no known line and the view is left as it is."""

@@ -100,6 +100,7 @@ def _rebuilt(step: Step, views: rebuild.Views, rel: Any, roots: tuple[str, ...])
         _sed_edits(step, found, views, rel)
         _patch_edits(step, found, views, rel)
         _heredoc_edits(step, found, views, rel)
+        _printed_edits(step, found, views, rel)
         _script_file_edits(step, found, views, rel)
     except rebuild.Unrebuilt as why:
         found.edits = []
@@ -174,12 +175,69 @@ def _heredoc_edits(step: Step, found: _Rebuilt, views: rebuild.Views, rel: Any) 
                 found.unrecovered += [(target, "a script's change that is not a str.replace of literals")
                                      for target in dict.fromkeys(targets)]
             continue
-        redirected = [p for p in redirect_targets(opener) if p not in ("/dev/null",)]
-        if re.match(r"^\s*(?:cat|tee)\b", opener) and len(redirected) == 1:
-            if ">>" in opener:
-                found.edits += rebuild.append_text(rel(redirected[0]), body, "redirect")
+        # the simple command that reads the here-document: `cd /app && cat <<'EOF' > F` writes F with cat
+        reader = next((part for part in segments(opener) if "<<" in part), opener)
+        plain = without_prefixes(reader)
+        written, appended = _written_by(reader, plain)
+        if re.match(r"^(?:cat|tee)\b", plain) and len(written) == 1:
+            if appended:
+                found.edits += rebuild.append_text(rel(written[0]), body, "redirect")
             else:
-                found.edits += rebuild.write_whole(views, rel(redirected[0]), body, "redirect")
+                found.edits += rebuild.write_whole(views, rel(written[0]), body, "redirect")
+
+
+def _written_by(part: str, plain: str) -> tuple[list[str], bool]:
+    """The files a simple command writes its output into, and whether it appends: its redirections
+    (``/dev/null`` aside) and, for ``tee``, the files it names (``tee -a`` appends)."""
+    written = [p for p in redirect_targets(part) if p != "/dev/null"]
+    appended = ">>" in part
+    if plain.startswith("tee"):
+        words = words_of(plain.split("<<", 1)[0])
+        named = [w for w in words[1:] if not w.startswith("-") and not w.startswith((">", "<")) and w not in written]
+        written += [w for w in named if w != "/dev/null"]
+        appended = "-a" in words[1:] or "--append" in words[1:]
+    return written, appended
+
+
+# A word that redirects output (``>``, ``>>``, ``1>f``, ``2>&1``, ``&>``); alone, it takes the next word.
+_REDIRECT_WORD = re.compile(r"^(?:\d*|&)>>?(&\d+|\S+)?$")
+
+
+def _redirections_start(words: list[str]) -> int:
+    """Where the redirections at the end of a command's words begin (``echo x > f 2>&1``: 2)."""
+    end = len(words)
+    while end > 1:
+        last = _REDIRECT_WORD.match(words[end - 1])
+        if last and last.group(1):
+            end -= 1
+        elif end > 2 and (bare := _REDIRECT_WORD.match(words[end - 2])) and not bare.group(1):
+            end -= 2
+        else:
+            break
+    return end
+
+
+def _printed_edits(step: Step, found: _Rebuilt, views: rebuild.Views, rel: Any) -> None:
+    """Each ``echo`` or ``printf`` whose output goes into one file (``printf '...' > F``,
+    ``echo "x" >> F``): its text, where the shell that ran it would print the same."""
+    for part in segments(step.command):
+        plain = without_prefixes(part)
+        if not plain.startswith(("echo", "printf")) or "<<" in part:
+            continue
+        words = words_of(plain)
+        cut = _redirections_start(words)
+        operator = words[cut] if cut < len(words) else ""
+        written = [p for p in redirect_targets(part) if p != "/dev/null"]
+        if words[0] not in ("echo", "printf") or len(written) != 1 or not re.match(r"^1?>", operator) \
+                or any(_REDIRECT_WORD.match(word) for word in words[1:cut]):
+            continue  # a `>` among the words (quoted, or a redirection in the middle): not read
+        text = rebuild.printed_text(words[:cut])
+        if text is None:
+            continue  # named as not rebuilt with the step's other writes
+        if operator.lstrip("1").startswith(">>"):
+            found.edits += rebuild.append_text(rel(written[0]), text, "redirect")
+        else:
+            found.edits += rebuild.write_whole(views, rel(written[0]), text, "redirect")
 
 
 def _script_file_edits(step: Step, found: _Rebuilt, views: rebuild.Views, rel: Any) -> None:
