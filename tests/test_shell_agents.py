@@ -346,6 +346,12 @@ def test_a_script_replace_and_a_heredoc_are_rebuilt() -> None:
       "open(p, 'w').writelines(out)\n"), False),
     ("p = 'm.py'\nlines = open(p).readlines()\nlines[1] = lines[1].replace('1', '2')\nopen(p, 'w').writelines(lines)\n",
      False),
+    # astropy-14369: the blocks bound to names first, then replaced
+    (("p = 'm.py'\nold_block = \'\'\'    return 1\'\'\'\nnew_block = \'\'\'    return 2\'\'\'\ns = open(p).read()\n"
+      "if old_block in s:\n    s = s.replace(old_block, new_block)\nopen(p, 'w').write(s)\n"), True),
+    # a name bound twice holds the text of whichever ran last: not read
+    ("p = 'm.py'\nold = 'return 3'\nold = 'return 1'\ns = open(p).read()\nopen(p, 'w').write(s.replace(old, 'return 2'))\n",
+     False),
 ])
 def test_a_script_written_before_and_run_now_is_rebuilt_by_its_literal_replacements(script: str, rebuilt: bool) -> None:
     """django-15695 wrote a script with a here-document and ran it in a later step: its

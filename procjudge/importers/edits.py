@@ -481,24 +481,54 @@ _LOOPS = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.Gener
 
 
 def script_replacements(script: str) -> list[tuple[str, str]]:
-    """(old, new) of every ``.replace('old', 'new')`` call on string literals in a Python script,
-    where each is made on the text as a whole; none when one is made inside a loop or on one line
-    of a list (``for line in lines: ... line.replace(...)``, ``lines[5].replace(...)``): that
-    change is computed (which line it touches), not a replacement of the first occurrence."""
+    """(old, new) of every ``.replace(old, new)`` call on strings in a Python script, in the order
+    of the script, where each is made on the text as a whole: string literals, or names the
+    script binds to one literal each (``old_block = '''...'''``, then
+    ``content.replace(old_block, new_block)``); none when one is made inside a loop or on one line of
+    a list (``for line in lines: ... line.replace(...)``, ``lines[5].replace(...)``): that change is
+    computed (which line it touches), not a replacement of the first occurrence."""
     try:
         tree = ast.parse(script)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     looped = {id(inner) for loop in ast.walk(tree) if isinstance(loop, _LOOPS) for inner in ast.walk(loop)}
+    texts = _bound_texts(tree)
     found = []
-    for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "replace"
-                and len(node.args) >= 2 and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args[:2])):
-            if id(node) in looped or isinstance(node.func.value, ast.Subscript):
-                return []
-            old, new = node.args[0].value, node.args[1].value  # type: ignore[attr-defined]
-            found.append((old, new))
+    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+             and node.func.attr == "replace" and len(node.args) >= 2]
+    for node in sorted(calls, key=lambda call: (call.lineno, call.col_offset)):
+        old, new = (_text_of(arg, texts) for arg in node.args[:2])
+        if old is None or new is None:
+            continue
+        if id(node) in looped or isinstance(node.func.value, ast.Subscript):  # type: ignore[attr-defined]
+            return []
+        found.append((old, new))
     return found
+
+
+def _bound_texts(tree: ast.AST) -> dict[str, str]:
+    """The names a script binds once, to a string literal (a name bound twice or to anything else
+    is left out: which text it holds at a call depends on the order)."""
+    bound: dict[str, str | None] = {}
+    for node in ast.walk(tree):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
+            if isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.NamedExpr)) else []
+        for target in targets:
+            for name in ast.walk(target):
+                if isinstance(name, ast.Name):
+                    value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) and target is name else None
+                    text = value.value if isinstance(value, ast.Constant) and isinstance(value.value, str) else None
+                    bound[name.id] = text if name.id not in bound else None
+    return {name: text for name, text in bound.items() if text is not None}
+
+
+def _text_of(node: ast.expr, texts: dict[str, str]) -> str | None:
+    """A string literal's text, or the text a name is bound to; None for anything else."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.Name):
+        return texts.get(node.id)
+    return None
 
 
 _HEREDOC_OPENER = re.compile(r"(?<!<)<<(?!<)(-?)\s*['\"]?(\w+)['\"]?")
