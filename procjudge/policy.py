@@ -262,6 +262,10 @@ class ScopeCreep(Section, frozen=True):
     # names the test it works on and is shown, not scored), "all", or "none".
     score_summaries: Literal["descriptions", "all", "none"] = "descriptions"
     description_max_chars: Annotated[int, msgspec.Meta(ge=1)] = 160  # longer (or multi-line) summaries are prose
+    # The agent's own reasoning recorded as the summary (``summary_kind: prose``: an importer's
+    # THOUGHT text, which narrates the work, "I forgot to create the file again"): "ignored", not
+    # read for scope creep, or "shown", named at 0 when it shares no word with the failures.
+    reasoning: Literal["ignored", "shown"] = "ignored"
 
 
 class RegressionBlindness(Section, frozen=True):

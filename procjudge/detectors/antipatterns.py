@@ -198,7 +198,8 @@ def _unrelated_changes(it: IterationFacts, rule: Shotgun) -> list[Finding]:
     summary="{range}: while tests are failing, changes unrelated to them.",
     points="{range}",
     rule=("scratch files aside, while tests fail: more than {half} of `changes.summary` shares no content word with the "
-          "failing tests' names, messages, categories or stack-trace files (s from {one_half} to all); new files no "
+          "failing tests' names, messages, categories or stack-trace files (s from {one_half} to all; the agent's own "
+          "reasoning recorded as the summary, `summary_kind: prose`, is not read: `reasoning: ignored`); new files no "
           "stack trace points to and no test fixed; plain fields: files created and no test fixed ({s.range.mild:+g})"),
     reads="changes.summary, changes.files, the failing tests' names, messages and stack traces",
     source="Anti-pattern 3",
@@ -217,8 +218,8 @@ def _unrelated_summaries(previous: IterationFacts, it: IterationFacts, rule: Sco
     """More than the allowed share of the change summaries shares no word with the failures (prose
     that is not a change description is shown at 0 points, as the policy says)."""
     changes = it.changes
-    if changes is None or not changes.summary:
-        return None
+    if changes is None or not changes.summary or (changes.summary_kind == "prose" and rule.reasoning == "ignored"):
+        return None  # the agent's reasoning narrates its work: a word shared with a failure or not says nothing
     failure_words = vocabulary((*previous.failures, *it.stack_files_before))
     if not failure_words:
         return None
