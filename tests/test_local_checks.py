@@ -840,6 +840,22 @@ def test_a_report_beside_the_trajectory_is_found_and_a_mistyped_one_refused(tmp_
     assert missing.exit_code == 2 and "does not exist" in missing.output
 
 
+_FIXTURE = "with open('test_app/__init__.py', 'w') as f:\n    pass\n"
+
+
+@pytest.mark.parametrize("command,writes", [
+    # django-14500: the script is written here and run later; the files it opens are written then
+    (f"cat <<'EOF' > reproduce_issue.py\n{_FIXTURE}EOF", [("reproduce_issue.py", "redirect")]),
+    (f"cd /testbed && tee reproduce_issue.py <<'EOF' > /dev/null\n{_FIXTURE}EOF", [("reproduce_issue.py", "redirect")]),
+    # a script an interpreter reads, or one written and run in the same command, writes them now
+    (f"python - <<'EOF'\n{_FIXTURE}EOF", [("test_app/__init__.py", "script")]),
+    (f"cat <<'EOF' | python3\n{_FIXTURE}EOF", [("test_app/__init__.py", "script")]),
+    (f"cat <<'EOF' > r.py && python3 r.py\n{_FIXTURE}EOF", [("r.py", "redirect"), ("test_app/__init__.py", "script")]),
+])
+def test_a_script_written_into_a_file_writes_nothing_until_it_runs(command: str, writes: list[tuple[str, str]]) -> None:
+    assert written_files(command) == writes
+
+
 @pytest.mark.parametrize("command,writes", [
     ("git checkout django/db/models.py 2>/dev/null || true", [("django/db/models.py", "restore")]),
     ("cp a.py b.py 2> /dev/null", [("b.py", "copy")]),

@@ -12,7 +12,7 @@ import shlex
 
 from . import grammar
 from .checks import is_environment
-from .edits import words_of
+from .edits import heredoc_bodies, words_of
 
 RUNNER = re.compile(
     r"(?:^|[\s;&|(])(?:(?:python[\d.]*|coverage run)\s+(?:-(?!m\b)[a-zA-Z]+\s+)*)?"
@@ -203,12 +203,29 @@ def written_files(command: str) -> list[tuple[str, str]]:
         for path in redirect_targets(part):
             if path not in ("/dev/null", "/dev/stdout", "/dev/stderr") and not path.startswith("&") and not path.isdigit():
                 found.append((path, "redirect"))
-    for match in _OPENED.finditer(command):
+    run = _without_written_scripts(command) if "<<" in command else command
+    for match in _OPENED.finditer(run):
         found.append((match.group(1), "script"))
-    if _PYTHON.search(command) and _WRITES.search(command):
+    if _PYTHON.search(run) and _WRITES.search(run):
         # a script that writes: the source files it names by a string literal (a path in a variable)
-        found += [(m.group(1), "script") for m in _NAMED_SOURCE.finditer(command)]
+        found += [(m.group(1), "script") for m in _NAMED_SOURCE.finditer(run)]
     return [(os.path.normpath(path) if path else path, how) for path, how in dict.fromkeys(found)]
+
+
+def _without_written_scripts(command: str) -> str:
+    """A command without the bodies of the here-documents it only writes into files (``cat <<'EOF'
+    > reproduce.py``, ``tee``): a script written is not run, so the files it opens for writing are
+    written when it runs, not by this command."""
+    for opener, body in heredoc_bodies(command):
+        reader = next((part for part in segments(opener) if "<<" in part), opener)
+        targets = redirect_targets(reader)
+        if not re.match(r"^\s*(?:cat|tee)\b", reader) or not (targets or reader.lstrip().startswith("tee")):
+            continue  # read by an interpreter (`python - <<EOF`), or piped on: run
+        names = [os.path.basename(target) for target in targets]
+        if any(re.search(rf"\bpython[\d.]*\s+(?:-\S+\s+)*\S*{re.escape(name)}\b", command) for name in names):
+            continue  # written and run in the same command (`cat <<'EOF' > fix.py && python fix.py`)
+        command = command.replace(body, "", 1)
+    return command
 
 
 def copies(command: str) -> list[tuple[str, str, bool]]:
