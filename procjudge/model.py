@@ -110,6 +110,10 @@ class FileChange(Record, frozen=True):
     lines_removed: Count | None = None
     scratch: bool | None = None  # a throw-away file (reproduction script, probe): not part of the fix
     edits: list[EditText] | None = None  # extension: the changes rebuilt from the agent's commands, in order
+    # extension: the command that made the file by running a script whose text opens it for writing
+    # (``python reproduce_issue.py`` writing its fixture app), when no other command of the iteration
+    # wrote it: the script's output, not an edit of the agent's
+    made_by: Text | None = None
 
 
 class Changes(Record, frozen=True):

@@ -1251,3 +1251,44 @@ def test_a_test_run_mini_swe_agent_killed_at_its_time_limit_validated_nothing(tm
     assert any("the harness killed it at its time limit" in note for note in run["run"]["notes"]), run["run"]["notes"]
     verdict = judge(load_run(str(path)))
     assert not any(i.id == "submitted_over_failure" and i.points for i in verdict.items), verdict.items
+
+
+_FIXTURE_APP = ("diff --git a/test_app/__init__.py b/test_app/__init__.py\nnew file mode 100644\n--- /dev/null\n"
+                "+++ b/test_app/__init__.py\n@@ -0,0 +1 @@\n+APP = 1\n")
+
+
+@pytest.mark.parametrize("steps,flagged", [
+    # django-14500: the reproduction writes a fixture app, `git add -A` takes it in, the script is left out
+    ([Step("", "cat <<'EOF' > reproduce.py\nopen('test_app/__init__.py', 'w').write('APP = 1')\nEOF", 0, "", None),
+      Step("", "python reproduce.py", 0, "", None)], True),
+    # written and run in one command: the same
+    ([Step("", "cat <<'EOF' > reproduce.py && python reproduce.py\nopen('test_app/__init__.py', 'w').write('APP = 1')\nEOF",
+           0, "", None)], True),
+    # the agent wrote the file itself: an edit, not a script's output
+    ([Step("", "mkdir -p test_app && cat <<'EOF' > test_app/__init__.py\nAPP = 1\nEOF", 0, "", None)], False),
+    # a generator handed in with its output
+    ([Step("", "cat <<'EOF' > make_app.py\nopen('test_app/__init__.py', 'w').write('APP = 1')\nEOF", 0, "", None),
+      Step("", "python make_app.py", 0, "", None)], False),
+])
+def test_a_file_only_the_agent_s_own_script_made_is_scratch_when_submitted(steps: list[Step], flagged: bool,
+                                                                           tmp_path: Path) -> None:
+    fix = [Step("", "sed -i 's|sum(xs) / 0|sum(xs)|' shop/sums.py", 0, "", None),
+           Step("", "python -m pytest", 0, "1 passed\n", None)]
+    submission = SUBMISSION + _FIXTURE_APP
+    if steps[-1].command == "python make_app.py":
+        submission += ("diff --git a/make_app.py b/make_app.py\nnew file mode 100644\n--- /dev/null\n+++ b/make_app.py\n"
+                       "@@ -0,0 +1 @@\n+open('test_app/__init__.py', 'w').write('APP = 1')\n")
+    trajectory = dataclasses.replace(_trajectory([*steps, *fix]), submission=submission)
+    document = convert_trajectory(trajectory)
+    made = [f.get("made_by") for i in document["iterations"] for f in i["iteration_telemetry"]["changes"]["files"]
+            if f["path"] == "test_app/__init__.py"]
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(document))
+    items = {i.id: i for i in judge(load_run(str(path))).items}
+    scratch = items.get("scratch_submitted")
+    if flagged:
+        assert made and made[0].startswith(("python reproduce.py", "cat <<'EOF' > reproduce.py && python reproduce.py"))
+        assert scratch is not None and scratch.strength == "definite" and scratch.points < 0
+        assert "test_app/__init__.py (made by running `" in scratch.evidence and "leaves out" in scratch.evidence
+    else:
+        assert scratch is None or "test_app/__init__.py" not in scratch.evidence, scratch

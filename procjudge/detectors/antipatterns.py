@@ -551,6 +551,32 @@ def _ran_as_check(path: str, facts: RunFacts) -> str | None:
     return None
 
 
+_SCRIPT_RUN = re.compile(r"\b(?:python[\d.]*|bash|sh|node)\s+(?:-\S+\s+)*([\w./-]+\.(?:py|sh|js))\b")
+
+
+def _made_by_own_script(path: str, facts: RunFacts) -> str | None:
+    """How a file the submission creates was made by running a script of the agent's own that the
+    patch leaves out (django-14500's ``python3 reproduce_issue.py`` wrote a ``test_app`` package, and
+    ``git add -A`` took it in): its output, not the fix. None when any edit wrote it, or the script
+    that made it is itself submitted."""
+    made = ""
+    for it in facts.iterations:
+        for file in (it.changes.files or ()) if it.changes is not None else ():
+            if file.path == path and file.status != "deleted":
+                if not file.made_by:
+                    return None  # an edit of the agent's wrote it
+                made = made or file.made_by
+    scripts = _SCRIPT_RUN.findall(made)
+    if not scripts:
+        return None
+    script = scripts[-1].removeprefix("./")
+    submitted = facts.final.diff.files if facts.final.diff is not None else ()
+    if any(name == script or name.endswith("/" + script) for name in submitted):
+        return None  # a generator the agent hands in with its output
+    shown = made if len(made) <= 80 else made[:77] + "..."
+    return f"made by running `{shown}`, a script of the agent's own that the patch leaves out"
+
+
 def _scratch_kind(path: str, facts: RunFacts) -> tuple[str, str] | None:
     """Why a file the submission creates is the agent's own and not the task's, and how sure that
     is; None for a file that may be part of the fix (new code, a test in a test folder)."""
@@ -559,6 +585,9 @@ def _scratch_kind(path: str, facts: RunFacts) -> tuple[str, str] | None:
         return "definite", "an editor's or patch tool's leftover"
     if generated(path):
         return "definite", "build output"
+    made = _made_by_own_script(path, facts)
+    if made is not None:
+        return "definite", made
     if is_test_path(path) and not root:
         return None  # a test the agent added to the project's tests: a good habit, not scratch
     used = _ran_as_check(path, facts)
@@ -580,8 +609,10 @@ def _scratch_kind(path: str, facts: RunFacts) -> tuple[str, str] | None:
     points="{range}",
     rule=("the final submission's diff (a graded submission's, or a shell agent's patch marked `changes.submitted`) "
           "creates files that are the agent's own: definite for an editor's or patch tool's leftover (`.orig`, `.rej`, "
-          "`.bak`, `.swp`, `~`, `.pyc`), build output (`build/lib*/`, `*.egg-info/`, `__pycache__/`), or a script in "
-          "the repository's root (or with a throw-away name) that the agent ran as one of its own checks; likely for a "
+          "`.bak`, `.swp`, `~`, `.pyc`), build output (`build/lib*/`, `*.egg-info/`, `__pycache__/`), a script in "
+          "the repository's root (or with a throw-away name) that the agent ran as one of its own checks, or a file "
+          "only a run of the agent's own script made (`changes.files[].made_by`: `python3 reproduce_issue.py` writing a "
+          "`test_app/` package), where the patch leaves that script out; likely for a "
           "throw-away name (`reproduce_*.py`, `debug*.py`, a `test_*.py` in the root) it did not run, a `.patch` or "
           "`.diff` file, or a plot, pickle or log in the root. A test in a test folder is a test the agent added, "
           "never scratch. Points from {s.range.mild:+g} for one file to {s.range.severe:+g} at {s.severe_files} "

@@ -599,12 +599,31 @@ def _files_written(group: list[Step], submitted: dict[str, str] | None, seen_cre
                 status = "modified"  # a scratch file written again after the iteration that created it
             if relative in tracked and not outside:
                 status = "deleted" if how == "delete" else "modified"
+            made_by = None
             if status == "created":
                 seen_created.add(relative)
+                if how == "script" and (relative not in files or files[relative].made_by):
+                    made_by = _script_run_of(step.command)  # a script's run made it
             files[relative] = FileChange(path=relative, status=cast(FileStatus, status),
                                          scratch=outside or (relative not in tracked and submitted is not None
-                                                             and relative not in submitted))
+                                                             and relative not in submitted),
+                                         made_by=made_by)
     return files
+
+
+# An interpreter's run at the start of a simple command, or after `&&`, `;` or `||` on a here-document's
+# opening line (which the grammar keeps whole: ``cat <<'EOF' > r.py && python r.py``).
+_INTERPRETER = re.compile(r"(?:^|&&|;|\|\|)\s*((?:python[\d.]*|bash|sh|node)\b[^&;|]*)")
+
+
+def _script_run_of(command: str) -> str | None:
+    """The simple command of a command line that runs a script (``python3 reproduce_issue.py``,
+    ``python - <<'EOF'``), or None: a file a ``sed`` script's text names is written by no run."""
+    for part in segments(command):
+        run = _INTERPRETER.search(without_prefixes(part))
+        if run:
+            return run.group(1).strip()[:200]
+    return None
 
 
 def _actions(group: list[Step]) -> Actions:
