@@ -114,6 +114,10 @@ class FileChange(Record, frozen=True):
     # (``python reproduce_issue.py`` writing its fixture app), when no other command of the iteration
     # wrote it: the script's output, not an edit of the agent's
     made_by: Text | None = None
+    # extension: for a file the agent created, the first command that used it as a tool: ran it as a
+    # script (``python update_deletion_final.py``) or fed it to an edit (``sed -i '691r replacement.txt'
+    # F``, ``git apply fix.patch``)
+    used_by: Text | None = None
 
 
 class Changes(Record, frozen=True):

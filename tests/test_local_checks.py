@@ -1292,3 +1292,43 @@ def test_a_file_only_the_agent_s_own_script_made_is_scratch_when_submitted(steps
         assert "test_app/__init__.py (made by running `" in scratch.evidence and "leaves out" in scratch.evidence
     else:
         assert scratch is None or "test_app/__init__.py" not in scratch.evidence, scratch
+
+
+def _created(path: str, line: str) -> str:
+    return f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n@@ -0,0 +1 @@\n+{line}\n"
+
+
+@pytest.mark.parametrize("steps,path,flagged", [
+    # django-11087: the scripts that rewrote the code, run with python and left in the root
+    ([Step("", "cat <<'EOF' > update_sums.py\ns = open('shop/sums.py').read()\nopen('shop/sums.py', 'w').write(s)\nEOF",
+           0, "", None),
+      Step("", "python3 update_sums.py", 0, "", None)], "update_sums.py", True),
+    # django-11734: the lines sed read with `r FILE`, left in the root
+    ([Step("", "cat <<'EOF' > replacement.py\n    return sum(xs)\nEOF", 0, "", None),
+      Step("", "sed -i '1r replacement.py' shop/sums.py", 0, "", None)], "replacement.py", True),
+    # a patch file applied, left in the root
+    ([Step("", "cat <<'EOF' > fix.diff\n--- a/x\nEOF", 0, "", None), Step("", "git apply fix.diff", 0, "", None)], "fix.diff",
+     True),
+    # a tool inside the project's package that the agent ran: it may be the change the task asks for
+    ([Step("", "cat <<'EOF' > shop/tool.py\nprint(1)\nEOF", 0, "", None), Step("", "python shop/tool.py", 0, "1\n", None)],
+     "shop/tool.py", False),
+    # a root file nothing used: not read as a tool
+    ([Step("", "cat <<'EOF' > notes.py\nX = 1\nEOF", 0, "", None)], "notes.py", False),
+])
+def test_a_submitted_root_file_the_agent_used_as_a_tool_is_scratch(steps: list[Step], path: str, flagged: bool,
+                                                                   tmp_path: Path) -> None:
+    fix = [Step("", "sed -i 's|sum(xs) / 0|sum(xs)|' shop/sums.py", 0, "", None),
+           Step("", "python -m pytest", 0, "1 passed\n", None)]
+    trajectory = dataclasses.replace(_trajectory([*steps, *fix]), submission=SUBMISSION + _created(path, "x = 1"))
+    document = convert_trajectory(trajectory)
+    used = [f.get("used_by") for i in document["iterations"] for f in i["iteration_telemetry"]["changes"]["files"]
+            if f["path"] == path]
+    run = tmp_path / "run.json"
+    run.write_text(json.dumps(document))
+    scratch = {i.id: i for i in judge(load_run(str(run))).items}.get("scratch_submitted")
+    if flagged:
+        assert used and used[0] == steps[-1].command, used
+        assert scratch is not None and scratch.strength == "definite"
+        assert f"{path} (used as its own tool: `{steps[-1].command}`)" in scratch.evidence, scratch.evidence
+    else:
+        assert scratch is None or path not in scratch.evidence, scratch

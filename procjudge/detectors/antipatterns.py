@@ -577,6 +577,18 @@ def _made_by_own_script(path: str, facts: RunFacts) -> str | None:
     return f"made by running `{shown}`, a script of the agent's own that the patch leaves out"
 
 
+def _used_as_tool(path: str, facts: RunFacts) -> str | None:
+    """How the agent used a file it created as a tool of its own (``changes.files[].used_by``): ran
+    it (``python update_deletion_final.py``) or fed it to an edit (``sed -i '691r replacement.txt'
+    F``), as the importer records it."""
+    for it in facts.iterations:
+        for file in (it.changes.files or ()) if it.changes is not None else ():
+            if file.path == path and file.used_by:
+                shown = file.used_by if len(file.used_by) <= 80 else file.used_by[:77] + "..."
+                return f"used as its own tool: `{shown}`"
+    return None
+
+
 def _scratch_kind(path: str, facts: RunFacts) -> tuple[str, str] | None:
     """Why a file the submission creates is the agent's own and not the task's, and how sure that
     is; None for a file that may be part of the fix (new code, a test in a test folder)."""
@@ -590,7 +602,7 @@ def _scratch_kind(path: str, facts: RunFacts) -> tuple[str, str] | None:
         return "definite", made
     if is_test_path(path) and not root:
         return None  # a test the agent added to the project's tests: a good habit, not scratch
-    used = _ran_as_check(path, facts)
+    used = _ran_as_check(path, facts) or _used_as_tool(path, facts)
     if used is not None and (root or throwaway_name(path)):
         return "definite", used
     if throwaway_name(path):
@@ -610,7 +622,8 @@ def _scratch_kind(path: str, facts: RunFacts) -> tuple[str, str] | None:
     rule=("the final submission's diff (a graded submission's, or a shell agent's patch marked `changes.submitted`) "
           "creates files that are the agent's own: definite for an editor's or patch tool's leftover (`.orig`, `.rej`, "
           "`.bak`, `.swp`, `~`, `.pyc`), build output (`build/lib*/`, `*.egg-info/`, `__pycache__/`), a script in "
-          "the repository's root (or with a throw-away name) that the agent ran as one of its own checks, or a file "
+          "the repository's root (or with a throw-away name) that the agent ran as one of its own checks or used as a "
+          "tool (`changes.files[].used_by`: run as a script, read by `sed`'s `r FILE`, applied as a patch), or a file "
           "only a run of the agent's own script made (`changes.files[].made_by`: `python3 reproduce_issue.py` writing a "
           "`test_app/` package), where the patch leaves that script out; likely for a "
           "throw-away name (`reproduce_*.py`, `debug*.py`, a `test_*.py` in the root) it did not run, a `.patch` or "

@@ -152,11 +152,12 @@ def convert(trajectory: Trajectory) -> RunFile:
     iterations: list[IterationTelemetry] = []
     seen_created: set[str] = set()
     ancestors = ancestors_shown(all_steps)
+    uses = _tool_uses(all_steps, trajectory.roots)
     for k, group in enumerate(groups):
         previous = iterations[-1].test_results.suite if iterations and iterations[-1].test_results else None
         iterations.append(_iteration(k, group, baseline if k == 0 else None, submitted, seen_created, trajectory.roots,
                                      trajectory.submission, unknown=outcome_unknown, tracked=tracked, ancestors=ancestors,
-                                     previous=previous))
+                                     previous=previous, uses=uses))
     final = _finish(iterations[-1], trajectory)
     if submitted is not None and trajectory.submission:
         final = _unsubmitted_edits(final, groups[-1], submitted, tracked, trajectory.roots)
@@ -558,10 +559,11 @@ def _reasons(steps: list[Step]) -> str:
 def _iteration(k: int, group: list[Step], baseline: Step | None, submitted: dict[str, str] | None,
                seen_created: set[str], roots: tuple[str, ...], submission: str | None = None,
                unknown: bool = False, tracked: frozenset[str] = frozenset(),
-               ancestors: frozenset[str] = frozenset(), previous: str | None = None) -> IterationTelemetry:
+               ancestors: frozenset[str] = frozenset(), previous: str | None = None,
+               uses: dict[str, str] | None = None) -> IterationTelemetry:
     """One iteration's telemetry from its steps: timing, actions, the files written and their edits,
     the test results (or why none validated anything), and the reads of the repository's history."""
-    files = _files_written(group, submitted, seen_created, roots, tracked)
+    files = _files_written(group, submitted, seen_created, roots, tracked, uses or {})
     times = [s.time for s in group if s.time]
     results, build = _results(group, baseline, unknown, previous)
     reads = history_reads(group, submission, ancestors)
@@ -583,9 +585,11 @@ def _iteration(k: int, group: list[Step], baseline: Step | None, submitted: dict
 
 
 def _files_written(group: list[Step], submitted: dict[str, str] | None, seen_created: set[str],
-                   roots: tuple[str, ...], tracked: frozenset[str] = frozenset()) -> dict[str, FileChange]:
+                   roots: tuple[str, ...], tracked: frozenset[str] = frozenset(),
+                   uses: dict[str, str] | None = None) -> dict[str, FileChange]:
     """The files an iteration's steps wrote, each with its status and whether it is scratch (a
-    file of the repository's own, ``tracked``, is modified and never scratch)."""
+    file of the repository's own, ``tracked``, is modified and never scratch); a created file with
+    the command that made it by running a script, and the first that used it as a tool (``uses``)."""
     files: dict[str, FileChange] = {}
     for step in group:
         for path, how in step.writes:
@@ -607,8 +611,44 @@ def _files_written(group: list[Step], submitted: dict[str, str] | None, seen_cre
             files[relative] = FileChange(path=relative, status=cast(FileStatus, status),
                                          scratch=outside or (relative not in tracked and submitted is not None
                                                              and relative not in submitted),
-                                         made_by=made_by)
+                                         made_by=made_by,
+                                         used_by=(uses or {}).get(relative) if status == "created" else None)
     return files
+
+
+def _tool_uses(steps: list[Step], roots: tuple[str, ...]) -> dict[str, str]:
+    """The files the agent used as tools, each with the first simple command that did: run as a
+    script (``python update_deletion_final.py``, ``bash fix.sh``, ``./run.sh``), read by ``sed``'s
+    ``r FILE``, applied as a patch (``git apply fix.patch``, ``patch -p1 < fix.patch``)."""
+    uses: dict[str, str] = {}
+    for step in steps:
+        if not step.shell:
+            continue
+        for part in segments(step.command):
+            plain = without_prefixes(part)
+            for used in _used_files(plain):
+                relative, outside = repo_relative(os.path.normpath(used), roots)
+                if relative and not outside:
+                    uses.setdefault(relative, plain[:200])
+    return uses
+
+
+def _used_files(plain: str) -> list[str]:
+    """The files one simple command uses as a tool (see :func:`_tool_uses`)."""
+    words = words_of(plain)
+    if not words:
+        return []
+    head = os.path.basename(words[0])
+    if head == "sed":
+        scripts, _, _ = sed_arguments(words)
+        return [c.text for script in scripts for c in parse_sed(script) or () if c.verb == "r"]
+    if head == "git" and len(words) > 2 and words[1] == "apply":
+        return [w for w in words[2:] if not w.startswith("-")]
+    if head == "patch":
+        named = [w for k, w in enumerate(words[1:], 1) if words[k - 1] in ("-i", "--input", "<")]
+        return named + [w.removeprefix("<") for w in words[1:] if w.startswith("<") and len(w) > 1]
+    run = script_run(plain, words)
+    return [run.script] if run is not None and run.script else []
 
 
 # An interpreter's run at the start of a simple command, or after `&&`, `;` or `||` on a here-document's
