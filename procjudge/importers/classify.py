@@ -203,7 +203,9 @@ def written_files(command: str) -> list[tuple[str, str]]:
         for path in redirect_targets(part):
             if path not in ("/dev/null", "/dev/stdout", "/dev/stderr") and not path.startswith("&") and not path.isdigit():
                 found.append((path, "redirect"))
-    run = _without_written_scripts(command) if "<<" in command else command
+    # only where a script's text could be read as writing (most commands hold no `open(` at all)
+    run = _without_written_scripts(command) if "<<" in command and (
+        _OPENED.search(command) or _PYTHON.search(command) and _WRITES.search(command)) else command
     for match in _OPENED.finditer(run):
         found.append((match.group(1), "script"))
     if _PYTHON.search(run) and _WRITES.search(run):
@@ -212,18 +214,26 @@ def written_files(command: str) -> list[tuple[str, str]]:
     return [(os.path.normpath(path) if path else path, how) for path, how in dict.fromkeys(found)]
 
 
+_LIST_OPERATOR = re.compile(r"&&|\|\||;|\|")
+
+
 def _without_written_scripts(command: str) -> str:
     """A command without the bodies of the here-documents it only writes into files (``cat <<'EOF'
     > reproduce.py``, ``tee``): a script written is not run, so the files it opens for writing are
     written when it runs, not by this command."""
     for opener, body in heredoc_bodies(command):
-        reader = next((part for part in segments(opener) if "<<" in part), opener)
-        targets = redirect_targets(reader)
-        if not re.match(r"^\s*(?:cat|tee)\b", reader) or not (targets or reader.lstrip().startswith("tee")):
+        # the simple command that reads it, cut from its opening line at the list operators
+        reader = next((part for part in _LIST_OPERATOR.split(opener) if "<<" in part), opener).strip()
+        before, _, after = reader.partition("<<")
+        tee = reader.startswith("tee")
+        if not tee and not (reader.startswith("cat") and ">" in before + after):
             continue  # read by an interpreter (`python - <<EOF`), or piped on: run
-        names = [os.path.basename(target) for target in targets]
-        if any(re.search(rf"\bpython[\d.]*\s+(?:-\S+\s+)*\S*{re.escape(name)}\b", command) for name in names):
-            continue  # written and run in the same command (`cat <<'EOF' > fix.py && python fix.py`)
+        if _PYTHON.search(command):
+            names = [os.path.basename(target) for target in redirect_targets(reader)]
+            if tee:
+                names += [os.path.basename(word) for word in words_of(before)[1:] if not word.startswith("-")]
+            if any(re.search(rf"\bpython[\d.]*\s+(?:-\S+\s+)*\S*{re.escape(name)}\b", command) for name in names):
+                continue  # written and run in the same command (`cat <<'EOF' > fix.py && python fix.py`)
         command = command.replace(body, "", 1)
     return command
 

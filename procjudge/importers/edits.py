@@ -487,15 +487,20 @@ def script_replacements(script: str) -> list[tuple[str, str]]:
     ``content.replace(old_block, new_block)``); none when one is made inside a loop or on one line of
     a list (``for line in lines: ... line.replace(...)``, ``lines[5].replace(...)``): that change is
     computed (which line it touches), not a replacement of the first occurrence."""
+    if "replace" not in script:
+        return []  # most scripts a log holds replace nothing: no parse
     try:
         tree = ast.parse(script)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
-    looped = {id(inner) for loop in ast.walk(tree) if isinstance(loop, _LOOPS) for inner in ast.walk(loop)}
-    texts = _bound_texts(tree)
-    found = []
-    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+    nodes = list(ast.walk(tree))
+    calls = [node for node in nodes if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
              and node.func.attr == "replace" and len(node.args) >= 2]
+    if not calls:
+        return []
+    looped = {id(inner) for loop in nodes if isinstance(loop, _LOOPS) for inner in ast.walk(loop)}
+    texts = _bound_texts(nodes)
+    found = []
     for node in sorted(calls, key=lambda call: (call.lineno, call.col_offset)):
         old, new = (_text_of(arg, texts) for arg in node.args[:2])
         if old is None or new is None:
@@ -506,11 +511,12 @@ def script_replacements(script: str) -> list[tuple[str, str]]:
     return found
 
 
-def _bound_texts(tree: ast.AST) -> dict[str, str]:
+def _bound_texts(nodes: list[ast.AST]) -> dict[str, str]:
     """The names a script binds once, to a string literal (a name bound twice or to anything else
-    is left out: which text it holds at a call depends on the order)."""
+    is left out: which text it holds at a call depends on the order); ``nodes``: the script's tree,
+    walked."""
     bound: dict[str, str | None] = {}
-    for node in ast.walk(tree):
+    for node in nodes:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
             if isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.NamedExpr)) else []
         for target in targets:

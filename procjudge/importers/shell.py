@@ -616,6 +616,9 @@ def _files_written(group: list[Step], submitted: dict[str, str] | None, seen_cre
     return files
 
 
+_TOOL_HINT = re.compile(r"\b(?:python[\d.]*|bash|sh|node|sed|patch|apply)\b|\./")
+
+
 def _tool_uses(steps: list[Step], roots: tuple[str, ...]) -> dict[str, str]:
     """The files the agent used as tools, each with the first simple command that did: run as a
     script (``python update_deletion_final.py``, ``bash fix.sh``, ``./run.sh``), read by ``sed``'s
@@ -624,7 +627,9 @@ def _tool_uses(steps: list[Step], roots: tuple[str, ...]) -> dict[str, str]:
     for step in steps:
         if not step.shell:
             continue
-        for part in segments(step.command):
+        for part in segments(step.command):  # here-document bodies left out: a script's text is no command
+            if not _TOOL_HINT.search(part):
+                continue  # most commands (reads, searches, git) use no file as a tool
             plain = without_prefixes(part)
             for used in _used_files(plain):
                 relative, outside = repo_relative(os.path.normpath(used), roots)
@@ -640,6 +645,8 @@ def _used_files(plain: str) -> list[str]:
         return []
     head = os.path.basename(words[0])
     if head == "sed":
+        if "r " not in plain:
+            return []
         scripts, _, _ = sed_arguments(words)
         return [c.text for script in scripts for c in parse_sed(script) or () if c.verb == "r"]
     if head == "git" and len(words) > 2 and words[1] == "apply":
