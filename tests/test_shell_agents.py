@@ -377,6 +377,8 @@ def test_a_script_written_before_and_run_now_is_rebuilt_by_its_literal_replaceme
     ("sed -i '1r new.txt' m.py && cat <<'EOF' > new.txt\n    if x:\n        return 2\nEOF", False),  # written after
     ("cat <<'EOF' >> new.txt\n    if x:\n        return 2\nEOF\nsed -i '1r new.txt' m.py", False),  # appended to
     ("sed -i '1r old.txt' m.py", True),  # written whole in an earlier step
+    ("cd /testbed && cat <<'EOF' > new.txt\n    if x:\n        return 2\nEOF\nsed -i '1r new.txt' m.py", True),
+    ("tee new.txt <<'EOF' > /dev/null\n    if x:\n        return 2\nEOF\nsed -i '1r new.txt' m.py", True),
 ])
 def test_a_file_sed_reads_is_the_text_the_log_wrote_before(command: str, rebuilt: bool) -> None:
     from procjudge.importers.replay import rebuild_steps

@@ -128,8 +128,8 @@ def _whole_text(before: str, name: str, views: rebuild.Views, rel: Any) -> str |
     """The whole text of a file as the log shows it at one point of a command (``before``: the
     command up to there): written by a here-document earlier in it (``cat <<'EOF' > new.py``), else
     seen whole before (every line from the first); None when it is not known."""
-    written = [(">>" in opener, body) for opener, body in rebuild.heredoc_bodies(before)
-               if re.match(r"^\s*(?:cat|tee)\b", opener) and redirect_targets(opener) == [name]]
+    written = [(target[1], body) for opener, body in rebuild.heredoc_bodies(before)
+               if (target := _heredoc_target(opener)) is not None and target[0] == name]
     if written:
         appended, body = written[-1]
         return None if appended else body
@@ -175,15 +175,25 @@ def _heredoc_edits(step: Step, found: _Rebuilt, views: rebuild.Views, rel: Any) 
                 found.unrecovered += [(target, "a script's change that is not a str.replace of literals")
                                      for target in dict.fromkeys(targets)]
             continue
-        # the simple command that reads the here-document: `cd /app && cat <<'EOF' > F` writes F with cat
-        reader = next((part for part in segments(opener) if "<<" in part), opener)
-        plain = without_prefixes(reader)
-        written, appended = _written_by(reader, plain)
-        if re.match(r"^(?:cat|tee)\b", plain) and len(written) == 1:
+        target = _heredoc_target(opener)
+        if target is not None:
+            path, appended = target
             if appended:
-                found.edits += rebuild.append_text(rel(written[0]), body, "redirect")
+                found.edits += rebuild.append_text(rel(path), body, "redirect")
             else:
-                found.edits += rebuild.write_whole(views, rel(written[0]), body, "redirect")
+                found.edits += rebuild.write_whole(views, rel(path), body, "redirect")
+
+
+def _heredoc_target(opener: str) -> tuple[str, bool] | None:
+    """The one file a here-document is written into by ``cat`` or ``tee`` (also behind ``cd /app
+    &&``: the simple command of its opening line that holds the ``<<``), and whether it is
+    appended; None for any other reader (an interpreter, a pipe) or several files."""
+    reader = next((part for part in segments(opener) if "<<" in part), opener)
+    plain = without_prefixes(reader)
+    written, appended = _written_by(reader, plain)
+    if re.match(r"^(?:cat|tee)\b", plain) and len(written) == 1:
+        return written[0], appended
+    return None
 
 
 def _written_by(part: str, plain: str) -> tuple[list[str], bool]:
