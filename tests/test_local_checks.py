@@ -1332,3 +1332,17 @@ def test_a_submitted_root_file_the_agent_used_as_a_tool_is_scratch(steps: list[S
         assert f"{path} (used as its own tool: `{steps[-1].command}`)" in scratch.evidence, scratch.evidence
     else:
         assert scratch is None or path not in scratch.evidence, scratch
+
+
+def test_files_submitted_for_the_same_reason_are_named_together(tmp_path: Path) -> None:
+    """django-14500's eight fixture files came from one script: one reason, said once."""
+    script = "open('test_app/__init__.py', 'w').write('A = 1')\nopen('test_app/models.py', 'w').write('B = 1')"
+    steps = [Step("", f"cat <<'EOF' > reproduce.py\n{script}\nEOF", 0, "", None), Step("", "python reproduce.py", 0, "", None),
+             Step("", "sed -i 's|sum(xs) / 0|sum(xs)|' shop/sums.py", 0, "", None),
+             Step("", "python -m pytest", 0, "1 passed\n", None)]
+    submission = SUBMISSION + _created("test_app/__init__.py", "A = 1") + _created("test_app/models.py", "B = 1")
+    run = tmp_path / "run.json"
+    run.write_text(json.dumps(convert_trajectory(dataclasses.replace(_trajectory(steps), submission=submission))))
+    scratch = {i.id: i for i in judge(load_run(str(run))).items}["scratch_submitted"]
+    assert ("creates 2 files the agent made for itself: test_app/__init__.py, test_app/models.py (made by running "
+            "`python reproduce.py`, a script of the agent's own that the patch leaves out)") in scratch.evidence, scratch.evidence

@@ -651,7 +651,10 @@ def scratch_submitted(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     strength = "definite" if any(sure == "definite" for _, sure, _ in found) else "likely"
 
     def evidence() -> str:
-        shown = "; ".join(f"{path} ({why})" for path, _, why in found[:5])
+        grouped: dict[str, list[str]] = {}  # files with the same reason named together, in order
+        for path, _, why in found[:5]:
+            grouped.setdefault(why, []).append(path)
+        shown = "; ".join(f"{', '.join(paths)} ({why})" for why, paths in grouped.items())
         more = f"; and {len(found) - 5} more" if len(found) > 5 else ""
         return f"the submitted patch creates {plural(len(found), 'file')} the agent made for itself: {shown}{more}"
 
