@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ..facts import Diff, IterationFacts, RunFacts, generated, is_test_path, outside_repository, throwaway_name
-from ..model import Changes, LocalCheck
+from ..model import Changes, FileChange, LocalCheck
 from ..numbers import fmt_num
 from ..policy import Policy, ScopeCreep, Shotgun, severity
 from .base import Hit, all_of, detector, feedback_steps, having, plural, share
@@ -560,12 +560,11 @@ def _made_by_own_script(path: str, facts: RunFacts) -> str | None:
     ``git add -A`` took it in): its output, not the fix. None when any edit wrote it, or the script
     that made it is itself submitted."""
     made = ""
-    for it in facts.iterations:
-        for file in (it.changes.files or ()) if it.changes is not None else ():
-            if file.path == path and file.status != "deleted":
-                if not file.made_by:
-                    return None  # an edit of the agent's wrote it
-                made = made or file.made_by
+    for file in _records_of(path, facts):
+        if file.status != "deleted":
+            if not file.made_by:
+                return None  # an edit of the agent's wrote it
+            made = made or file.made_by
     scripts = _SCRIPT_RUN.findall(made)
     if not scripts:
         return None
@@ -581,12 +580,19 @@ def _used_as_tool(path: str, facts: RunFacts) -> str | None:
     """How the agent used a file it created as a tool of its own (``changes.files[].used_by``): ran
     it (``python update_deletion_final.py``) or fed it to an edit (``sed -i '691r replacement.txt'
     F``), as the importer records it."""
+    for file in _records_of(path, facts):
+        if file.used_by:
+            shown = file.used_by if len(file.used_by) <= 80 else file.used_by[:77] + "..."
+            return f"used as its own tool: `{shown}`"
+    return None
+
+
+def _records_of(path: str, facts: RunFacts) -> Iterator[FileChange]:
+    """What every iteration's file list records of one file, in order."""
     for it in facts.iterations:
         for file in (it.changes.files or ()) if it.changes is not None else ():
-            if file.path == path and file.used_by:
-                shown = file.used_by if len(file.used_by) <= 80 else file.used_by[:77] + "..."
-                return f"used as its own tool: `{shown}`"
-    return None
+            if file.path == path:
+                yield file
 
 
 def _scratch_kind(path: str, facts: RunFacts) -> tuple[str, str] | None:

@@ -90,6 +90,13 @@ class Views:
         """The file's whole text is known (it was printed whole, or written whole)."""
         self.lines[path] = {k + 1: line for k, line in enumerate(text.split("\n")[:MAX_VIEW_LINES])}
 
+    def seen_whole(self, path: str) -> list[str] | None:
+        """A file's lines when every one from the first was seen (printed or written whole), else None."""
+        known = self.lines.get(path)
+        if not known or sorted(known) != list(range(1, len(known) + 1)):
+            return None
+        return [known[n] for n in sorted(known)]
+
     def enclosing_test(self, path: str, line: int | None) -> str | None:
         known = self.lines.get(path) or {}
         if line is None:
@@ -461,15 +468,14 @@ def append_text(path: str, text: str, how: str) -> list[Edit]:
 
 def write_whole(views: Views, path: str, text: str, how: str) -> list[Edit]:
     """A file written whole (created, or overwritten by a redirection or an editor's create)."""
-    known = views.lines.get(path)
     after = text.split("\n")
     if after and after[-1] == "":
         after.pop()
-    if known and sorted(known) == list(range(1, len(known) + 1)):
-        before = [known[n] for n in sorted(known)]
+    before = views.seen_whole(path)
+    if before is not None:
         edits = _hunks(path, before, after, how, views)
     else:
-        edits = [Edit(path, (), tuple(after), how, 1, None, created=not known)] if after else []
+        edits = [Edit(path, (), tuple(after), how, 1, None, created=not views.lines.get(path))] if after else []
     views.whole(path, "\n".join(after))
     return edits
 

@@ -133,10 +133,8 @@ def _whole_text(before: str, name: str, views: rebuild.Views, rel: Any) -> str |
     if written:
         appended, body = written[-1]
         return None if appended else body
-    known = views.lines.get(rel(name))
-    if not known or sorted(known) != list(range(1, len(known) + 1)):
-        return None
-    return "\n".join(known[n] for n in sorted(known))
+    lines = views.seen_whole(rel(name))
+    return "\n".join(lines) if lines is not None else None
 
 
 def _patch_edits(step: Step, found: _Rebuilt, views: rebuild.Views, rel: Any) -> None:
@@ -263,10 +261,10 @@ def _script_file_edits(step: Step, found: _Rebuilt, views: rebuild.Views, rel: A
         run = script_run(plain, words_of(plain))
         if run is None or not run.script or not run.script.endswith(".py"):
             continue
-        known = views.lines.get(rel(run.script))
-        if not known or sorted(known) != list(range(1, len(known) + 1)):
+        lines = views.seen_whole(rel(run.script))
+        if lines is None:
             return  # not seen whole: what it does is not known
-        pairs = rebuild.script_replacements("\n".join(known[n] for n in sorted(known)))
+        pairs = rebuild.script_replacements("\n".join(lines))
         for old, new in pairs:
             found.edits += rebuild.replace_text(views, targets[0], old, new, "script")
         return

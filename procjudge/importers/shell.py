@@ -612,7 +612,7 @@ def _files_written(group: list[Step], submitted: dict[str, str] | None, seen_cre
                                          scratch=outside or (relative not in tracked and submitted is not None
                                                              and relative not in submitted),
                                          made_by=made_by,
-                                         used_by=(uses or {}).get(relative) if status == "created" else None)
+                                         used_by=uses.get(relative) if uses and status == "created" else None)
     return files
 
 
