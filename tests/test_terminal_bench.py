@@ -262,3 +262,21 @@ def test_a_run_summary_naming_a_trial_outside_its_run_is_not_followed(tmp_path: 
     summary["results"] = [{**trial, "task_id": "../../elsewhere"} for trial in summary["results"]]
     (run / "results.json").write_text(json.dumps(summary))
     assert tb.trial_files([str(run / "results.json")]) == ({}, [])
+
+
+def test_a_redirection_the_console_wrapped_before_its_target_is_one_line_again() -> None:
+    """mini-swe-agent's console wraps a long command at a space: after ``cat <<'EOF' > `` the path
+    lands on the next line, where the shell could not have read it (a redirection with no target
+    is a syntax error). The two lines are one again; a here-document's own lines ending in ``> ``,
+    and a line ending in a pipe (which the shell continues), are kept as printed."""
+    wrapped = ("cd /app && mkdir -p env/site-packages/torch && cat <<'EOF' > \nenv/site-packages/torch/__init__.py\n"
+               "html = '<b> \n'\nEOF")
+    assert tb.unwrapped(wrapped) == ("cd /app && mkdir -p env/site-packages/torch && cat <<'EOF' > "
+                                     "env/site-packages/torch/__init__.py\nhtml = '<b> \n'\nEOF")
+    assert tb.unwrapped("python run.py 2>&1 >> \nlog.txt") == "python run.py 2>&1 >> log.txt"
+    for kept in ("ls |\nwc -l", "python run.py 2>&1 \necho done", "cat <<EOF > a.txt\nx > \ny\nEOF", "echo a>b"):
+        assert tb.unwrapped(kept) == kept
+    lines = ["mini-swe-agent (step 1, $0.01):", "THOUGHT: write it", "", "```bash", "cat <<'EOF' > ", "pkg/mod.py",
+             "x = 1", "EOF", "```", "User:", "<returncode>0</returncode>", "<output>", "</output>", "\u2500" * 20]
+    steps, _ = tb.mini_steps(lines)
+    assert steps[0].command == "cat <<'EOF' > pkg/mod.py\nx = 1\nEOF"

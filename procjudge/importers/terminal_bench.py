@@ -165,8 +165,41 @@ def mini_steps(lines: list[str]) -> tuple[list[Step], float | None]:
         if shown:
             output = killed_first(answer[:shown.start()], output)
         thought = FENCE.split(reply, 1)[0].strip().removeprefix("THOUGHT:").strip()
-        found.append(Step(thought, fences[0].strip(), int(code[1]) if code else None, output, None))
+        found.append(Step(thought, unwrapped(fences[0].strip()), int(code[1]) if code else None, output, None))
     return found, cost
+
+
+# A line of a command that ends in a redirection without its target (``cat <<'EOF' > ``): the shell
+# reads no newline there (it would be a syntax error), so the console's wrapping put it there.
+_WRAPPED_REDIRECTION = re.compile(r"(?:^|\s)[\d&]?>>?[ \t]+$")
+
+
+def unwrapped(command: str) -> str:
+    """A command as the agent wrote it where the console wrapped a line after a redirection
+    operator, leaving its target on the next line (``mkdir -p pkg && cat <<'EOF' > `` then
+    ``pkg/__init__.py``): the two lines are one again. Here-document bodies are kept as printed (a
+    line of HTML may end in ``> ``), and nothing else of a wrapped line is undone: elsewhere a
+    newline may be the agent's own."""
+    if ">" not in command:
+        return command
+    lines = command.split("\n")
+    kept: list[str] = []
+    closing: list[str] = []  # the words that close the here-documents still open, in order
+    k = 0
+    while k < len(lines):
+        line = lines[k]
+        k += 1
+        if closing:
+            if line.strip() == closing[0]:
+                closing.pop(0)
+            kept.append(line)
+            continue
+        while k < len(lines) and _WRAPPED_REDIRECTION.search(line):
+            line = line.rstrip() + " " + lines[k]
+            k += 1
+        closing = [word.strip("'\"") for word in HEREDOC.findall(line)]
+        kept.append(line)
+    return "\n".join(kept)
 
 
 class Unjudged(NamedTuple):
