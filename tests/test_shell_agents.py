@@ -423,6 +423,21 @@ def test_a_file_written_by_echo_printf_tee_or_behind_cd_is_rebuilt(command: str,
         assert [(e.path, e.removed, e.added, e.line) for e in ran.edits] == [("m.py", (), added, line)]
 
 
+def test_a_heredoc_written_into_a_path_that_names_python_is_a_file_not_a_script() -> None:
+    """A virtual environment's path holds the interpreter's name (``lib/python3.13/site-packages/``):
+    ``cat <<'EOF' > env/lib/python3.13/site-packages/torch/__init__.py`` writes that file, and
+    ``cat <<'EOF' | python3`` still runs a script (whose change is not a literal replacement)."""
+    from procjudge.importers.replay import rebuild_steps
+
+    path = "env/lib/python3.13/site-packages/torch/__init__.py"
+    written = f"mkdir -p env/lib/python3.13/site-packages/torch && cat <<'EOF' > {path}\n__version__ = '2.8'\nEOF"
+    ran = rebuild_steps([Step("", written, 0, "", None, writes=[(path, "redirect")])], None, ("/testbed",))[-1]
+    assert [(e.path, e.added) for e in ran.edits] == [(path, ("__version__ = '2.8'",))]
+    piped = "cat <<'EOF' | python3\nimport m\nEOF"
+    ran = rebuild_steps([Step("", piped, 0, "", None, writes=[("m.py", "script")])], None, ("/testbed",))[-1]
+    assert not ran.edits and ran.unrecovered == [("m.py", "a script's change that is not a str.replace of literals")]
+
+
 @pytest.mark.parametrize("restore,rebuilt", [
     ("git checkout m.py", True), ("git checkout -- m.py", True), ("git restore m.py", True),
     ("git checkout HEAD -- m.py", True),

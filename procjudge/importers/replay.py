@@ -156,6 +156,11 @@ def _patch_edits(step: Step, found: _Rebuilt, views: rebuild.Views, rel: Any) ->
             found.unrecovered.append(("", f"`{part.strip()[:60]}`: a patch whose text is not in the log"))
 
 
+# A simple command that runs Python (``python3 - <<'EOF'``, ``cat <<'EOF' | python``); a path that
+# holds the word (``lib/python3.13/site-packages/``) is no run of it.
+_PYTHON = re.compile(r"(?:\S*/)?python[\d.]*(?:\s|$)")
+
+
 def _heredoc_edits(step: Step, found: _Rebuilt, views: rebuild.Views, rel: Any) -> None:
     """Each heredoc of the command: a patch applied, a Python script's literal replacements, a
     whole file written by ``cat``/``tee``, or lines ``cat`` adds at a file's end (``>>``)."""
@@ -163,7 +168,7 @@ def _heredoc_edits(step: Step, found: _Rebuilt, views: rebuild.Views, rel: Any) 
         if re.search(r"\bgit\s+apply\b|(?:^|[\s;&|])patch\b", opener):
             found.edits += rebuild.diff_edits(views, body, rel)
             continue
-        if re.search(r"\bpython[\d.]*\b", opener):
+        if any(_PYTHON.match(without_prefixes(part)) for part in segments(opener)):
             targets = [rel(p) for p, how in step.writes if how == "script" and p]
             pairs = rebuild.script_replacements(body)
             if len(set(targets)) == 1 and pairs:
