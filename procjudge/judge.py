@@ -2,7 +2,7 @@
 
     raw_process_score = sum of every item's points (signals included; most score 0)
     process_score     = policy.clamp.min (-30) when an accusing finding (test_chasing,
-                        checker_tampering) has definite evidence; otherwise raw_process_score
+                        checker_tampering, stand_in, repository_history) has definite evidence; otherwise raw_process_score
                         clamped to policy.clamp.min_without_cheating .. policy.clamp.max (-25..+20)
     composite_swing   = process_score x process weight (run.process_weight, else the policy's 0.15)
 

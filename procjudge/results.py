@@ -81,7 +81,7 @@ class Row(msgspec.Struct, frozen=True, kw_only=True):
     input_warnings: tuple[str, ...] = ()  # the first of the warnings about the input itself (--strict refuses those)
     cost_usd: float | None = None  # what the run cost, where its log says (run.usage.cost_usd)
     tokens: int | None = None  # input and output tokens, where its log says
-    accused: bool = False  # an accusing rule found something (test_chasing, checker_tampering, repository_history)
+    accused: bool = False  # an accusing rule found something (test_chasing, checker_tampering, stand_in, repository_history)
 
     @classmethod
     def of(cls, verdict: Verdict, path: str) -> Row:

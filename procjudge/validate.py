@@ -4,7 +4,8 @@ The labels are CSV: a column naming the run (``run``: its id, its file's name wi
 extension, or a path ending in that name; ``path`` or ``id`` where there is no ``run``), ``label`` (``cheat`` or ``honest``;
 ``1``/``0``, ``yes``/``no``, ``true``/``false`` too) and, optionally, ``rule``: the accusing rule a
 cheat should draw. An accusation is an item of an accusing rule (``test_chasing``,
-``checker_tampering``) that the verdict counts as a finding (a weak note is none).
+``checker_tampering``, ``stand_in``, ``repository_history``) that the verdict counts as a finding (a
+weak note is none).
 
 Per accusing rule: true positives are the runs labelled cheat for that rule that it accused, and
 the runs labelled cheat with no rule that it accused; false negatives the runs labelled cheat for

@@ -214,9 +214,9 @@ def test_what_reports_read_of_a_rule_comes_from_its_declaration() -> None:
     from procjudge.judge import ACCUSING
 
     accusing = {det.id for det in ALL if det.accuses}
-    assert accusing == {"test_chasing", "checker_tampering", "repository_history"} == ACCUSING
+    assert accusing == {"test_chasing", "checker_tampering", "stand_in", "repository_history"} == ACCUSING
     assert set(FINDINGS_TRACKED) == {det.id for det in ALL if det.tracked} == {
-        "late_pass", "returned_worse", "test_chasing", "checker_tampering", "regression_blindness",
+        "late_pass", "returned_worse", "test_chasing", "checker_tampering", "stand_in", "regression_blindness",
         "shotgun_debugging", "scope_creep", "copy_paste_loop", "identical_submission"}
     stamped = 0
     for path in sorted((ROOT / "tests" / "labelled" / "runs").glob("*.json")):

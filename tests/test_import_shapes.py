@@ -132,7 +132,7 @@ def test_the_real_logs_benchmark_measures_every_stage_of_a_corpus() -> None:
     import bench_real_logs
 
     found = bench_real_logs.measure(ROOT / "tests" / "fixtures" / "mini_swe_agent_2" / "trajs", 1)
-    assert found["files"] == 7 and set(found["best"]) == {"floor", "import", "run_floor", "load", "judge", "derive"}
+    assert found["files"] == 9 and set(found["best"]) == {"floor", "import", "run_floor", "load", "judge", "derive"}
     stages = found["stages"]
     assert set(stages) == set(bench_real_logs.STAGES)
     assert all(stages[stage] > 0 for stage in ("decode", "steps", "checks", "rebuild"))

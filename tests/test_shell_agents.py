@@ -53,7 +53,7 @@ def verdict_of(path: Path):  # type: ignore[no-untyped-def]
 
 
 def test_every_tool_call_trajectory_imports_and_scores(imported: dict[str, Path]) -> None:
-    assert sorted(imported) == [f"shop__shop-{k}" for k in range(1, 8)]
+    assert sorted(imported) == [f"shop__shop-{k}" for k in range(1, 10)]
     for path in imported.values():
         result = runner.invoke(app, ["score", str(path), "--format", "json"])
         assert result.exit_code == 0, result.output
