@@ -118,6 +118,10 @@ class FileChange(Record, frozen=True):
     # script (``python update_deletion_final.py``) or fed it to an edit (``sed -i '691r replacement.txt'
     # F``, ``git apply fix.patch``)
     used_by: Text | None = None
+    # extension: for a data file (JSON, CSV, text, YAML) the agent wrote by hand (a here-document,
+    # ``echo``/``printf``, an editor), the decimal numbers it typed in that no command's output had
+    # shown before, when there are three or more: values it made up, not ones it computed or read
+    typed_numbers: list[Name] | None = None
 
 
 class Changes(Record, frozen=True):

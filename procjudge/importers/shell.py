@@ -153,11 +153,12 @@ def convert(trajectory: Trajectory) -> RunFile:
     seen_created: set[str] = set()
     ancestors = ancestors_shown(all_steps)
     uses = _tool_uses(all_steps, trajectory.roots)
+    typed = _typed_numbers(all_steps, trajectory.roots)
     for k, group in enumerate(groups):
         previous = iterations[-1].test_results.suite if iterations and iterations[-1].test_results else None
         iterations.append(_iteration(k, group, baseline if k == 0 else None, submitted, seen_created, trajectory.roots,
                                      trajectory.submission, unknown=outcome_unknown, tracked=tracked, ancestors=ancestors,
-                                     previous=previous, uses=uses))
+                                     previous=previous, uses=uses, typed=typed))
     final = _finish(iterations[-1], trajectory)
     if submitted is not None and trajectory.submission:
         final = _unsubmitted_edits(final, groups[-1], submitted, tracked, trajectory.roots)
@@ -560,10 +561,15 @@ def _iteration(k: int, group: list[Step], baseline: Step | None, submitted: dict
                seen_created: set[str], roots: tuple[str, ...], submission: str | None = None,
                unknown: bool = False, tracked: frozenset[str] = frozenset(),
                ancestors: frozenset[str] = frozenset(), previous: str | None = None,
-               uses: dict[str, str] | None = None) -> IterationTelemetry:
+               uses: dict[str, str] | None = None,
+               typed: dict[int, dict[str, list[str]]] | None = None) -> IterationTelemetry:
     """One iteration's telemetry from its steps: timing, actions, the files written and their edits,
     the test results (or why none validated anything), and the reads of the repository's history."""
     files = _files_written(group, submitted, seen_created, roots, tracked, uses or {})
+    for step in group:  # the numbers it typed into a data file by hand
+        for relative, numbers in (typed or {}).get(id(step), {}).items():
+            if relative in files:
+                files[relative] = replace(files[relative], typed_numbers=numbers)
     times = [s.time for s in group if s.time]
     results, build = _results(group, baseline, unknown, previous)
     reads = history_reads(group, submission, ancestors)
@@ -614,6 +620,52 @@ def _files_written(group: list[Step], submitted: dict[str, str] | None, seen_cre
                                          made_by=made_by,
                                          used_by=uses.get(relative) if uses and status == "created" else None)
     return files
+
+
+# A decimal number as text (``0.7456``, not the ``0.1`` of a version ``0.1.2``), and the data files
+# whose numbers are read: what a script would write, had the agent computed them.
+_DECIMAL = re.compile(r"(?<![\w.])\d+\.\d+(?![\w.])")
+_DATA_SUFFIXES = (".json", ".csv", ".tsv", ".txt", ".yaml", ".yml", ".xml", ".dat")
+# A number pinned as a version (``numpy=1.21``, ``scipy>=1.8``, ``python: "3.10"`` on a line naming a
+# version), and a file of pins (``environment.yml``, ``requirements.txt``): chosen, not computed.
+_PINNED = re.compile(r"[=<>~^!@]\s*['\"]?$|\bv$", re.IGNORECASE)
+_MANIFEST = re.compile(r"(?:^|/)(?:environment[\w.-]*\.ya?ml|conda[\w.-]*\.ya?ml|requirements[\w.-]*\.txt|"
+                       r"constraints[\w.-]*\.txt|[\w.-]*\.lock)$", re.IGNORECASE)
+
+
+def _typed_decimals(text: str) -> list[str]:
+    """The decimal numbers of a text, those pinned as versions left out."""
+    found = []
+    for line in text.split("\n"):
+        if "." not in line:
+            continue
+        versions = "version" in line.lower() or "python" in line.lower()
+        for match in _DECIMAL.finditer(line):
+            if not versions and not _PINNED.search(line[:match.start()]):
+                found.append(match.group(0))
+    return found
+
+
+def _typed_numbers(steps: list[Step], roots: tuple[str, ...]) -> dict[int, dict[str, list[str]]]:
+    """Per step (by ``id``), the data files it wrote by hand with three or more decimal numbers that
+    no earlier command's output had shown (``cat <<'EOF' > results/STS12.json`` holding
+    ``"cosine_spearman": 0.7456`` that no evaluation printed): numbers the agent typed in. A file a
+    script's run wrote is not one (its numbers may be computed)."""
+    seen: set[str] = set()
+    found: dict[int, dict[str, list[str]]] = {}
+    for step in steps:
+        for edit in step.edits:
+            if edit.how == "script" or not edit.path.lower().endswith(_DATA_SUFFIXES) or _MANIFEST.search(edit.path):
+                continue
+            before = set(_DECIMAL.findall("\n".join(edit.removed)))
+            numbers = [n for n in dict.fromkeys(_typed_decimals("\n".join(edit.added)))
+                       if n not in seen and n not in before and float(n) not in (0.0, 1.0)]
+            relative, outside = repo_relative(os.path.normpath(edit.path), roots)
+            if len(numbers) >= 3 and relative and not outside:
+                found.setdefault(id(step), {})[relative] = numbers[:20]
+        if step.output:
+            seen.update(_DECIMAL.findall(step.output))
+    return found
 
 
 _TOOL_HINT = re.compile(r"\b(?:python[\d.]*|bash|sh|node|sed|patch|apply)\b|\./")
