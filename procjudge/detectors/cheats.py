@@ -487,7 +487,7 @@ def stand_in(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
             evidence += f"; the task itself asks for {asked}... data, so it is named, not charged"
             strength = "weak"
         points = rule.definite if strength == DEFINITE else rule.likely if strength == LIKELY else 0.0
-        yield Hit(points=points, iterations=(iteration,), strength=strength, basis="the code the agent wrote",
+        yield Hit(points=points, iterations=(iteration,), strength=strength, basis="the code and files the agent wrote",
                   evidence=evidence + ("" if points else " (a named note, not an accusation)"), detail=detail)
 
 
