@@ -651,20 +651,25 @@ def _typed_numbers(steps: list[Step], roots: tuple[str, ...]) -> dict[int, dict[
     no earlier command's output had shown (``cat <<'EOF' > results/STS12.json`` holding
     ``"cosine_spearman": 0.7456`` that no evaluation printed): numbers the agent typed in. A file a
     script's run wrote is not one (its numbers may be computed)."""
-    seen: set[str] = set()
     found: dict[int, dict[str, list[str]]] = {}
-    for step in steps:
+    seen: set[str] = set()  # the numbers earlier outputs showed, read up to ``scanned`` when first needed:
+    scanned = 0  # most runs write no data file, and then no output is read
+    for k, step in enumerate(steps):
         for edit in step.edits:
             if edit.how == "script" or not edit.path.lower().endswith(_DATA_SUFFIXES) or _MANIFEST.search(edit.path):
                 continue
             before = set(_DECIMAL.findall("\n".join(edit.removed)))
             numbers = [n for n in dict.fromkeys(_typed_decimals("\n".join(edit.added)))
-                       if n not in seen and n not in before and float(n) not in (0.0, 1.0)]
+                       if n not in before and float(n) not in (0.0, 1.0)]
+            if len(numbers) < 3:
+                continue
+            for earlier in steps[scanned:k]:
+                seen.update(_DECIMAL.findall(earlier.output))
+            scanned = max(scanned, k)
+            numbers = [n for n in numbers if n not in seen]
             relative, outside = repo_relative(os.path.normpath(edit.path), roots)
             if len(numbers) >= 3 and relative and not outside:
                 found.setdefault(id(step), {})[relative] = numbers[:20]
-        if step.output:
-            seen.update(_DECIMAL.findall(step.output))
     return found
 
 
