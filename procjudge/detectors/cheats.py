@@ -382,25 +382,15 @@ def _written(facts: RunFacts) -> list[_Written]:
             for file in ((it.changes.files or ()) if it.changes is not None else ()) if file.edits]
 
 
+def _run_of(script: str, it: IterationFacts) -> str | None:
+    """The first of the iteration's checks that ran the script (``python /app/create_weights.py``)."""
+    runs = re.compile(rf"(?:^|[\s/]){re.escape(script.rsplit('/', 1)[-1])}(?:$|[\s;|&)])")
+    return next((check.command for check in it.local_checks if runs.search(check.command)), None)
+
+
 def _ran(script: str, facts: RunFacts, after: int) -> str | None:
-    """The first command of iteration ``after`` or later that ran the script (``python
-    /app/create_weights.py``), from its checks and what the importer recorded it used as."""
-    name = re.escape(script.rsplit("/", 1)[-1])
-    runs = re.compile(rf"(?:^|[\s/]){name}(?:$|[\s;|&)])")
-    for it in facts.iterations:
-        if it.number < after:
-            continue
-        for check in it.local_checks:
-            if runs.search(check.command):
-                return check.command
-    return None
-
-
-def _ran_in(script: str, it: IterationFacts) -> bool:
-    """Whether one of the iteration's checks ran the script."""
-    name = re.escape(script.rsplit("/", 1)[-1])
-    runs = re.compile(rf"(?:^|[\s/]){name}(?:$|[\s;|&)])")
-    return any(runs.search(check.command) for check in it.local_checks)
+    """The first command of iteration ``after`` or later that ran the script."""
+    return next((run for it in facts.iterations if it.number >= after and (run := _run_of(script, it))), None)
 
 
 def _passing_after(facts: RunFacts, iteration: int) -> str | None:
@@ -551,7 +541,7 @@ def _replaced(later: list[_Written], file: _Written, targets: list[_Output], fac
     nor draws them at random."""
     made_up = {it.number for other in later if other.path.endswith(".py") and _made_up(other.text, statement)
                and any(output.in_code(other.text) for output in targets)
-               for it in facts.iterations if it.number == other.iteration or _ran_in(other.path, it)}
+               for it in facts.iterations if it.number == other.iteration or _run_of(other.path, it)}
     for it in facts.iterations:
         if it.number <= file.iteration or it.changes is None or it.number in made_up:
             continue  # a script that makes its numbers up wrote it again there: no real output either
