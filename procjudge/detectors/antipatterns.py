@@ -551,9 +551,6 @@ def _ran_as_check(path: str, facts: RunFacts) -> str | None:
     return None
 
 
-_SCRIPT_RUN = re.compile(r"\b(?:python[\d.]*|bash|sh|node)\s+(?:-\S+\s+)*([\w./-]+\.(?:py|sh|js))\b")
-
-
 def _made_by_own_script(path: str, facts: RunFacts) -> str | None:
     """How a file the submission creates was made by running a script of the agent's own that the
     patch leaves out (django-14500's ``python3 reproduce_issue.py`` wrote a ``test_app`` package, and
