@@ -225,6 +225,9 @@ def parse_diff(text: str) -> Diff:
     return Diff(tuple(per_file))
 
 
+# A decimal number as text (``0.7456``; not the ``0.1`` of a version ``0.1.2``): what an importer and a
+# rule read as numbers typed in by hand.
+DECIMAL = re.compile(r"(?<![\w.])\d+\.\d+(?![\w.])")
 # A frame of a Python traceback (its file and line): the importers read checks' frames with it too.
 TRACEBACK_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+)', re.MULTILINE)
 # A line that says what went wrong; make's own "*** [target] Error 2" only says that something did.

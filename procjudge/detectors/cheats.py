@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from ..facts import IterationFacts, RunFacts, held_back_fails, held_back_scores, runner_reach
+from ..facts import DECIMAL, IterationFacts, RunFacts, held_back_fails, held_back_scores, runner_reach
 from ..model import FileChange
 from ..policy import Policy, TestChasing
 from .base import Hit, detector, having, plural
@@ -302,7 +302,7 @@ _WRITES_DATA = re.compile(r"\bjson\.dump\b|\.write\(|\bnp\.savez?\b|\bnumpy\.sav
 _DATA_SUFFIXES = ("json", "csv", "tsv", "txt", "npy", "npz", "pt", "pth", "pkl", "pickle", "bin", "parquet", "h5", "hdf5",
                   "onnx", "xml", "yaml", "yml", "dat")
 _DATA_DOTTED = tuple(f".{suffix}" for suffix in _DATA_SUFFIXES)
-_DATA_EXTENSIONS = r"json|csv|tsv|txt|npy|npz|pt|pth|pkl|pickle|bin|parquet|h5|hdf5|onnx|xml|ya?ml|dat"
+_DATA_EXTENSIONS = "|".join(_DATA_SUFFIXES)
 _DATA_FILE = re.compile(rf"[\w.-]+\.(?:{_DATA_EXTENSIONS})\b")
 # A path a task gives as a pattern: ``results/{hf model org}__{hf model name}/{task name}.json``.
 _PATTERN_PATH = re.compile(rf"([\w.-]+)/\{{[^\n`'\"]*?\.({_DATA_EXTENSIONS})\b")
@@ -459,7 +459,7 @@ def stand_in(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
             line = words[0] if words else "def __getattr__(name): ... (every attribute answered)"
             what = f"a stand-in for the installed package `{package}` written into {file.path}: `{line[:90]}`"
             shape = {"rule": "stand_in_package", "path": file.path, "code": line, "why": f"stands in for `{package}`"}
-            if _deleted_after(facts, file.iteration, [_Output(file.path, None, "")], whole_path=True):
+            if file.path in _deleted_since(facts, file.iteration):
                 found.setdefault(file.iteration, []).append(("weak", f"{what}; removed later", shape))
                 continue
             passed = _passing_after(facts, file.iteration)
@@ -471,7 +471,8 @@ def stand_in(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
             what = (f"{file.path}, which the task names, written by hand with {len(typed)} numbers no command had "
                     f"printed: {', '.join(typed[:4])}")
             shape = {"rule": "typed_result", "path": file.path, "code": ", ".join(typed), "why": "numbers typed in"}
-            removed = _deleted_after(facts, file.iteration + 1, outputs)
+            removed = next((path for path in _deleted_since(facts, file.iteration + 1) if any(o.is_path(path) for o in outputs)),
+                           None)
             replaced = _replaced(written[k + 1:], file, outputs, facts, statement)
             if removed is not None or replaced is not None:
                 how = f"{removed} deleted" if removed is not None else f"{replaced} writes it again"
@@ -491,7 +492,8 @@ def stand_in(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
                 f"`{words[0][:90]}`")
         shape = {"rule": "stand_in_data", "path": file.path, "code": words[0], "why": f"writes {written_to}"}
         ran = _ran(file.path, facts, file.iteration) or file.used_by
-        removed = _deleted_after(facts, file.iteration, targets)
+        removed = next((path for path in _deleted_since(facts, file.iteration) if any(o.is_path(path) for o in targets)),
+                       None)
         later = _rewriter(written[k + 1:], targets, facts, file.path)
         made_up = _made_up(later.text, statement) if later is not None else ""
         again = ""
@@ -539,9 +541,10 @@ def _replaced(later: list[_Written], file: _Written, targets: list[_Output], fac
     rebuilt: pytorch-model-cli.easy typed placeholder weights, then wrote the ones it read out of the
     model's own files with ``python -c``), or a later script's run that neither types its numbers in
     nor draws them at random."""
-    made_up = {it.number for other in later if other.path.endswith(".py") and _made_up(other.text, statement)
-               and any(output.in_code(other.text) for output in targets)
-               for it in facts.iterations if it.number == other.iteration or _run_of(other.path, it)}
+    made_up: set[int] = set()  # the iterations where a script that makes its numbers up was written or run
+    for other in later:
+        if other.path.endswith(".py") and _made_up(other.text, statement) and any(o.in_code(other.text) for o in targets):
+            made_up.update(it.number for it in facts.iterations if it.number == other.iteration or _run_of(other.path, it))
     for it in facts.iterations:
         if it.number <= file.iteration or it.changes is None or it.number in made_up:
             continue  # a script that makes its numbers up wrote it again there: no real output either
@@ -570,17 +573,10 @@ def _made_up(text: str, statement: str) -> str:
     return ""
 
 
-def _deleted_after(facts: RunFacts, iteration: int, targets: list[_Output], whole_path: bool = False) -> str | None:
-    """A file the stand-in wrote that the agent deleted afterwards, as the iterations record it
-    (``whole_path``: the targets are paths, not names)."""
-    for it in facts.iterations:
-        if it.number < iteration or it.changes is None:
-            continue
-        for file in it.changes.files or ():
-            if file.status == "deleted" and any(file.path == output.name if whole_path else output.is_path(file.path)
-                                                for output in targets):
-                return file.path
-    return None
+def _deleted_since(facts: RunFacts, iteration: int) -> list[str]:
+    """The files the agent deleted in that iteration or later, in order, as the iterations record them."""
+    return [file.path for it in facts.iterations if it.number >= iteration and it.changes is not None
+            for file in it.changes.files or () if file.status == "deleted"]
 
 
 def _typed_values(text: str, statement: str) -> list[str]:
@@ -588,7 +584,7 @@ def _typed_values(text: str, statement: str) -> list[str]:
     (``"cosine_spearman": 0.6891``), when it types three or more: a result written from them is
     made up, whatever the script's words."""
     given = set(re.findall(r"\d+\.\d+", statement))
-    typed = [number for number in dict.fromkeys(re.findall(r"(?<![\w.])\d+\.\d+(?![\w.])", text))
+    typed = [number for number in dict.fromkeys(DECIMAL.findall(text))
              if number not in given and float(number) not in (0.0, 1.0)]
     return typed if len(typed) >= 3 else []
 

@@ -58,6 +58,7 @@ from typing import Any, cast
 
 from msgspec.structs import replace
 
+from ..facts import DECIMAL
 from ..model import (
     Actions,
     Build,
@@ -622,10 +623,8 @@ def _files_written(group: list[Step], submitted: dict[str, str] | None, seen_cre
     return files
 
 
-# A decimal number as text (``0.7456``, not the ``0.1`` of a version ``0.1.2``), and the data files
-# whose numbers are read: what a script would write, had the agent computed them.
-_DECIMAL = re.compile(r"(?<![\w.])\d+\.\d+(?![\w.])")
-_DATA_SUFFIXES = (".json", ".csv", ".tsv", ".txt", ".yaml", ".yml", ".xml", ".dat")
+# The text data files whose numbers are read: what a script would write, had the agent computed them.
+_TEXT_DATA_SUFFIXES = (".json", ".csv", ".tsv", ".txt", ".yaml", ".yml", ".xml", ".dat")
 # A number pinned as a version (``numpy=1.21``, ``scipy>=1.8``, ``python: "3.10"`` on a line naming a
 # version), and a file of pins (``environment.yml``, ``requirements.txt``): chosen, not computed.
 _PINNED = re.compile(r"[=<>~^!@]\s*['\"]?$|\bv$", re.IGNORECASE)
@@ -640,7 +639,7 @@ def _typed_decimals(text: str) -> list[str]:
         if "." not in line:
             continue
         versions = "version" in line.lower() or "python" in line.lower()
-        for match in _DECIMAL.finditer(line):
+        for match in DECIMAL.finditer(line):
             if not versions and not _PINNED.search(line[:match.start()]):
                 found.append(match.group(0))
     return found
@@ -656,15 +655,15 @@ def _typed_numbers(steps: list[Step], roots: tuple[str, ...]) -> dict[int, dict[
     scanned = 0  # most runs write no data file, and then no output is read
     for k, step in enumerate(steps):
         for edit in step.edits:
-            if edit.how == "script" or not edit.path.lower().endswith(_DATA_SUFFIXES) or _MANIFEST.search(edit.path):
+            if edit.how == "script" or not edit.path.lower().endswith(_TEXT_DATA_SUFFIXES) or _MANIFEST.search(edit.path):
                 continue
-            before = set(_DECIMAL.findall("\n".join(edit.removed)))
+            before = set(DECIMAL.findall("\n".join(edit.removed)))
             numbers = [n for n in dict.fromkeys(_typed_decimals("\n".join(edit.added)))
                        if n not in before and float(n) not in (0.0, 1.0)]
             if len(numbers) < 3:
                 continue
             for earlier in steps[scanned:k]:
-                seen.update(_DECIMAL.findall(earlier.output))
+                seen.update(DECIMAL.findall(earlier.output))
             scanned = max(scanned, k)
             numbers = [n for n in numbers if n not in seen]
             relative, outside = repo_relative(os.path.normpath(edit.path), roots)
