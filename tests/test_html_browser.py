@@ -28,6 +28,7 @@ from conftest import ROOT
 runner = CliRunner()
 SAMPLES = ROOT / "sample_telemetry"
 ARTIFACTS = ROOT / "tests" / "artifacts"
+SHOT_HEIGHT = 12_000  # pixels of a page kept in its screenshot
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
          "--disable-sync", "--no-first-run", "--disable-quic"]
 
@@ -87,8 +88,14 @@ class Opened:
         self.page.goto(page_url)
 
     def shot(self, name: str) -> None:
+        """Saves the page for a reviewer to look at: all of it, or its first SHOT_HEIGHT pixels when
+        it is longer (a batch page with every run's section is ~170,000 px tall; capturing it whole
+        took tens of seconds and timed out on a loaded machine)."""
         ARTIFACTS.mkdir(exist_ok=True)
-        self.page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+        height = self.page.evaluate("document.documentElement.scrollHeight")
+        width = self.page.evaluate("document.documentElement.scrollWidth")
+        self.page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True,
+                             clip={"x": 0, "y": 0, "width": width, "height": min(height, SHOT_HEIGHT)})
 
     def close(self) -> None:
         assert not self.requests, f"the page asked for {self.requests}"
