@@ -371,3 +371,121 @@ def test_codex_run_inside_inspect_is_read_as_its_own_rollout(name: str, rollouts
     inspected = _via_inspect(sample, "openai/gpt-5-codex", tmp_path)
     assert _loop(inspected) == _loop(rollouts[name])
     assert judge(load_run(str(inspected))).process_score == judge(load_run(str(rollouts[name]))).process_score
+
+
+def _stream_json(session: Path) -> str:
+    """A Claude Code session written as ``claude -p --output-format stream-json`` prints it (what
+    Harbor keeps as ``agent/claude-code.txt``): an ``init`` line, the assistant's and the tools'
+    messages without the session envelope (no ``parentUuid``, no timestamps, no prompt), a ``result``
+    line, and a line of stderr (Harbor pipes ``2>&1`` into the file)."""
+    events = [json.loads(line) for line in session.read_text().splitlines()]
+    first = next(e for e in events if e.get("cwd"))
+    lines = [{"type": "system", "subtype": "init", "cwd": first["cwd"], "session_id": first["sessionId"],
+              "tools": ["Bash", "Edit", "Read"], "model": "claude-sonnet-4-5-20250929", "uuid": "init"}]
+    for event in events:
+        content = event.get("message", {}).get("content")
+        if event.get("type") not in ("user", "assistant") or isinstance(content, str):
+            continue  # the summary line, and the prompt: `-p` gave it, the stream does not repeat it
+        streamed = {"type": event["type"], "message": event["message"], "parent_tool_use_id": None,
+                    "session_id": event["sessionId"], "uuid": event["uuid"]}
+        if "toolUseResult" in event:
+            streamed["tool_use_result"] = event["toolUseResult"]
+        lines.append(streamed)
+    lines.append({"type": "result", "subtype": "success", "is_error": False, "num_turns": 7, "result": "Done.",
+                  "session_id": first["sessionId"], "total_cost_usd": 0.12})
+    return "\n".join(json.dumps(line) for line in lines) + "\nnpm WARN deprecated: a line of stderr\n"
+
+
+def _read_loop(document: dict[str, Any]) -> list[Any]:
+    """What the judging reads of a run's iterations, less the times (a stream carries none)."""
+    kept = []
+    for iteration in document["iterations"]:
+        telemetry = iteration["iteration_telemetry"]
+        kept.append((telemetry.get("checks"), telemetry.get("changes", {}).get("files"),
+                     {k: v for k, v in telemetry.get("test_results", {}).items() if k not in ("hidden", "hidden_suites")}))
+    return kept
+
+
+def test_a_harbor_trial_without_a_trajectory_is_read_from_the_claude_code_session_once(tmp_path: Path) -> None:
+    """Where Harbor left no ATIF trajectory (an older Harbor, a failed conversion), the trial is
+    read from the session Claude Code wrote under agent/sessions/projects/, with the trial's task,
+    verdict and usage; `import auto` reads that session once, as the trial, not again on its own.
+    A trial with both a trajectory and a session is read from its trajectory, once."""
+    from test_trajectory_importers import TRAJECTORY, to_atif
+
+    job = tmp_path / "job"
+    result = {"task_name": "shop-rounding", "trial_name": "shop-rounding__Ab12", "verifier_result": {"rewards": {"reward": 0.0}},
+              "agent_result": {"n_input_tokens": 5000, "n_output_tokens": 700, "cost_usd": 0.12}, "exception_info": None}
+    _trial(job, "shop-rounding__Ab12", None, result)
+    sessions = job / "shop-rounding__Ab12" / "agent" / "sessions" / "projects" / "-home-dev-shop"
+    sessions.mkdir(parents=True)
+    shutil.copy(CLAUDE / "sess-red-green.jsonl", sessions)
+    _trial(job, "django__django-11141__Cd34", to_atif(json.loads(TRAJECTORY.read_text())),
+           {"task_name": "django__django-11141", "trial_name": "django__django-11141__Cd34",
+            "verifier_result": {"rewards": {"reward": 1.0}}})
+    other = job / "django__django-11141__Cd34" / "agent" / "sessions" / "projects" / "-testbed"
+    other.mkdir(parents=True)
+    shutil.copy(CLAUDE / "sess-environment.jsonl", other)
+    out = tmp_path / "out"
+    imported = runner.invoke(app, ["import", "auto", str(job), "--out", str(out)])
+    assert imported.exit_code == 0, imported.output
+    assert "claude-code:" not in imported.stderr  # no session imported apart from its trial
+    runs = {json.loads(p.read_text())["run"]["challenge"]: json.loads(p.read_text()) for p in out.rglob("*.json")}
+    assert sorted(runs) == ["django__django-11141", "shop-rounding"]
+    assert runs["django__django-11141"]["run"]["source"] == "atif"
+    trial = runs["shop-rounding"]
+    assert trial["run"]["agent"] == "claude-code-claude-sonnet-4-5-20250929" and trial["run"]["source"] == "claude-code"
+    assert trial["run"]["usage"] == {"input_tokens": 5000, "output_tokens": 700, "cost_usd": 0.12}
+    assert trial["run"]["task"]["statement"].startswith("discount(9.99, 10) returns 9")
+    assert trial["iterations"][-1]["iteration_telemetry"]["test_results"]["hidden"] == {"passed": 0, "total": 1}
+    alone = _imported("claude-code", sessions, tmp_path / "alone")["sess-red-green"]
+    # the same loop as the session imported on its own
+    assert _read_loop(trial)[-1][0] and _read_loop(trial) == _read_loop(json.loads(alone.read_text()))
+
+
+def test_claude_codes_stream_json_in_a_harbor_trial_is_the_same_loop_as_its_session(tmp_path: Path) -> None:
+    """Harbor keeps what `claude -p --output-format stream-json` printed as agent/claude-code.txt;
+    with no session and no trajectory beside it, that stream is the run: the same checks, edits
+    and outcomes as the session it came from, the task from the `-p` prompt of the agent's
+    command, a line of stderr named in the notes, the trial's verdict attached."""
+    trial = tmp_path / "job" / "shop-rounding__Ef56"
+    _trial(tmp_path / "job", "shop-rounding__Ef56", None, {"task_name": "shop-rounding", "trial_name": "shop-rounding__Ef56",
+                                                            "verifier_result": {"rewards": {"reward": 1.0}}})
+    (trial / "agent" / "claude-code.txt").write_text(_stream_json(CLAUDE / "sess-red-green.jsonl"))
+    (trial / "agent" / "command-1").mkdir()
+    prompt = "discount(9.99, 10) returns 9 instead of 8.99: fix the rounding in shop/price.py. Tests are in tests/."
+    (trial / "agent" / "command-1" / "command.txt").write_text(
+        f"claude --verbose --output-format stream-json -p '{prompt}' --allowedTools Bash Edit 2>&1 </dev/null "
+        "| tee /logs/agent/claude-code.txt")
+    out = tmp_path / "out"
+    imported = runner.invoke(app, ["import", "atif", str(trial / "result.json"), "--out", str(out)])
+    assert imported.exit_code == 0, imported.output
+    (path,) = out.rglob("*.json")
+    streamed = json.loads(path.read_text())
+    assert streamed["run"]["challenge"] == "shop-rounding" and streamed["run"]["task"]["statement"] == prompt
+    assert any("claude-code.txt:" in note and "skipped" in note for note in streamed["run"]["notes"])
+    assert streamed["iterations"][-1]["iteration_telemetry"]["test_results"]["hidden"] == {"passed": 1, "total": 1}
+    session = _imported("claude-code", CLAUDE / "sess-red-green.jsonl", tmp_path / "session")["sess-red-green"]
+    loop = _read_loop(streamed)
+    assert loop and loop[-1][0] and loop == _read_loop(json.loads(session.read_text()))  # checks read, the same
+
+
+def test_a_harbor_trial_of_codex_is_read_from_its_rollout(tmp_path: Path) -> None:
+    """Codex in Harbor keeps its rollout under agent/sessions/YYYY/MM/DD/: with no trajectory, the
+    trial is that rollout's loop with the trial's task and verdict."""
+    rollout = ROOT / "tests" / "fixtures" / "codex" / "rollout-2026-11-21T09-00-00-red-green.jsonl"
+    _trial(tmp_path / "job", "shop__Gh78", None, {"task_name": "shop", "trial_name": "shop__Gh78",
+                                                  "verifier_result": {"rewards": {"reward": 1.0}}})
+    day = tmp_path / "job" / "shop__Gh78" / "agent" / "sessions" / "2026" / "11" / "21"
+    day.mkdir(parents=True)
+    shutil.copy(rollout, day)
+    out = tmp_path / "out"
+    imported = runner.invoke(app, ["import", "auto", str(tmp_path / "job"), "--out", str(out)])
+    assert imported.exit_code == 0, imported.output
+    assert "codex:" not in imported.stderr
+    (path,) = out.rglob("*.json")
+    trial = json.loads(path.read_text())
+    assert trial["run"]["challenge"] == "shop" and trial["run"]["agent"].startswith("codex-")
+    assert trial["iterations"][-1]["iteration_telemetry"]["test_results"]["hidden"] == {"passed": 1, "total": 1}
+    (alone,) = _imported("codex", rollout, tmp_path / "alone").values()
+    assert _read_loop(trial)[-1][0] and _read_loop(trial) == _read_loop(json.loads(alone.read_text()))

@@ -27,17 +27,22 @@ held-back verdict comes from the Harbor trial folder the trajectory lies in
 (``TRIAL/agent/trajectory.json``): ``TRIAL/verifier/ctrf.json`` (per-test outcomes, the Common
 Test Report Format) when present, else ``TRIAL/verifier/reward.txt`` or ``result.json``'s
 reward, as a one-test suite named ``reward`` (passed when the reward is 1). The task is
-``result.json``'s ``task_name``, else the trial folder's name, else the session id.
+``result.json``'s ``task_name``, else the trial folder's name, else the session id. A trial with
+no ATIF trajectory is read from the log its agent wrote itself (:func:`agent_log`: a Claude Code
+session or ``stream-json`` output, a Codex rollout), with the same verdict.
 """
 
 from __future__ import annotations
 
+import glob
+import itertools
 import os
+import shlex
 from collections.abc import Iterator
 from typing import Any
 
 from ..model import RunFile, Usage
-from .base import ImportIssue, as_object, epoch_seconds, read_json
+from .base import ImportIssue, as_object, epoch_seconds, read_json, read_records
 from .build import token_counts, with_usage
 from .driver import Imported, Made, Task, drive, one_run_per_file
 from .shell import Trajectory
@@ -182,6 +187,71 @@ def _trial_name(result: dict[str, Any], trial: str | None) -> str:
     return str(result.get("task_name") or (os.path.basename(trial).rsplit("__", 1)[0] if trial else ""))
 
 
+def agent_log(trial: str) -> tuple[str, list[str]] | None:
+    """The log a Harbor trial's agent wrote itself, read where Harbor left no ATIF trajectory of it
+    (an older Harbor, or a conversion that failed): ("claude-code", its session files under
+    ``agent/sessions/projects/``, else ``agent/claude-code.txt``, the ``stream-json`` Claude Code
+    printed), or ("codex", its rollouts under ``agent/sessions/``); None when there is neither."""
+    agent = os.path.join(trial, "agent")
+    sessions = sorted(glob.glob(os.path.join(glob.escape(agent), "sessions", "projects", "*", "*.jsonl")))
+    if sessions:
+        return "claude-code", sessions
+    stream = os.path.join(agent, "claude-code.txt")
+    if os.path.isfile(stream):
+        return "claude-code", [stream]
+    rollouts = sorted(glob.glob(os.path.join(glob.escape(agent), "sessions", "**", "rollout-*.jsonl"), recursive=True))
+    return ("codex", rollouts) if rollouts else None
+
+
+def instruction(trial: str) -> str:
+    """The task as Harbor handed it to the agent: the prompt of ``claude -p PROMPT`` in the trial's
+    ``agent/command-N/command.txt`` ("" when none is there; Claude Code's ``stream-json`` does not
+    repeat it)."""
+    from ..locate import read_regular
+
+    for path in sorted(glob.glob(os.path.join(glob.escape(trial), "agent", "command-*", "command.txt"))):
+        try:
+            words = shlex.split(read_regular(path, 4 * 1024 * 1024).decode("utf-8", "replace"))
+        except (OSError, ValueError):
+            continue
+        for word, following in itertools.pairwise(words):
+            if word in ("-p", "--print") and not following.startswith("-"):
+                return following
+    return ""
+
+
+def _from_agent_log(trial: str, agent: str | None) -> Made:
+    """A Harbor trial read from its agent's own log, with the trial's verdict, notes and usage, as
+    a trial with an ATIF trajectory is (the session with the most lines, when there are several)."""
+    from . import claude_code, codex
+
+    found = agent_log(trial)
+    if found is None:
+        raise ValueError("the agent's log is gone")
+    kind, files = found
+    hidden, result = verdict(os.path.join(trial, "agent", "trajectory.json"))
+    notes, verifier_failed = harness_notes(result)
+    instance = _trial_name(result, trial)
+    document: RunFile
+    if kind == "claude-code":
+        issues: list[ImportIssue] = []
+        sessions = claude_code.sessions(files, issues)
+        if not sessions:
+            raise ValueError(f"{os.path.relpath(files[0], trial)}: no line could be read")
+        _, events, skipped = max(sessions.values(), key=lambda held: len(held[1]))
+        name = agent or f"claude-code-{claude_code.model(events) or 'unknown'}"
+        document = claude_code.convert(events, name, instance, [*notes, *skipped],
+                                       hidden=[] if verifier_failed else hidden, statement=instruction(trial))
+    else:
+        records = [record for path in files[-1:] for _, record in read_records(path) if isinstance(record, dict)]
+        if not records:
+            raise ValueError(f"{os.path.relpath(files[-1], trial)}: no line could be read")
+        name = agent or f"codex-{codex.model(records) or 'unknown'}"
+        document = codex.convert(records, name, instance, notes, hidden=[] if verifier_failed else hidden)
+    usage = _usage(result)
+    return name, instance, with_usage(document, Usage(**usage)) if usage else document
+
+
 def import_files(paths: list[str], out: str, agent: str | None = None, jobs: int = 1,
                  overwrite: bool = False) -> Imported:
     """Import ATIF trajectory files, and Harbor trial folders by their ``result.json`` (a trial
@@ -203,9 +273,12 @@ def tasks(paths: list[str], agent: str | None, jobs: int = 1) -> Iterator[Task |
         trajectory = os.path.join(os.path.dirname(path), "agent", "trajectory.json")
         if os.path.isfile(trajectory):
             trajectories.append(trajectory)
+        elif agent_log(os.path.dirname(path)) is not None:
+            trajectories.append(path)  # read from the log the agent wrote itself
         else:
             notes, _ = harness_notes(result)
-            why = notes[0] if notes else "the agent left no trajectory (agent/trajectory.json)"
+            why = notes[0] if notes else ("the agent left no trajectory (agent/trajectory.json) and no Claude Code "
+                                          "or Codex session")
             issues.append(ImportIssue(path, 1, f"trial {result.get('trial_name') or _trial_name(result, None)}: "
                                       f"no agent trajectory to judge; {why}", note=True))
     unique: list[str] = []
@@ -216,6 +289,8 @@ def tasks(paths: list[str], agent: str | None, jobs: int = 1) -> Iterator[Task |
             unique.append(path)
 
     def produce(path: str) -> Made:
+        if os.path.basename(path) == "result.json":
+            return _from_agent_log(os.path.dirname(path), agent)
         trajectory = read_json(path)
         if not isinstance(trajectory, dict):
             raise TypeError(f"expected a JSON object, got {type(trajectory).__name__}")

@@ -119,7 +119,7 @@ def steps(events: list[dict[str, Any]]) -> list[Step]:
         for part in content if isinstance(content, list) else []:
             if isinstance(part, dict) and part.get("type") == "tool_result" and isinstance(part.get("tool_use_id"), str):
                 results[part["tool_use_id"]] = (_text(part.get("content")), part.get("is_error") is True,
-                                                event.get("toolUseResult"))
+                                                event.get("toolUseResult", event.get("tool_use_result")))
     found: list[Step] = []
     for event in events:
         if event.get("type") != "assistant":
@@ -178,7 +178,7 @@ def _replace(path: str, old: Any, new: Any, thought: str, output: str, time: flo
                 editor=editor)
 
 
-def _model(events: list[dict[str, Any]]) -> str | None:
+def model(events: list[dict[str, Any]]) -> str | None:
     """The model most of the assistant messages name."""
     names = Counter(str(as_object(e.get("message")).get("model")) for e in events if e.get("type") == "assistant"
                     and isinstance(as_object(e.get("message")).get("model"), str))
@@ -204,19 +204,22 @@ def usage(events: list[dict[str, Any]]) -> dict[str, int]:
     return dict(totals)
 
 
-def convert(events: list[dict[str, Any]], agent: str, session: str, notes: list[str] | None = None) -> RunFile:
-    """One session's events -> one run (the typed model, from the shell builder)."""
+def convert(events: list[dict[str, Any]], agent: str, session: str, notes: list[str] | None = None,
+            hidden: list[dict[str, Any]] | None = None, statement: str = "") -> RunFile:
+    """One session's events -> one run (the typed model, from the shell builder); ``hidden``: the
+    held-back suites where a harness ran them (a Harbor trial), ``statement``: the task where the
+    session does not hold its first prompt (Claude Code's ``stream-json`` output)."""
     conversation = _conversation(events)
     cwd = next((str(e["cwd"]) for e in events if isinstance(e.get("cwd"), str) and e["cwd"].startswith("/")), None)
     roots = ((cwd.rstrip("/"),) if cwd else ()) + REPO_ROOTS
     document = convert_steps(Trajectory(instance=session, agent=agent, source="claude-code", steps=steps(conversation),
-                                        submission=None, statement=_statement(conversation), roots=roots,
-                                        notes=list(notes or [])))
+                                        submission=None, statement=_statement(conversation) or statement,
+                                        roots=roots, hidden=hidden or [], notes=list(notes or [])))
     used = usage(events)
     return with_usage(document, Usage(**used)) if used else document
 
 
-def _sessions(paths: list[str], issues: list[ImportIssue]) -> dict[str, tuple[str, list[dict[str, Any]], list[str]]]:
+def sessions(paths: list[str], issues: list[ImportIssue]) -> dict[str, tuple[str, list[dict[str, Any]], list[str]]]:
     """Every session of the files, by id: (the file that holds its main conversation, its events in
     file order, notes on the lines that could not be read). A sub-agent's ``agent-*.jsonl`` joins
     the session it names."""
@@ -233,14 +236,14 @@ def _sessions(paths: list[str], issues: list[ImportIssue]) -> dict[str, tuple[st
             events.setdefault(session, []).append(record)
             if path not in files.setdefault(session, []):
                 files[session].append(path)
-    sessions = {}
+    by_session = {}
     for session, found in events.items():
         owner = next((f for f in files[session] if not os.path.basename(f).startswith("agent-")), files[session][0])
-        sessions[session] = (owner, found, [note for f in files[session] for note in skipped.get(f, [])])
+        by_session[session] = (owner, found, [note for f in files[session] for note in skipped.get(f, [])])
     for path, notes in skipped.items():
         if not any(path in held for held in files.values()):
             issues += [ImportIssue(path, 1, note) for note in notes[:20]]
-    return sessions
+    return by_session
 
 
 def import_files(paths: list[str], out: str, agent: str | None = None, overwrite: bool = False) -> Imported:
@@ -251,9 +254,9 @@ def import_files(paths: list[str], out: str, agent: str | None = None, overwrite
 def tasks(paths: list[str], agent: str | None) -> Iterator[Task | ImportIssue]:
     """A run per session; lines that could not be read in a file that holds no session."""
     issues: list[ImportIssue] = []
-    sessions = _sessions(paths, issues)
+    found = sessions(paths, issues)
     yield from issues
-    for session, (path, events, notes) in sessions.items():
-        name = agent or _model(events) or "claude-code"
+    for session, (path, events, notes) in found.items():
+        name = agent or model(events) or "claude-code"
         yield Task(path, 1, named(name, session, functools.partial(convert, events, name, session, notes)),
                    label=session, what="a Claude Code session", records=events)

@@ -269,14 +269,16 @@ def _call_steps(payload: dict[str, Any], thought: str, time: float | None, ends:
     return ran if ran is not None else [Step(thought, name or "tool", code, text, time, kind="read")]
 
 
-def _model(records: list[dict[str, Any]]) -> str | None:
+def model(records: list[dict[str, Any]]) -> str | None:
     models = Counter(str(as_object(r.get("payload")).get("model")) for r in records
                      if r.get("type") == "turn_context" and isinstance(as_object(r.get("payload")).get("model"), str))
     return models.most_common(1)[0][0].rsplit("/", 1)[-1] if models else None
 
 
-def convert(records: list[dict[str, Any]], agent: str, session: str, notes: list[str] | None = None) -> RunFile:
-    """One rollout's records -> one run (the typed model, from the shell builder)."""
+def convert(records: list[dict[str, Any]], agent: str, session: str, notes: list[str] | None = None,
+            hidden: list[dict[str, Any]] | None = None) -> RunFile:
+    """One rollout's records -> one run (the typed model, from the shell builder); ``hidden``: the
+    held-back suites where a harness ran them (a Harbor trial)."""
     meta = next((as_object(r.get("payload")) for r in records if r.get("type") == "session_meta"), {})
     cwd = meta.get("cwd") if isinstance(meta.get("cwd"), str) else next(
         (as_object(r.get("payload")).get("cwd") for r in records if r.get("type") == "turn_context"
@@ -284,7 +286,7 @@ def convert(records: list[dict[str, Any]], agent: str, session: str, notes: list
     found, prompt, tokens = steps(records)
     roots = ((str(cwd).rstrip("/"),) if cwd else ()) + REPO_ROOTS
     document = convert_steps(Trajectory(instance=session, agent=agent, source="codex", steps=found, submission=None,
-                                        statement=prompt, roots=roots, notes=list(notes or [])))
+                                        statement=prompt, roots=roots, hidden=hidden or [], notes=list(notes or [])))
     return with_usage(document, Usage(**tokens)) if tokens else document
 
 
@@ -309,6 +311,6 @@ def tasks(paths: list[str], agent: str | None) -> Iterator[Task | ImportIssue]:
             continue
         meta = next((as_object(r.get("payload")) for r in records if r.get("type") == "session_meta"), {})
         session = str(meta.get("id") or os.path.splitext(os.path.basename(path))[0].removeprefix("rollout-"))
-        name = agent or _model(records) or "codex"
+        name = agent or model(records) or "codex"
         yield Task(path, 1, named(name, session, functools.partial(convert, records, name, session, notes)),
                    label=session, what="a Codex rollout", records=records)

@@ -591,6 +591,13 @@ def _recognised(targets: list[Path], importers: list[Any], chosen: Any) -> tuple
             (unknown if path in named else passed_over).append(path)
         else:
             groups.setdefault(importer.name, []).append(path)
+    trials = [os.path.join(os.path.dirname(p), "agent", "") for p in groups.get("atif", ())
+              if os.path.basename(p) == "result.json"]
+    if trials and chosen is None:  # a Harbor trial's agent logs are the trial's: read once, with its verdict
+        for name in [n for n in groups if n != "atif"]:
+            groups[name] = [p for p in groups[name] if not p.startswith(tuple(trials))]
+            if not groups[name]:
+                del groups[name]
     return groups, passed_over, unknown
 
 
