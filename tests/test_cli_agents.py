@@ -5,6 +5,8 @@ the session structure: compaction, ``/clear``, sub-agents)."""
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import shutil
 from pathlib import Path
 from typing import Any
@@ -468,6 +470,9 @@ def test_claude_codes_stream_json_in_a_harbor_trial_is_the_same_loop_as_its_sess
     session = _imported("claude-code", CLAUDE / "sess-red-green.jsonl", tmp_path / "session")["sess-red-green"]
     loop = _read_loop(streamed)
     assert loop and loop[-1][0] and loop == _read_loop(json.loads(session.read_text()))  # checks read, the same
+    (tmp_path / "saved.jsonl").write_text(_stream_json(CLAUDE / "sess-red-green.jsonl"))  # a stream saved by hand
+    (saved,) = _imported("auto", tmp_path / "saved.jsonl", tmp_path / "saved").values()
+    assert _read_loop(json.loads(saved.read_text())) == loop
 
 
 def test_a_harbor_trial_of_codex_is_read_from_its_rollout(tmp_path: Path) -> None:
@@ -489,3 +494,78 @@ def test_a_harbor_trial_of_codex_is_read_from_its_rollout(tmp_path: Path) -> Non
     assert trial["iterations"][-1]["iteration_telemetry"]["test_results"]["hidden"] == {"passed": 1, "total": 1}
     (alone,) = _imported("codex", rollout, tmp_path / "alone").values()
     assert _read_loop(trial)[-1][0] and _read_loop(trial) == _read_loop(json.loads(alone.read_text()))
+
+
+def _exec_stream(rollout: Path) -> str:
+    """A Codex rollout written as `codex exec --json` prints it (the event shapes of Codex's
+    `exec_events.rs`): `thread.started`, each shell call a `command_execution` item (`bash -lc
+    '...'`, its `aggregated_output` and `exit_code`), each patch a `file_change` item that names
+    its files and not their text, reasoning and messages as items, the tokens in `turn.completed`."""
+    records = [json.loads(line) for line in rollout.read_text().splitlines()]
+    outputs = {r["payload"]["call_id"]: json.loads(r["payload"]["output"]) for r in records
+               if r["payload"].get("type") in ("function_call_output", "custom_tool_call_output")}
+    lines: list[dict[str, Any]] = [{"type": "thread.started", "thread_id": "0199a213-81c0-7800-8aa1-bbab2a035a53"},
+                                   {"type": "turn.started"}]
+    for number, record in enumerate(records):
+        payload, item = record["payload"], None
+        if payload.get("type") == "reasoning":
+            item = {"type": "reasoning", "text": payload["summary"][0]["text"]}
+        elif payload.get("type") == "function_call":
+            output = outputs[payload["call_id"]]
+            command = shlex.join(json.loads(payload["arguments"])["command"])
+            lines.append({"type": "item.started", "item": {"id": f"item_{number}", "type": "command_execution",
+                                                           "command": command, "aggregated_output": "",
+                                                           "exit_code": None, "status": "in_progress"}})
+            item = {"type": "command_execution", "command": command, "aggregated_output": output["output"],
+                    "exit_code": output["metadata"]["exit_code"],
+                    "status": "completed" if output["metadata"]["exit_code"] == 0 else "failed"}
+        elif payload.get("type") == "custom_tool_call":
+            paths = re.findall(r"^\*\*\* (?:Update|Add) File: (.+)$", payload["input"], re.MULTILINE)
+            item = {"type": "file_change", "changes": [{"path": f"/home/dev/shop/{p}", "kind": "update"} for p in paths],
+                    "status": "completed"}
+        elif payload.get("type") == "message" and payload.get("role") == "assistant":
+            item = {"type": "agent_message", "text": payload["content"][0]["text"]}
+        if item is not None:
+            lines.append({"type": "item.completed", "item": {"id": f"item_{number}", **item}})
+    lines.append({"type": "turn.completed", "usage": {"input_tokens": 12000, "cached_input_tokens": 6000,
+                                                      "output_tokens": 600}})
+    return "\n".join(json.dumps(line) for line in lines) + "\n"
+
+
+def _checks_and_files(document: dict[str, Any]) -> list[Any]:
+    """Each iteration's checks, counts and the files it changed (by path)."""
+    return [(t.get("checks"), t["test_results"].get("post_iteration"), sorted(f["path"] for f in t["changes"].get("files", [])))
+            for t in (i["iteration_telemetry"] for i in document["iterations"])]
+
+
+def test_codex_exec_json_is_read_as_the_rollout_it_printed(tmp_path: Path) -> None:
+    """`codex exec --json` prints the commands with their output and exit status and names the files
+    each patch changed: `import auto` recognises it, and its loop is the rollout's (the same checks
+    and outcomes, the same files; the text of an edit is not in the stream, so none is rebuilt).
+    In a Harbor trial (agent/codex.txt) the task is the prompt after `--` in the agent's command."""
+    rollout = ROOT / "tests" / "fixtures" / "codex" / "rollout-2026-11-21T09-00-00-red-green.jsonl"
+    stream = tmp_path / "exec.jsonl"
+    stream.write_text(_exec_stream(rollout))
+    (streamed,) = _imported("auto", stream, tmp_path / "out").values()
+    (alone,) = _imported("codex", rollout, tmp_path / "rollout").values()
+    read, expected = json.loads(streamed.read_text()), json.loads(alone.read_text())
+    assert read["run"]["source"] == "codex" and read["run"]["usage"] == {
+        "input_tokens": 12000, "output_tokens": 600, "cache_read_input_tokens": 6000}
+    assert _checks_and_files(read)[-1][0] and _checks_and_files(read) == _checks_and_files(expected)
+    assert judge(load_run(str(streamed))).process_score == judge(load_run(str(alone))).process_score
+
+    trial = tmp_path / "job" / "shop__Ij90"
+    _trial(tmp_path / "job", "shop__Ij90", None, {"task_name": "shop", "trial_name": "shop__Ij90",
+                                                  "agent_info": {"name": "codex", "model_info": {"name": "openai/gpt-5"}},
+                                                  "verifier_result": {"rewards": {"reward": 1.0}}})
+    (trial / "agent" / "codex.txt").write_text("Reading prompt from stdin...\n" + _exec_stream(rollout))
+    (trial / "agent" / "command-1").mkdir()
+    prompt = "discount(9.99, 10) returns 9 instead of 8.99: fix the rounding in shop/price.py."
+    (trial / "agent" / "command-1" / "command.txt").write_text(
+        f"codex exec --dangerously-bypass-approvals-and-sandbox --skip-git-repo-check --model gpt-5 --json -- "
+        f"{shlex.quote(prompt)} 2>&1 </dev/null | tee /logs/agent/codex.txt")
+    (harbor,) = _imported("auto", tmp_path / "job", tmp_path / "harbor").values()
+    run = json.loads(harbor.read_text())
+    assert run["run"]["agent"] == "codex-gpt-5" and run["run"]["task"]["statement"] == prompt
+    assert run["iterations"][-1]["iteration_telemetry"]["test_results"]["hidden"] == {"passed": 1, "total": 1}
+    assert _checks_and_files(run) == _checks_and_files(expected)

@@ -200,13 +200,16 @@ def agent_log(trial: str) -> tuple[str, list[str]] | None:
     if os.path.isfile(stream):
         return "claude-code", [stream]
     rollouts = sorted(glob.glob(os.path.join(glob.escape(agent), "sessions", "**", "rollout-*.jsonl"), recursive=True))
-    return ("codex", rollouts) if rollouts else None
+    if rollouts:
+        return "codex", rollouts
+    stream = os.path.join(agent, "codex.txt")
+    return ("codex", [stream]) if os.path.isfile(stream) else None
 
 
 def instruction(trial: str) -> str:
-    """The task as Harbor handed it to the agent: the prompt of ``claude -p PROMPT`` in the trial's
-    ``agent/command-N/command.txt`` ("" when none is there; Claude Code's ``stream-json`` does not
-    repeat it)."""
+    """The task as Harbor handed it to the agent: the prompt of ``claude -p PROMPT`` or of ``codex
+    exec ... -- PROMPT`` in the trial's ``agent/command-N/command.txt`` ("" when none is there; the
+    agents' printed streams do not repeat it)."""
     from ..locate import read_regular
 
     for path in sorted(glob.glob(os.path.join(glob.escape(trial), "agent", "command-*", "command.txt"))):
@@ -214,10 +217,17 @@ def instruction(trial: str) -> str:
             words = shlex.split(read_regular(path, 4 * 1024 * 1024).decode("utf-8", "replace"))
         except (OSError, ValueError):
             continue
+        codex = bool(words) and os.path.basename(words[0]) == "codex" and "exec" in words
         for word, following in itertools.pairwise(words):
-            if word in ("-p", "--print") and not following.startswith("-"):
+            if (word in ("-p", "--print") and not following.startswith("-")) or (codex and word == "--"):
                 return following
     return ""
+
+
+def _harbor_model(result: dict[str, Any]) -> str:
+    """The model a trial's ``result.json`` names (``agent_info.model_info.name``), else "unknown"."""
+    model = as_object(as_object(result.get("agent_info")).get("model_info")).get("name")
+    return str(model).rsplit("/", 1)[-1] if isinstance(model, str) and model else "unknown"
 
 
 def _from_agent_log(trial: str, agent: str | None) -> Made:
@@ -239,15 +249,16 @@ def _from_agent_log(trial: str, agent: str | None) -> Made:
         if not sessions:
             raise ValueError(f"{os.path.relpath(files[0], trial)}: no line could be read")
         _, events, skipped = max(sessions.values(), key=lambda held: len(held[1]))
-        name = agent or f"claude-code-{claude_code.model(events) or 'unknown'}"
+        name = agent or f"claude-code-{claude_code.model(events) or _harbor_model(result)}"
         document = claude_code.convert(events, name, instance, [*notes, *skipped],
                                        hidden=[] if verifier_failed else hidden, statement=instruction(trial))
     else:
         records = [record for path in files[-1:] for _, record in read_records(path) if isinstance(record, dict)]
         if not records:
             raise ValueError(f"{os.path.relpath(files[-1], trial)}: no line could be read")
-        name = agent or f"codex-{codex.model(records) or 'unknown'}"
-        document = codex.convert(records, name, instance, notes, hidden=[] if verifier_failed else hidden)
+        name = agent or f"codex-{codex.model(records) or _harbor_model(result)}"
+        document = codex.convert(records, name, instance, notes, hidden=[] if verifier_failed else hidden,
+                                 statement=instruction(trial))
     usage = _usage(result)
     return name, instance, with_usage(document, Usage(**usage)) if usage else document
 

@@ -24,6 +24,10 @@ mode; the reader takes each fact from wherever it is:
 The agent is the model of the turns, the task the first prompt the user typed (Codex's own
 ``<environment_context>`` and instructions aside), the repository the session's ``cwd``. Tokens
 are the last ``token_count``'s totals in ``run.usage``. A line that is not JSON costs that line.
+
+What ``codex exec --json`` printed (``thread.started``, ``item.*``, ``turn.*`` events) is read by
+:func:`exec_steps`: the commands and their output, the files each change names (not its text),
+the tokens of the turns; it names neither the prompt nor the folder (:func:`stream_root`).
 """
 
 from __future__ import annotations
@@ -245,6 +249,87 @@ def steps(records: list[dict[str, Any]]) -> tuple[list[Step], str, dict[str, int
     return found, prompt, tokens
 
 
+_CHANGE_KINDS = {"add": "create", "update": "edit", "delete": "delete"}
+
+
+def is_exec_stream(records: list[dict[str, Any]]) -> bool:
+    """Whether the records are what ``codex exec --json`` printed (``thread.started``, ``item.*``,
+    ``turn.*`` events), not a rollout (``{timestamp, type, payload}``)."""
+    return any(str(r.get("type", "")).startswith(("thread.", "item.", "turn.")) for r in records[:20])
+
+
+def exec_steps(records: list[dict[str, Any]]) -> tuple[list[Step], dict[str, int]]:
+    """(every command and file change of a ``codex exec --json`` stream as steps, in order; the
+    tokens its turns used). Only completed items count (``item.completed``): a command's
+    ``aggregated_output`` and ``exit_code`` (``bash -lc "..."`` unwrapped), a ``file_change``'s
+    paths and kinds (the stream carries no text of the change, so the edit is not rebuilt), a
+    command Codex declined or a change that failed changed nothing and ran nothing."""
+    found: list[Step] = []
+    tokens: Counter[str] = Counter()
+    thought = ""
+    for record in records:
+        if record.get("type") == "turn.completed":
+            tokens.update(token_counts(as_object(record.get("usage")), (
+                ("input_tokens", "input_tokens"), ("output_tokens", "output_tokens"),
+                ("cached_input_tokens", "cache_read_input_tokens"))))
+            continue
+        if record.get("type") != "item.completed":
+            continue
+        item = as_object(record.get("item"))
+        kind = item.get("type", item.get("item_type"))  # `item_type` in the first versions of the stream
+        status = item.get("status")
+        if kind in ("agent_message", "reasoning"):
+            thought = str(item.get("text") or "").strip() or thought
+        elif kind == "command_execution" and isinstance(item.get("command"), str):
+            output = str(item.get("aggregated_output") or "")
+            if status == "declined":
+                found.append(Step(thought, f"declined: {item['command']}", None, output, None, kind="read"))
+                continue
+            try:
+                argv = shlex.split(item["command"])
+            except ValueError:
+                argv = []
+            code = item.get("exit_code")
+            code = code if isinstance(code, int) else (1 if status == "failed" else None)
+            made = tool_steps("shell", {"command": argv}, output, code, thought, None) if argv else None
+            found += made if made is not None else [Step(thought, item["command"].strip(), code, output, None)]
+            thought = ""
+        elif kind == "file_change":
+            changes = [as_object(change) for change in as_list(item.get("changes"))]
+            writes = [(os.path.normpath(str(change["path"])), _CHANGE_KINDS.get(str(change.get("kind")), "edit"))
+                      for change in changes if isinstance(change.get("path"), str) and change["path"]]
+            shown = " ".join(path for path, _ in writes)
+            if status == "failed" or not writes:
+                found.append(Step(thought, f"apply_patch {shown}".strip(), 1, "", None, kind="read"))
+            else:
+                found.append(Step(thought, f"apply_patch {shown}", 0, "", None, writes=writes, kind="edit"))
+            thought = ""
+        elif kind in ("mcp_tool_call", "web_search", "todo_list", "collab_tool_call"):
+            found.append(Step(thought, f"{kind} {item.get('tool') or item.get('query') or ''}".strip(), 0, "", None,
+                              kind="read"))
+    return found, dict(tokens)
+
+
+def stream_root(found: list[Step]) -> str | None:
+    """The folder a ``codex exec --json`` stream worked in, which it does not name: of the folders
+    above the files its changes name (always absolute), the deepest from which a changed file's
+    path, with a folder in it, appears in a command or its output (``sed -n 1,5p shop/price.py``
+    names ``/home/dev/shop`` for ``/home/dev/shop/shop/price.py``); else the folder the changed
+    files share; None when no change names an absolute path."""
+    changed = [path for step in found if not step.shell for path, _ in step.writes if path.startswith("/")]
+    if not changed:
+        return None
+    shared = os.path.commonpath([os.path.dirname(path) for path in changed])
+    texts = [f"{step.command}\n{step.output[:20_000]}" for step in found if step.shell]
+    folder = shared
+    while folder != os.path.dirname(folder):
+        if any("/" in relative and any(relative in text for text in texts)
+               for relative in (os.path.relpath(path, folder) for path in changed)):
+            return folder
+        folder = os.path.dirname(folder)
+    return shared
+
+
 def _call_steps(payload: dict[str, Any], thought: str, time: float | None, ends: dict[str, dict[str, Any]],
                 outputs: dict[str, Any], patched: dict[str, bool]) -> list[Step]:
     call_id = str(payload.get("call_id") or payload.get("id") or "")
@@ -276,14 +361,20 @@ def model(records: list[dict[str, Any]]) -> str | None:
 
 
 def convert(records: list[dict[str, Any]], agent: str, session: str, notes: list[str] | None = None,
-            hidden: list[dict[str, Any]] | None = None) -> RunFile:
-    """One rollout's records -> one run (the typed model, from the shell builder); ``hidden``: the
-    held-back suites where a harness ran them (a Harbor trial)."""
+            hidden: list[dict[str, Any]] | None = None, statement: str = "") -> RunFile:
+    """One rollout's (or ``codex exec --json`` stream's) records -> one run (the typed model, from
+    the shell builder); ``hidden``: the held-back suites where a harness ran them (a Harbor trial);
+    ``statement``: the task where the records do not hold the prompt (the stream never does)."""
     meta = next((as_object(r.get("payload")) for r in records if r.get("type") == "session_meta"), {})
     cwd = meta.get("cwd") if isinstance(meta.get("cwd"), str) else next(
         (as_object(r.get("payload")).get("cwd") for r in records if r.get("type") == "turn_context"
          and isinstance(as_object(r.get("payload")).get("cwd"), str)), None)
-    found, prompt, tokens = steps(records)
+    if is_exec_stream(records):
+        (found, tokens), prompt = exec_steps(records), statement
+        cwd = cwd or stream_root(found)
+    else:
+        found, prompt, tokens = steps(records)
+        prompt = prompt or statement
     roots = ((str(cwd).rstrip("/"),) if cwd else ()) + REPO_ROOTS
     document = convert_steps(Trajectory(instance=session, agent=agent, source="codex", steps=found, submission=None,
                                         statement=prompt, roots=roots, hidden=hidden or [], notes=list(notes or [])))
@@ -310,7 +401,8 @@ def tasks(paths: list[str], agent: str | None) -> Iterator[Task | ImportIssue]:
             yield ImportIssue(path, 1, "not a Codex rollout: no line could be read")
             continue
         meta = next((as_object(r.get("payload")) for r in records if r.get("type") == "session_meta"), {})
-        session = str(meta.get("id") or os.path.splitext(os.path.basename(path))[0].removeprefix("rollout-"))
+        thread = next((r.get("thread_id") for r in records if r.get("type") == "thread.started"), None)
+        session = str(meta.get("id") or thread or os.path.splitext(os.path.basename(path))[0].removeprefix("rollout-"))
         name = agent or model(records) or "codex"
         yield Task(path, 1, named(name, session, functools.partial(convert, records, name, session, notes)),
                    label=session, what="a Codex rollout", records=records)

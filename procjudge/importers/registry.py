@@ -109,11 +109,16 @@ def _is_openhands(path: str, head: bytes) -> bool:
 
 def _is_claude_code(path: str, head: bytes) -> bool:
     line = _first_line(head)
+    if line.startswith(b"{") and re.match(rb'\{\s*"type"\s*:\s*"system"\s*,\s*"subtype"\s*:\s*"init"', line) \
+            and b'"session_id"' in line:
+        return True  # what `claude -p --output-format stream-json` printed
     return line.startswith(b"{") and b'"sessionId"' in head and (b'"parentUuid"' in head or b'"leafUuid"' in head)
 
 
 def _is_codex(path: str, head: bytes) -> bool:
     line = _first_line(head)
+    if line.startswith(b"{") and re.match(rb'\{\s*"type"\s*:\s*"thread\.started"', line):
+        return True  # what `codex exec --json` printed
     return line.startswith(b"{") and b'"payload"' in line and re.search(
         rb'"type"\s*:\s*"(?:session_meta|turn_context|response_item|event_msg)"', line) is not None
 
@@ -136,9 +141,10 @@ BUILTINS: tuple[Builtin, ...] = (
     Builtin("atif", "Agent Trajectory Interchange Format (ATIF trajectory.json, as Harbor writes it)", "atif", _is_atif),
     Builtin("inspect", "Inspect AI evaluation logs (.eval, .json)", "inspect", _is_inspect),
     Builtin("reflexion", "Reflexion-family repair logs (LDB, Reflexion, MapCoder; JSON lines)", "reflexion", _is_reflexion),
-    Builtin("claude-code", "Claude Code sessions (~/.claude/projects/<project>/<session>.jsonl)", "claude_code",
-            _is_claude_code),
-    Builtin("codex", "Codex CLI rollouts (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl)", "codex", _is_codex),
+    Builtin("claude-code", "Claude Code sessions (~/.claude/projects/<project>/<session>.jsonl) and "
+            "`--output-format stream-json` output", "claude_code", _is_claude_code),
+    Builtin("codex", "Codex CLI rollouts (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl) and `codex exec --json` output",
+            "codex", _is_codex),
     Builtin("terminal-bench", "Terminal-Bench 1 trial folders (tb run's runs/RUN/TASK/TRIAL/results.json)",
             "terminal_bench", _is_terminal_bench),
 )
