@@ -377,12 +377,14 @@ def test_codex_run_inside_inspect_is_read_as_its_own_rollout(name: str, rollouts
 
 def _stream_json(session: Path) -> str:
     """A Claude Code session written as ``claude -p --output-format stream-json`` prints it (what
-    Harbor keeps as ``agent/claude-code.txt``): an ``init`` line, the assistant's and the tools'
+    Harbor keeps as ``agent/claude-code.txt``): a hook's line and an ``init`` line, the assistant's and the tools'
     messages without the session envelope (no ``parentUuid``, no timestamps, no prompt), a ``result``
     line, and a line of stderr (Harbor pipes ``2>&1`` into the file)."""
     events = [json.loads(line) for line in session.read_text().splitlines()]
     first = next(e for e in events if e.get("cwd"))
-    lines = [{"type": "system", "subtype": "init", "cwd": first["cwd"], "session_id": first["sessionId"],
+    lines = [{"type": "system", "subtype": "hook_started", "hook_id": "h1", "hook_name": "SessionStart:startup",
+              "session_id": first["sessionId"]},  # newer versions print a hook's line before the init
+             {"type": "system", "subtype": "init", "cwd": first["cwd"], "session_id": first["sessionId"],
               "tools": ["Bash", "Edit", "Read"], "model": "claude-sonnet-4-5-20250929", "uuid": "init"}]
     for event in events:
         content = event.get("message", {}).get("content")

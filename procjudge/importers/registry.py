@@ -109,9 +109,9 @@ def _is_openhands(path: str, head: bytes) -> bool:
 
 def _is_claude_code(path: str, head: bytes) -> bool:
     line = _first_line(head)
-    if line.startswith(b"{") and re.match(rb'\{\s*"type"\s*:\s*"system"\s*,\s*"subtype"\s*:\s*"init"', line) \
-            and b'"session_id"' in line:
-        return True  # what `claude -p --output-format stream-json` printed
+    if re.match(rb'\{\s*"type"\s*:\s*"system"', line) and b'"session_id"' in line \
+            and re.search(rb'"subtype"\s*:\s*"init"', head):
+        return True  # what `claude -p --output-format stream-json` printed (a hook's line may precede its init)
     return line.startswith(b"{") and b'"sessionId"' in head and (b'"parentUuid"' in head or b'"leafUuid"' in head)
 
 
