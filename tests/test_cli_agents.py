@@ -475,6 +475,7 @@ def test_claude_codes_stream_json_in_a_harbor_trial_is_the_same_loop_as_its_sess
     (tmp_path / "saved.jsonl").write_text(_stream_json(CLAUDE / "sess-red-green.jsonl"))  # a stream saved by hand
     (saved,) = _imported("auto", tmp_path / "saved.jsonl", tmp_path / "saved").values()
     assert _read_loop(json.loads(saved.read_text())) == loop
+    assert json.loads(saved.read_text())["run"]["usage"]["cost_usd"] == 0.12  # the stream's `result` line
 
 
 def test_a_harbor_trial_of_codex_is_read_from_its_rollout(tmp_path: Path) -> None:

@@ -186,11 +186,16 @@ def model(events: list[dict[str, Any]]) -> str | None:
     return names.most_common(1)[0][0].rsplit("/", 1)[-1] if names else None
 
 
-def usage(events: list[dict[str, Any]]) -> dict[str, int]:
+def usage(events: list[dict[str, Any]]) -> dict[str, Any]:
     """Tokens the session's assistant messages used, each message counted once (Claude Code writes
-    a message's content blocks on several lines, each repeating its usage)."""
+    a message's content blocks on several lines, each repeating its usage), and what it cost where
+    the log says (``stream-json``'s closing ``result`` line: ``total_cost_usd``, summed over the
+    invocations a resumed stream holds)."""
     totals: Counter[str] = Counter()
     seen: set[str] = set()
+    cost = [float(e["total_cost_usd"]) for e in events if e.get("type") == "result"
+            and isinstance(e.get("total_cost_usd"), (int, float)) and not isinstance(e.get("total_cost_usd"), bool)
+            and e["total_cost_usd"] >= 0]
     for event in events:
         message = as_object(event.get("message"))
         if event.get("type") != "assistant" or not isinstance(message.get("usage"), dict):
@@ -201,7 +206,10 @@ def usage(events: list[dict[str, Any]]) -> dict[str, int]:
         seen.add(key)
         for name, value in token_counts(message["usage"], ((n, n) for n in TOKENS)).items():
             totals[name] += value
-    return dict(totals)
+    found: dict[str, Any] = dict(totals)
+    if cost and totals:
+        found["cost_usd"] = round(sum(cost), 6)
+    return found
 
 
 def convert(events: list[dict[str, Any]], agent: str, session: str, notes: list[str] | None = None,
