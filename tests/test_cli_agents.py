@@ -572,3 +572,20 @@ def test_codex_exec_json_is_read_as_the_rollout_it_printed(tmp_path: Path) -> No
     assert run["run"]["agent"] == "codex-gpt-5" and run["run"]["task"]["statement"] == prompt
     assert run["iterations"][-1]["iteration_telemetry"]["test_results"]["hidden"] == {"passed": 1, "total": 1}
     assert _checks_and_files(run) == _checks_and_files(expected)
+
+
+def test_the_folder_a_codex_stream_worked_in_is_read_from_its_paths_and_commands() -> None:
+    """`codex exec --json` names changed files by absolute path and never its folder: the folder is
+    the deepest one above them from which a changed path appears in a command or output, else the
+    folder they share; changes in unrelated folders name none."""
+    from procjudge.importers.codex import stream_root
+    from procjudge.importers.steps import Step
+
+    def change(path: str) -> Step:
+        return Step("", f"apply_patch {path}", 0, "", None, writes=[(path, "edit")], kind="edit")
+
+    ran = Step("", "python -m pytest tests/test_price.py", 1, "FAILED tests/test_price.py::test_cents", None)
+    assert stream_root([change("/home/dev/shop/tests/test_price.py"), ran]) == "/home/dev/shop"
+    assert stream_root([change("/srv/app/lib/util.py")]) == "/srv/app/lib"  # nothing names it: the shared folder
+    assert stream_root([change("/app/src/x.py"), change("/tmp/notes.py")]) is None
+    assert stream_root([ran]) is None

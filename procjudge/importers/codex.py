@@ -315,11 +315,13 @@ def stream_root(found: list[Step]) -> str | None:
     above the files its changes name (always absolute), the deepest from which a changed file's
     path, with a folder in it, appears in a command or its output (``sed -n 1,5p shop/price.py``
     names ``/home/dev/shop`` for ``/home/dev/shop/shop/price.py``); else the folder the changed
-    files share; None when no change names an absolute path."""
+    files share; None when no change names an absolute path or they share only ``/``."""
     changed = [path for step in found if not step.shell for path, _ in step.writes if path.startswith("/")]
     if not changed:
         return None
     shared = os.path.commonpath([os.path.dirname(path) for path in changed])
+    if shared == os.path.dirname(shared):
+        return None  # changes in unrelated folders (/app and /tmp): the known roots decide
     texts = [f"{step.command}\n{step.output[:20_000]}" for step in found if step.shell]
     folder = shared
     while folder != os.path.dirname(folder):
@@ -371,7 +373,7 @@ def convert(records: list[dict[str, Any]], agent: str, session: str, notes: list
          and isinstance(as_object(r.get("payload")).get("cwd"), str)), None)
     if is_exec_stream(records):
         (found, tokens), prompt = exec_steps(records), statement
-        cwd = cwd or stream_root(found)
+        cwd = cwd or stream_root(found) or "/app"  # where Harbor's tasks work, else the known roots
     else:
         found, prompt, tokens = steps(records)
         prompt = prompt or statement
