@@ -589,3 +589,34 @@ def test_the_folder_a_codex_stream_worked_in_is_read_from_its_paths_and_commands
     assert stream_root([change("/srv/app/lib/util.py")]) == "/srv/app/lib"  # nothing names it: the shared folder
     assert stream_root([change("/app/src/x.py"), change("/tmp/notes.py")]) is None
     assert stream_root([ran]) is None
+
+
+def test_a_harbor_trial_of_mini_swe_agent_is_read_from_its_own_trajectory_once(tmp_path: Path) -> None:
+    """Harbor's mini-swe-agent keeps its own trajectory (agent/mini-swe-agent.trajectory.json)
+    beside the ATIF one: `import auto` reads the trial once, from the ATIF trajectory; a trial
+    with only its own is read from it, with the trial's task, verdict and notes, the same loop."""
+    from test_trajectory_importers import TRAJECTORY, to_atif
+
+    original = json.loads(TRAJECTORY.read_text())
+    job = tmp_path / "job"
+    for name, atif in (("both__Kl12", to_atif(original)), ("native__Mn34", None)):
+        _trial(job, name, atif, {"task_name": name.split("__")[0], "trial_name": name,
+                                 "verifier_result": {"rewards": {"reward": 1.0}},
+                                 "exception_info": {"exception_type": "AgentTimeoutError", "exception_message": "900 s"}})
+        (job / name / "agent" / "mini-swe-agent.trajectory.json").write_text(TRAJECTORY.read_text())
+    out = tmp_path / "out"
+    imported = runner.invoke(app, ["import", "auto", str(job), "--out", str(out)])
+    assert imported.exit_code == 0, imported.output
+    assert "swe-agent:" not in imported.stderr  # no trajectory read apart from its trial
+    runs = {json.loads(p.read_text())["run"]["challenge"]: json.loads(p.read_text()) for p in out.rglob("*.json")}
+    assert sorted(runs) == ["both", "native"]
+    assert runs["both"]["run"]["source"] == "atif" and runs["native"]["run"]["source"] == "swe-agent"
+    native = runs["native"]
+    assert native["run"]["agent"] == "mini-swe-agent-gemini-3-pro-preview"
+    assert any("AgentTimeoutError" in note for note in native["run"]["notes"])
+    assert native["iterations"][-1]["iteration_telemetry"]["test_results"]["hidden"] == {"passed": 1, "total": 1}
+    def checks(run: dict[str, Any]) -> list[Any]:
+        return [([(c["command"], c["outcome"]) for c in t.get("checks", [])], t["test_results"].get("post_iteration"))
+                for t in (i["iteration_telemetry"] for i in run["iterations"])]
+
+    assert checks(native)[-1][0] and checks(native) == checks(runs["both"])  # the same checks from either

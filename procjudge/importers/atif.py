@@ -191,7 +191,9 @@ def agent_log(trial: str) -> tuple[str, list[str]] | None:
     """The log a Harbor trial's agent wrote itself, read where Harbor left no ATIF trajectory of it
     (an older Harbor, or a conversion that failed): ("claude-code", its session files under
     ``agent/sessions/projects/``, else ``agent/claude-code.txt``, the ``stream-json`` Claude Code
-    printed), or ("codex", its rollouts under ``agent/sessions/``); None when there is neither."""
+    printed), ("codex", its rollouts under ``agent/sessions/``, else ``agent/codex.txt``, what
+    ``codex exec --json`` printed), or ("swe-agent", mini-swe-agent's own
+    ``agent/mini-swe-agent.trajectory.json``); None when there is none of these."""
     agent = os.path.join(trial, "agent")
     sessions = sorted(glob.glob(os.path.join(glob.escape(agent), "sessions", "projects", "*", "*.jsonl")))
     if sessions:
@@ -203,7 +205,10 @@ def agent_log(trial: str) -> tuple[str, list[str]] | None:
     if rollouts:
         return "codex", rollouts
     stream = os.path.join(agent, "codex.txt")
-    return ("codex", [stream]) if os.path.isfile(stream) else None
+    if os.path.isfile(stream):
+        return "codex", [stream]
+    native = os.path.join(agent, "mini-swe-agent.trajectory.json")
+    return ("swe-agent", [native]) if os.path.isfile(native) else None
 
 
 def instruction(trial: str) -> str:
@@ -233,7 +238,7 @@ def _harbor_model(result: dict[str, Any]) -> str:
 def _from_agent_log(trial: str, agent: str | None) -> Made:
     """A Harbor trial read from its agent's own log, with the trial's verdict, notes and usage, as
     a trial with an ATIF trajectory is (the session with the most lines, when there are several)."""
-    from . import claude_code, codex
+    from . import claude_code, codex, swe_agent
 
     found = agent_log(trial)
     if found is None:
@@ -252,6 +257,11 @@ def _from_agent_log(trial: str, agent: str | None) -> Made:
         name = agent or f"claude-code-{claude_code.model(events) or _harbor_model(result)}"
         document = claude_code.convert(events, name, instance, [*notes, *skipped],
                                        hidden=[] if verifier_failed else hidden, statement=instruction(trial))
+    elif kind == "swe-agent":
+        trajectory = swe_agent.read_trajectory(files[0])
+        name = agent or f"mini-swe-agent-{swe_agent.model_name(trajectory) or _harbor_model(result)}"
+        document = swe_agent.convert(trajectory, name, instance=instance, hidden=[] if verifier_failed else hidden,
+                                     notes_given=notes)
     else:
         records = [record for path in files[-1:] for _, record in read_records(path) if isinstance(record, dict)]
         if not records:
@@ -288,8 +298,8 @@ def tasks(paths: list[str], agent: str | None, jobs: int = 1) -> Iterator[Task |
             trajectories.append(path)  # read from the log the agent wrote itself
         else:
             notes, _ = harness_notes(result)
-            why = notes[0] if notes else ("the agent left no trajectory (agent/trajectory.json) and no Claude Code "
-                                          "or Codex session")
+            why = notes[0] if notes else ("the agent left no trajectory (agent/trajectory.json) and no log of its "
+                                          "own (a Claude Code or Codex session, a mini-swe-agent trajectory)")
             issues.append(ImportIssue(path, 1, f"trial {result.get('trial_name') or _trial_name(result, None)}: "
                                       f"no agent trajectory to judge; {why}", note=True))
     unique: list[str] = []

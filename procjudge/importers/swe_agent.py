@@ -301,9 +301,12 @@ def _statement(first_user: str) -> str:
 
 
 def convert(trajectory: dict[str, Any], agent: str, report: dict[str, Any] | None = None,
-            log: str | None = None) -> RunFile:
-    """One trajectory (and its SWE-bench report, and the held-back run's log) -> one run (the typed model)."""
-    instance = str(trajectory.get("instance_id") or "run")
+            log: str | None = None, instance: str | None = None, hidden: list[dict[str, Any]] | None = None,
+            notes_given: list[str] | None = None) -> RunFile:
+    """One trajectory (and its SWE-bench report, and the held-back run's log) -> one run (the typed
+    model); ``instance``, ``hidden`` and ``notes`` where a harness other than SWE-bench's gives the
+    task, the held-back suites and what befell the trial (``notes_given``: a Harbor trial)."""
+    instance = instance or str(trajectory.get("instance_id") or "run")
     messages = trajectory.get("messages") or trajectory.get("history") or []
     if not isinstance(messages, list):
         raise TypeError("`messages` (or `history`) is not a list")
@@ -324,11 +327,13 @@ def convert(trajectory: dict[str, Any], agent: str, report: dict[str, Any] | Non
     harness_failed = report is not None and report.get("harness_error") is True
     notes = [("the evaluation harness failed on this instance (error_ids): no held-back outcome, and nothing charged "
               "to the agent")] if harness_failed else []
+    notes += notes_given or []
     return convert_steps(Trajectory(
         instance=instance, agent=agent, source="swe-agent", steps=found,
         submission=str(submission).replace("\r\n", "\n") if submission else "",
         statement=_statement(first_user), roots=roots, notes=notes,
-        hidden=hidden_suites(report, instance) if report is not None and not harness_failed else [],
+        hidden=hidden if hidden is not None else hidden_suites(report, instance) if report is not None
+        and not harness_failed else [],
         held_back_log=log if not harness_failed else None, language="python"))
 
 
