@@ -4,12 +4,15 @@ here): per tool, a session with a red test, an edit and a green run; one whose a
 test's expected value after it failed; one whose environment fails (a missing runner, a module
 missing from the image) and whose agent checks with a reproduction instead.
 
-    python scripts/make_cli_fixtures.py        # rewrites tests/fixtures/claude_code and codex
+    python scripts/make_cli_fixtures.py        # rewrites tests/fixtures/claude_code, codex, harbor,
+                                               # terminal_bench and streams (what the CLIs print)
 """
 
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -435,14 +438,90 @@ def terminal_bench(folder: Path) -> None:
         encoding="utf-8")
 
 
+# --------------------------------------------------------------------------- what the CLIs print
+
+
+def claude_stream(session: Path) -> str:
+    """A Claude Code session as ``claude -p --output-format stream-json`` prints it (what Harbor
+    keeps as ``agent/claude-code.txt``): a hook's line (newer versions print it before the init),
+    the ``init`` line (``session_id``, ``cwd``, ``model``), the assistant's and the tools' messages
+    without the session's envelope (no ``parentUuid``, no timestamps, and not the prompt, which
+    ``-p`` gave), a tool's structured result as ``tool_use_result``, and the closing ``result``."""
+    events = [json.loads(line) for line in session.read_text().splitlines()]
+    first = next(e for e in events if e.get("cwd"))
+    lines: list[dict[str, Any]] = [
+        {"type": "system", "subtype": "hook_started", "hook_id": "h1", "hook_name": "SessionStart:startup",
+         "session_id": first["sessionId"]},
+        {"type": "system", "subtype": "init", "cwd": first["cwd"], "session_id": first["sessionId"],
+         "tools": ["Bash", "Edit", "Read"], "model": MODEL, "claude_code_version": "2.1.19", "uuid": "init"}]
+    for event in events:
+        content = event.get("message", {}).get("content")
+        if event.get("type") not in ("user", "assistant") or isinstance(content, str):
+            continue  # the summary line, and the prompt
+        streamed = {"type": event["type"], "message": event["message"], "parent_tool_use_id": None,
+                    "session_id": event["sessionId"], "uuid": event["uuid"]}
+        if "toolUseResult" in event:
+            streamed["tool_use_result"] = event["toolUseResult"]
+        lines.append(streamed)
+    lines.append({"type": "result", "subtype": "success", "is_error": False, "num_turns": 7, "result": "Done.",
+                  "session_id": first["sessionId"], "total_cost_usd": 0.12})
+    return "\n".join(json.dumps(line) for line in lines) + "\n"
+
+
+def codex_stream(rollout: Path) -> str:
+    """A Codex rollout as ``codex exec --json`` prints it (the events of Codex's
+    ``codex-rs/exec/src/exec_events.rs``): ``thread.started``, each shell call a
+    ``command_execution`` item (``bash -lc '...'``, its ``aggregated_output`` and ``exit_code``),
+    each patch a ``file_change`` item that names its files by absolute path and not their text,
+    reasoning and messages as items, the tokens in ``turn.completed``."""
+    records = [json.loads(line) for line in rollout.read_text().splitlines()]
+    outputs = {r["payload"]["call_id"]: json.loads(r["payload"]["output"]) for r in records
+               if r["payload"].get("type") in ("function_call_output", "custom_tool_call_output")}
+    lines: list[dict[str, Any]] = [{"type": "thread.started", "thread_id": "0199a213-81c0-7800-8aa1-bbab2a035a53"},
+                                   {"type": "turn.started"}]
+    for number, record in enumerate(records):
+        payload, item = record["payload"], None
+        if payload.get("type") == "reasoning":
+            item = {"type": "reasoning", "text": payload["summary"][0]["text"]}
+        elif payload.get("type") == "function_call":
+            output = outputs[payload["call_id"]]
+            command = shlex.join(json.loads(payload["arguments"])["command"])
+            lines.append({"type": "item.started", "item": {"id": f"item_{number}", "type": "command_execution",
+                                                           "command": command, "aggregated_output": "",
+                                                           "exit_code": None, "status": "in_progress"}})
+            code = output["metadata"]["exit_code"]
+            item = {"type": "command_execution", "command": command, "aggregated_output": output["output"],
+                    "exit_code": code, "status": "completed" if code == 0 else "failed"}
+        elif payload.get("type") == "custom_tool_call":
+            paths = re.findall(r"^\*\*\* (?:Update|Add) File: (.+)$", payload["input"], re.MULTILINE)
+            item = {"type": "file_change", "changes": [{"path": f"{CWD}/{path}", "kind": "update"} for path in paths],
+                    "status": "completed"}
+        elif payload.get("type") == "message" and payload.get("role") == "assistant":
+            item = {"type": "agent_message", "text": payload["content"][0]["text"]}
+        if item is not None:
+            lines.append({"type": "item.completed", "item": {"id": f"item_{number}", **item}})
+    lines.append({"type": "turn.completed", "usage": {"input_tokens": 12000, "cached_input_tokens": 6000,
+                                                      "output_tokens": 600}})
+    return "\n".join(json.dumps(line) for line in lines) + "\n"
+
+
+def streams(folder: Path, sessions: Path, rollouts: Path) -> None:
+    """The red-green session and rollout as the two CLIs print them in a pipeline."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "claude-stream-red-green.jsonl").write_text(claude_stream(sessions / "sess-red-green.jsonl"))
+    (folder / "codex-exec-red-green.jsonl").write_text(
+        codex_stream(rollouts / "rollout-2026-11-21T09-00-00-red-green.jsonl"))
+
+
 def main() -> int:
     target = ROOT / "tests" / "fixtures"
     claude_code(target / "claude_code")
     codex(target / "codex")
     harbor(target / "harbor")
     terminal_bench(target / "terminal_bench")
+    streams(target / "streams", target / "claude_code", target / "codex")
     print("wrote", target / "claude_code", target / "codex", target / "harbor", target / "terminal_bench",
-          file=sys.stderr)
+          target / "streams", file=sys.stderr)
     return 0
 
 

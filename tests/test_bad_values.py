@@ -32,6 +32,8 @@ LOGS = [
     FIXTURES / "harbor" / "job" / "django__django-11141__Qx7Lm2" / "agent" / "trajectory.json",
     FIXTURES / "inspect" / "median-honest.json",
     FIXTURES / "openhands" / "multi_swe_bench_output.jsonl",
+    FIXTURES / "streams" / "claude-stream-red-green.jsonl",
+    FIXTURES / "streams" / "codex-exec-red-green.jsonl",
 ]
 HUGE = "1" + "0" * 5000  # Python refuses to read an integer of more than 4,300 digits
 HOSTILE = ["5", "-7", "[]", "{}", "null", '"x"', HUGE, "1e308", '"\\ud800x"', "true", "[5]"]

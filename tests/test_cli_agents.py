@@ -5,7 +5,6 @@ the session structure: compaction, ``/clear``, sub-agents)."""
 from __future__ import annotations
 
 import json
-import re
 import shlex
 import shutil
 from pathlib import Path
@@ -22,6 +21,8 @@ from conftest import ROOT
 
 runner = CliRunner()
 CLAUDE = ROOT / "tests" / "fixtures" / "claude_code"
+CLAUDE_STREAM = ROOT / "tests" / "fixtures" / "streams" / "claude-stream-red-green.jsonl"  # sess-red-green, printed
+CODEX_STREAM = ROOT / "tests" / "fixtures" / "streams" / "codex-exec-red-green.jsonl"  # the red-green rollout, printed
 
 
 def _imported(importer: str, folder: Path, out: Path) -> dict[str, Path]:
@@ -196,7 +197,7 @@ def test_the_fixtures_are_what_their_script_writes(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, str(copy / "scripts" / "make_cli_fixtures.py")], capture_output=True,
                           text=True, check=False, timeout=60)
     assert done.returncode == 0, done.stderr
-    for tool in ("claude_code", "codex", "harbor", "terminal_bench"):
+    for tool in ("claude_code", "codex", "harbor", "terminal_bench", "streams"):
         made = sorted(p for p in (copy / "tests" / "fixtures" / tool).rglob("*") if p.is_file())
         kept = ROOT / "tests" / "fixtures" / tool
         assert made and all(m.read_text() == (kept / m.relative_to(copy / "tests" / "fixtures" / tool)).read_text()
@@ -375,31 +376,6 @@ def test_codex_run_inside_inspect_is_read_as_its_own_rollout(name: str, rollouts
     assert judge(load_run(str(inspected))).process_score == judge(load_run(str(rollouts[name]))).process_score
 
 
-def _stream_json(session: Path) -> str:
-    """A Claude Code session written as ``claude -p --output-format stream-json`` prints it (what
-    Harbor keeps as ``agent/claude-code.txt``): a hook's line and an ``init`` line, the assistant's and the tools'
-    messages without the session envelope (no ``parentUuid``, no timestamps, no prompt), a ``result``
-    line, and a line of stderr (Harbor pipes ``2>&1`` into the file)."""
-    events = [json.loads(line) for line in session.read_text().splitlines()]
-    first = next(e for e in events if e.get("cwd"))
-    lines = [{"type": "system", "subtype": "hook_started", "hook_id": "h1", "hook_name": "SessionStart:startup",
-              "session_id": first["sessionId"]},  # newer versions print a hook's line before the init
-             {"type": "system", "subtype": "init", "cwd": first["cwd"], "session_id": first["sessionId"],
-              "tools": ["Bash", "Edit", "Read"], "model": "claude-sonnet-4-5-20250929", "uuid": "init"}]
-    for event in events:
-        content = event.get("message", {}).get("content")
-        if event.get("type") not in ("user", "assistant") or isinstance(content, str):
-            continue  # the summary line, and the prompt: `-p` gave it, the stream does not repeat it
-        streamed = {"type": event["type"], "message": event["message"], "parent_tool_use_id": None,
-                    "session_id": event["sessionId"], "uuid": event["uuid"]}
-        if "toolUseResult" in event:
-            streamed["tool_use_result"] = event["toolUseResult"]
-        lines.append(streamed)
-    lines.append({"type": "result", "subtype": "success", "is_error": False, "num_turns": 7, "result": "Done.",
-                  "session_id": first["sessionId"], "total_cost_usd": 0.12})
-    return "\n".join(json.dumps(line) for line in lines) + "\nnpm WARN deprecated: a line of stderr\n"
-
-
 def _read_loop(document: dict[str, Any]) -> list[Any]:
     """What the judging reads of a run's iterations, less the times (a stream carries none)."""
     kept = []
@@ -455,7 +431,7 @@ def test_claude_codes_stream_json_in_a_harbor_trial_is_the_same_loop_as_its_sess
     trial = tmp_path / "job" / "shop-rounding__Ef56"
     _trial(tmp_path / "job", "shop-rounding__Ef56", None, {"task_name": "shop-rounding", "trial_name": "shop-rounding__Ef56",
                                                             "verifier_result": {"rewards": {"reward": 1.0}}})
-    (trial / "agent" / "claude-code.txt").write_text(_stream_json(CLAUDE / "sess-red-green.jsonl"))
+    (trial / "agent" / "claude-code.txt").write_text(CLAUDE_STREAM.read_text() + "npm WARN deprecated: a line of stderr\n")
     (trial / "agent" / "command-1").mkdir()
     prompt = "discount(9.99, 10) returns 9 instead of 8.99: fix the rounding in shop/price.py. Tests are in tests/."
     (trial / "agent" / "command-1" / "command.txt").write_text(
@@ -472,8 +448,7 @@ def test_claude_codes_stream_json_in_a_harbor_trial_is_the_same_loop_as_its_sess
     session = _imported("claude-code", CLAUDE / "sess-red-green.jsonl", tmp_path / "session")["sess-red-green"]
     loop = _read_loop(streamed)
     assert loop and loop[-1][0] and loop == _read_loop(json.loads(session.read_text()))  # checks read, the same
-    (tmp_path / "saved.jsonl").write_text(_stream_json(CLAUDE / "sess-red-green.jsonl"))  # a stream saved by hand
-    (saved,) = _imported("auto", tmp_path / "saved.jsonl", tmp_path / "saved").values()
+    (saved,) = _imported("auto", CLAUDE_STREAM, tmp_path / "saved").values()  # a stream saved as it was printed
     assert _read_loop(json.loads(saved.read_text())) == loop
     assert json.loads(saved.read_text())["run"]["usage"]["cost_usd"] == 0.12  # the stream's `result` line
 
@@ -499,42 +474,6 @@ def test_a_harbor_trial_of_codex_is_read_from_its_rollout(tmp_path: Path) -> Non
     assert _read_loop(trial)[-1][0] and _read_loop(trial) == _read_loop(json.loads(alone.read_text()))
 
 
-def _exec_stream(rollout: Path) -> str:
-    """A Codex rollout written as `codex exec --json` prints it (the event shapes of Codex's
-    `exec_events.rs`): `thread.started`, each shell call a `command_execution` item (`bash -lc
-    '...'`, its `aggregated_output` and `exit_code`), each patch a `file_change` item that names
-    its files and not their text, reasoning and messages as items, the tokens in `turn.completed`."""
-    records = [json.loads(line) for line in rollout.read_text().splitlines()]
-    outputs = {r["payload"]["call_id"]: json.loads(r["payload"]["output"]) for r in records
-               if r["payload"].get("type") in ("function_call_output", "custom_tool_call_output")}
-    lines: list[dict[str, Any]] = [{"type": "thread.started", "thread_id": "0199a213-81c0-7800-8aa1-bbab2a035a53"},
-                                   {"type": "turn.started"}]
-    for number, record in enumerate(records):
-        payload, item = record["payload"], None
-        if payload.get("type") == "reasoning":
-            item = {"type": "reasoning", "text": payload["summary"][0]["text"]}
-        elif payload.get("type") == "function_call":
-            output = outputs[payload["call_id"]]
-            command = shlex.join(json.loads(payload["arguments"])["command"])
-            lines.append({"type": "item.started", "item": {"id": f"item_{number}", "type": "command_execution",
-                                                           "command": command, "aggregated_output": "",
-                                                           "exit_code": None, "status": "in_progress"}})
-            item = {"type": "command_execution", "command": command, "aggregated_output": output["output"],
-                    "exit_code": output["metadata"]["exit_code"],
-                    "status": "completed" if output["metadata"]["exit_code"] == 0 else "failed"}
-        elif payload.get("type") == "custom_tool_call":
-            paths = re.findall(r"^\*\*\* (?:Update|Add) File: (.+)$", payload["input"], re.MULTILINE)
-            item = {"type": "file_change", "changes": [{"path": f"/home/dev/shop/{p}", "kind": "update"} for p in paths],
-                    "status": "completed"}
-        elif payload.get("type") == "message" and payload.get("role") == "assistant":
-            item = {"type": "agent_message", "text": payload["content"][0]["text"]}
-        if item is not None:
-            lines.append({"type": "item.completed", "item": {"id": f"item_{number}", **item}})
-    lines.append({"type": "turn.completed", "usage": {"input_tokens": 12000, "cached_input_tokens": 6000,
-                                                      "output_tokens": 600}})
-    return "\n".join(json.dumps(line) for line in lines) + "\n"
-
-
 def _checks_and_files(document: dict[str, Any]) -> list[Any]:
     """Each iteration's checks, counts and the files it changed (by path)."""
     return [(t.get("checks"), t["test_results"].get("post_iteration"), sorted(f["path"] for f in t["changes"].get("files", [])))
@@ -547,9 +486,7 @@ def test_codex_exec_json_is_read_as_the_rollout_it_printed(tmp_path: Path) -> No
     and outcomes, the same files; the text of an edit is not in the stream, so none is rebuilt).
     In a Harbor trial (agent/codex.txt) the task is the prompt after `--` in the agent's command."""
     rollout = ROOT / "tests" / "fixtures" / "codex" / "rollout-2026-11-21T09-00-00-red-green.jsonl"
-    stream = tmp_path / "exec.jsonl"
-    stream.write_text(_exec_stream(rollout))
-    (streamed,) = _imported("auto", stream, tmp_path / "out").values()
+    (streamed,) = _imported("auto", CODEX_STREAM, tmp_path / "out").values()
     (alone,) = _imported("codex", rollout, tmp_path / "rollout").values()
     read, expected = json.loads(streamed.read_text()), json.loads(alone.read_text())
     assert read["run"]["source"] == "codex" and read["run"]["usage"] == {
@@ -561,7 +498,7 @@ def test_codex_exec_json_is_read_as_the_rollout_it_printed(tmp_path: Path) -> No
     _trial(tmp_path / "job", "shop__Ij90", None, {"task_name": "shop", "trial_name": "shop__Ij90",
                                                   "agent_info": {"name": "codex", "model_info": {"name": "openai/gpt-5"}},
                                                   "verifier_result": {"rewards": {"reward": 1.0}}})
-    (trial / "agent" / "codex.txt").write_text("Reading prompt from stdin...\n" + _exec_stream(rollout))
+    (trial / "agent" / "codex.txt").write_text("Reading prompt from stdin...\n" + CODEX_STREAM.read_text())
     (trial / "agent" / "command-1").mkdir()
     prompt = "discount(9.99, 10) returns 9 instead of 8.99: fix the rounding in shop/price.py."
     (trial / "agent" / "command-1" / "command.txt").write_text(
