@@ -386,6 +386,15 @@ def _read_loop(document: dict[str, Any]) -> list[Any]:
     return kept
 
 
+def _job_runs(job: Path, out: Path, apart: str) -> dict[str, dict[str, Any]]:
+    """The runs `import auto JOB` writes, by task, after checking that the importer named
+    ``apart`` read nothing on its own (the files under each trial's agent/ folder are the trial's)."""
+    imported = runner.invoke(app, ["import", "auto", str(job), "--out", str(out)])
+    assert imported.exit_code == 0, imported.output
+    assert f"{apart}:" not in imported.stderr, imported.stderr
+    return {json.loads(p.read_text())["run"]["challenge"]: json.loads(p.read_text()) for p in out.rglob("*.json")}
+
+
 def test_a_harbor_trial_without_a_trajectory_is_read_from_the_claude_code_session_once(tmp_path: Path) -> None:
     """Where Harbor left no ATIF trajectory (an older Harbor, a failed conversion), the trial is
     read from the session Claude Code wrote under agent/sessions/projects/, with the trial's task,
@@ -406,11 +415,7 @@ def test_a_harbor_trial_without_a_trajectory_is_read_from_the_claude_code_sessio
     other = job / "django__django-11141__Cd34" / "agent" / "sessions" / "projects" / "-testbed"
     other.mkdir(parents=True)
     shutil.copy(CLAUDE / "sess-environment.jsonl", other)
-    out = tmp_path / "out"
-    imported = runner.invoke(app, ["import", "auto", str(job), "--out", str(out)])
-    assert imported.exit_code == 0, imported.output
-    assert "claude-code:" not in imported.stderr  # no session imported apart from its trial
-    runs = {json.loads(p.read_text())["run"]["challenge"]: json.loads(p.read_text()) for p in out.rglob("*.json")}
+    runs = _job_runs(job, tmp_path / "out", apart="claude-code")  # no session imported apart from its trial
     assert sorted(runs) == ["django__django-11141", "shop-rounding"]
     assert runs["django__django-11141"]["run"]["source"] == "atif"
     trial = runs["shop-rounding"]
@@ -541,11 +546,7 @@ def test_a_harbor_trial_of_mini_swe_agent_is_read_from_its_own_trajectory_once(t
                                  "verifier_result": {"rewards": {"reward": 1.0}},
                                  "exception_info": {"exception_type": "AgentTimeoutError", "exception_message": "900 s"}})
         (job / name / "agent" / "mini-swe-agent.trajectory.json").write_text(TRAJECTORY.read_text())
-    out = tmp_path / "out"
-    imported = runner.invoke(app, ["import", "auto", str(job), "--out", str(out)])
-    assert imported.exit_code == 0, imported.output
-    assert "swe-agent:" not in imported.stderr  # no trajectory read apart from its trial
-    runs = {json.loads(p.read_text())["run"]["challenge"]: json.loads(p.read_text()) for p in out.rglob("*.json")}
+    runs = _job_runs(job, tmp_path / "out", apart="swe-agent")  # no trajectory read apart from its trial
     assert sorted(runs) == ["both", "native"]
     assert runs["both"]["run"]["source"] == "atif" and runs["native"]["run"]["source"] == "swe-agent"
     native = runs["native"]
