@@ -558,3 +558,23 @@ def test_a_harbor_trial_of_mini_swe_agent_is_read_from_its_own_trajectory_once(t
                 for t in (i["iteration_telemetry"] for i in run["iterations"])]
 
     assert checks(native)[-1][0] and checks(native) == checks(runs["both"])  # the same checks from either
+
+
+def test_a_harbor_trial_whose_agent_never_ran_is_a_note_naming_why(tmp_path: Path) -> None:
+    """An agent that never started (its key refused: the log holds one line of text and no event,
+    or nothing) is no error in the log and nothing judged: a note naming what the log says and
+    the harness's exception, and the import succeeds."""
+    job = tmp_path / "job"
+    for name, text in (("refused__Op56", "Error: Invalid API key · Please run /login\n"), ("empty__Qr78", "")):
+        _trial(job, name, None, {"task_name": name.split("__")[0], "trial_name": name,
+                                 "verifier_result": {"rewards": {"reward": 0.0}},
+                                 "exception_info": {"exception_type": "NonZeroAgentExitCodeError",
+                                                    "exception_message": "exit code 1"}})
+        (job / name / "agent" / "claude-code.txt").write_text(text)
+    imported = runner.invoke(app, ["import", "auto", str(job), "--out", str(tmp_path / "out")])
+    assert imported.exit_code == 0, imported.output
+    assert not list((tmp_path / "out").rglob("*.json"))
+    assert "trial refused__Op56: the agent's log agent/claude-code.txt holds no event (its first line: " \
+           "'Error: Invalid API key · Please run /login')" in imported.stderr
+    assert "trial empty__Qr78: the agent's log agent/claude-code.txt holds no event (it is empty)" in imported.stderr
+    assert imported.stderr.count("NonZeroAgentExitCodeError: exit code 1") == 2

@@ -42,7 +42,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..model import RunFile, Usage
-from .base import ImportIssue, as_object, epoch_seconds, read_json, read_records
+from .base import ImportIssue, NothingLogged, as_object, epoch_seconds, read_json, read_records
 from .build import token_counts, with_usage
 from .driver import Imported, Made, Task, drive, one_run_per_file
 from .shell import Trajectory
@@ -247,12 +247,25 @@ def _from_agent_log(trial: str, agent: str | None) -> Made:
     hidden, result = verdict(os.path.join(trial, "agent", "trajectory.json"))
     notes, verifier_failed = harness_notes(result)
     instance = _trial_name(result, trial)
+
+    def nothing(path: str) -> NothingLogged:
+        """The agent's log holds no event: it never ran (a key refused, a crash at start), which is
+        the harness's or the environment's to explain, and nothing is judged."""
+        from ..locate import read_regular
+
+        first = next((line.strip() for line in read_regular(path, 64 * 1024).decode("utf-8", "replace").splitlines()
+                      if line.strip()), "")
+        said = f" (its first line: {first[:120]!r})" if first else " (it is empty)"
+        why = f"; {notes[0]}" if notes else ""
+        return NothingLogged(f"trial {os.path.basename(trial)}: the agent's log {os.path.relpath(path, trial)} holds "
+                             f"no event{said}{why}: nothing to judge")
+
     document: RunFile
     if kind == "claude-code":
         issues: list[ImportIssue] = []
         sessions = claude_code.sessions(files, issues)
         if not sessions:
-            raise ValueError(f"{os.path.relpath(files[0], trial)}: no line could be read")
+            raise nothing(files[0])
         _, events, skipped = max(sessions.values(), key=lambda held: len(held[1]))
         name = agent or f"claude-code-{claude_code.model(events) or _harbor_model(result)}"
         document = claude_code.convert(events, name, instance, [*notes, *skipped],
@@ -265,7 +278,7 @@ def _from_agent_log(trial: str, agent: str | None) -> Made:
     else:
         records = [record for path in files[-1:] for _, record in read_records(path) if isinstance(record, dict)]
         if not records:
-            raise ValueError(f"{os.path.relpath(files[-1], trial)}: no line could be read")
+            raise nothing(files[-1])
         name = agent or f"codex-{codex.model(records) or _harbor_model(result)}"
         document = codex.convert(records, name, instance, notes, hidden=[] if verifier_failed else hidden,
                                  statement=instruction(trial))
