@@ -32,6 +32,8 @@ def test_two_workers_write_what_one_writes_byte_for_byte(tmp_path: Path) -> None
     logs = tmp_path / "logs"
     shutil.copytree(FIXTURES / "mini_swe_agent_2" / "trajs", logs / "mini")
     shutil.copytree(FIXTURES / "swe_agent" / "trajs", logs / "swe")
+    shutil.copytree(FIXTURES / "codex", logs / "codex")  # Codex rollouts, and what `codex exec --json` printed
+    shutil.copy(FIXTURES / "streams" / "codex-exec-red-green.jsonl", logs / "codex")
     (logs / "mini" / "broken.traj.json").write_text("{not json")  # an error among the runs, in its place
     outputs = {}
     for jobs in ("1", "2"):
@@ -166,3 +168,12 @@ def test_a_dask_task_that_fails_costs_its_item_and_the_rest_come_in_order(cluste
     failed = [value for ok, value in got if not ok]
     assert [ok for ok, _ in got] == [True, True, True, False, True, True, True, True]
     assert len(failed) == 1 and "the worker left" in str(failed[0])
+
+
+@forks
+def test_import_codex_reads_rollouts_and_streams_in_workers_byte_for_byte(tmp_path: Path) -> None:
+    sources = [str(FIXTURES / "codex"), str(FIXTURES / "streams" / "codex-exec-red-green.jsonl")]
+    for jobs in ("1", "2"):
+        done = runner.invoke(app, ["import", "codex", *sources, "--out", str(tmp_path / jobs), "--jobs", jobs])
+        assert done.exit_code == 0, done.output
+    assert len(_tree(tmp_path / "1")) == 4 and _tree(tmp_path / "1") == _tree(tmp_path / "2")

@@ -44,7 +44,7 @@ from typing import Any
 from ..model import RunFile, Usage
 from .base import ImportIssue, as_list, as_object, epoch_seconds, read_records
 from .build import token_counts, with_usage
-from .driver import Imported, Task, drive, named
+from .driver import Imported, Made, Task, drive, one_run_per_file
 from .shell import Trajectory
 from .shell import convert as convert_steps
 from .steps import REPO_ROOTS, Step
@@ -383,28 +383,31 @@ def convert(records: list[dict[str, Any]], agent: str, session: str, notes: list
     return with_usage(document, Usage(**tokens)) if tokens else document
 
 
-def import_files(paths: list[str], out: str, agent: str | None = None, overwrite: bool = False) -> Imported:
-    """Import Codex CLI rollouts."""
-    return drive(tasks(paths, agent), out, paths, overwrite)
+def import_files(paths: list[str], out: str, agent: str | None = None, jobs: int = 1,
+                 overwrite: bool = False) -> Imported:
+    """Import Codex CLI rollouts and ``codex exec --json`` streams (``jobs`` worker processes)."""
+    return drive(tasks(paths, agent, jobs), out, paths, overwrite)
 
 
-def tasks(paths: list[str], agent: str | None) -> Iterator[Task | ImportIssue]:
-    """A run per rollout file; a file none of whose lines can be read is an error."""
-    for path in paths:
-        records: list[dict[str, Any]] = []
-        notes: list[str] = []
-        for number, record in read_records(path):
-            if not isinstance(record, dict):
-                reason = record.reason if isinstance(record, ImportIssue) else "not a JSON object"
-                notes.append(f"{os.path.basename(path)}:{number}: {reason}; the line was skipped")
-                continue
-            records.append(record)
-        if not records:
-            yield ImportIssue(path, 1, "not a Codex rollout: no line could be read")
+def tasks(paths: list[str], agent: str | None, jobs: int = 1) -> Iterator[Task | ImportIssue]:
+    """A run per file, read in ``jobs`` worker processes and written in input order; a file none
+    of whose lines can be read is an error."""
+    yield from one_run_per_file(paths, functools.partial(_produce, agent), "a Codex rollout", jobs)
+
+
+def _produce(agent: str | None, path: str) -> Made:
+    records: list[dict[str, Any]] = []
+    notes: list[str] = []
+    for number, record in read_records(path):
+        if not isinstance(record, dict):
+            reason = record.reason if isinstance(record, ImportIssue) else "not a JSON object"
+            notes.append(f"{os.path.basename(path)}:{number}: {reason}; the line was skipped")
             continue
-        meta = next((as_object(r.get("payload")) for r in records if r.get("type") == "session_meta"), {})
-        thread = next((r.get("thread_id") for r in records if r.get("type") == "thread.started"), None)
-        session = str(meta.get("id") or thread or os.path.splitext(os.path.basename(path))[0].removeprefix("rollout-"))
-        name = agent or model(records) or "codex"
-        yield Task(path, 1, named(name, session, functools.partial(convert, records, name, session, notes)),
-                   label=session, what="a Codex rollout", records=records)
+        records.append(record)
+    if not records:
+        raise ValueError("no line could be read")
+    meta = next((as_object(r.get("payload")) for r in records if r.get("type") == "session_meta"), {})
+    thread = next((r.get("thread_id") for r in records if r.get("type") == "thread.started"), None)
+    session = str(meta.get("id") or thread or os.path.splitext(os.path.basename(path))[0].removeprefix("rollout-"))
+    name = agent or model(records) or "codex"
+    return name, session, convert(records, name, session, notes)

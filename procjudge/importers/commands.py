@@ -380,7 +380,8 @@ def import_atif(
     file edits (an editor's str_replace/create/insert, write and edit tools, apply_patch) and
     reads. In a Harbor trial folder the verifier's ctrf.json or reward.txt is the held-back suite,
     result.json's tokens and cost are kept and its exception is named (never charged to the agent);
-    a trial whose agent left no trajectory is a note.
+    a trial without a trajectory is read from its agent's own log (a Claude Code session or
+    stream-json, a Codex rollout or exec --json stream, mini-swe-agent's trajectory), else a note.
 
     Example: procjudge import atif jobs/*/*/agent/trajectory.json --out imported/
     """
@@ -400,12 +401,14 @@ def import_claude_code(
     overwrite: bool = OVERWRITE_OPTION,
     agent: str | None = typer.Option(None, "--agent", help="Agent name (default: the model the session's messages name)."),
 ) -> None:
-    """Import Claude Code sessions as one run file per session.
+    """Import Claude Code sessions, and what `claude -p --output-format stream-json` printed, as one
+    run file per session.
 
     The conversation the session ended on (its parentUuid chain, the chains before a /clear or a
     compaction, and its sub-agents' turns) is read as a shell agent's steps: Bash commands are the
     checks (a reproduction, a test run), Edit, MultiEdit and Write the edits, Read and the other
-    tools reads. Tokens are kept in run.usage; a line that is not JSON costs that line.
+    tools reads. Tokens are kept in run.usage (and a stream's total_cost_usd); a line that is not
+    JSON costs that line.
 
     Example: procjudge import claude-code ~/.claude/projects/-home-me-shop --out imported/
     """
@@ -421,19 +424,24 @@ def import_codex(
     out: Path = IMPORT_OUT_OPTION,
     overwrite: bool = OVERWRITE_OPTION,
     agent: str | None = typer.Option(None, "--agent", help="Agent name (default: the model of the rollout's turns)."),
+    jobs: int = IMPORT_JOBS_OPTION,
+    engine: str = IMPORT_ENGINE_OPTION,
+    scheduler: str | None = IMPORT_SCHEDULER_OPTION,
 ) -> None:
-    """Import Codex CLI rollouts as one run file per session.
+    """Import Codex CLI rollouts, and what `codex exec --json` printed, as one run file each.
 
     Shell calls (shell, exec_command, local_shell) are the checks, with their exit status from
     exec_command_end, the output's metadata or its 'Process exited with code N'; apply_patch is
-    the edits its patch names (a failed patch none); other tools are reads. Tokens are kept in
-    run.usage; a line that is not JSON costs that line.
+    the edits its patch names (a failed patch none); other tools are reads. A `codex exec --json`
+    stream gives its commands, their output and exit codes, and the files each change names (not
+    their text). Tokens are kept in run.usage; a line that is not JSON costs that line.
 
     Example: procjudge import codex ~/.codex/sessions/2026/11 --out imported/
     """
     from .codex import import_files
 
-    run_import(import_files, files, (".jsonl",), out, overwrite, "file", "codex", agent=agent)
+    with reading_on(engine, scheduler):
+        run_import(import_files, files, (".jsonl",), out, overwrite, "file", "codex", agent=agent, jobs=_workers(jobs))
 
 
 @import_app.command("terminal-bench")

@@ -48,7 +48,7 @@ class Builtin:
     @property
     def parallel(self) -> bool:
         """Whether its import reads files in worker processes (``jobs``): one run per file."""
-        return self.module in ("swe_agent", "atif", "terminal_bench")
+        return self.module in ("swe_agent", "atif", "terminal_bench", "codex")
 
     def import_files(self, paths: list[str], out: str, agent: str | None = None, jobs: int = 1,
                      overwrite: bool = False) -> Imported:
