@@ -456,6 +456,7 @@ def test_claude_codes_stream_json_in_a_harbor_trial_is_the_same_loop_as_its_sess
     (saved,) = _imported("auto", CLAUDE_STREAM, tmp_path / "saved").values()  # a stream saved as it was printed
     assert _read_loop(json.loads(saved.read_text())) == loop
     assert json.loads(saved.read_text())["run"]["usage"]["cost_usd"] == 0.12  # the stream's `result` line
+    assert json.loads(saved.read_text())["run"]["challenge"] == "sess-red-green"  # its session_id, as the session's
 
 
 def test_a_harbor_trial_of_codex_is_read_from_its_rollout(tmp_path: Path) -> None:

@@ -240,7 +240,8 @@ def sessions(paths: list[str], issues: list[ImportIssue]) -> dict[str, tuple[str
                 reason = record.reason if isinstance(record, ImportIssue) else "not a JSON object"
                 skipped.setdefault(path, []).append(f"{os.path.basename(path)}:{number}: {reason}; the line was skipped")
                 continue
-            session = str(record.get("sessionId") or os.path.splitext(os.path.basename(path))[0])
+            session = str(record.get("sessionId") or record.get("session_id")  # a stream-json line: session_id
+                          or os.path.splitext(os.path.basename(path))[0])
             events.setdefault(session, []).append(record)
             if path not in files.setdefault(session, []):
                 files[session].append(path)
