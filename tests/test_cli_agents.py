@@ -579,3 +579,22 @@ def test_a_harbor_trial_whose_agent_never_ran_is_a_note_naming_why(tmp_path: Pat
            "'Error: Invalid API key · Please run /login')" in imported.stderr
     assert "trial empty__Qr78: the agent's log agent/claude-code.txt holds no event (it is empty)" in imported.stderr
     assert imported.stderr.count("NonZeroAgentExitCodeError: exit code 1") == 2
+
+
+def test_a_harbor_trials_broken_agent_log_is_an_error_naming_that_log(tmp_path: Path) -> None:
+    """An agent log that is not what it should be is an error at the trial, naming the log (not
+    the trial's result.json, which is fine), in one line; the other trials are imported."""
+    job = tmp_path / "job"
+    _trial(job, "broken__St90", None, {"task_name": "broken", "trial_name": "broken__St90"})
+    (job / "broken__St90" / "agent" / "mini-swe-agent.trajectory.json").write_text("{not json")
+    _trial(job, "fine__Uv12", None, {"task_name": "fine", "trial_name": "fine__Uv12",
+                                     "verifier_result": {"rewards": {"reward": 1.0}}})
+    sessions = job / "fine__Uv12" / "agent" / "sessions" / "projects" / "-home-dev-shop"
+    sessions.mkdir(parents=True)
+    shutil.copy(CLAUDE / "sess-red-green.jsonl", sessions)
+    imported = runner.invoke(app, ["import", "auto", str(job), "--out", str(tmp_path / "out")])
+    assert imported.exit_code == 2
+    (error,) = [line for line in imported.stderr.splitlines() if "broken__St90" in line]
+    assert "not an ATIF trajectory or a Harbor trial's agent log: agent/mini-swe-agent.trajectory.json: " in error
+    assert "Traceback" not in imported.output
+    assert [p.stem for p in (tmp_path / "out").rglob("*.json")] == ["fine"]

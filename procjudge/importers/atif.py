@@ -29,7 +29,8 @@ Test Report Format) when present, else ``TRIAL/verifier/reward.txt`` or ``result
 reward, as a one-test suite named ``reward`` (passed when the reward is 1). The task is
 ``result.json``'s ``task_name``, else the trial folder's name, else the session id. A trial with
 no ATIF trajectory is read from the log its agent wrote itself (:func:`agent_log`: a Claude Code
-session or ``stream-json`` output, a Codex rollout), with the same verdict.
+session or ``stream-json`` output, a Codex rollout or ``codex exec --json`` stream, mini-swe-agent's
+own trajectory), with the same verdict.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..model import RunFile, Usage
-from .base import ImportIssue, NothingLogged, as_object, epoch_seconds, read_json, read_records
+from .base import UNREADABLE, ImportIssue, NothingLogged, as_object, epoch_seconds, read_json, read_records
 from .build import token_counts, with_usage
 from .driver import Imported, Made, Task, drive, one_run_per_file
 from .shell import Trajectory
@@ -324,7 +325,14 @@ def tasks(paths: list[str], agent: str | None, jobs: int = 1) -> Iterator[Task |
 
     def produce(path: str) -> Made:
         if os.path.basename(path) == "result.json":
-            return _from_agent_log(os.path.dirname(path), agent)
+            folder = os.path.dirname(path)
+            try:
+                return _from_agent_log(folder, agent)
+            except NothingLogged:
+                raise
+            except UNREADABLE as exc:  # the error names the agent's log, not the trial's result
+                logs = (agent_log(folder) or ("", [path]))[1]
+                raise ValueError(f"{os.path.relpath(logs[0], folder)}: {exc}") from None
         trajectory = read_json(path)
         if not isinstance(trajectory, dict):
             raise TypeError(f"expected a JSON object, got {type(trajectory).__name__}")
@@ -339,4 +347,4 @@ def tasks(paths: list[str], agent: str | None, jobs: int = 1) -> Iterator[Task |
         return name, instance, with_usage(document, Usage(**usage)) if usage else document
 
     yield from issues  # the trials without a trajectory, then the trajectories' runs
-    yield from one_run_per_file(unique, produce, "an ATIF trajectory", jobs)
+    yield from one_run_per_file(unique, produce, "an ATIF trajectory or a Harbor trial's agent log", jobs)
