@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, NamedTuple, TypeVar
 
@@ -24,7 +24,7 @@ import msgspec
 
 from . import outcome
 from .diffs import header_path
-from .model import Changes, Counts, Entry, HistoryRead, LocalCheck, Run, TestResults
+from .model import Changes, Counts, Entry, FileChange, HistoryRead, LocalCheck, Run, TestResults
 from .numbers import fmt_num
 from .outcome import SCORE_NEEDED, held_back_only, hold_back_categories, test_counts
 from .policy import Policy
@@ -422,6 +422,11 @@ class IterationFacts(msgspec.Struct, frozen=True):
     @property
     def all_passing(self) -> bool:
         return self.total is not None and self.total > 0 and self.passed == self.total
+
+    @property
+    def file_changes(self) -> Sequence[FileChange]:
+        """The files its change record lists, as given (none when it has no record)."""
+        return (self.changes.files or ()) if self.changes is not None else ()
 
 
 # Each family's fields, in the order its typed tuple declares them.

@@ -587,7 +587,7 @@ def _used_as_tool(path: str, facts: RunFacts) -> str | None:
 def _records_of(path: str, facts: RunFacts) -> Iterator[FileChange]:
     """What every iteration's file list records of one file, in order."""
     for it in facts.iterations:
-        for file in (it.changes.files or ()) if it.changes is not None else ():
+        for file in it.file_changes:
             if file.path == path:
                 yield file
 
