@@ -38,13 +38,12 @@ from __future__ import annotations
 import glob
 import itertools
 import os
-import shlex
 from collections.abc import Iterator
 from typing import Any
 
 from ..model import RunFile, Usage
 from .base import UNREADABLE, ImportIssue, NothingLogged, as_object, epoch_seconds, read_json, read_records
-from .build import token_counts, with_usage
+from .build import cost_usd, token_counts, with_usage
 from .driver import Imported, Made, Task, drive, one_run_per_file
 from .shell import Trajectory
 from .shell import convert as convert_steps
@@ -97,8 +96,11 @@ def _trial(path: str) -> str | None:
 def verdict(path: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """(the held-back suites of the trial, its result.json) from the folder the trajectory lies in."""
     trial = _trial(path)
-    if trial is None:
-        return [], {}
+    return trial_verdict(trial) if trial is not None else ([], {})
+
+
+def trial_verdict(trial: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """(the held-back suites of a Harbor trial folder, its result.json)."""
     result_path = os.path.join(trial, "result.json")
     result = as_object(read_json(result_path, 16 * 1024 * 1024)) if os.path.isfile(result_path) else {}
     ctrf_path = os.path.join(trial, "verifier", "ctrf.json")
@@ -178,9 +180,9 @@ def _usage(result: dict[str, Any]) -> dict[str, Any]:
     found = as_object(result.get("agent_result"))
     usage: dict[str, Any] = token_counts(found, (("n_input_tokens", "input_tokens"), ("n_output_tokens", "output_tokens"),
                                                  ("n_cache_tokens", "cache_read_input_tokens")))
-    cost = found.get("cost_usd")
-    if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0:
-        usage["cost_usd"] = float(cost)
+    cost = cost_usd(found.get("cost_usd"))
+    if cost is not None:
+        usage["cost_usd"] = cost
     return usage
 
 
@@ -217,16 +219,20 @@ def instruction(trial: str) -> str:
     exec ... -- PROMPT`` in the trial's ``agent/command-N/command.txt`` ("" when none is there; the
     agents' printed streams do not repeat it)."""
     from ..locate import read_regular
+    from .edits import words_of
+    from .grammar import simple_commands
 
     for path in sorted(glob.glob(os.path.join(glob.escape(trial), "agent", "command-*", "command.txt"))):
         try:
-            words = shlex.split(read_regular(path, 4 * 1024 * 1024).decode("utf-8", "replace"))
-        except (OSError, ValueError):
+            text = read_regular(path, 4 * 1024 * 1024).decode("utf-8", "replace")
+        except OSError:
             continue
-        codex = bool(words) and os.path.basename(words[0]) == "codex" and "exec" in words
-        for word, following in itertools.pairwise(words):
-            if (word in ("-p", "--print") and not following.startswith("-")) or (codex and word == "--"):
-                return following
+        for command in simple_commands(text):
+            words = words_of(command)
+            codex = bool(words) and os.path.basename(words[0]) == "codex" and "exec" in words
+            for word, following in itertools.pairwise(words):
+                if (word in ("-p", "--print") and not following.startswith("-")) or (codex and word == "--"):
+                    return following
     return ""
 
 
@@ -245,7 +251,7 @@ def _from_agent_log(trial: str, agent: str | None) -> Made:
     if found is None:
         raise ValueError("the agent's log is gone")
     kind, files = found
-    hidden, result = verdict(os.path.join(trial, "agent", "trajectory.json"))
+    hidden, result = trial_verdict(trial)
     notes, verifier_failed = harness_notes(result)
     instance = _trial_name(result, trial)
 

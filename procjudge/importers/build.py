@@ -64,6 +64,13 @@ def token_counts(found: dict[str, Any], names: Iterable[tuple[str, str]]) -> dic
             if isinstance(value := found.get(source), int) and not isinstance(value, bool) and value >= 0}
 
 
+def cost_usd(value: Any) -> float | None:
+    """A price in dollars where a log gives one: a number, not a boolean, not negative."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+        return float(value)
+    return None
+
+
 def with_usage(document: RunFile, usage: Usage) -> RunFile:
     """The run with what it cost, as its log records it."""
     import msgspec

@@ -41,7 +41,7 @@ from typing import Any
 
 from ..model import RunFile, Usage
 from .base import ImportIssue, as_object, epoch_seconds, read_records
-from .build import token_counts, with_usage
+from .build import cost_usd, token_counts, with_usage
 from .driver import Imported, Task, drive, named
 from .shell import Trajectory
 from .shell import convert as convert_steps
@@ -193,9 +193,7 @@ def usage(events: list[dict[str, Any]]) -> dict[str, Any]:
     invocations a resumed stream holds)."""
     totals: Counter[str] = Counter()
     seen: set[str] = set()
-    cost = [float(e["total_cost_usd"]) for e in events if e.get("type") == "result"
-            and isinstance(e.get("total_cost_usd"), (int, float)) and not isinstance(e.get("total_cost_usd"), bool)
-            and e["total_cost_usd"] >= 0]
+    cost = [price for e in events if e.get("type") == "result" and (price := cost_usd(e.get("total_cost_usd"))) is not None]
     for event in events:
         message = as_object(event.get("message"))
         if event.get("type") != "assistant" or not isinstance(message.get("usage"), dict):
