@@ -177,3 +177,94 @@ def test_import_codex_reads_rollouts_and_streams_in_workers_byte_for_byte(tmp_pa
         done = runner.invoke(app, ["import", "codex", *sources, "--out", str(tmp_path / jobs), "--jobs", jobs])
         assert done.exit_code == 0, done.output
     assert len(_tree(tmp_path / "1")) == 4 and _tree(tmp_path / "1") == _tree(tmp_path / "2")
+
+
+# --------------------------------------------------------------------------- runs that share a file
+
+
+@forks
+@pytest.mark.parametrize("command, sources", [
+    ("claude-code", ["claude_code", "streams/claude-stream-red-green.jsonl"]),  # sessions, sub-agents joined
+    ("openhands", ["openhands"]),  # an instance a line
+    ("inspect", ["inspect"]),  # a sample a log entry
+    ("reflexion", ["realdata/ldb_records.jsonl", "realdata/mapcoder_humaneval.jsonl"]),  # a task a line
+])
+def test_runs_of_shared_files_are_made_in_workers_byte_for_byte(tmp_path: Path, command: str,
+                                                                sources: list[str]) -> None:
+    outputs = {}
+    for jobs in ("1", "2"):
+        done = runner.invoke(app, ["import", command, *(str(FIXTURES / s) for s in sources),
+                                   "--out", str(tmp_path / jobs), "--jobs", jobs])
+        said = [text.replace(str(tmp_path / jobs), "OUT") for text in (done.stdout, done.stderr)]
+        outputs[jobs] = (done.exit_code, _tree(tmp_path / jobs), said)
+    assert len(outputs["1"][1]) >= 3 and outputs["1"] == outputs["2"]
+
+
+def _task_document(name: str) -> dict[str, Any]:
+    return {"run": {"id": f"x/{name}", "agent": "x", "challenge": name, "max_iterations": 1},
+            "iterations": [{"iteration_telemetry": {"iteration_number": 0}}]}
+
+
+def _made_in_a_worker(parent: int, name: str) -> tuple[str, str, dict[str, Any]]:
+    if name == "kill" and os.getpid() != parent:
+        os._exit(9)  # the worker dies as an out-of-memory kill would end it
+    if name == "nothing":
+        raise NothingLogged("no loop logged")
+    if name == "bad":
+        raise ValueError("not the format")
+    document = _task_document(name)
+    document["run"]["challenge"] = f"{name} made by {'this process' if os.getpid() == parent else 'a worker'}"
+    return "x", name, document
+
+
+def _tasks(names: list[str], parent: int) -> list[Any]:
+    import functools
+
+    from procjudge.importers.base import ImportIssue
+    from procjudge.importers.driver import Task
+
+    made: list[Any] = []
+    for number, name in enumerate(names, start=1):
+        if name == "issue":
+            made.append(ImportIssue("log.jsonl", number, "line 3 is not JSON"))
+        elif name == "closure":  # a plug-in's lambda cannot be pickled: made here, in its place
+            made.append(Task("log.jsonl", number, lambda: ("x", "closure", _task_document("closure")), label="closure"))
+        else:
+            made.append(Task("log.jsonl", number, functools.partial(_made_in_a_worker, parent, name), label=name,
+                             what="a log"))
+    return made
+
+
+@forks
+def test_tasks_are_made_in_workers_and_written_here_in_their_order(tmp_path: Path) -> None:
+    names = ["a", "issue", "closure", "nothing", "bad", "b"] + [f"n{k}" for k in range(40)]
+    written, issues = drive(_tasks(names, os.getpid()), str(tmp_path / "out"), [], jobs=2)
+    assert written == 43
+    assert [(i.line, i.note, i.reason) for i in issues] == [
+        (2, False, "line 3 is not JSON"), (4, True, "nothing: no loop logged"), (5, False, "bad: not a log: not the format")]
+    made = {p.stem: json.loads(p.read_text())["run"]["challenge"] for p in (tmp_path / "out" / "x").glob("*.json")}
+    assert made["a"] == "a made by a worker" and made["n39"] == "n39 made by a worker"
+    assert made["closure"] == "closure"
+
+
+@forks
+def test_a_worker_that_dies_making_runs_costs_only_the_run_it_died_on(tmp_path: Path) -> None:
+    names = ["a", "kill", "b"] + [f"n{k}" for k in range(60)]  # "kill" shares its worker's task with others
+    written, issues = drive(_tasks(names, os.getpid()), str(tmp_path / "out"), [], jobs=2)
+    assert [(i.line, i.reason) for i in issues] == [
+        (2, "kill: not a log: the worker making this run died (killed, or out of memory)")]
+    made = {p.stem: json.loads(p.read_text())["run"]["challenge"] for p in (tmp_path / "out" / "x").glob("*.json")}
+    assert written == len(names) - 1 and set(made) == set(names) - {"kill"}
+    assert all(text.endswith("made by a worker") for text in made.values())  # never made here, where it would kill
+
+
+def test_on_dask_tasks_are_made_by_the_cluster_and_written_here_in_order(tmp_path: Path, cluster: Any) -> None:
+    from procjudge.importers.driver import Engine, engine
+
+    names = ["a", "issue", "closure", "nothing", "bad"] + [f"n{k}" for k in range(20)]
+    with engine(Engine("dask", cluster.scheduler_address)):
+        written, issues = drive(_tasks(names, os.getpid()), str(tmp_path / "out"), [], jobs=2)
+    assert written == 22
+    assert [(i.line, i.note) for i in issues] == [(2, False), (4, True), (5, False)]
+    made = {p.stem: json.loads(p.read_text())["run"]["challenge"] for p in (tmp_path / "out" / "x").glob("*.json")}
+    assert made["n19"] == "n19 made by a worker" and made["closure"] == "closure"

@@ -24,7 +24,7 @@ import hashlib
 import os
 import re
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
 
 import msgspec
 
@@ -86,6 +86,21 @@ def typed(document: RunFile | dict[str, Any]) -> bytes:
         run = plain.setdefault("run", {})
         run["notes"] = [*(run.get("notes") or []), _left_out_note(left_out, "the run model refuses")]
     return msgspec.json.format(msgspec.json.encode(explicit(msgspec.convert(plain, RunFile, strict=False))), indent=1)
+
+
+class Encoded(NamedTuple):
+    """A run already checked and encoded by :func:`typed` (and its closing newline), as a worker
+    process sends it back to be written."""
+
+    data: bytes
+
+
+def encoded(document: RunFile | dict[str, Any]) -> RunFile | dict[str, Any] | Encoded:
+    """``document`` encoded, or as it is when :func:`typed` refuses it (the writer then names why)."""
+    try:
+        return Encoded(typed(document) + b"\n")
+    except ValueError:
+        return document
 
 
 def explicit(value: Any) -> Any:
@@ -164,15 +179,16 @@ class Writer:
             note = f"another task already wrote {name}.json; this one is {os.path.basename(path)}"
         return path, note
 
-    def write(self, path: str, document: RunFile | dict[str, Any]) -> str | None:
-        """Write one run at ``path``, or beside an earlier import's different file of that name;
-        returns a note when it went elsewhere, or was replaced."""
+    def write(self, path: str, document: RunFile | dict[str, Any] | Encoded) -> str | None:
+        """Write one run at ``path`` (encoded here, unless a worker did it), or beside an earlier
+        import's different file of that name; returns a note when it went elsewhere, or was
+        replaced."""
         from ..safe_io import same_file_as
 
         clash = same_file_as(path, self.inputs)
         if clash is not None:
             raise ValueError(f"{path} is the input file {clash}; refusing to overwrite it")
-        data = typed(document) + b"\n"
+        data = document.data if isinstance(document, Encoded) else typed(document) + b"\n"
         stem, k = path.removesuffix(".json"), 1
         candidate = path
         while True:
@@ -191,7 +207,7 @@ class Writer:
             return f"replaced {os.path.basename(path)}, written by an earlier import (--overwrite)"
         return None
 
-    def put(self, source: str, line: int, agent: str, task: str, document: RunFile | dict[str, Any],
+    def put(self, source: str, line: int, agent: str, task: str, document: RunFile | dict[str, Any] | Encoded,
             issues: list[ImportIssue]) -> bool:
         """Write one task's run as ``out/<agent>/<task>.json``; a problem becomes an issue at
         ``source:line``. True when the file was written."""

@@ -253,9 +253,11 @@ def sessions(paths: list[str], issues: list[ImportIssue]) -> dict[str, tuple[str
     return by_session
 
 
-def import_files(paths: list[str], out: str, agent: str | None = None, overwrite: bool = False) -> Imported:
-    """Import Claude Code session files (and their sub-agents' files)."""
-    return drive(tasks(paths, agent), out, paths, overwrite)
+def import_files(paths: list[str], out: str, agent: str | None = None, jobs: int = 1,
+                 overwrite: bool = False) -> Imported:
+    """Import Claude Code session files (and their sub-agents' files); the sessions made in
+    ``jobs`` worker processes."""
+    return drive(tasks(paths, agent), out, paths, overwrite, jobs)
 
 
 def tasks(paths: list[str], agent: str | None) -> Iterator[Task | ImportIssue]:

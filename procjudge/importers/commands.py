@@ -230,6 +230,9 @@ def import_reflexion(
     max_iterations: int | None = typer.Option(None, "--max-iterations", min=1,
                                                  help="The loop's budget of submissions (default: the most any task in the file "
                                                       "used)."),
+    jobs: int = IMPORT_JOBS_OPTION,
+    engine: str = IMPORT_ENGINE_OPTION,
+    scheduler: str | None = IMPORT_SCHEDULER_OPTION,
 ) -> None:
     """Import code-repair logs (one JSON object per task per line) as one run file per task.
 
@@ -245,8 +248,10 @@ def import_reflexion(
     files = files_in(list(files), (".jsonl",))
     require_files([hidden_from] if hidden_from else [])
     folders = Folders(out)
-    done = import_files([str(f) for f in files], str(out), agent=agent, hidden_from=str(hidden_from) if hidden_from else None,
-                        max_iterations=max_iterations, hidden_name=hidden_name, overwrite=overwrite)
+    with reading_on(engine, scheduler):
+        done = import_files([str(f) for f in files], str(out), agent=agent,
+                            hidden_from=str(hidden_from) if hidden_from else None, max_iterations=max_iterations,
+                            hidden_name=hidden_name, jobs=_workers(jobs), overwrite=overwrite)
     import_report(done, out, "line", "note", "reflexion", folders)
 
 
@@ -256,6 +261,9 @@ def import_inspect(
     out: Path = IMPORT_OUT_OPTION,
     overwrite: bool = OVERWRITE_OPTION,
     agent: str | None = typer.Option(None, "--agent", help="Agent name (default: the log's model)."),
+    jobs: int = IMPORT_JOBS_OPTION,
+    engine: str = IMPORT_ENGINE_OPTION,
+    scheduler: str | None = IMPORT_SCHEDULER_OPTION,
 ) -> None:
     """Import Inspect AI evaluation logs as one run file per sample and epoch.
 
@@ -276,8 +284,9 @@ def import_inspect(
     folders = Folders(out)
     from ..console import policy_in_force
 
-    done = import_files([str(f) for f in files], str(out), agent=agent, limits=policy_in_force(None).limits,
-                        overwrite=overwrite)
+    with reading_on(engine, scheduler):
+        done = import_files([str(f) for f in files], str(out), agent=agent, limits=policy_in_force(None).limits,
+                            jobs=_workers(jobs), overwrite=overwrite)
     import_report(done, out, "log", "note", "inspect", folders)
 
 
@@ -344,6 +353,9 @@ def import_openhands(
     overwrite: bool = OVERWRITE_OPTION,
     reports: Path | None = reports_option("the line's own test_result.report"),
     agent: str | None = typer.Option(None, "--agent", help="Agent name (default: the model in the line's metadata)."),
+    jobs: int = IMPORT_JOBS_OPTION,
+    engine: str = IMPORT_ENGINE_OPTION,
+    scheduler: str | None = IMPORT_SCHEDULER_OPTION,
 ) -> None:
     """Import OpenHands evaluation output (output.jsonl) as one run file per instance.
 
@@ -358,8 +370,9 @@ def import_openhands(
     """
     from .openhands import import_files
 
-    run_import(import_files, files, (".jsonl",), out, overwrite, "line", "openhands", agent=agent,
-               reports=str(reports) if reports else None)
+    with reading_on(engine, scheduler):
+        run_import(import_files, files, (".jsonl",), out, overwrite, "line", "openhands", agent=agent,
+                   reports=str(reports) if reports else None, jobs=_workers(jobs))
 
 
 @import_app.command("atif")
@@ -400,6 +413,9 @@ def import_claude_code(
     out: Path = IMPORT_OUT_OPTION,
     overwrite: bool = OVERWRITE_OPTION,
     agent: str | None = typer.Option(None, "--agent", help="Agent name (default: the model the session's messages name)."),
+    jobs: int = IMPORT_JOBS_OPTION,
+    engine: str = IMPORT_ENGINE_OPTION,
+    scheduler: str | None = IMPORT_SCHEDULER_OPTION,
 ) -> None:
     """Import Claude Code sessions, and what `claude -p --output-format stream-json` printed, as one
     run file per session.
@@ -414,7 +430,9 @@ def import_claude_code(
     """
     from .claude_code import import_files
 
-    run_import(import_files, files, (".jsonl",), out, overwrite, "file", "claude-code", agent=agent)
+    with reading_on(engine, scheduler):
+        run_import(import_files, files, (".jsonl",), out, overwrite, "file", "claude-code", agent=agent,
+                   jobs=_workers(jobs))
 
 
 @import_app.command("codex")

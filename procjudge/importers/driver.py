@@ -15,15 +15,17 @@ could not read: a line that is not JSON, a log that is not the format).
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
+import pickle
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from ..model import RunFile
-from .base import UNREADABLE, ImportIssue, NothingLogged, Writer, Writes, produced
+from .base import UNREADABLE, ImportIssue, NothingLogged, Writer, Writes, encoded, produced
 
 Made = tuple[str, str, "RunFile | dict[str, Any]"]  # (agent, task id, run: typed, or a plug-in's plain document)
 
@@ -68,32 +70,45 @@ class Imported:
             self.writes.new += written
 
 
-def drive(tasks: Iterable[Task | ImportIssue], out: str, inputs: list[str], overwrite: bool = False) -> Imported:
+def drive(tasks: Iterable[Task | ImportIssue], out: str, inputs: list[str], overwrite: bool = False,
+          jobs: int = 1) -> Imported:
     """Make and write every run ``tasks`` yields (an ImportIssue it yields is kept as it is), under
     ``out`` and never over one of ``inputs``; with ``overwrite`` a file of the same name is
     replaced. Nothing to judge is a note and anything unreadable an error, each at its task's file
-    and line; either costs that run only."""
+    and line; either costs that run only. With ``jobs`` above 1 (or on the Dask engine) the runs
+    are made in worker processes and written here in the order ``tasks`` gives them: the same
+    files, byte for byte."""
     writer = Writer(out, inputs, overwrite)
     done = Imported(writes=writer.writes)
-    for task in tasks:
+    for task, outcome in _made_all(tasks, jobs):
         if isinstance(task, ImportIssue):
             done.issues.append(task)
         else:
-            done.written += _write(writer, done.issues, task)
+            done.written += _write(writer, done.issues, task, outcome)
     return done
 
 
-def _write(writer: Writer, issues: list[ImportIssue], task: Task) -> int:
-    lead = f"{task.label}: " if task.label else ""
+def _make(make: Callable[[], Made], records: list[Any] | None) -> tuple[str, Any]:
+    """("run", (agent, task, document)), ("note", why) or ("error", why) for one run."""
     try:
-        agent, name, document = produced(task.make, task.records)
+        return "run", produced(make, records)
     except NothingLogged as exc:
-        issues.append(ImportIssue(task.path, task.line, f"{lead}{exc}", note=True))
-        return 0
+        return "note", str(exc)
     except UNREADABLE as exc:
-        text = str(exc) if task.cut is None else str(exc)[:task.cut]
+        return "error", str(exc)
+
+
+def _write(writer: Writer, issues: list[ImportIssue], task: Task, outcome: tuple[str, Any]) -> int:
+    lead = f"{task.label}: " if task.label else ""
+    kind, value = outcome
+    if kind == "note":
+        issues.append(ImportIssue(task.path, task.line, f"{lead}{value}", note=True))
+        return 0
+    if kind == "error":
+        text = str(value) if task.cut is None else str(value)[:task.cut]
         issues.append(ImportIssue(task.path, task.line, f"{lead}{f'not {task.what}: ' if task.what else ''}{text}"))
         return 0
+    agent, name, document = value
     return writer.put(task.path, task.line, agent, name, document, issues)
 
 
@@ -160,12 +175,7 @@ def _produce_one(path: str) -> tuple[str, Any]:
 
 def produce_with(make: Callable[[str], Any], path: str) -> tuple[str, Any]:
     """:func:`_produce_one` with its make function given (a Dask worker receives it pickled)."""
-    try:
-        return "run", produced(functools.partial(make, path))
-    except NothingLogged as exc:
-        return "note", str(exc)
-    except UNREADABLE as exc:
-        return "error", str(exc)
+    return _make(functools.partial(make, path), None)
 
 
 FILES_PER_TASK = 16  # the files one Dask task reads: the task's own cost is paid once for them
@@ -205,48 +215,204 @@ def _produced_all(paths: list[str], make: Callable[[str], Any], jobs: int) -> It
     """Each file's outcome in input order; on the Dask cluster of :func:`engine` when one is
     chosen; else in ``jobs`` forked worker processes when above 1 (and the platform forks), at
     most eight files a worker ahead of what has been written. A worker that dies (killed, out of
-    memory) costs the file it held, named; the files after it are read here."""
-    import multiprocessing
-
+    memory) costs the file it held, named, when it dies again reading that file alone."""
     chosen = _ENGINE[-1]
     if chosen.name == "dask" and paths:
         yield from _on_dask(paths, make, jobs, chosen.scheduler)
         return
     _MAKE.append(make)
     try:
-        if jobs <= 1 or len(paths) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        if jobs <= 1 or len(paths) < 2 or not _forks():
             yield from (_produce_one(path) for path in paths)
             return
-        import collections
-        from concurrent.futures import Future, ProcessPoolExecutor
-        from concurrent.futures.process import BrokenProcessPool
-
-        pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"))
-        window: collections.deque[Future[tuple[str, Any]]] = collections.deque()
-        ahead = iter(paths)
-        done = 0
-        try:
-            while True:
-                while len(window) < jobs * 8:
-                    path = next(ahead, None)
-                    if path is None:
-                        break
-                    window.append(pool.submit(_produce_one, path))
-                if not window:
-                    return
-                try:
-                    outcome = window.popleft().result()
-                except BrokenProcessPool:
-                    yield "error", "the worker reading this file died (killed, or out of memory)"
-                    done += 1
-                    yield from (_produce_one(path) for path in paths[done:])
-                    return
-                done += 1
-                yield outcome
-        finally:
-            for process in list((getattr(pool, "_processes", None) or {}).values()):
-                if process.is_alive() and sys.exc_info()[0] is not None:
-                    process.kill()
-            pool.shutdown(wait=True, cancel_futures=True)
+        yield from _pooled(([path] for path in paths), _produce_each, jobs,
+                           "the worker reading this file died (killed, or out of memory)")
     finally:
         _MAKE.pop()
+
+
+def _produce_each(paths: list[str]) -> list[tuple[str, Any]]:
+    """A worker's task: each file's outcome, a run encoded here (the writer's work, spread)."""
+    return [_encoded(_produce_one(path)) for path in paths]
+
+
+def _encoded(outcome: tuple[str, Any]) -> tuple[str, Any]:
+    kind, value = outcome
+    if kind != "run":
+        return outcome
+    agent, name, document = value
+    return kind, (agent, name, encoded(document))
+
+
+def _forks() -> bool:
+    import multiprocessing
+
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def _pooled(chunks: Iterable[list[Any]], work: Callable[[list[Any]], list[Any]], jobs: int,
+            died: str) -> Iterator[Any]:
+    """The outcome of each item of each chunk, ``work(chunk)`` run in ``jobs`` forked worker
+    processes, in input order, at most eight chunks a worker ahead. When a worker dies (killed,
+    out of memory) every chunk in flight fails with it: the first is worked again alone in a
+    worker of its own, and costs its items, each ``("error", died)``, only when that one dies
+    too; the pool starts afresh for the others."""
+    from concurrent.futures import Future
+    from concurrent.futures.process import BrokenProcessPool
+
+    pool = _fork_pool(jobs)
+    window: collections.deque[tuple[list[Any], Future[list[Any]]]] = collections.deque()
+    ahead = iter(chunks)
+    try:
+        while True:
+            while len(window) < jobs * 8:
+                chunk = next(ahead, None)
+                if chunk is None:
+                    break
+                window.append((chunk, pool.submit(work, chunk)))
+            if not window:
+                return
+            chunk, future = window.popleft()
+            try:
+                outcomes = future.result()
+            except BrokenProcessPool:
+                outcomes = _alone(work, chunk, died)
+                _stop(pool)
+                pool = _fork_pool(jobs)
+                window = collections.deque((later, _again(pool, work, later, done)) for later, done in window)
+            yield from outcomes
+    finally:
+        _stop(pool)
+
+
+def _fork_pool(jobs: int) -> Any:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"))
+
+
+def _stop(pool: Any) -> None:
+    """Shut ``pool`` down; its workers are killed when an exception is on its way out."""
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        if process.is_alive() and sys.exc_info()[0] is not None:
+            process.kill()
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _again(pool: Any, work: Callable[[list[Any]], list[Any]], chunk: list[Any], done: Any) -> Any:
+    """``done`` when its chunk was worked before the pool broke, else the chunk sent to ``pool``."""
+    return done if done.done() and not done.cancelled() and done.exception() is None else pool.submit(work, chunk)
+
+
+def _alone(work: Callable[[list[Any]], list[Any]], chunk: list[Any], died: str) -> list[Any]:
+    """``work(chunk)`` in a worker of its own; when that one dies too, each item alone in its own,
+    and an item whose worker dies still is ``("error", died)``."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    pool = _fork_pool(1)
+    try:
+        result: list[Any] = pool.submit(work, chunk).result()
+        return result
+    except BrokenProcessPool:
+        if len(chunk) == 1:
+            return [("error", died)]
+    finally:
+        _stop(pool)
+    return [outcome for item in chunk for outcome in _alone(work, [item], died)]
+
+
+CHUNK_RUNS, CHUNK_BYTES = 16, 64 * 1024  # the runs one worker task makes: at most this many, or this much pickled
+
+
+def _made_all(tasks: Iterable[Task | ImportIssue], jobs: int) -> Iterator[tuple[Task | ImportIssue, tuple[str, Any]]]:
+    """Each task with its outcome (an issue with none), in the order ``tasks`` gives them: made
+    here; on the Dask cluster of :func:`engine` when one is chosen; else in ``jobs`` forked worker
+    processes when above 1. A worker receives each task's ``make`` and ``records`` pickled
+    together, small runs several at a time (``CHUNK_RUNS``, ``CHUNK_BYTES``); a task that cannot
+    be pickled (a plug-in's closure) is made here, in its place."""
+    chosen = _ENGINE[-1]
+    if chosen.name != "dask" and (jobs <= 1 or not _forks()):
+        for task in tasks:
+            yield task, _NO_MAKING if isinstance(task, ImportIssue) else _make(task.make, task.records)
+        return
+    pending: collections.deque[tuple[Task | ImportIssue, bytes | None]] = collections.deque()
+
+    def chunks() -> Iterator[list[bytes | None]]:
+        chunk: list[bytes | None] = []
+        size = 0
+        for task in tasks:
+            payload = _payload(task)
+            pending.append((task, payload))
+            chunk.append(payload)
+            size += len(payload or b"")
+            if len(chunk) >= CHUNK_RUNS or size >= CHUNK_BYTES:
+                yield chunk
+                chunk, size = [], 0
+        if chunk:
+            yield chunk
+
+    outcomes = (_chunks_on_dask(chunks(), jobs, chosen.scheduler) if chosen.name == "dask"
+                else _pooled(chunks(), _make_chunk, jobs, "the worker making this run died (killed, or out of memory)"))
+    for outcome in outcomes:
+        task, payload = pending.popleft()
+        if isinstance(task, ImportIssue):
+            yield task, _NO_MAKING
+        else:
+            yield task, outcome if payload is not None else _make(task.make, task.records)
+
+
+_NO_MAKING = ("issue", None)
+
+
+def _payload(task: Task | ImportIssue) -> bytes | None:
+    """What a worker makes ``task`` from: its make function and records pickled together (so that
+    a record the make function holds is the one a second reading repairs); None for an issue, or
+    a task that cannot be pickled (made here)."""
+    if isinstance(task, ImportIssue):
+        return None
+    try:
+        return pickle.dumps((task.make, task.records), protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
+        return None
+
+
+def _make_chunk(payloads: list[bytes | None]) -> list[tuple[str, Any] | None]:
+    """A worker's task: each pickled task's outcome (None for one made in the process that asked),
+    a run encoded here (the writer's work, spread)."""
+    out: list[tuple[str, Any] | None] = []
+    for payload in payloads:
+        if payload is None:
+            out.append(None)
+            continue
+        make, records = pickle.loads(payload)
+        out.append(_encoded(_make(make, records)))
+    return out
+
+
+def _make_on_dask(_: Any, payloads: list[bytes | None]) -> list[tuple[str, Any] | None]:
+    """A Dask task: :func:`_make_chunk`; a run whose making failed otherwise costs itself only."""
+    out: list[tuple[str, Any] | None] = []
+    for payload in payloads:
+        try:
+            out += _make_chunk([payload])
+        except Exception as exc:  # noqa: BLE001 - named, and the chunk's other runs still made
+            out.append(("error", _failed_on_dask(exc)))
+    return out
+
+
+def _chunks_on_dask(chunks: Iterator[list[bytes | None]], jobs: int, scheduler: str | None) -> Iterator[Any]:
+    """Each item's outcome in order, a chunk a Dask task; a task that fails there costs its
+    items, each named."""
+    from ..dask import map_ordered
+
+    sizes: collections.deque[int] = collections.deque()
+
+    def sent() -> Iterator[list[bytes | None]]:
+        for chunk in chunks:
+            sizes.append(len(chunk))
+            yield chunk
+
+    for ok, value in map_ordered(_make_on_dask, sent(), scheduler, jobs):
+        size = sizes.popleft()
+        yield from value if ok else [("error", _failed_on_dask(value))] * size

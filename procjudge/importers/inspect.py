@@ -351,10 +351,10 @@ def _entry(k: int, score: dict[str, Any], window: list[dict[str, Any]]) -> Entry
 
 
 def import_files(paths: list[str], out: str, agent: str | None = None, limits: Limits = DEFAULT.limits,
-                 overwrite: bool = False) -> Imported:
+                 jobs: int = 1, overwrite: bool = False) -> Imported:
     """Import Inspect logs. A log that cannot be read is one error; a sample that cannot be, an
-    error at its number, and the next is read."""
-    return drive(tasks(paths, agent, limits), out, paths, overwrite)
+    error at its number, and the next is read. The samples are made in ``jobs`` worker processes."""
+    return drive(tasks(paths, agent, limits), out, paths, overwrite, jobs)
 
 
 def tasks(paths: list[str], agent: str | None, limits: Limits) -> Iterator[Task | ImportIssue]:

@@ -265,9 +265,10 @@ def convert(record: dict[str, Any], agent: str, report: dict[str, Any] | None = 
 
 
 def import_files(paths: list[str], out: str, agent: str | None = None, reports: str | None = None,
-                 overwrite: bool = False) -> Imported:
-    """Import output.jsonl files, streamed line by line."""
-    return drive(tasks(paths, agent, reports), out, paths, overwrite)
+                 jobs: int = 1, overwrite: bool = False) -> Imported:
+    """Import output.jsonl files, streamed line by line; the instances made in ``jobs`` worker
+    processes."""
+    return drive(tasks(paths, agent, reports), out, paths, overwrite, jobs)
 
 
 def tasks(paths: list[str], agent: str | None, reports: str | None) -> Iterator[Task | ImportIssue]:

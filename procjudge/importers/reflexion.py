@@ -252,13 +252,13 @@ def loop_budget(path: str) -> int:
 
 def import_files(paths: list[str], out: str, agent: str | None = None, hidden_from: str | None = None,
                  max_iterations: int | None = None, fmt: str = "standard", hidden_name: str = "extended",
-                 overwrite: bool = False) -> Imported:
-    """Write one run file per task under ``out/<agent>/``.
+                 jobs: int = 1, overwrite: bool = False) -> Imported:
+    """Write one run file per task under ``out/<agent>/`` (made in ``jobs`` worker processes).
 
     The budget is ``max_iterations`` or, by default, the largest number of iterations any task
     in the same file used (the loop's cap: 11 in some LDB files, 10 in others)."""
     return drive(tasks(paths, agent, max_iterations, fmt, hidden_from, hidden_name), out,
-                 paths + ([hidden_from] if hidden_from else []), overwrite)
+                 paths + ([hidden_from] if hidden_from else []), overwrite, jobs)
 
 
 def tasks(paths: list[str], agent: str | None, max_iterations: int | None, fmt: str, hidden_from: str | None,

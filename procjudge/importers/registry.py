@@ -45,18 +45,12 @@ class Builtin:
     def detect(self, path: str, head: bytes) -> bool:
         return self.sniff(path, head)
 
-    @property
-    def parallel(self) -> bool:
-        """Whether its import reads files in worker processes (``jobs``): one run per file."""
-        return self.module in ("swe_agent", "atif", "terminal_bench", "codex")
-
     def import_files(self, paths: list[str], out: str, agent: str | None = None, jobs: int = 1,
                      overwrite: bool = False) -> Imported:
         import importlib
 
         module = importlib.import_module(f"procjudge.importers.{self.module}")
-        options = {"jobs": jobs} if self.parallel else {}
-        result: Imported = module.import_files(paths, out, agent=agent, overwrite=overwrite, **options)
+        result: Imported = module.import_files(paths, out, agent=agent, overwrite=overwrite, jobs=jobs)
         return result
 
 
