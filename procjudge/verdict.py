@@ -215,14 +215,15 @@ class Verdict(Part, frozen=True, omit_defaults=True):
 
     @property
     def findings(self) -> list[str]:
-        """Ids of every item a --fail-on gate can name, less the weak notes that score nothing."""
-        return sorted({i.id for i in self.items if not (i.kind == "anti_pattern" and _note(i))})
+        """Ids of every item a --fail-on gate can name, less the weak notes that score nothing (of
+        any kind: a step ``wasted_iteration`` shows and does not charge is no wasted iteration)."""
+        return sorted({i.id for i in self.items if not _note(i)})
 
 
 def _note(item: Item) -> bool:
-    """A 0-point anti-pattern shown for a reviewer, not found: on weak evidence, or marked
-    ``shown_only`` by its detector (a regression the agent's own test run showed and the next
-    iteration repaired)."""
+    """A 0-point item shown for a reviewer, not found: on weak evidence, or marked ``shown_only``
+    by its detector (a regression the agent's own test run showed and the next iteration
+    repaired)."""
     return item.points == 0 and (item.strength == "weak" or bool((item.detail or {}).get("shown_only")))
 
 

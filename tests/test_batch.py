@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from procjudge import judge, load_run
 from procjudge.batch import score_paths
 from procjudge.cli import app
 from procjudge.render.batch import spreadsheet_safe
@@ -377,3 +378,27 @@ def test_frames_never_drop_input_silently(tmp_path: Path) -> None:
         procjudge.frames(good, errors="skip")
     with pytest.raises(TypeError, match="a source is a path"):
         procjudge.frames([good, 42])  # type: ignore[list-item]
+
+
+def test_a_step_shown_and_not_charged_trips_no_fail_on_gate(tmp_path: Path) -> None:
+    """A shell agent's own check passing before a change and after it: `wasted_iteration` names the
+    step at 0 on weak evidence (a confirmation, not a submission spent). A note is no finding, of
+    whatever kind its rule: `--fail-on wasted_iteration` passes; a step charged -3 trips it."""
+    def run(second: str) -> dict[str, object]:
+        def step(code: str, passed: int) -> dict[str, object]:
+            return {"iteration_telemetry": {"changes": {"code": code}, "test_results": {
+                "suite": "pytest tests", "post_iteration": {"passed": passed, "failed": 3 - passed, "total": 3}}}}
+        return {"run": {"id": "a/r", "agent": "a", "challenge": "r", "iterations_are": "local_runs"},
+                "iterations": [step("x = 1\n", 3), step(second, 3)]}
+
+    confirmed = tmp_path / "confirmed.json"
+    confirmed.write_text(json.dumps(run("x = 2\n")))
+    notes = [i for i in judge(load_run(str(confirmed))).items if i.id == "wasted_iteration"]
+    assert [(i.points, i.strength) for i in notes] == [(0.0, "weak")]
+    assert invoke(str(confirmed), "--format", "json", "--fail-on", "wasted_iteration").exit_code == 0
+    charged = tmp_path / "charged.json"
+    document = run("x = 2\n")
+    document["iterations"][0]["iteration_telemetry"]["test_results"]["post_iteration"].update(passed=2, failed=1)
+    document["iterations"][1]["iteration_telemetry"]["test_results"]["post_iteration"].update(passed=2, failed=1)
+    charged.write_text(json.dumps(document))
+    assert invoke(str(charged), "--format", "json", "--fail-on", "wasted_iteration").exit_code == 1
