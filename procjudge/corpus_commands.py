@@ -191,7 +191,8 @@ def validate(
     targets: list[str] = TARGETS,
     labels: Path = typer.Option(..., "--labels", metavar="LABELS.csv", exists=True, dir_okay=False,
                                 help="CSV of labels: a run column (its id or file name), label (cheat or honest, also "
-                                     "1/0, yes/no) and an optional rule column."),
+                                     "1/0, yes/no) and an optional rule column (an accusing rule, or any other rule "
+                                     "labelled yes or no on that run)."),
     format: ValidateFormat = typer.Option(ValidateFormat.table, "--format", "-f", help="table, json, csv or markdown."),
     output: str | None = OUTPUT,
     fail_under_precision: float | None = typer.Option(
@@ -205,15 +206,20 @@ def validate(
     process score (a low score predicting "cheat") with a bootstrap interval; the missed cheats and
     the false accusations by run. Labels that name no run, and runs with no label, are counted.
 
+    A row whose rule column names any other rule (regression_blindness, wasted_iteration, a reward)
+    labels that rule alone on that run, yes or no: is its shape there? That rule's precision and
+    recall are measured on its rows, with the runs it missed and those it fired on wrongly.
+
     Example: procjudge validate --labels labels.csv runs/ --fail-under-precision 0.9
     """
+    from .detectors import ALL
     from .judge import ACCUSING
     from .validate import LabelError, as_csv, as_json, as_markdown, as_table, below, read_labels
     from .validate import validate as measure
 
     rules = sorted(ACCUSING)
     try:
-        read = read_labels(str(labels), rules)
+        read = read_labels(str(labels), rules, [det.id for det in ALL])
     except LabelError as exc:
         err(f"procjudge: {exc}")
         raise typer.Exit(2) from None

@@ -1,4 +1,4 @@
-"""``procjudge validate``: how often each accusing rule is right on the user's own labelled runs.
+"""``procjudge validate``: how often each rule is right on the user's own labelled runs.
 
 The labels are CSV: a column naming the run (``run``: its id, its file's name with or without the
 extension, or a path ending in that name; ``path`` or ``id`` where there is no ``run``), ``label`` (``cheat`` or ``honest``;
@@ -6,6 +6,12 @@ extension, or a path ending in that name; ``path`` or ``id`` where there is no `
 cheat should draw. An accusation is an item of an accusing rule (``test_chasing``,
 ``checker_tampering``, ``stand_in``, ``repository_history``) that the verdict counts as a finding (a
 weak note is none).
+
+A row whose ``rule`` is any other rule (an anti-pattern such as ``regression_blindness``, a
+trajectory rule, a reward) labels that rule alone on that run: ``yes`` (``1``, ``true``,
+``fires``) that a reviewer finds its shape there, ``no`` (``0``, ``false``, ``absent``) that they do
+not; the rule fires where the verdict counts one of its items as a finding. Such rows are scored
+for their rule only, never as cheat or honest runs.
 
 Per accusing rule: true positives are the runs labelled cheat for that rule that it accused, and
 the runs labelled cheat with no rule that it accused; false negatives the runs labelled cheat for
@@ -20,6 +26,7 @@ label names, are counted and the first of them named.
 from __future__ import annotations
 
 import csv
+import difflib
 import io
 import os
 import random
@@ -33,6 +40,7 @@ from .results import Row
 SCHEMA = "procjudge.validate/1"
 _CHEAT = {"cheat": True, "honest": False, "1": True, "0": False, "yes": True, "no": False, "true": True,
           "false": False}
+_FIRES = {**_CHEAT, "fires": True, "absent": False}  # a label of another rule than an accusing one
 NAMED = 50  # runs named at most in each list
 
 
@@ -56,6 +64,9 @@ class RuleScore(msgspec.Struct, frozen=True, kw_only=True):
     precision: float | None
     recall: float | None
     f1: float | None
+    accuses: bool = True  # an accusing rule (cheat and honest runs), or another labelled on its own rows
+    misses: list[str] = []  # the first runs labelled for it that it did not fire on
+    false_positives: list[str] = []  # the first runs it fired on that were labelled against it
 
 
 class Validation(msgspec.Struct, frozen=True, kw_only=True):
@@ -73,8 +84,9 @@ class Validation(msgspec.Struct, frozen=True, kw_only=True):
     unmatched_labels: list[str]  # the first labels that name no run
 
 
-def read_labels(path: str, rules: Iterable[str]) -> list[Label]:
-    """The labels of a CSV file (see the module docstring), or LabelError naming the line."""
+def read_labels(path: str, rules: Iterable[str], others: Iterable[str] = ()) -> list[Label]:
+    """The labels of a CSV file (see the module docstring), or LabelError naming the line. ``rules``
+    are the accusing rules, ``others`` every other rule a row may label."""
     from .locate import read_regular
 
     try:
@@ -87,23 +99,27 @@ def read_labels(path: str, rules: Iterable[str]) -> list[Label]:
     if key is None or "label" not in fields:
         raise LabelError(f"{path}:1: expected a header with a `run` column (its id or file name) and a `label` column "
                          f"(cheat or honest); found {', '.join(fields) or 'no header'}")
-    known = set(rules)
+    accusing, other = set(rules), set(others) - set(rules)
     labels = []
     for number, raw in enumerate(reader, start=2):
         row = {str(k).strip().lower(): (v or "").strip() for k, v in raw.items() if k is not None}
         if not any(row.values()):
             continue
-        value = row.get("label", "").lower()
-        if value not in _CHEAT:
-            raise LabelError(f"{path}:{number}: field label: expected cheat or honest (or 1/0, yes/no), got "
-                             f"{row.get('label', '')[:40]!r}")
         rule = row.get("rule") or None
-        if rule is not None and rule not in known:
-            raise LabelError(f"{path}:{number}: field rule: {rule[:40]!r} is not an accusing rule; expected one of "
-                             f"{', '.join(sorted(known))}, or empty")
+        if rule is not None and rule not in accusing | other:
+            close = difflib.get_close_matches(rule, sorted(accusing | other), n=1)
+            raise LabelError(f"{path}:{number}: field rule: {rule[:40]!r} is not a rule"
+                             f"{f' (did you mean {close[0]}?)' if close else ''}; expected an accusing rule "
+                             f"({', '.join(sorted(accusing))}), another rule's id (`procjudge rules` lists them), "
+                             f"or empty")
+        value = row.get("label", "").lower()
+        vocabulary = _FIRES if rule in other else _CHEAT
+        if value not in vocabulary:
+            expected = "yes or no (or 1/0, fires/absent)" if rule in other else "cheat or honest (or 1/0, yes/no)"
+            raise LabelError(f"{path}:{number}: field label: expected {expected}, got {row.get('label', '')[:40]!r}")
         if not row.get(key):
             raise LabelError(f"{path}:{number}: field {key}: empty; name the run by its id or file name")
-        labels.append(Label(row[key], _CHEAT[value], rule, number))
+        labels.append(Label(row[key], vocabulary[value], rule, number))
     return labels
 
 
@@ -117,7 +133,8 @@ def _names(row: Row) -> list[str]:
 
 
 def validate(labels: Sequence[Label], rows: Sequence[Row], rules: Sequence[str], seed: int = 0) -> Validation:
-    """Each accusing rule's and the process score's performance on the labelled runs."""
+    """Each accusing rule's and the process score's performance on the labelled runs, and that of
+    every other rule a label names, on the rows that label it."""
     by_name: dict[str, Row] = {}
     for row in rows:
         for name in _names(row):
@@ -134,40 +151,52 @@ def validate(labels: Sequence[Label], rows: Sequence[Row], rules: Sequence[str],
             matched.append((label, found))
     named = {id(row) for _, row in matched}
     unlabelled = [row.id for row in rows if id(row) not in named]
-    accused = [(label, set(row.items) & set(rules)) for label, row in matched]
-    scores = [_rule(rule, accused) for rule in rules]
+    accusing = set(rules)
+    judged = [(label, row) for label, row in matched if label.rule is None or label.rule in accusing]
+    accused = [(label, set(row.items) & accusing) for label, row in judged]
+    scores = [_rule(rule, [(label, row, set(row.items) & accusing) for label, row in judged]) for rule in rules]
+    others = sorted({label.rule for label, _ in matched if label.rule is not None and label.rule not in accusing})
+    scores += [_other(rule, [(label, row) for label, row in matched if label.rule == rule]) for rule in others]
     every = _score("any accusation", [(label.cheat, bool(fired)) for label, fired in accused])
-    auroc, interval = _auroc([(label.cheat, row.process_score) for label, row in matched], seed)
+    auroc, interval = _auroc([(label.cheat, row.process_score) for label, row in judged], seed)
     return Validation(
         labelled_runs=len(matched), rules=scores, any_accusation=every, auroc=auroc, auroc_interval=interval,
-        misses=[row.id for (label, row), (_, fired) in zip(matched, accused, strict=True) if label.cheat and not fired][:NAMED],
-        false_accusations=[row.id for (label, row), (_, fired) in zip(matched, accused, strict=True)
+        misses=[row.id for (label, row), (_, fired) in zip(judged, accused, strict=True) if label.cheat and not fired][:NAMED],
+        false_accusations=[row.id for (label, row), (_, fired) in zip(judged, accused, strict=True)
                            if not label.cheat and fired][:NAMED],
         unlabelled_runs=len(unlabelled), labels_without_run=len(unmatched),
         unlabelled=unlabelled[:NAMED], unmatched_labels=unmatched[:NAMED])
 
 
-def _rule(rule: str, accused: list[tuple[Label, set[str]]]) -> RuleScore:
-    cases: list[tuple[bool, bool]] = []
-    for label, fired in accused:
+def _rule(rule: str, accused: list[tuple[Label, Row, set[str]]]) -> RuleScore:
+    cases: list[tuple[bool, bool, str]] = []
+    for label, row, fired in accused:
         if not label.cheat:
-            cases.append((False, rule in fired))
+            cases.append((False, rule in fired, row.id))
         elif label.rule == rule or (label.rule is None and rule in fired):
-            cases.append((True, rule in fired))  # a cheat of no named rule counts where this rule caught it
+            cases.append((True, rule in fired, row.id))  # a cheat of no named rule counts where this rule caught it
     return _score(rule, cases)
 
 
-def _score(rule: str, cases: list[tuple[bool, bool]]) -> RuleScore:
-    tp = sum(1 for truth, fired in cases if truth and fired)
-    fp = sum(1 for truth, fired in cases if not truth and fired)
-    fn = sum(1 for truth, fired in cases if truth and not fired)
-    tn = sum(1 for truth, fired in cases if not truth and not fired)
+def _other(rule: str, labelled: list[tuple[Label, Row]]) -> RuleScore:
+    """A rule that accuses nobody, on the rows that label it: does it fire where a reviewer finds its shape?"""
+    return _score(rule, [(label.cheat, rule in row.items, row.id) for label, row in labelled], accuses=False)
+
+
+def _score(rule: str, cases: Sequence[tuple[bool, bool] | tuple[bool, bool, str]], accuses: bool = True) -> RuleScore:
+    tp = sum(1 for truth, fired, *_ in cases if truth and fired)
+    fp = sum(1 for truth, fired, *_ in cases if not truth and fired)
+    fn = sum(1 for truth, fired, *_ in cases if truth and not fired)
+    tn = sum(1 for truth, fired, *_ in cases if not truth and not fired)
     precision = tp / (tp + fp) if tp + fp else None
     recall = tp / (tp + fn) if tp + fn else None
     f1 = (2 * precision * recall / (precision + recall) if precision is not None and recall is not None
           and precision + recall else None)
+    named = [case for case in cases if len(case) == 3]
     return RuleScore(rule=rule, tp=tp, fp=fp, fn=fn, tn=tn, precision=_round(precision), recall=_round(recall),
-                     f1=_round(f1))
+                     f1=_round(f1), accuses=accuses,
+                     misses=[str(case[-1]) for case in named if case[0] and not case[1]][:NAMED],
+                     false_positives=[str(case[-1]) for case in named if not case[0] and case[1]][:NAMED])
 
 
 def _round(value: float | None) -> float | None:
@@ -218,16 +247,21 @@ def _pct(value: float | None) -> str:
 
 def as_table(result: Validation) -> str:
     """The terminal's report: a line a rule, then the score's AUROC and the runs to read."""
+    width = max(20, *(len(score.rule) for score in result.rules))
     lines = [f"{result.labelled_runs} labelled runs", "",
-             f"{'rule':<20} {'tp':>4} {'fp':>4} {'fn':>4} {'tn':>4} {'precision':>9} {'recall':>6} {'f1':>5}"]
+             f"{'rule':<{width}} {'tp':>4} {'fp':>4} {'fn':>4} {'tn':>4} {'precision':>9} {'recall':>6} {'f1':>5}"]
     for score in [*result.rules, result.any_accusation]:
-        lines.append(f"{score.rule:<20} {score.tp:>4} {score.fp:>4} {score.fn:>4} {score.tn:>4} "
+        lines.append(f"{score.rule:<{width}} {score.tp:>4} {score.fp:>4} {score.fn:>4} {score.tn:>4} "
                      f"{_pct(score.precision):>9} {_pct(score.recall):>6} {_pct(score.f1):>5}")
     interval = (f" (95% bootstrap interval {result.auroc_interval[0]:.2f}-{result.auroc_interval[1]:.2f})"
                 if result.auroc_interval else "")
     lines += ["", f"AUROC of the process score (a low score predicting cheat): {_pct(result.auroc)}{interval}"]
     for title, names in (("missed cheats", result.misses), ("false accusations", result.false_accusations)):
         lines.append(f"{title}: {', '.join(map(literal, names)) if names else 'none'}")
+    for score in result.rules:
+        if not score.accuses:
+            lines.append(f"{score.rule}: missed {', '.join(map(literal, score.misses)) or 'none'}; fired where "
+                         f"labelled absent: {', '.join(map(literal, score.false_positives)) or 'none'}")
     if result.unlabelled_runs:
         lines.append(f"{result.unlabelled_runs} runs have no label (first: {', '.join(map(literal, result.unlabelled[:5]))})")
     if result.labels_without_run:
@@ -260,6 +294,10 @@ def as_markdown(result: Validation) -> str:
                     if result.auroc_interval else ""))
     lines.append(f"\nMissed cheats: {', '.join(_code(n) for n in result.misses) or 'none'}. "
                  f"False accusations: {', '.join(_code(n) for n in result.false_accusations) or 'none'}.")
+    for score in result.rules:
+        if not score.accuses:
+            lines.append(f"\n`{score.rule}` missed {', '.join(_code(n) for n in score.misses) or 'none'}, and fired "
+                         f"where labelled absent on {', '.join(_code(n) for n in score.false_positives) or 'none'}.")
     return "\n".join(lines) + "\n"
 
 

@@ -75,10 +75,45 @@ def test_a_false_accusation_and_a_miss_are_named_and_gate_on_precision(tmp_path:
     assert "false accusations:" in table.stdout and "1 labels name no run (first: no-such-run)" in table.stdout
 
 
+def test_any_other_rule_is_measured_on_the_rows_that_label_it(tmp_path: Path) -> None:
+    """A reviewer labels runs for rules that accuse nobody (is there a wasted iteration, a scratch
+    file handed in?): each such rule gets its own precision and recall on its rows, with the runs it
+    missed and those it fired on wrongly; those rows are neither cheats nor honest runs."""
+    rows = [{"run": Path(r["path"]).name, "label": r["label"], "rule": r["expect"]} for r in _set()]
+    names = [Path(p).name for p in sorted((LABELLED / "runs").glob("*"))]
+    from procjudge import judge, load_run
+
+    fired = {name: set(judge(load_run(str(LABELLED / "runs" / name))).findings) for name in names}
+    having = [n for n in names if "local_validation" in fired[n]]
+    lacking = [n for n in names if "local_validation" not in fired[n]]
+    assert having and lacking
+    extra = [{"run": having[0], "label": "yes", "rule": "local_validation"},  # found where labelled: tp
+             {"run": lacking[0], "label": "fires", "rule": "local_validation"},  # missed: fn
+             {"run": having[-1], "label": "no", "rule": "local_validation"}]  # found where labelled absent: fp
+    labels = _labels(tmp_path, rows + extra)
+    result = runner.invoke(app, ["validate", "--labels", str(labels), str(LABELLED / "runs"), "-f", "json"])
+    assert result.exit_code == 0, result.output
+    found = json.loads(result.stdout)
+    (score,) = [r for r in found["rules"] if r["rule"] == "local_validation"]
+    assert (score["tp"], score["fn"], score["fp"], score["tn"], score["accuses"]) == (1, 1, 1, 0, False)
+    assert score["precision"] == 0.5 and score["recall"] == 0.5
+    assert score["misses"] and score["false_positives"] and score["misses"] != score["false_positives"]
+    every = found["any_accusation"]  # the rule's rows are no cheat and no honest run
+    assert every["tp"] + every["fn"] + every["fp"] + every["tn"] == len(rows)
+    assert found["labelled_runs"] == len(rows) + 3
+    table = runner.invoke(app, ["validate", "--labels", str(labels), str(LABELLED / "runs")]).stdout
+    assert "local_validation: missed " in table and "fired where labelled absent: " in table
+    gated = runner.invoke(app, ["validate", "--labels", str(labels), str(LABELLED / "runs"),
+                                "--fail-under-precision", "0.6"])
+    assert gated.exit_code == 1 and "precision below 0.6: local_validation 0.50" in gated.stderr
+
+
 @pytest.mark.parametrize("content,message", [
     ("name,verdict\nx,cheat\n", "expected a header with a `run` column"),
     ("run,label\nx,maybe\n", "labels.csv:2: field label: expected cheat or honest"),
-    ("run,label,rule\nx,cheat,scope_creep\n", "labels.csv:2: field rule: 'scope_creep' is not an accusing rule"),
+    ("run,label,rule\nx,cheat,scope_crep\n", ("labels.csv:2: field rule: 'scope_crep' is not a rule (did you mean "
+                                               "scope_creep?)")),
+    ("run,label,rule\nx,maybe,scope_creep\n", "labels.csv:2: field label: expected yes or no"),
     ("run,label\n,cheat\n", "labels.csv:2: field run: empty"),
 ])
 def test_a_bad_labels_file_is_one_clear_error(content: str, message: str, tmp_path: Path) -> None:
