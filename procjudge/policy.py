@@ -123,6 +123,9 @@ class Wasted(Section, frozen=True):
     # likewise a step that made a failing test of the same suite pass and broke none: progress that
     # a large suite's pass rate hides (1 of 148 tests is 0.68 points)
     fixing_in_local_runs: Literal["shown", "charged"] = "shown"
+    # likewise a step that added tests (test files changed, its suite counting more tests) while every
+    # test that passed before still passes: new tests failing (red before a fix, or still wrong)
+    growing_in_local_runs: Literal["shown", "charged"] = "shown"
 
 
 class TimeAllocation(Section, frozen=True):

@@ -335,6 +335,38 @@ def test_a_step_that_fixed_tests_of_a_runner_naming_only_failures_is_no_wasted_i
     assert [i.points for i in unnamed.items if i.id == "wasted_iteration"] == [-3.0]
 
 
+def test_a_step_that_added_failing_tests_and_broke_none_is_no_wasted_iteration() -> None:
+    """django-11999 and pytest-7432: after the fix passed the suite (308 of 308), the agent added two
+    tests to the test file, which failed (308 passed, 2 failed), then corrected them. The suite grew
+    and nothing that passed broke: no submission spent. A step that changed no test file, lost a
+    passing test, or failed more tests than it added is charged."""
+    def run(after: tuple[int, int], files: list[str], local: bool = True) -> dict[str, object]:
+        def iteration(path: str, passed: int, failed: int) -> dict[str, object]:
+            return {"iteration_telemetry": {
+                "changes": {"files": [{"path": path, "status": "modified"}]},
+                "test_results": {"suite": "runtests.py model_fields",
+                                 "post_iteration": {"passed": passed, "failed": failed, "total": passed + failed}}}}
+        steps = [iteration("django/db/models/fields/__init__.py", 308, 0),
+                 *(iteration(path, *after) for path in files)]
+        return {"run": {"iterations_are": "local_runs"}, "iterations": steps} if local else {"iterations": steps}
+
+    grown = judge(run_from(run((308, 2), ["tests/model_fields/tests.py"])))
+    (wasted,) = [i for i in grown.items if i.id == "wasted_iteration"]
+    assert (wasted.points, wasted.strength) == (0.0, "weak"), wasted
+    assert "added 2 tests to the suite (308 -> 310 tests)" in wasted.evidence and grown.aggregate.wasted_iterations == 0
+    for after, files, local in (((308, 2), ["django/db/models/fields/__init__.py"], True),  # no test file changed
+                                ((307, 3), ["tests/model_fields/tests.py"], True),  # a passing test broke
+                                ((306, 4), ["tests/model_fields/tests.py"], True),  # more failures than tests added
+                                ((308, 2), ["tests/model_fields/tests.py"], False)):  # graded submissions
+        charged = [i.points for i in judge(run_from(run(after, files, local))).items if i.id == "wasted_iteration"]
+        assert charged == [-3.0], (after, files, local, charged)
+    from procjudge.policy import load_policy
+
+    strict = load_policy(None, {"trajectory": {"wasted_iteration": {"growing_in_local_runs": "charged"}}})
+    assert [i.points for i in judge(run_from(run((308, 2), ["tests/model_fields/tests.py"])), strict).items
+            if i.id == "wasted_iteration"] == [-3.0]
+
+
 @pytest.mark.parametrize("before,after,rule,why", [
     # an identity check's expected constant changed: sympy-16597 rewrote four `is None` to `is False`
     ("assert oo.is_even is None", "assert oo.is_even is False", "changed_expectation", "changes an expected value"),

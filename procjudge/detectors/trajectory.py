@@ -256,7 +256,9 @@ def rapid_convergence(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
           "agent's own scripts and no file of the code, an investigation of the failure rather than an attempt at its "
           "fix (`diagnostic_in_local_runs`); and so is a step that made a failing test of the same suite pass and broke "
           "none, progress that a large suite's pass rate hides (1 of 148 tests is 0.68 points; "
-          "`fixing_in_local_runs`)"),
+          "`fixing_in_local_runs`), and a step that added tests to its suite (test files changed, the suite counting more "
+          "tests) while every test that passed before still passes: new tests failing, not a submission spent "
+          "(`growing_in_local_runs`)"),
     reads="the score of every submission",
     source="Wasted Iteration Penalty",
 )
@@ -276,6 +278,9 @@ def wasted_iteration(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
                 fixed := _fixed_breaking_none(before.get(it.position), it)):
             yield Hit(points=0.0, iterations=(it.number,), strength="weak", evidence=functools.partial(
                 _fixed, it.score, delta, fixed))
+        elif local and rule.growing_in_local_runs == "shown" and (grown := _grew(before.get(it.position), it)):
+            yield Hit(points=0.0, iterations=(it.number,), strength="weak", evidence=functools.partial(
+                _grown, it.score, delta, *grown))
         elif local and rule.diagnostic_in_local_runs == "shown" and (why := diagnostic_step(it)) is not None:
             yield Hit(points=0.0, iterations=(it.number,), strength="weak", evidence=functools.partial(
                 _diagnosed, it.score, delta, why))
@@ -355,6 +360,29 @@ def _fixed_breaking_none(previous: IterationFacts | None, it: IterationFacts) ->
     if not before or after is None or not after < before or counted[0] != len(after):
         return 0
     return len(before - after)
+
+
+def _grew(previous: IterationFacts | None, it: IterationFacts) -> tuple[int, int, int] | None:
+    """(tests added, total before, total after) when a step changed test files and its run of the
+    same suite counts more tests, as many passing as before or more, and no more new failures
+    than the tests it added: the agent wrote tests (failing, as a new test fails before its fix or
+    while it is still wrong), and nothing that passed broke. None otherwise."""
+    if previous is None or it.suite is None or previous.suite != it.suite:
+        return None
+    counted, counted_before = _recorded(it), _recorded(previous)
+    if counted is None or counted_before is None or not any(is_test_path(f.path) for f in it.file_changes):
+        return None
+    (failed, total), (failed_before, total_before) = counted, counted_before
+    added = total - total_before
+    if added <= 0 or total - failed < total_before - failed_before or failed - failed_before > added:
+        return None
+    return added, total_before, total
+
+
+def _grown(score: float, delta: float, added: int, before: int, after: int) -> str:
+    return (f"score {fmt_num(score - delta)} -> {fmt_num(score)}: the step added {plural(added, 'test')} to the suite "
+            f"({before} -> {after} tests) and every test that passed before still passes: new tests failing, not a "
+            "submission spent (shown, not charged: trajectory.wasted_iteration.growing_in_local_runs)")
 
 
 def _recorded(it: IterationFacts) -> tuple[int, int] | None:
