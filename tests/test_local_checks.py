@@ -570,6 +570,23 @@ def test_a_failure_the_agent_ran_after_restoring_the_files_it_changed_is_named_n
     assert _judged(without, tmp_path)["submitted_over_failure"][:2] == (-2.0, "likely")
 
 
+def test_the_agents_new_test_run_on_the_restored_code_is_the_unchanged_codes(tmp_path: Path) -> None:
+    """django-11299: the fix made, a test added for it, then the fix taken back (the test kept) to
+    see the new test fail without it, and made again. The code is the unchanged code while only
+    the agent's tests hold its changes: that run is no check of its code (no regression of it). A
+    restore that leaves a file of the code changed leaves its code in place."""
+    fix = Step("", "sed -i 's|sum(xs) / 0|sum(xs)|' shop/sums.py", 0, "", None)
+    test = Step("", "sed -i 's|assert total(\\[1, 2\\]) == 3|assert total([1, 2, 3]) == 6|' tests/test_sums.py",
+                0, "", None)
+    run = Step("", "python -m pytest tests/test_sums.py -v", 0, "===== 2 passed in 0.1s =====\n", None)
+    red = Step("", "python -m pytest tests/test_sums.py -v", 1, FAILING_RUN, None)
+    for revert, on_base in (("git checkout shop/sums.py", True), ("git checkout tests/test_sums.py", False)):
+        steps = [fix, test, run, Step("", revert, 0, "Updated 1 path from the index\n", None), red, fix, run]
+        checks = [c for it in convert_trajectory(_trajectory(steps))["iterations"]
+                  for c in it["iteration_telemetry"].get("checks") or []]
+        assert [c.get("on_base", False) for c in checks] == [False, on_base, False], (revert, checks)
+
+
 @pytest.mark.parametrize("apply,undo", [
     # sed at a numbered line, and its inverse
     (Step("", "sed -i '2s|sum(xs) / 0|sum(xs)|' shop/sums.py", 0, "", None),

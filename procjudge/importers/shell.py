@@ -58,7 +58,7 @@ from typing import Any, cast
 
 from msgspec.structs import replace
 
-from ..facts import DECIMAL
+from ..facts import DECIMAL, is_test_path
 from ..model import (
     Actions,
     Build,
@@ -223,7 +223,8 @@ def _set_aside(steps: list[Step], tracked: frozenset[str] = frozenset(), roots: 
     after a ``git stash`` and before the ``git stash pop`` (or ``apply``) that brings them back,
     in the same command (``git stash && pytest -q t.py; git stash pop``) or across steps; and after
     a ``git checkout``/``git restore`` that puts back every file of the repository's own the agent
-    had changed (``tracked``), until it changes one again. Such a run shows what the unchanged code
+    had changed (``tracked``; its changes to test files may stay: its new test run on the unchanged
+    code), until it changes one again. Such a run shows what the unchanged code
     does: the agent checking whether a failure was there before its change, which is no check of
     its code."""
     aside = False
@@ -375,7 +376,8 @@ def _changed_after(writes: list[tuple[str, str]], changed: set[str], reverted: b
         if how == "restore":
             if relative in changed:
                 changed = changed - {relative}
-                reverted = not changed
+                # the code is back as it was: only the agent's tests (if any) still hold its changes
+                reverted = not any(not is_test_path(name) for name in changed)
         elif how != "delete":
             changed, reverted = changed | {relative}, False
     return changed, reverted
