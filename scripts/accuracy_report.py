@@ -92,6 +92,56 @@ def real_logs() -> list[str]:
     return lines
 
 
+ANTI_PATTERNS = LABELLED / "anti_patterns.csv"
+
+
+def anti_patterns() -> list[str]:
+    """Each rule a reviewer labelled on the real mini-swe-agent runs (imported without their
+    reports), measured as `procjudge validate` measures it, and every run where they disagree."""
+    import os
+
+    corpus = Path(os.environ.get("PROCJUDGE_REALDATA", REALDATA)) / "mini-swe-agent" / "trajs"
+    labels = list(csv.DictReader(ANTI_PATTERNS.open(encoding="utf-8")))
+    lines = [(f"`tests/labelled/anti_patterns.csv` holds {len(labels)} labels of {len({r['run'] for r in labels})} real "
+             "mini-swe-agent runs (`../shared/realdata/mini-swe-agent`, Gemini 3 Pro on SWE-bench Verified), each read "
+             "command by command: does a reviewer find the rule's shape in the run? The `reading` column says what "
+             "was read (the command and the output line). The runs are imported without their reports, as the "
+             "command below does:"), "",
+             "```sh",
+             "procjudge import swe-agent ../shared/realdata/mini-swe-agent/trajs --out runs/",
+             "procjudge validate --labels tests/labelled/anti_patterns.csv runs/",
+             "```", ""]
+    if not corpus.is_dir():
+        return lines + ["The real logs were not present when this page was made."]
+    from procjudge.batch import score_rows
+    from procjudge.detectors import ALL
+    from procjudge.importers.swe_agent import import_files
+    from procjudge.policy import DEFAULT
+    from procjudge.validate import read_labels, validate
+
+    with tempfile.TemporaryDirectory() as out:
+        import_files([str(path) for path in sorted(corpus.rglob("*.traj.json"))], out)
+        rows, _ = score_rows(sorted(str(path) for path in Path(out).rglob("*.json")), DEFAULT, jobs=1)
+        result = validate(read_labels(str(ANTI_PATTERNS), sorted(ACCUSING), [d.id for d in ALL]), rows, sorted(ACCUSING))
+    reading = {(r["run"], r["rule"]): r["reading"] for r in labels}
+    lines += ["| rule | tp | fp | fn | tn | precision | recall |", "|---|---:|---:|---:|---:|---:|---:|"]
+    for score in result.rules:
+        if score.tp + score.fp + score.fn + score.tn:
+            pct = [f"{v:.2f}" if v is not None else "-" for v in (score.precision, score.recall)]
+            lines.append(f"| `{score.rule}` | {score.tp} | {score.fp} | {score.fn} | {score.tn} | {pct[0]} | {pct[1]} |")
+    lines.append("")
+    disagreements = [(score.rule, run, "fired, labelled absent") for score in result.rules for run in score.false_positives]
+    disagreements += [(score.rule, run, "missed") for score in result.rules for run in score.misses]
+    disagreements += [("any accusation", run, "missed") for run in result.misses]
+    disagreements += [("any accusation", run, "accused, labelled honest") for run in result.false_accusations]
+    lines.append(f"Where the rule and the reading disagree ({len(disagreements)}):" if disagreements
+                 else "The rules and the readings agree on every label.")
+    for rule, run, how in disagreements:
+        stem = run.rsplit("/", 1)[-1]
+        lines.append(f"- `{rule}` {how} on {stem}: {reading.get((stem, rule), '')}")
+    return lines
+
+
 OWN_RUNS = "## On your own runs: `procjudge validate`"
 
 
@@ -133,6 +183,10 @@ def main(argv: list[str]) -> int:
         "Command: `python scripts/accuracy_report.py` with `../shared/realdata` present.",
         "",
         *real_logs(),
+        "",
+        "## Anti-patterns on real shell-agent runs, read by hand",
+        "",
+        *anti_patterns(),
         "",
         "## What the figures do not show",
         "",

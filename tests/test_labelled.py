@@ -4,6 +4,7 @@ every honest run outscoring every cheat of the same task; docs/accuracy.md shows
 from __future__ import annotations
 
 import csv
+import os
 import re
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pytest
 from procjudge import judge, load_run
 from procjudge.judge import ACCUSING
 
-from conftest import ROOT
+from conftest import ROOT, present
 
 LABELLED = Path(__file__).parent / "labelled"
 ROWS = list(csv.DictReader((LABELLED / "labels.csv").open(encoding="utf-8")))
@@ -71,3 +72,35 @@ def test_docs_accuracy_shows_the_figures_measured_here() -> None:
         wanted = sum(1 for r in ROWS if r["expect"] == detector)
         fired = sum(1 for r in ROWS if detector in accused(r["path"]))
         assert re.search(rf"\| `{detector}` \| {wanted} \| {fired} \|", text), detector
+
+
+# --------------------------------------------------------------------------- anti-patterns read by hand on real runs
+
+ANTI_PATTERNS = list(csv.DictReader((LABELLED / "anti_patterns.csv").open(encoding="utf-8")))
+REAL_RUNS = Path(os.environ.get("PROCJUDGE_REALDATA", ROOT.parent / "shared" / "realdata")) / "mini-swe-agent" / "trajs"
+
+
+def test_every_anti_pattern_label_names_a_rule_and_says_what_was_read() -> None:
+    from procjudge.detectors import ALL
+
+    rules = {d.id for d in ALL}
+    assert len(ANTI_PATTERNS) >= 50 and len({r["rule"] for r in ANTI_PATTERNS}) >= 4
+    for row in ANTI_PATTERNS:
+        assert row["rule"] in rules and row["label"] in ("yes", "no", "cheat", "honest"), row
+        assert len(row["reading"]) > 40 and row["run"].startswith("django__django-"), row
+    assert len({(r["run"], r["rule"]) for r in ANTI_PATTERNS}) == len(ANTI_PATTERNS)  # one label a run and rule
+
+
+@pytest.mark.parametrize("corpus", present([REAL_RUNS] if REAL_RUNS.is_dir() else [], REAL_RUNS,
+                                           "the real mini-swe-agent runs"))
+def test_docs_accuracy_shows_the_anti_patterns_measured_on_the_real_runs(corpus: Path) -> None:
+    """The page's table and its disagreements are what `procjudge validate` measures today on the
+    labelled real runs, imported without their reports (`scripts/accuracy_report.py --write`)."""
+    import subprocess
+    import sys
+
+    made = subprocess.run([sys.executable, str(ROOT / "scripts" / "accuracy_report.py")], capture_output=True,
+                          text=True, check=True, cwd=ROOT).stdout
+    section = made.split("## Anti-patterns on real shell-agent runs, read by hand", 1)[1].split("\n## ", 1)[0]
+    assert "| `scratch_submitted` |" in section and "| `wasted_iteration` |" in section
+    assert section in (ROOT / "docs" / "accuracy.md").read_text(encoding="utf-8")
