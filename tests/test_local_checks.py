@@ -614,6 +614,27 @@ def test_a_failure_the_agent_ran_after_undoing_its_edit_by_hand_is_named_not_cha
     assert [c.get("on_base", False) for c in checks] == [False, True, False, False], checks
 
 
+_OWN_LINE = "    total = math.fsum(value for value in xs if value is not None)"
+
+
+@pytest.mark.parametrize("undo,on_base", [
+    # django-11880: its added line deleted by its whole text, to run the tests on the unchanged code
+    (f"sed -i '/{_OWN_LINE.strip()}/d' shop/sums.py", True),
+    (f"sed -i -e '/{_OWN_LINE.strip().replace('.', chr(92) + '.')}/d' shop/sums.py", True),  # escaped: still literal
+    ("sed -i '/total = math.fsum/d' shop/sums.py", False),  # a short pattern may name lines of the code too
+    ("sed -i '/total = math.fsum(value for value in xs if .*/d' shop/sums.py", False),  # .* matches lines never shown
+    ("sed -i '/^    total = math.fsum(value for value in xs if value is not None)$/d' shop/sums.py", False),  # anchors
+])
+def test_a_line_the_agent_added_deleted_by_its_whole_text_undoes_its_edit(undo: str, on_base: bool,
+                                                                          tmp_path: Path) -> None:
+    apply = Step("", f"sed -i '2i\\{_OWN_LINE}' shop/sums.py", 0, "", None)
+    run = Step("", "python -m pytest tests/test_sums.py -v", 1, FAILING_RUN, None)
+    steps = [apply, run, Step("", undo, 0, "", None), run, apply, run, _NAN_UNRELATED]
+    checks = [c for it in convert_trajectory(_trajectory(steps))["iterations"]
+              for c in it["iteration_telemetry"].get("checks") or []]
+    assert [c.get("on_base", False) for c in checks] == [False, on_base, False, False], (undo, checks)
+
+
 @pytest.mark.parametrize("other", [
     # not the inverse: the line changed a second time, another way
     Step("", "sed -i '2s|sum(xs)|sum(xs) + 0|' shop/sums.py", 0, "", None),

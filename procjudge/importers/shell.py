@@ -52,6 +52,7 @@ import dataclasses
 import itertools
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, cast
@@ -278,7 +279,7 @@ class _Undo:
         """The step's writes, an edit that undoes every edit its file held made a ``restore``."""
         if not step.writes:
             return step.writes
-        known = _known_edits(step)
+        known = _known_edits(step, _added_lines(self.held.values()))
         writes = []
         for path, how in step.writes:
             relative, outside = repo_relative(os.path.normpath(path), self.roots) if path else ("", True)
@@ -302,10 +303,16 @@ class _Undo:
 _Change = tuple[int | None, tuple[str, ...], tuple[str, ...]]  # an edit's (line, removed, added)
 
 
-def _known_edits(step: Step) -> dict[str, list[_Change]]:
-    """A step's edits by file, where they are all it changed (:func:`_exact`), else none."""
+def _added_lines(held: Iterable[tuple[_Change, ...] | None]) -> frozenset[str]:
+    """The lines the agent's edits still held have added, stripped."""
+    return frozenset(line.strip() for changes in held if changes for _, _, added in changes for line in added)
+
+
+def _known_edits(step: Step, added: frozenset[str] = frozenset()) -> dict[str, list[_Change]]:
+    """A step's edits by file, where they are all it changed (:func:`_exact`; ``added``: the lines
+    the agent's held edits added), else none."""
     known: dict[str, list[_Change]] = {}
-    if step.edits and _exact(step):
+    if step.edits and _exact(step, added):
         for edit in step.edits:
             known.setdefault(edit.path, []).append((edit.line, edit.removed, edit.added))
     return known
@@ -327,10 +334,11 @@ def _takes_back(edit: _Change, earlier: _Change) -> bool:
             and (line is None or earlier[0] is None or line == earlier[0]))
 
 
-def _exact(step: Step) -> bool:
+def _exact(step: Step, added: frozenset[str] = frozenset()) -> bool:
     """Whether the edits rebuilt of a step are all it changed: an editor's replace or insert, or
-    sed commands each at numbered lines (``516s/a/b/``, ``58,60c\\ ...``). A sed over every line
-    changes lines the log never showed, beyond the rebuilt edits."""
+    sed commands each at numbered lines (``516s/a/b/``, ``58,60c\\ ...``), or deleting a line the
+    agent had added by its whole text (``/result.x = copy.deepcopy(y, memo)/d``: :func:`_own_line`).
+    A sed over every line changes lines the log never showed, beyond the rebuilt edits."""
     if not step.shell:
         return step.editor is not None and step.editor.get("command") in ("str_replace", "insert")
     seds = [words for words in (words_of(without_prefixes(part)) for part in segments(step.command))
@@ -338,13 +346,47 @@ def _exact(step: Step) -> bool:
     if not seds:
         return False
     for words in seds:
-        scripts = sed_arguments(words)[0]
+        scripts, _, extended = sed_arguments(words)
         commands = [parse_sed(script) for script in scripts]
-        if not scripts or any(c is None or not c or any(not (one.first or "").isdigit() or
-                                                        not (one.last or "0").isdigit() for one in c)
+        if not scripts or any(c is None or not c or any((not (one.first or "").isdigit() or
+                                                         not (one.last or "0").isdigit())
+                                                        and not _own_line(one, added, extended)
+                                                        for one in c)
                               for c in commands):
             return False
     return True
+
+
+OWN_LINE_CHARS = 30  # the shortest whole line a pattern may name as the agent's own (a shorter one may be the code's)
+
+
+def _own_line(command: Any, added: frozenset[str], extended: bool) -> bool:
+    """Whether a sed command deletes, by its whole text, a line the agent itself added
+    (``/    result.x = copy.deepcopy(y, memo)/d``): a pattern with nothing but literal characters
+    (a dot or an escaped character aside) naming a line of at least ``OWN_LINE_CHARS``
+    characters the agent's held edits added. Another line of the code holding that very text
+    is not to be expected, so the sed deletes the agent's line and nothing else."""
+    address = command.first or ""
+    if command.verb != "d" or command.last is not None or len(address) < 3 or not (
+            address[0] == address[-1] == "/"):
+        return False
+    pattern = address[1:-1]
+    special = "*[]^$" + ("()+?|{}" if extended else "")
+    literal, escaped = [], False
+    for char in pattern:
+        if escaped:
+            if char.isalnum() or (char in "(){}|+?" and not extended):
+                return False  # \w, \b, \1 are operators, and \( \{ \| \+ in a basic expression
+            literal.append(char)
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char in special:
+            return False
+        else:
+            literal.append(char)
+    text = "".join(literal).strip()
+    return not escaped and len(text) >= OWN_LINE_CHARS and text in added
 
 
 _RESTORE = re.compile(r"\bgit\b.*\b(?:checkout|restore|reset)\b")
@@ -421,7 +463,7 @@ def _changed_since(checked: list[Step], after: list[Step], roots: tuple[str, ...
         moves = step.shell and any(how == "copy" for _, how in step.writes)
         copied = {relative(target): (relative(source), moved)
                   for source, target, moved in (copies(step.command) if moves else [])}
-        known = _known_edits(step)
+        known = _known_edits(step, _added_lines(version[2] for version in versions.values() if version[0] == "edits"))
         for path, how in step.writes:
             name = relative(path)
             if how == "copy" and name in copied:
