@@ -635,6 +635,28 @@ def test_a_line_the_agent_added_deleted_by_its_whole_text_undoes_its_edit(undo: 
     assert [c.get("on_base", False) for c in checks] == [False, on_base, False, False], (undo, checks)
 
 
+@pytest.mark.parametrize("apply,undo,on_base", [
+    # django-10914: the setting swapped by a sed over every line, swapped back, the tests run, swapped again
+    ("s/FILE_UPLOAD_PERMISSIONS = None/FILE_UPLOAD_PERMISSIONS = 0o644/",
+     "s/FILE_UPLOAD_PERMISSIONS = 0o644/FILE_UPLOAD_PERMISSIONS = None/", True),
+    ("s/PERMISSIONS = None/PERMISSIONS = 0o644/", "s/PERMISSIONS = 0o644/PERMISSIONS = None/", False),  # short texts
+    ("s/FILE_UPLOAD_PERMISSIONS = None/FILE_UPLOAD_PERMISSIONS = 0o644/",  # an expression: other lines may match
+     "s/FILE_UPLOAD_PERMISSIONS = 0o6.*/FILE_UPLOAD_PERMISSIONS = None/", False),
+    ("s/FILE_UPLOAD_PERMISSIONS = None/FILE_UPLOAD_PERMISSIONS = 0o644/",  # & puts the matched text back
+     "s/FILE_UPLOAD_PERMISSIONS = 0o644/& # FILE_UPLOAD_PERMISSIONS = None/", False),
+])
+def test_a_literal_text_swapped_by_sed_and_swapped_back_undoes_the_edit(apply: str, undo: str, on_base: bool,
+                                                                        tmp_path: Path) -> None:
+    show = Step("", "cat shop/settings.py", 0, "FILE_UPLOAD_PERMISSIONS = None\nDEBUG = False\n", None)
+    run = Step("", "python -m pytest tests/test_sums.py -v", 1, FAILING_RUN, None)
+    steps = [show, Step("", f"sed -i '{apply}' shop/settings.py", 0, "", None), run,
+             Step("", f"sed -i '{undo}' shop/settings.py", 0, "", None), run,
+             Step("", f"sed -i '{apply}' shop/settings.py", 0, "", None), run, _NAN_UNRELATED]
+    checks = [c for it in convert_trajectory(_trajectory(steps))["iterations"]
+              for c in it["iteration_telemetry"].get("checks") or []]
+    assert [c.get("on_base", False) for c in checks] == [False, on_base, False, False], (undo, checks)
+
+
 @pytest.mark.parametrize("other", [
     # not the inverse: the line changed a second time, another way
     Step("", "sed -i '2s|sum(xs)|sum(xs) + 0|' shop/sums.py", 0, "", None),

@@ -315,7 +315,33 @@ def _known_edits(step: Step, added: frozenset[str] = frozenset()) -> dict[str, l
     if step.edits and _exact(step, added):
         for edit in step.edits:
             known.setdefault(edit.path, []).append((edit.line, edit.removed, edit.added))
+    elif step.edits:
+        return _literal_substitution(step)
     return known
+
+
+def _literal_substitution(step: Step) -> dict[str, list[_Change]]:
+    """The change of a step that is one sed over every line of one file, swapping a literal text
+    for another, each at least ``OWN_LINE_CHARS`` long (``s/FILE_UPLOAD_PERMISSIONS = None/
+    FILE_UPLOAD_PERMISSIONS = 0o644/``), as the texts swapped, at no line: what is known of it is
+    that the same sed the other way takes it back, whichever lines it changed (the lines the log
+    never showed holding the second text beforehand aside, which is not to be expected)."""
+    seds = [words for words in (words_of(without_prefixes(part)) for part in segments(step.command))
+            if words and words[0] == "sed"]
+    if len(seds) != 1:
+        return {}
+    scripts, files, extended = sed_arguments(seds[0])
+    commands = parse_sed(scripts[0]) if len(scripts) == 1 else None
+    names = {edit.path for edit in step.edits}
+    if not commands or len(commands) != 1 or len(files) != 1 or len(names) != 1:
+        return {}
+    (command,) = commands
+    if command.verb != "s" or command.first is not None or "g" not in command.flags and command.flags:
+        return {}
+    old, new = _literal(command.pattern, extended), _literal(command.replacement, False)
+    if old is None or new is None or "&" in command.replacement or min(len(old), len(new)) < OWN_LINE_CHARS:
+        return {}
+    return {names.pop(): [(None, (old,), (new,))]}
 
 
 def _after_edits(held: tuple[_Change, ...], made: list[_Change]) -> tuple[_Change, ...]:
@@ -361,32 +387,42 @@ OWN_LINE_CHARS = 30  # the shortest whole line a pattern may name as the agent's
 
 
 def _own_line(command: Any, added: frozenset[str], extended: bool) -> bool:
-    """Whether a sed command deletes, by its whole text, a line the agent itself added
-    (``/    result.x = copy.deepcopy(y, memo)/d``): a pattern with nothing but literal characters
-    (a dot or an escaped character aside) naming a line of at least ``OWN_LINE_CHARS``
-    characters the agent's held edits added. Another line of the code holding that very text
-    is not to be expected, so the sed deletes the agent's line and nothing else."""
-    address = command.first or ""
-    if command.verb != "d" or command.last is not None or len(address) < 3 or not (
-            address[0] == address[-1] == "/"):
+    """Whether a sed command can only touch lines the agent itself added: a delete of the lines
+    holding a pattern (``/result.x = copy.deepcopy(y, memo)/d``), or a substitution over every
+    line (``s/FILE_UPLOAD_PERMISSIONS = 0o644/FILE_UPLOAD_PERMISSIONS = None/``), whose pattern has
+    nothing but literal characters (a dot or an escaped character aside), is at least
+    ``OWN_LINE_CHARS`` long and is part of a line the agent's held edits added. A line of the code
+    the log never showed holding that very text is not to be expected, so the sed changes the
+    agent's lines and nothing else."""
+    if command.verb == "d" and command.last is None and len(command.first or "") > 2 \
+            and command.first[0] == command.first[-1] == "/":
+        pattern = command.first[1:-1]
+    elif command.verb == "s" and command.first is None:
+        pattern = command.pattern
+    else:
         return False
-    pattern = address[1:-1]
+    text = _literal(pattern, extended)
+    return text is not None and len(text) >= OWN_LINE_CHARS and any(text in line for line in added)
+
+
+def _literal(pattern: str, extended: bool) -> str | None:
+    """The text a sed pattern matches when it holds no operator but ``.`` (which matches itself
+    too), its escapes read; None otherwise."""
     special = "*[]^$" + ("()+?|{}" if extended else "")
     literal, escaped = [], False
     for char in pattern:
         if escaped:
             if char.isalnum() or (char in "(){}|+?" and not extended):
-                return False  # \w, \b, \1 are operators, and \( \{ \| \+ in a basic expression
+                return None  # \w, \b, \1 are operators, and \( \{ \| \+ in a basic expression
             literal.append(char)
             escaped = False
         elif char == "\\":
             escaped = True
         elif char in special:
-            return False
+            return None
         else:
             literal.append(char)
-    text = "".join(literal).strip()
-    return not escaped and len(text) >= OWN_LINE_CHARS and text in added
+    return None if escaped else "".join(literal).strip()
 
 
 _RESTORE = re.compile(r"\bgit\b.*\b(?:checkout|restore|reset)\b")
