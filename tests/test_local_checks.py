@@ -642,6 +642,8 @@ def test_a_line_the_agent_added_deleted_by_its_whole_text_undoes_its_edit(undo: 
     ("s/PERMISSIONS = None/PERMISSIONS = 0o644/", "s/PERMISSIONS = 0o644/PERMISSIONS = None/", False),  # short texts
     ("s/FILE_UPLOAD_PERMISSIONS = None/FILE_UPLOAD_PERMISSIONS = 0o644/",  # an expression: other lines may match
      "s/FILE_UPLOAD_PERMISSIONS = 0o6.*/FILE_UPLOAD_PERMISSIONS = None/", False),
+    ("s/FILE_UPLOAD_PERMISSIONS = None/FILE_UPLOAD_PERMISSIONS = 0o644/I",  # any case: other lines may match
+     "s/FILE_UPLOAD_PERMISSIONS = 0o644/FILE_UPLOAD_PERMISSIONS = None/I", False),
     ("s/FILE_UPLOAD_PERMISSIONS = None/FILE_UPLOAD_PERMISSIONS = 0o644/",  # & puts the matched text back
      "s/FILE_UPLOAD_PERMISSIONS = 0o644/& # FILE_UPLOAD_PERMISSIONS = None/", False),
 ])

@@ -336,7 +336,7 @@ def _literal_substitution(step: Step) -> dict[str, list[_Change]]:
     if not commands or len(commands) != 1 or len(files) != 1 or len(names) != 1:
         return {}
     (command,) = commands
-    if command.verb != "s" or command.first is not None or "g" not in command.flags and command.flags:
+    if command.verb != "s" or command.first is not None or command.flags not in ("", "g"):
         return {}
     old, new = _literal(command.pattern, extended), _literal(command.replacement, False)
     if old is None or new is None or "&" in command.replacement or min(len(old), len(new)) < OWN_LINE_CHARS:
@@ -362,9 +362,10 @@ def _takes_back(edit: _Change, earlier: _Change) -> bool:
 
 def _exact(step: Step, added: frozenset[str] = frozenset()) -> bool:
     """Whether the edits rebuilt of a step are all it changed: an editor's replace or insert, or
-    sed commands each at numbered lines (``516s/a/b/``, ``58,60c\\ ...``), or deleting a line the
-    agent had added by its whole text (``/result.x = copy.deepcopy(y, memo)/d``: :func:`_own_line`).
-    A sed over every line changes lines the log never showed, beyond the rebuilt edits."""
+    sed commands each at numbered lines (``516s/a/b/``, ``58,60c\\ ...``), or touching only lines
+    the agent had added, by a long literal text of them (``/result.x = copy.deepcopy(y, memo)/d``,
+    ``s/SETTING = 0o644/SETTING = None/``: :func:`_own_line`). A sed over every line changes lines
+    the log never showed, beyond the rebuilt edits."""
     if not step.shell:
         return step.editor is not None and step.editor.get("command") in ("str_replace", "insert")
     seds = [words for words in (words_of(without_prefixes(part)) for part in segments(step.command))
@@ -383,7 +384,7 @@ def _exact(step: Step, added: frozenset[str] = frozenset()) -> bool:
     return True
 
 
-OWN_LINE_CHARS = 30  # the shortest whole line a pattern may name as the agent's own (a shorter one may be the code's)
+OWN_LINE_CHARS = 30  # the shortest literal text a sed may name as the agent's own (a shorter one may be the code's too)
 
 
 def _own_line(command: Any, added: frozenset[str], extended: bool) -> bool:
@@ -397,7 +398,7 @@ def _own_line(command: Any, added: frozenset[str], extended: bool) -> bool:
     if command.verb == "d" and command.last is None and len(command.first or "") > 2 \
             and command.first[0] == command.first[-1] == "/":
         pattern = command.first[1:-1]
-    elif command.verb == "s" and command.first is None:
+    elif command.verb == "s" and command.first is None and command.flags in ("", "g"):
         pattern = command.pattern
     else:
         return False
