@@ -202,13 +202,16 @@ def import_report(done: Imported, out: Path, unit: str, note_unit: str, used: st
 
 
 def run_import(import_files: Callable[..., Imported], files: list[Path], suffixes: tuple[str, ...],
-               out: Path, overwrite: bool, unit: str, name: str, **options: Any) -> NoReturn:
+               out: Path, overwrite: bool, unit: str, name: str, *, jobs: int, engine: str, scheduler: str | None,
+               **options: Any) -> NoReturn:
     """The body every import command shares: the files (folders searched for ``suffixes``), the
-    output folder, the importer's ``import_files`` with ``options``, then the report and exit."""
-    found = files_in(list(files), suffixes)
-    folders = Folders(out)
-    with folders.unless_refused():
-        done = import_files([str(f) for f in found], str(out), overwrite=overwrite, **options)
+    output folder, the importer's ``import_files`` with ``options``, read in ``jobs`` workers on
+    ``engine`` (``--jobs``, ``--engine``, ``--scheduler``), then the report and exit."""
+    with reading_on(engine, scheduler):
+        found = files_in(list(files), suffixes)
+        folders = Folders(out)
+        with folders.unless_refused():
+            done = import_files([str(f) for f in found], str(out), overwrite=overwrite, jobs=_workers(jobs), **options)
     import_report(done, out, unit, "note", name, folders)
 
 
@@ -339,9 +342,9 @@ def import_swe_agent(
     """
     from .swe_agent import import_files
 
-    with reading_on(engine, scheduler):
-        run_import(import_files, files, (".traj.json", ".traj"), out, overwrite, "file", "swe-agent", agent=agent,
-                   reports=str(reports) if reports else None, unlisted=unlisted.value, jobs=_workers(jobs))
+    run_import(import_files, files, (".traj.json", ".traj"), out, overwrite, "file", "swe-agent", agent=agent,
+               reports=str(reports) if reports else None, unlisted=unlisted.value,
+               jobs=jobs, engine=engine, scheduler=scheduler)
 
 
 @import_app.command("openhands")
@@ -370,9 +373,9 @@ def import_openhands(
     """
     from .openhands import import_files
 
-    with reading_on(engine, scheduler):
-        run_import(import_files, files, (".jsonl",), out, overwrite, "line", "openhands", agent=agent,
-                   reports=str(reports) if reports else None, jobs=_workers(jobs))
+    run_import(import_files, files, (".jsonl",), out, overwrite, "line", "openhands", agent=agent,
+               reports=str(reports) if reports else None,
+               jobs=jobs, engine=engine, scheduler=scheduler)
 
 
 @import_app.command("atif")
@@ -400,9 +403,8 @@ def import_atif(
     """
     from .atif import import_files
 
-    with reading_on(engine, scheduler):
-        run_import(import_files, files, ("trajectory.json", "result.json"), out, overwrite, "file", "atif", agent=agent,
-                   jobs=_workers(jobs))
+    run_import(import_files, files, ("trajectory.json", "result.json"), out, overwrite, "file", "atif", agent=agent,
+               jobs=jobs, engine=engine, scheduler=scheduler)
 
 
 @import_app.command("claude-code")
@@ -430,9 +432,8 @@ def import_claude_code(
     """
     from .claude_code import import_files
 
-    with reading_on(engine, scheduler):
-        run_import(import_files, files, (".jsonl",), out, overwrite, "file", "claude-code", agent=agent,
-                   jobs=_workers(jobs))
+    run_import(import_files, files, (".jsonl",), out, overwrite, "file", "claude-code", agent=agent,
+               jobs=jobs, engine=engine, scheduler=scheduler)
 
 
 @import_app.command("codex")
@@ -458,8 +459,8 @@ def import_codex(
     """
     from .codex import import_files
 
-    with reading_on(engine, scheduler):
-        run_import(import_files, files, (".jsonl",), out, overwrite, "file", "codex", agent=agent, jobs=_workers(jobs))
+    run_import(import_files, files, (".jsonl",), out, overwrite, "file", "codex", agent=agent,
+               jobs=jobs, engine=engine, scheduler=scheduler)
 
 
 @import_app.command("terminal-bench")
@@ -487,9 +488,8 @@ def import_terminal_bench(
     """
     from .terminal_bench import import_files
 
-    with reading_on(engine, scheduler):
-        run_import(import_files, files, ("results.json",), out, overwrite, "file", "terminal-bench", agent=agent,
-                   jobs=_workers(jobs))
+    run_import(import_files, files, ("results.json",), out, overwrite, "file", "terminal-bench", agent=agent,
+               jobs=jobs, engine=engine, scheduler=scheduler)
 
 
 @import_app.command("list")
