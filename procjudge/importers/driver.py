@@ -181,14 +181,14 @@ def produce_with(make: Callable[[str], Any], path: str) -> tuple[str, Any]:
 FILES_PER_TASK = 16  # the files one Dask task reads: the task's own cost is paid once for them
 
 
-def _produce_many(make: Callable[[str], Any], paths: list[str]) -> list[tuple[str, Any]]:
-    """A Dask task: each file's outcome; a file whose reading failed otherwise costs itself only
+def _dask_chunk(work: Callable[[Any], Any], items: list[Any]) -> list[Any]:
+    """A Dask task: ``work(item)`` for each item; one whose work failed otherwise costs itself only
     (on a cluster an archive's import does not stop for one file)."""
     out = []
-    for path in paths:
+    for item in items:
         try:
-            out.append(produce_with(make, path))
-        except Exception as exc:  # noqa: BLE001 - named, and the task's other files still read
+            out.append(work(item))
+        except Exception as exc:  # noqa: BLE001 - named, and the task's other items still worked
             out.append(("error", _failed_on_dask(exc)))
     return out
 
@@ -197,18 +197,23 @@ def _failed_on_dask(exc: BaseException) -> str:
     return f"the Dask task reading this file failed: {type(exc).__name__}: {exc}"[:300]
 
 
-def _on_dask(paths: list[str], make: Callable[[str], Any], jobs: int, scheduler: str | None) -> Iterator[tuple[str, Any]]:
-    """Each file's outcome in input order, read on a Dask cluster ``FILES_PER_TASK`` files a task;
-    a task that fails there (its worker died, or the cluster could not run it) costs its files,
-    each named."""
+def _on_dask(chunks: Iterable[list[Any]], work: Callable[[Any], Any], jobs: int,
+             scheduler: str | None) -> Iterator[Any]:
+    """Each item's outcome in input order, ``work`` (sent to the workers once) done on a Dask
+    cluster a chunk a task; a task that fails there (its worker died, or the cluster could not run
+    it) costs its items, each named."""
     from ..dask import map_ordered
 
-    chunks = [paths[k: k + FILES_PER_TASK] for k in range(0, len(paths), FILES_PER_TASK)]
-    for chunk, (ok, value) in zip(chunks, map_ordered(_produce_many, chunks, scheduler, jobs, shared=make), strict=True):
-        if ok:
-            yield from value
-        else:
-            yield from (("error", _failed_on_dask(value)) for _ in chunk)
+    sizes: collections.deque[int] = collections.deque()
+
+    def sent() -> Iterator[list[Any]]:
+        for chunk in chunks:
+            sizes.append(len(chunk))
+            yield chunk
+
+    for ok, value in map_ordered(_dask_chunk, sent(), scheduler, jobs, shared=work):
+        size = sizes.popleft()
+        yield from value if ok else [("error", _failed_on_dask(value))] * size
 
 
 def _produced_all(paths: list[str], make: Callable[[str], Any], jobs: int) -> Iterator[tuple[str, Any]]:
@@ -218,7 +223,8 @@ def _produced_all(paths: list[str], make: Callable[[str], Any], jobs: int) -> It
     memory) costs the file it held, named, when it dies again reading that file alone."""
     chosen = _ENGINE[-1]
     if chosen.name == "dask" and paths:
-        yield from _on_dask(paths, make, jobs, chosen.scheduler)
+        chunks = (paths[k: k + FILES_PER_TASK] for k in range(0, len(paths), FILES_PER_TASK))
+        yield from _on_dask(chunks, functools.partial(produce_with, make), jobs, chosen.scheduler)
         return
     _MAKE.append(make)
     try:
@@ -352,7 +358,7 @@ def _made_all(tasks: Iterable[Task | ImportIssue], jobs: int) -> Iterator[tuple[
         if chunk:
             yield chunk
 
-    outcomes = (_chunks_on_dask(chunks(), jobs, chosen.scheduler) if chosen.name == "dask"
+    outcomes = (_on_dask(chunks(), _made_from, jobs, chosen.scheduler) if chosen.name == "dask"
                 else _pooled(chunks(), _make_chunk, jobs, "the worker making this run died (killed, or out of memory)"))
     for outcome in outcomes:
         task, payload = pending.popleft()
@@ -378,41 +384,14 @@ def _payload(task: Task | ImportIssue) -> bytes | None:
 
 
 def _make_chunk(payloads: list[bytes | None]) -> list[tuple[str, Any] | None]:
-    """A worker's task: each pickled task's outcome (None for one made in the process that asked),
-    a run encoded here (the writer's work, spread)."""
-    out: list[tuple[str, Any] | None] = []
-    for payload in payloads:
-        if payload is None:
-            out.append(None)
-            continue
-        make, records = pickle.loads(payload)
-        out.append(_encoded(_make(make, records)))
-    return out
+    """A worker's task: each pickled task's outcome (:func:`_made_from`)."""
+    return [_made_from(payload) for payload in payloads]
 
 
-def _make_on_dask(_: Any, payloads: list[bytes | None]) -> list[tuple[str, Any] | None]:
-    """A Dask task: :func:`_make_chunk`; a run whose making failed otherwise costs itself only."""
-    out: list[tuple[str, Any] | None] = []
-    for payload in payloads:
-        try:
-            out += _make_chunk([payload])
-        except Exception as exc:  # noqa: BLE001 - named, and the chunk's other runs still made
-            out.append(("error", _failed_on_dask(exc)))
-    return out
-
-
-def _chunks_on_dask(chunks: Iterator[list[bytes | None]], jobs: int, scheduler: str | None) -> Iterator[Any]:
-    """Each item's outcome in order, a chunk a Dask task; a task that fails there costs its
-    items, each named."""
-    from ..dask import map_ordered
-
-    sizes: collections.deque[int] = collections.deque()
-
-    def sent() -> Iterator[list[bytes | None]]:
-        for chunk in chunks:
-            sizes.append(len(chunk))
-            yield chunk
-
-    for ok, value in map_ordered(_make_on_dask, sent(), scheduler, jobs):
-        size = sizes.popleft()
-        yield from value if ok else [("error", _failed_on_dask(value))] * size
+def _made_from(payload: bytes | None) -> tuple[str, Any] | None:
+    """A pickled task's outcome, its run encoded here (the writer's work, spread); None for one
+    made in the process that asked."""
+    if payload is None:
+        return None
+    make, records = pickle.loads(payload)
+    return _encoded(_make(make, records))
