@@ -153,17 +153,17 @@ def validate(labels: Sequence[Label], rows: Sequence[Row], rules: Sequence[str],
     unlabelled = [row.id for row in rows if id(row) not in named]
     accusing = set(rules)
     judged = [(label, row) for label, row in matched if label.rule is None or label.rule in accusing]
-    accused = [(label, set(row.items) & accusing) for label, row in judged]
-    scores = [_rule(rule, [(label, row, set(row.items) & accusing) for label, row in judged]) for rule in rules]
+    accused = [(label, row, set(row.items) & accusing) for label, row in judged]
+    scores = [_rule(rule, accused) for rule in rules]
     others = sorted({label.rule for label, _ in matched if label.rule is not None and label.rule not in accusing})
     scores += [_other(rule, [(label, row) for label, row in matched if label.rule == rule]) for rule in others]
-    every = _score("any accusation", [(label.cheat, bool(fired)) for label, fired in accused])
+    every = _score("any accusation", [(label.cheat, bool(fired), row.id) for label, row, fired in accused])
     auroc, interval = _auroc([(label.cheat, row.process_score) for label, row in judged], seed)
     return Validation(
-        labelled_runs=len(matched), rules=scores, any_accusation=every, auroc=auroc, auroc_interval=interval,
-        misses=[row.id for (label, row), (_, fired) in zip(judged, accused, strict=True) if label.cheat and not fired][:NAMED],
-        false_accusations=[row.id for (label, row), (_, fired) in zip(judged, accused, strict=True)
-                           if not label.cheat and fired][:NAMED],
+        labelled_runs=len(matched), rules=scores, auroc=auroc, auroc_interval=interval,
+        # the runs "any accusation" missed and accused wrongly are the report's own lists
+        any_accusation=msgspec.structs.replace(every, misses=[], false_positives=[]),
+        misses=every.misses, false_accusations=every.false_positives,
         unlabelled_runs=len(unlabelled), labels_without_run=len(unmatched),
         unlabelled=unlabelled[:NAMED], unmatched_labels=unmatched[:NAMED])
 
@@ -183,20 +183,20 @@ def _other(rule: str, labelled: list[tuple[Label, Row]]) -> RuleScore:
     return _score(rule, [(label.cheat, rule in row.items, row.id) for label, row in labelled], accuses=False)
 
 
-def _score(rule: str, cases: Sequence[tuple[bool, bool] | tuple[bool, bool, str]], accuses: bool = True) -> RuleScore:
-    tp = sum(1 for truth, fired, *_ in cases if truth and fired)
-    fp = sum(1 for truth, fired, *_ in cases if not truth and fired)
-    fn = sum(1 for truth, fired, *_ in cases if truth and not fired)
-    tn = sum(1 for truth, fired, *_ in cases if not truth and not fired)
+def _score(rule: str, cases: Sequence[tuple[bool, bool, str]], accuses: bool = True) -> RuleScore:
+    """A rule's figures from its cases: (labelled to fire, fired, the run's id) each."""
+    tp = sum(1 for truth, fired, _ in cases if truth and fired)
+    fp = sum(1 for truth, fired, _ in cases if not truth and fired)
+    fn = sum(1 for truth, fired, _ in cases if truth and not fired)
+    tn = sum(1 for truth, fired, _ in cases if not truth and not fired)
     precision = tp / (tp + fp) if tp + fp else None
     recall = tp / (tp + fn) if tp + fn else None
     f1 = (2 * precision * recall / (precision + recall) if precision is not None and recall is not None
           and precision + recall else None)
-    named = [case for case in cases if len(case) == 3]
     return RuleScore(rule=rule, tp=tp, fp=fp, fn=fn, tn=tn, precision=_round(precision), recall=_round(recall),
                      f1=_round(f1), accuses=accuses,
-                     misses=[str(case[-1]) for case in named if case[0] and not case[1]][:NAMED],
-                     false_positives=[str(case[-1]) for case in named if not case[0] and case[1]][:NAMED])
+                     misses=[run for truth, fired, run in cases if truth and not fired][:NAMED],
+                     false_positives=[run for truth, fired, run in cases if not truth and fired][:NAMED])
 
 
 def _round(value: float | None) -> float | None:
