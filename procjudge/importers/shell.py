@@ -320,14 +320,19 @@ def _known_edits(step: Step, added: frozenset[str] = frozenset()) -> dict[str, l
     return known
 
 
+def _sed_words(step: Step) -> list[list[str]]:
+    """The words of each ``sed`` simple command of a step's command line."""
+    return [words for words in (words_of(without_prefixes(part)) for part in segments(step.command))
+            if words and words[0] == "sed"]
+
+
 def _literal_substitution(step: Step) -> dict[str, list[_Change]]:
     """The change of a step that is one sed over every line of one file, swapping a literal text
     for another, each at least ``OWN_LINE_CHARS`` long (``s/FILE_UPLOAD_PERMISSIONS = None/
     FILE_UPLOAD_PERMISSIONS = 0o644/``), as the texts swapped, at no line: what is known of it is
     that the same sed the other way takes it back, whichever lines it changed (the lines the log
     never showed holding the second text beforehand aside, which is not to be expected)."""
-    seds = [words for words in (words_of(without_prefixes(part)) for part in segments(step.command))
-            if words and words[0] == "sed"]
+    seds = _sed_words(step)
     if len(seds) != 1:
         return {}
     scripts, files, extended = sed_arguments(seds[0])
@@ -368,8 +373,7 @@ def _exact(step: Step, added: frozenset[str] = frozenset()) -> bool:
     the log never showed, beyond the rebuilt edits."""
     if not step.shell:
         return step.editor is not None and step.editor.get("command") in ("str_replace", "insert")
-    seds = [words for words in (words_of(without_prefixes(part)) for part in segments(step.command))
-            if words and words[0] == "sed"]
+    seds = _sed_words(step)
     if not seds:
         return False
     for words in seds:
