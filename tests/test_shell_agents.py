@@ -730,6 +730,17 @@ def test_an_edit_that_could_not_be_rebuilt_is_a_not_checked_reason(tmp_path: Pat
     assert reasons["test_chasing"].startswith("partly: 1 edit(s) could not be rebuilt")
 
 
+def test_a_sed_replacement_naming_a_group_the_expression_lacks_is_not_rebuilt() -> None:
+    """`sed -E 's/\\(name\\)/\\1s/'`: in an extended expression `\\(` is a parenthesis, so there is no
+    group 1 and GNU sed refuses the script ("invalid reference \\1 on `s' command's RHS"); the file's
+    change is named as not rebuilt, and the import goes on."""
+    views = rebuild.Views()
+    views.see("m.py", {1: "x = name(1)", 2: "y = (name)"})
+    found, missed = sed.sed_edits(views, ["sed", "-E", "-i", r"s/\(name\)/\1s/", "m.py"])
+    assert found == [] and missed == [("m.py", "`sed -i` matched none of the lines shown")]
+    assert views.lines["m.py"] == {1: "x = name(1)", 2: "y = (name)"}
+
+
 def test_sed_basic_expressions_anchor_only_at_their_ends() -> None:
     from procjudge.importers.sed import compile_sed
 

@@ -39,8 +39,9 @@ class ReplayTimeout(Exception):
 class SedPattern:
     """An agent's sed expression, matched in bounded time (the ``regex`` module's timeout)."""
 
-    def __init__(self, compiled: Any) -> None:
+    def __init__(self, compiled: Any, error: type[Exception]) -> None:
         self.compiled = compiled
+        self.error = error  # the regex module's own (not a subclass of re.error)
         self.pattern: str = compiled.pattern  # the expression as Python reads it
 
     def search(self, text: str) -> Any:
@@ -50,10 +51,14 @@ class SedPattern:
             raise ReplayTimeout from None
 
     def sub(self, replacement: str, text: str, count: int = 0) -> str:
+        """The text with the replacement written for each match; ValueError when the replacement
+        cannot be written (``\\1`` where the expression has no group: sed refuses it too)."""
         try:
             result: str = self.compiled.sub(replacement, text, count=count, timeout=REPLAY_SECONDS)
         except TimeoutError:
             raise ReplayTimeout from None
+        except self.error as error:
+            raise ValueError(str(error)) from None
         return result
 
 
@@ -66,7 +71,7 @@ def compile_sed(pattern: str, extended: bool, flags: int = 0) -> SedPattern | No
     try:
         with warnings.catch_warnings():  # a bracket Python would read as a nested set
             warnings.simplefilter("ignore")
-            return SedPattern(regex.compile(_bre_to_python(pattern, extended), flags))
+            return SedPattern(regex.compile(_bre_to_python(pattern, extended), flags), regex.error)
     except (regex.error, re.error, RecursionError, OverflowError, ValueError):
         return None
 
