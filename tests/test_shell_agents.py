@@ -750,6 +750,58 @@ def test_sed_basic_expressions_anchor_only_at_their_ends() -> None:
     assert compile_sed("a$b^c", extended=False).pattern == r"a\$b\^c"  # type: ignore[union-attr]
 
 
+_LINES = ["    return self.name == other.name", "x = a.b.c(1) + a.b.c(2)", "path = '/tmp/x' # $HOME ^up",
+          "if (a|b) and [c] or {d}: e*f + g?", r"s = 'back\slash' & more & more", "\ttabbed  line  ", "ok"]
+
+
+@pytest.mark.parametrize("script", [
+    "s/name/label/", "s/name/label/g", "s/a.b.c/x/g", r"s/a\.b\.c/x/g", r"s/c(1)/c(3)/", r"s/\$HOME/~/",
+    r"s/ \^up/ down/", "s#/tmp/x#/var/y#", r"s/(a|b)/(a)/", r"s/\[c\]/[C]/", r"s/{d}/{D}/", r"s/e\*f/f*e/",
+    "s/g?/h/", "s/more/[&]/g", r"s/more/\&/", r"s/more/a\nb/", r"s/more/a\tb/", r"s/ & / and /g", r"s/\\/\//",
+    r"s/\(name\)/\1s/", "s/NAME/x/I", "s/name/x/i", "s/  /_/g", r"s/line/\x27q\x27/", "s/ok/&&/",
+    r"s/self\.name/self.label/", r"s/\s\+/ /g", "s/[[:space:]]/_/g", r"s/\<ok\>/fine/", "s/x\\/y/z/",
+])
+@pytest.mark.parametrize("extended", [False, True])
+def test_plain_sed_substitutions_replace_exactly_as_the_regular_expression_does(script: str, extended: bool) -> None:
+    """A substitution whose expression is plain text is replaced without a regular expression: on
+    every line, the same text as the compiled expression writes (and none compiled for it)."""
+    words = ["sed", "-E", "-i", script, "m.py"] if extended else ["sed", "-i", script, "m.py"]
+    command = sed.parse_sed(script)
+    assert command is not None and command[0].verb == "s"
+    target = sed._sed_replacement(command[0].replacement)
+    folded = "I" in command[0].flags or "i" in command[0].flags
+    plain = sed._plain(command[0], target, extended, folded)
+    regex = sed.compile_sed(command[0].pattern, extended, 2 if folded else 0)  # re.IGNORECASE
+    views = rebuild.Views()
+    views.see("m.py", {k + 1: line for k, line in enumerate(_LINES)})
+    found, _ = sed.sed_edits(views, words)
+    if regex is None:
+        assert plain is None
+        return
+    count = 0 if "g" in command[0].flags else 1
+    try:
+        expected = {k + 1: regex.sub(target, line, count=count) for k, line in enumerate(_LINES)}
+    except ValueError:  # a group the expression lacks: nothing rebuilt, and no plain reading
+        assert plain is None and found == []
+        return
+    written = {e.line: "\n".join(e.added) for e in found}
+    assert written == {n: text for n, text in expected.items() if text != _LINES[n - 1]}
+    if plain is not None:  # the plain reading gives the same text line by line
+        assert {n: line.replace(plain[0], plain[1], count or -1) for n, line in enumerate(_LINES, 1)} == expected
+
+
+def test_which_sed_expressions_are_plain_text() -> None:
+    assert sed.plain_text("self.name", extended=False) is None  # `.` is any character
+    assert sed.plain_text(r"self\.name", extended=False) == "self.name"
+    assert sed.plain_text("c(1)", extended=False) == "c(1)"  # basic: parentheses are text
+    assert sed.plain_text("c(1)", extended=True) is None  # extended: a group
+    assert sed.plain_text(r"\(x\)", extended=False) is None
+    assert sed.plain_text("^x", extended=False) is None and sed.plain_text("x$", extended=False) is None
+    assert sed.plain_text("a$b", extended=False) == "a$b"  # not at the end: text
+    assert sed.plain_text(r"\s", extended=False) is None and sed.plain_text("", extended=False) is None
+    assert sed._plain_replacement("\\g<0>!", "x") == "x!"
+    assert sed._plain_replacement("\\g<1>", "x") is None and sed._plain_replacement("a\\\\b", "x") is None
+
 def _aci(action: str, observation: str, open_file: str = "n/a") -> dict:  # type: ignore[type-arg]
     return {"action": action, "observation": observation, "thought": "", "response": "",
             "state": json.dumps({"open_file": open_file, "working_dir": "/repo__x"})}

@@ -76,6 +76,33 @@ def compile_sed(pattern: str, extended: bool, flags: int = 0) -> SedPattern | No
         return None
 
 
+_PLAIN_ESCAPES = frozenset("()[]{}?*+-|^$\\.&~# ")  # what re.escape escapes, each then itself
+_SPECIAL = frozenset(".^$*+?{}[]|()\\")
+
+
+@functools.lru_cache(maxsize=1024)
+def plain_text(pattern: str, extended: bool) -> str | None:
+    """The text a sed expression matches when it is plain text (punctuation escaped or not special
+    where it stands), else None. Such an expression matches exactly where ``str.find`` finds its
+    text, so it is replaced without a regular expression (most of the agents' substitutions are)."""
+    python = _bre_to_python(pattern, extended)
+    out = []
+    k = 0
+    while k < len(python):
+        char = python[k]
+        if char == "\\":
+            if k + 1 >= len(python) or python[k + 1] not in _PLAIN_ESCAPES:
+                return None
+            out.append(python[k + 1])
+            k += 2
+            continue
+        if char in _SPECIAL:
+            return None
+        out.append(char)
+        k += 1
+    return "".join(out) or None
+
+
 def _bre_to_python(pattern: str, extended: bool) -> str:
     """A sed regular expression as a Python one (GNU basic or extended syntax, POSIX classes)."""
     for name, replacement in _POSIX_CLASSES.items():
@@ -348,14 +375,34 @@ def sed_arguments(words: list[str]) -> tuple[list[str], list[str], bool]:
     return scripts, files, extended
 
 
+def _plain_replacement(target: str, text: str) -> str | None:
+    """A Python replacement as the text it writes for a match of ``text``, or None when it holds a
+    group or an escape (only the whole match, ``\\g<0>``, is read here)."""
+    if "\0" in target:
+        return None
+    written = target.replace("\\g<0>", "\0")
+    return None if "\\" in written else written.replace("\0", text)
+
+
+def _plain(command: SedCommand, target: str, extended: bool, folded: bool) -> tuple[str, str] | None:
+    """(the text matched, the text written) of a substitution that needs no regular expression."""
+    text = None if folded else plain_text(command.pattern, extended)
+    written = _plain_replacement(target, text) if text is not None else None
+    return (text, written) if text is not None and written is not None else None
+
+
 def _substitute(views: Views, name: str, command: SedCommand, selected: list[int], extended: bool,
                 unrecovered: list[tuple[str, str]]) -> list[Edit]:
-    regex = compile_sed(command.pattern, extended, re.IGNORECASE if "I" in command.flags or "i" in command.flags else 0)
-    if regex is None:
-        unrecovered.append((name, "a sed pattern that could not be read"))
-        return []
     count = 0 if "g" in command.flags else 1
     target = _sed_replacement(command.replacement)
+    folded = "I" in command.flags or "i" in command.flags
+    plain = _plain(command, target, extended, folded)
+    regex = None
+    if plain is None:
+        regex = compile_sed(command.pattern, extended, re.IGNORECASE if folded else 0)
+        if regex is None:
+            unrecovered.append((name, "a sed pattern that could not be read"))
+            return []
     views.spend(len(selected) * REGEX_COST)
     edits = []
     within = views.enclosing_tests(name, selected)
@@ -363,10 +410,13 @@ def _substitute(views: Views, name: str, command: SedCommand, selected: list[int
         old = views.lines[name].get(number)
         if old is None:
             continue
-        try:
-            new = regex.sub(target, old, count=count)
-        except (re.error, IndexError, ValueError):
-            continue
+        if regex is None and plain is not None:  # plain text: it matches where str.replace finds it
+            new = old.replace(plain[0], plain[1], count or -1)
+        elif regex is not None:
+            try:
+                new = regex.sub(target, old, count=count)
+            except (re.error, IndexError, ValueError):
+                continue
         if new != old:
             after = new.split("\n")
             edits.append(Edit(name, (old,), tuple(after), "sed", number, within[number]))
