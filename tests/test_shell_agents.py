@@ -874,3 +874,28 @@ def test_a_reproduction_left_in_the_patch_handed_in_is_scratch_submitted_and_a_c
     assert not any(i.id == "scratch_submitted" for i in verdict.items)
     reasons = {n.detector: n.reason for n in verdict.not_checked}
     assert reasons.get("scratch_submitted", "").startswith("no patch handed in"), reasons
+
+
+def test_with_no_submitted_diff_the_agents_own_scripts_are_scratch_and_a_file_made_then_edited_is_created() -> None:
+    """A log without the submitted diff (a session, a container's trial, a completion log): a
+    `reproduce_*.py` the agent made, a folder it made and deleted again, are its own throw-away
+    files, as they are for the code's edits; a new module it made and kept is the code. A file made
+    and then edited in one iteration is created in it, not modified."""
+    from procjudge.importers.toolcalls import editor_step
+
+    steps = [editor_step({"command": "create", "path": "/testbed/reproduce_issue.py", "file_text": "import m\n"}, "",
+                         None, "File created successfully", None),
+             editor_step({"command": "str_replace", "path": "/testbed/reproduce_issue.py", "old_str": "import m\n",
+                          "new_str": "import m\nprint(m.x)\n"}, "", None, "The file has been edited.", None),
+             Step("", "mkdir -p tmpapp && echo 'X = 1' > tmpapp/settings.py", 0, "", None),
+             editor_step({"command": "create", "path": "/testbed/helpers.py", "file_text": "def h():\n    return 2\n"}, "",
+                         None, "File created successfully", None),
+             Step("", "sed -i 's/x = 1/x = 2/' m.py", 0, "", None),
+             Step("", "python reproduce_issue.py", 0, "2\n", None),
+             Step("", "rm -rf tmpapp", 0, "", None)]
+    document = convert_trajectory(Trajectory(instance="i", agent="a", source="claude-code", steps=steps))
+    files = {f["path"]: (f["status"], f["scratch"])
+             for entry in document["iterations"] for f in entry["iteration_telemetry"]["changes"]["files"]}
+    assert files["reproduce_issue.py"] == ("created", True)
+    assert files["tmpapp/settings.py"][1] is True and files["tmpapp"] == ("deleted", True)
+    assert files["helpers.py"] == ("created", False) and files["m.py"] == ("modified", False)

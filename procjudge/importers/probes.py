@@ -30,6 +30,13 @@ def scratch_write(path: str, submitted: dict[str, str] | None, roots: tuple[str,
         return outside
     if submitted is not None:
         return is_scratch(relative, submitted)
+    return made_for_itself(relative, discarded)
+
+
+def made_for_itself(relative: str, discarded: frozenset[str]) -> bool:
+    """Whether a file the agent made is its own throw-away, where no submitted diff says: a
+    ``reproduce_*.py``-like name, or deleted again before the end (``discarded``, or in a folder
+    that was)."""
     return _THROWAWAY.match(relative.rsplit("/", 1)[-1]) is not None or relative in discarded or any(
         relative.startswith(folder + "/") for folder in discarded)
 

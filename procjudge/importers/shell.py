@@ -88,7 +88,7 @@ from .classify import build_command, copies, segments, test_command, without_pre
 from .edits import words_of
 from .environment import held_back_environment, project_modules, unavailable, unavailable_code
 from .history import ancestors_shown, history_reads
-from .probes import discarded_files, find_checks, scratch_write, tracked_files
+from .probes import discarded_files, find_checks, made_for_itself, scratch_write, tracked_files
 from .replay import rebuild_steps
 from .sed import parse_sed, sed_arguments
 from .steps import REPO_ROOTS, Step, diff_files, is_scratch, outside_repo, repo_relative
@@ -160,7 +160,7 @@ def convert(trajectory: Trajectory) -> RunFile:
         previous = iterations[-1].test_results.suite if iterations and iterations[-1].test_results else None
         iterations.append(_iteration(k, group, baseline if k == 0 else None, submitted, seen_created, trajectory.roots,
                                      trajectory.submission, unknown=outcome_unknown, tracked=tracked, ancestors=ancestors,
-                                     previous=previous, uses=uses, typed=typed))
+                                     previous=previous, uses=uses, typed=typed, discarded=discarded))
     final = _finish(iterations[-1], trajectory)
     if submitted is not None and trajectory.submission:
         final = _unsubmitted_edits(final, groups[-1], submitted, tracked, trajectory.roots)
@@ -648,10 +648,11 @@ def _iteration(k: int, group: list[Step], baseline: Step | None, submitted: dict
                unknown: bool = False, tracked: frozenset[str] = frozenset(),
                ancestors: frozenset[str] = frozenset(), previous: str | None = None,
                uses: dict[str, str] | None = None,
-               typed: dict[int, dict[str, list[str]]] | None = None) -> IterationTelemetry:
+               typed: dict[int, dict[str, list[str]]] | None = None,
+               discarded: frozenset[str] = frozenset()) -> IterationTelemetry:
     """One iteration's telemetry from its steps: timing, actions, the files written and their edits,
     the test results (or why none validated anything), and the reads of the repository's history."""
-    files = _files_written(group, submitted, seen_created, roots, tracked, uses or {})
+    files = _files_written(group, submitted, seen_created, roots, tracked, uses or {}, discarded)
     for step in group:  # the numbers it typed into a data file by hand
         for relative, numbers in (typed or {}).get(id(step), {}).items():
             if relative in files:
@@ -678,10 +679,13 @@ def _iteration(k: int, group: list[Step], baseline: Step | None, submitted: dict
 
 def _files_written(group: list[Step], submitted: dict[str, str] | None, seen_created: set[str],
                    roots: tuple[str, ...], tracked: frozenset[str] = frozenset(),
-                   uses: dict[str, str] | None = None) -> dict[str, FileChange]:
+                   uses: dict[str, str] | None = None, discarded: frozenset[str] = frozenset()) -> dict[str, FileChange]:
     """The files an iteration's steps wrote, each with its status and whether it is scratch (a
-    file of the repository's own, ``tracked``, is modified and never scratch); a created file with
-    the command that made it by running a script, and the first that used it as a tool (``uses``)."""
+    file of the repository's own, ``tracked``, is modified and never scratch; with no submitted
+    diff to say, a file the agent made is scratch when it is its own throw-away, as for the code's
+    edits: :func:`~procjudge.importers.probes.made_for_itself`); a created file with the command
+    that made it by running a script, and the first that used it as a tool (``uses``). A file
+    created and then edited within the iteration is created in it."""
     files: dict[str, FileChange] = {}
     for step in group:
         for path, how in step.writes:
@@ -691,7 +695,10 @@ def _files_written(group: list[Step], submitted: dict[str, str] | None, seen_cre
             known = submitted.get(relative) if submitted is not None else None
             status = "deleted" if how == "delete" else known or ("created" if how == "create" or submitted is not None
                                                                   else "modified")
-            if status == "created" and relative in seen_created and (submitted is None or relative not in submitted):
+            if submitted is None and how != "delete" and files.get(relative) is not None \
+                    and files[relative].status == "created":
+                status = "created"  # made earlier in this iteration, then edited
+            elif status == "created" and relative in seen_created and (submitted is None or relative not in submitted):
                 status = "modified"  # a scratch file written again after the iteration that created it
             if relative in tracked and not outside:
                 status = "deleted" if how == "delete" else "modified"
@@ -700,9 +707,9 @@ def _files_written(group: list[Step], submitted: dict[str, str] | None, seen_cre
                 seen_created.add(relative)
                 if how == "script" and (relative not in files or files[relative].made_by):
                     made_by = _script_run_of(step.command)  # a script's run made it
-            files[relative] = FileChange(path=relative, status=cast(FileStatus, status),
-                                         scratch=outside or (relative not in tracked and submitted is not None
-                                                             and relative not in submitted),
+            own = relative not in tracked and (relative not in submitted if submitted is not None
+                                               else made_for_itself(relative, discarded))
+            files[relative] = FileChange(path=relative, status=cast(FileStatus, status), scratch=outside or own,
                                          made_by=made_by,
                                          used_by=uses.get(relative) if uses and status == "created" else None)
     return files
