@@ -76,13 +76,15 @@ def require_files(paths: list[Path]) -> None:
             raise typer.Exit(2)
 
 
-def files_in(paths: list[Path], suffixes: tuple[str, ...]) -> list[Path]:
+def files_in(paths: list[Path], suffixes: tuple[str, ...], keep: Callable[[Path], bool] | None = None) -> list[Path]:
     """The files named, and in each folder named the files ending in ``suffixes`` (searched
-    recursively, in sorted order); a folder with none is an error naming the suffixes."""
+    recursively, in sorted order; only those ``keep`` accepts, when given: a folder of logs also
+    holds other JSON); a folder with none is an error naming the suffixes."""
     found: list[Path] = []
     for path in paths:
         if path.is_dir():
-            inside = sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(suffixes))
+            inside = sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(suffixes)
+                            and (keep is None or keep(p)))
             if not inside:
                 err(f"procjudge: {path}: no {' or '.join(suffixes)} files in this folder")
                 raise typer.Exit(2)
@@ -203,12 +205,13 @@ def import_report(done: Imported, out: Path, unit: str, note_unit: str, used: st
 
 def run_import(import_files: Callable[..., Imported], files: list[Path], suffixes: tuple[str, ...],
                out: Path, overwrite: bool, unit: str, name: str, *, jobs: int, engine: str, scheduler: str | None,
-               **options: Any) -> NoReturn:
-    """The body every import command shares: the files (folders searched for ``suffixes``), the
-    output folder, the importer's ``import_files`` with ``options``, read in ``jobs`` workers on
-    ``engine`` (``--jobs``, ``--engine``, ``--scheduler``), then the report and exit."""
+               keep: Callable[[Path], bool] | None = None, **options: Any) -> NoReturn:
+    """The body every import command shares: the files (folders searched for ``suffixes``, those
+    ``keep`` accepts), the output folder, the importer's ``import_files`` with ``options``, read in
+    ``jobs`` workers on ``engine`` (``--jobs``, ``--engine``, ``--scheduler``), then the report and
+    exit."""
     with reading_on(engine, scheduler):
-        found = files_in(list(files), suffixes)
+        found = files_in(list(files), suffixes, keep)
         folders = Folders(out)
         with folders.unless_refused():
             done = import_files([str(f) for f in found], str(out), overwrite=overwrite, jobs=_workers(jobs), **options)
@@ -355,27 +358,39 @@ def import_openhands(
     out: Path = IMPORT_OUT_OPTION,
     overwrite: bool = OVERWRITE_OPTION,
     reports: Path | None = reports_option("the line's own test_result.report"),
-    agent: str | None = typer.Option(None, "--agent", help="Agent name (default: the model in the line's metadata)."),
+    unlisted: Unlisted = typer.Option(
+        Unlisted.unknown, "--unlisted",
+        help="What an instance that a --reports FILE does not list is: unknown (one note names them), or unresolved "
+             "(the file lists every resolved instance)."),
+    agent: str | None = typer.Option(None, "--agent",
+                                     help="Agent name (default: the model in the line's metadata, or in a completion "
+                                          "log's file name)."),
     jobs: int = IMPORT_JOBS_OPTION,
     engine: str = IMPORT_ENGINE_OPTION,
     scheduler: str | None = IMPORT_SCHEDULER_OPTION,
 ) -> None:
-    """Import OpenHands evaluation output (output.jsonl) as one run file per instance.
+    """Import OpenHands evaluation output (output.jsonl) or completion logs as one run file per instance.
 
     The history's events are read as a shell agent's steps: run actions are commands (test runs
     and builds recognised as for swe-agent), edit and write actions are edits of their path; the
     software agent SDK's events (ActionEvent, ObservationEvent) are read alike. An
     iteration is one or more edits followed by a test run or a failed build; the last iteration
     carries test_result.git_patch and the held-back verdict. Lines are streamed; a malformed line
-    is reported with its number and the others are imported.
+    is reported with its number and the others are imported. Completion logs
+    (llm_completions/<instance>/<model>-<time>.json, or a SWE-bench submission's
+    trajs/<instance>/*.json) are read from each instance's latest call, whose messages hold every
+    turn: the tool calls execute_bash, str_replace_editor and execute_ipython_cell as steps.
 
     Example: procjudge import openhands evaluation/outputs/*/output.jsonl --out imported/
+
+    Example: procjudge import openhands trajs/ --reports results/results.json --out imported/
     """
     from .openhands import import_files
+    from .registry import is_openhands_file
 
-    run_import(import_files, files, (".jsonl",), out, overwrite, "line", "openhands", agent=agent,
-               reports=str(reports) if reports else None,
-               jobs=jobs, engine=engine, scheduler=scheduler)
+    run_import(import_files, files, (".jsonl", ".json"), out, overwrite, "line", "openhands", agent=agent,
+               reports=str(reports) if reports else None, unlisted=unlisted.value,
+               jobs=jobs, engine=engine, scheduler=scheduler, keep=is_openhands_file)
 
 
 @import_app.command("atif")

@@ -35,6 +35,7 @@ error as a note.
 from __future__ import annotations
 
 import functools
+import os
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -265,14 +266,57 @@ def convert(record: dict[str, Any], agent: str, report: dict[str, Any] | None = 
 
 
 def import_files(paths: list[str], out: str, agent: str | None = None, reports: str | None = None,
-                 jobs: int = 1, overwrite: bool = False) -> Imported:
-    """Import output.jsonl files, streamed line by line; the instances made in ``jobs`` worker
-    processes."""
-    return drive(tasks(paths, agent, reports), out, paths, overwrite, jobs)
+                 jobs: int = 1, overwrite: bool = False, unlisted: str = "unknown") -> Imported:
+    """Import output.jsonl files, streamed line by line, and completion logs (``.json``,
+    :mod:`procjudge.importers.openhands_llm`); the instances made in ``jobs`` worker processes."""
+    return drive(tasks(paths, agent, reports, unlisted), out, paths, overwrite, jobs)
 
 
-def tasks(paths: list[str], agent: str | None, reports: str | None) -> Iterator[Task | ImportIssue]:
-    """A run per instance (a line); a line that is not a JSON object is an error at its number."""
+def tasks(paths: list[str], agent: str | None, reports: str | None,
+          unlisted: str = "unknown") -> Iterator[Task | ImportIssue]:
+    """A run per instance (a line; a completion log's latest file); a line that is not a JSON
+    object is an error at its number."""
+    logs = [path for path in paths if path.endswith(".json")]
+    yield from _output_tasks([path for path in paths if not path.endswith(".json")], agent, reports)
+    if logs:
+        yield from _completion_tasks(logs, agent, reports, unlisted)
+
+
+def _completion_tasks(paths: list[str], agent: str | None, reports: str | None,
+                      unlisted: str) -> Iterator[Task | ImportIssue]:
+    """A run per instance's latest completion log; one note on the earlier logs passed over, and
+    one on the instances a results file does not list."""
+    from . import openhands_llm
+    from .reports import listed
+
+    kept, earlier = openhands_llm.latest(paths)
+    results_file = reports if reports and os.path.isfile(reports) else None
+    unknown = []
+    for path in kept:
+        instance = openhands_llm.instance_of(path)
+        name = agent or openhands_llm.model_of(path) or "openhands"
+        produce = functools.partial(_completion_run, path, name, reports, instance, unlisted)
+        if results_file is not None and listed(results_file, instance, unlisted) is None:
+            unknown.append(instance)
+        yield Task(path, 1, named(name, instance, produce), label=instance, what="an OpenHands completion log")
+    if earlier:
+        yield ImportIssue(earlier[0], 1, f"{len(earlier)} earlier completion log(s) of the same instances passed over: "
+                          "the latest call of an instance holds every turn before it", note=True)
+    if unknown:
+        shown = ", ".join(unknown[:3]) + (f" (+{len(unknown) - 3} more)" if len(unknown) > 3 else "")
+        yield ImportIssue(str(reports), 1, f"{len(unknown)} instance(s) are in no list of this results file, so "
+                          f"their held-back outcome is unknown: {shown}; --unlisted unresolved says the file "
+                          "lists every resolved instance", note=True)
+
+
+def _completion_run(path: str, name: str, reports: str | None, instance: str, unlisted: str) -> RunFile:
+    from . import openhands_llm
+
+    return openhands_llm.convert(openhands_llm.read(path), path, name, find_report(reports, instance, path, unlisted))
+
+
+def _output_tasks(paths: list[str], agent: str | None, reports: str | None) -> Iterator[Task | ImportIssue]:
+    """A run per output.jsonl line."""
     for path in paths:
         issues: list[ImportIssue] = []
         for number, record in records_of(path, issues):

@@ -97,8 +97,18 @@ def _first_line(head: bytes) -> bytes:
 
 def _is_openhands(path: str, head: bytes) -> bool:
     line = _first_line(head)
+    if path.endswith(".json"):  # a completion log: the messages sent, OpenHands' system prompt first
+        return _json_start(head).startswith(b"{") and b'"messages"' in head and (
+            b'"fncall_messages"' in head or b"You are OpenHands agent" in head)
     return line.startswith(b"{") and b'"instance_id"' in line and (b'"history"' in line or b'"test_result"' in line
                                                                   or b'"instruction"' in line)
+
+
+def is_openhands_file(path: os.PathLike[str] | str) -> bool:
+    """Whether a file found in a folder is OpenHands' to read: an output.jsonl, or a completion log
+    (a folder of them also holds the evaluation's other JSON: results.json, reports)."""
+    name = os.fspath(path)
+    return name.endswith(".jsonl") or _is_openhands(name, head(name))
 
 
 def _is_claude_code(path: str, head: bytes) -> bool:
@@ -131,7 +141,8 @@ def _is_reflexion(path: str, head: bytes) -> bool:
 BUILTINS: tuple[Builtin, ...] = (
     Builtin("swe-agent", "mini-swe-agent and SWE-agent trajectories (.traj.json, .traj) with SWE-bench reports",
             "swe_agent", _is_swe_agent),
-    Builtin("openhands", "OpenHands evaluation output (output.jsonl: one instance per line)", "openhands", _is_openhands),
+    Builtin("openhands", "OpenHands evaluation output (output.jsonl: one instance per line) and completion logs "
+            "(llm_completions/<instance>/*.json)", "openhands", _is_openhands),
     Builtin("atif", "Agent Trajectory Interchange Format (ATIF trajectory.json, as Harbor writes it)", "atif", _is_atif),
     Builtin("inspect", "Inspect AI evaluation logs (.eval, .json)", "inspect", _is_inspect),
     Builtin("reflexion", "Reflexion-family repair logs (LDB, Reflexion, MapCoder; JSON lines)", "reflexion", _is_reflexion),
