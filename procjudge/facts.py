@@ -90,6 +90,18 @@ def runner_reach(path: str) -> str:
     return "imported"
 
 
+# The test frameworks' own packages: in their source, skipping, exiting and patching the framework is its machinery.
+_FRAMEWORK_PACKAGES = frozenset({"_pytest", "pytest", "unittest", "nose", "nose2", "pluggy"})
+
+
+def framework_source(path: str) -> bool:
+    """Whether a file is the test framework's own source (``src/_pytest/unittest.py``,
+    ``Lib/unittest/case.py``): the repository is the checker, and the task changes how it skips,
+    exits or reports."""
+    folders = path.replace("\\", "/").removeprefix("./").split("/")[:-1]
+    return any(folder in _FRAMEWORK_PACKAGES for folder in folders)
+
+
 def helper_script(path: str) -> bool:
     """A script the agent created in the repository's root (``update_x.py``, ``test_walk.py``): run
     by hand, imported by no checker; a file the checker does load (``conftest.py``,
