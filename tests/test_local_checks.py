@@ -927,6 +927,19 @@ def test_redirections_are_no_operands(command: str, writes: list[tuple[str, str]
     assert written_files(command) == writes
 
 
+@pytest.mark.parametrize("command,writes", [
+    # sphinx-7454 (OpenHands): a reproduction written outside the repository, then moved into it
+    ("mv /workspace/reproduce_none.py /workspace/sphinx/", [("/workspace/sphinx/reproduce_none.py", "copy")]),
+    ("mv x.py .", [("x.py", "copy")]),
+    ("cp a.py b.py pkg", [("pkg/a.py", "copy"), ("pkg/b.py", "copy")]),  # several sources: a folder
+    ("cp -r src/pkg build/", [("build/pkg", "copy")]),
+    ("cp a.py b.py", [("b.py", "copy")]),
+    ("mv -f old.py new.py", [("new.py", "copy")]),
+])
+def test_a_copy_into_a_folder_writes_each_source_there(command: str, writes: list[tuple[str, str]]) -> None:
+    assert written_files(command) == writes
+
+
 # --------------------------------------------------------------------------- the Inspect scorer reads the same checks
 
 

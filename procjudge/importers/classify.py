@@ -284,7 +284,7 @@ def _segment_writes(words: list[str]) -> list[tuple[str, str]]:
     if head == "tee":
         return [(w, "redirect") for w in words[1:] if not w.startswith("-")]
     if head in ("cp", "mv") and len(words) >= 3:
-        return [(words[-1], "copy")]
+        return _copied(words)
     if head == "rm":  # removing build output (build/, __pycache__, *.o) is cleaning, not an edit
         return [(w, "delete") for w in words[1:] if not w.startswith("-") and not _BUILD_OUTPUT.search(w.rstrip("/"))]
     if words[:2] in (["git", "checkout"], ["git", "restore"]):
@@ -292,6 +292,18 @@ def _segment_writes(words: list[str]) -> list[tuple[str, str]]:
     if head in ("patch",) or words[:2] == ["git", "apply"]:
         return [("", "patch")]
     return []
+
+
+def _copied(words: list[str]) -> list[tuple[str, str]]:
+    """The files ``cp``/``mv`` writes: its last operand, or, where that is a folder (``dir/``,
+    ``.``, or the target of several sources), each source's name in it."""
+    operands = [w for w in words[1:] if not w.startswith("-")]
+    if len(operands) < 2:
+        return [(words[-1], "copy")]
+    target, sources = operands[-1], operands[:-1]
+    if target.endswith("/") or target in (".", "..") or len(sources) > 1:
+        return [(os.path.join(target, os.path.basename(source.rstrip("/"))), "copy") for source in sources]
+    return [(target, "copy")]
 
 
 def _restored(words: list[str]) -> list[tuple[str, str]]:
