@@ -899,3 +899,32 @@ def test_with_no_submitted_diff_the_agents_own_scripts_are_scratch_and_a_file_ma
     assert files["reproduce_issue.py"] == ("created", True)
     assert files["tmpapp/settings.py"][1] is True and files["tmpapp"] == ("deleted", True)
     assert files["helpers.py"] == ("created", False) and files["m.py"] == ("modified", False)
+
+
+def _checks_of(steps: list[Step]) -> list[tuple[str, str]]:
+    document = convert_trajectory(Trajectory(instance="i", agent="a", source="swe-agent", steps=steps, submission=None))
+    return [(c["command"], c["outcome"]) for entry in document["iterations"]
+            for c in entry["iteration_telemetry"].get("checks") or []]
+
+
+def test_a_reproduction_printing_what_it_printed_on_the_unchanged_code_shows_the_bug_still_there() -> None:
+    """sympy-18763 (OpenHands): reproduce.py printed `3 \\left. - x + y \\right|...` on the unchanged
+    code and, exit 0 each time, the same after each of 17 edits: the behaviour it reproduces never
+    changed, so those runs are failures, not passes. Output that changed is a pass; so is the same
+    output from a script rewritten since, or from a script not named as a reproduction."""
+    wrong, right = "LaTeX: 3 \\left. - x + y \\right|", "LaTeX: 3 \\left. \\left(- x + y\\right) \\right|"
+    write = Step("", "cat > reproduce.py <<'EOF'\nprint(latex(expr))\nEOF", 0, "", None)
+    steps = [write, Step("", "python reproduce.py", 0, wrong, None),
+             Step("", "sed -i 's/a = 1/a = 2/' m.py", 0, "", None), Step("", "python reproduce.py", 0, wrong, None),
+             Step("", "sed -i 's/a = 2/a = 3/' m.py", 0, "", None), Step("", "python reproduce.py", 0, right, None)]
+    assert _checks_of(steps) == [("python reproduce.py", "failed"), ("python reproduce.py", "passed")]
+    rewritten = [*steps[:3], Step("", "cat > reproduce.py <<'EOF'\nprint(latex(other))\nEOF", 0, "", None),
+                 Step("", "python reproduce.py", 0, wrong, None)]
+    assert _checks_of(rewritten)[-1] == ("python reproduce.py", "passed")
+    named = [Step("", "cat > check_values.py <<'EOF'\nprint(latex(expr))\nEOF", 0, "", None),
+             Step("", "python check_values.py", 0, wrong, None), Step("", "sed -i 's/a = 1/a = 2/' m.py", 0, "", None),
+             Step("", "python check_values.py", 0, wrong, None)]
+    assert _checks_of(named)[-1] == ("python check_values.py", "passed")
+    asserted = [write, Step("", "python reproduce.py", 0, "ALL TESTS PASSED", None),
+                Step("", "sed -i 's/a = 1/a = 2/' m.py", 0, "", None), Step("", "python reproduce.py", 0, "ALL TESTS PASSED", None)]
+    assert _checks_of(asserted)[-1] == ("python reproduce.py", "passed")  # a verdict it printed is read as printed

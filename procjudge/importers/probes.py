@@ -158,6 +158,45 @@ def _checked(step: Step, texts: dict[str, str], submitted: dict[str, str] | None
                     counts=Counts(int(bool(outcome.passed)), int(not outcome.passed), 0, [test]))
 
 
+# A script the agent named as its reproduction of the bug: what it prints on the unchanged code is the bug.
+_REPRODUCTION = re.compile(r"(?:^|[\s/])(?:reproduce|repro)[\w.-]*\.(?:py|sh|js|ts|rb)\b", re.IGNORECASE)
+_UNVERDICTED = ("exit 0", "no error printed")  # passed only because nothing failed: no assert, no verdict printed
+
+
+def same_as_unchanged(steps: list[Step]) -> list[Step]:
+    """The steps, each run of the agent's reproduction (``reproduce*.py``, ``repro*.py``) that
+    passed only by its exit status and printed, after the code changed, exactly what it printed on
+    the unchanged code, made a failure: a reproduction is written to show the bug, and the same
+    output shows the same behaviour (sympy-18763: 17 edits, each followed by the same wrong LaTeX).
+    The comparison holds while the script itself is not written again; a run with the agent's
+    changes set aside is no change of the code."""
+    unchanged: dict[str, str] = {}  # the reproduction's command -> what it printed on the unchanged code
+    changed = False
+    out = []
+    for step in steps:
+        for path, _ in step.writes:  # the script rewritten: its later output compares with nothing before
+            name = os.path.basename(path)
+            for command in [c for c in unchanged if name and name in c]:
+                del unchanged[command]
+        changed = changed or step.code_edit
+        outcome = step.probe_outcome
+        if step.probe is None or outcome is None or not outcome.passed or outcome.how not in _UNVERDICTED \
+                or step.set_aside or not _REPRODUCTION.search(step.probe):
+            out.append(step)
+            continue
+        printed = step.output.strip()
+        if not changed:
+            unchanged[step.probe] = printed
+        elif printed and unchanged.get(step.probe) == printed:
+            line = next((text for text in reversed(printed.split("\n")) if text.strip()), "")[:200]
+            same = Outcome(False, line, "the same output as on the unchanged code", outcome.frames)
+            test = {"name": step.probe, "outcome": "failed",
+                    "message": f"{line} (printed as on the unchanged code: the behaviour it reproduces did not change)"}
+            step = step.but(probe_outcome=same, counts=Counts(0, 1, 0, [test]))
+        out.append(step)
+    return out
+
+
 _TIMEOUT_PREFIX = re.compile(r"^\s*timeout\s")
 
 

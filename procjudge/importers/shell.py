@@ -88,7 +88,7 @@ from .classify import build_command, copies, segments, test_command, without_pre
 from .edits import words_of
 from .environment import held_back_environment, project_modules, unavailable, unavailable_code
 from .history import ancestors_shown, history_reads
-from .probes import discarded_files, find_checks, made_for_itself, scratch_write, tracked_files
+from .probes import discarded_files, find_checks, made_for_itself, same_as_unchanged, scratch_write, tracked_files
 from .replay import rebuild_steps
 from .sed import parse_sed, sed_arguments
 from .steps import REPO_ROOTS, Step, diff_files, is_scratch, outside_repo, repo_relative
@@ -135,6 +135,7 @@ def convert(trajectory: Trajectory) -> RunFile:
     all_steps = _set_aside(all_steps, tracked, trajectory.roots)
     discarded = discarded_files(all_steps, trajectory.roots, tracked)
     all_steps = _code_edits(all_steps, lambda path: scratch_write(path, submitted, trajectory.roots, tracked, discarded))
+    all_steps = same_as_unchanged(all_steps)
     trajectory = dataclasses.replace(trajectory, steps=all_steps)  # the steps as the passes found them
     groups, current, baseline = _groups(all_steps)
     notes = list(trajectory.notes) + _step_notes(all_steps, submitted)
