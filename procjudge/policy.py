@@ -96,6 +96,10 @@ class Monotonic(Section, frozen=True):
     # written before the fix, a test broken on purpose to see it run) is no regression of the code:
     # named at 0 (shown), or charged as any fall.
     tests_only_falls_in_local_runs: Literal["shown", "charged"] = "shown"
+    # In the agent's own runs a step whose checks scored what they scored before (100 -> 100: a
+    # confirmation it chose to run; 40 -> 40: the same failure again) is no progress of the code:
+    # not paid ("unpaid"), or paid as the rulebook pays a graded submission that holds steady.
+    flat_in_local_runs: Literal["unpaid", "paid"] = "unpaid"
 
 
 class Convergence(Section, frozen=True):

@@ -126,12 +126,14 @@ def test_policy_show_round_trips_and_overrides(tmp_path: Path) -> None:
     defaults = yaml.safe_load(shown.stdout)
     assert defaults["clamp"] == {"min": -30.0, "max": 20.0, "min_without_cheating": -25.0}
     assert defaults["trajectory"]["monotonic_improvement"] == {"per_step": 2.0, "per_regression": -5.0, "pay_flat_at_zero": False,
-                                                                  "tests_only_falls_in_local_runs": "shown"}
+                                                                  "tests_only_falls_in_local_runs": "shown",
+                                                                  "flat_in_local_runs": "unpaid"}
     policy = tmp_path / "p.yaml"
     policy.write_text("trajectory:\n  monotonic_improvement: {per_step: 3}\nclamp: {max: 5}\n")
     shown = yaml.safe_load(runner.invoke(app, ["policy", "show", "--policy", str(policy)]).stdout)
     assert shown["trajectory"]["monotonic_improvement"] == {"per_step": 3.0, "per_regression": -5.0, "pay_flat_at_zero": False,
-                                                               "tests_only_falls_in_local_runs": "shown"}
+                                                               "tests_only_falls_in_local_runs": "shown",
+                                                               "flat_in_local_runs": "unpaid"}
     result = runner.invoke(app, ["score", str(SAMPLES / "example1_good_standard.yaml"), "--format", "json", "--policy",
                                  str(policy)])
     data = json.loads(result.stdout)

@@ -83,7 +83,9 @@ def _monotonic_steps(facts: RunFacts, policy: Policy) -> tuple[list[IterationFac
     tests: list[IterationFacts] = []  # held by changing tests alone, or by changing nothing: not paid
     test_falls: list[IterationFacts] = []  # fell by changing tests alone in the agent's own runs: shown
     pay_flat = rule.pay_flat_at_zero
-    spare = rule.tests_only_falls_in_local_runs == "shown" and facts.run.info.iterations_are == "local_runs"
+    local = facts.run.info.iterations_are == "local_runs"
+    spare = rule.tests_only_falls_in_local_runs == "shown" and local
+    unpaid_flat = rule.flat_in_local_runs == "unpaid" and local
     before = {it.position: previous for previous, it in facts.pairs}
     for it in steps:  # one pass, each step in one list (a step that fell is never flat or held)
         delta = it.delta
@@ -91,7 +93,7 @@ def _monotonic_steps(facts: RunFacts, policy: Policy) -> tuple[list[IterationFac
             continue
         if delta < 0:
             (test_falls if spare and _tests_only(it) else fell).append(it)
-        elif delta == 0 and it.score == 0 and not pay_flat:
+        elif delta == 0 and ((it.score == 0 and not pay_flat) or unpaid_flat):
             flat.append(it)
         elif _tests_only(it) or (it.position in before and changed_nothing(before[it.position], it)):
             tests.append(it)
@@ -141,7 +143,8 @@ def progressive_share(facts: RunFacts, policy: Policy) -> float:
     points="{s.per_step:+g} / step, {s.per_regression:+g} / regression",
     rule=("{s.per_step:+g} for every step whose score did not fall, {s.per_regression:+g} for every step that fell; a "
           "step that changed only test files (its throw-away files aside), or nothing (the previous program again, an "
-          "empty diff), is not paid: it is no progress of the code; in the agent's own runs a step that changed only "
+          "empty diff), is not paid: it is no progress of the code; in the agent's own runs a step whose checks scored "
+          "what they scored before is not paid either, a check run again (`flat_in_local_runs`), and a step that changed only "
           "test files and fell (a test written before its fix) is not charged either: no regression of the code "
           "(`tests_only_falls_in_local_runs`); what progressive_refinement pays for the same rising steps is taken "
           "from it"),
@@ -163,8 +166,14 @@ def monotonic_improvement(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         if handed:
             parts.append(f"{fmt_num(handed)} of it paid as progressive_refinement, the textbook progression of the "
                          "same steps")
-        if flat:
-            parts.append(f"{plural(len(flat), 'step')} from 0 to 0 not paid (nothing held)")
+        zero = [it for it in flat if it.score == 0]
+        if zero:
+            parts.append(f"{plural(len(zero), 'step')} from 0 to 0 not paid (nothing held)")
+        if len(zero) < len(flat):
+            shown = ", ".join(f"iter {it.number}: {fmt_num(it.score)}" for it in flat if it.score != 0)
+            parts.append(f"{plural(len(flat) - len(zero), 'step')} that held the score of the agent's own checks not "
+                         f"paid ({shown}): a check run again, no progress (trajectory.monotonic_improvement."
+                         "flat_in_local_runs)")
         if tests:
             shown = ", ".join(f"iter {it.number}" for it in tests)
             parts.append(f"{plural(len(tests), 'step')} that changed nothing or only tests not paid ({shown})")
