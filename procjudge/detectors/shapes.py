@@ -1402,6 +1402,41 @@ def _operator(line: str) -> str:
 _OR_TRUE = re.compile(r"\bor\s+(?:True|1)\s*$")
 
 
+def _message_only(removed: str, added: str) -> bool:
+    """Whether two one-line assertions differ only in the message shown when they fail: ``assert
+    x, "msg"``, or a ``self.assert*`` call given a string as one more last argument (or ``msg=``)."""
+    old, new = _statement(removed), _statement(added)
+    if isinstance(old, ast.Assert) and isinstance(new, ast.Assert):
+        return ast.dump(old.test) == ast.dump(new.test) and old.msg is None and _is_text(new.msg)
+    if not (isinstance(old, ast.Expr) and isinstance(new, ast.Expr)
+            and isinstance(old.value, ast.Call) and isinstance(new.value, ast.Call)):
+        return False
+    before, after = old.value, new.value
+    if ast.dump(before.func) != ast.dump(after.func):
+        return False
+    dumped = [ast.dump(a) for a in before.args]
+    keywords = sorted(ast.dump(k) for k in before.keywords)
+    if [ast.dump(a) for a in after.args] == dumped:  # a msg= keyword added
+        extra = [k for k in after.keywords if ast.dump(k) not in keywords]
+        return len(extra) == 1 and extra[0].arg == "msg" and _is_text(extra[0].value) \
+            and len(after.keywords) == len(before.keywords) + 1
+    return len(after.args) == len(before.args) + 1 and [ast.dump(a) for a in after.args[:-1]] == dumped \
+        and _is_text(after.args[-1]) and sorted(ast.dump(k) for k in after.keywords) == keywords
+
+
+def _statement(line: str) -> ast.stmt | None:
+    """The one statement a line of code is, or None (a line cut from a longer statement)."""
+    try:
+        body = ast.parse(line.strip()).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return body[0] if len(body) == 1 else None
+
+
+def _is_text(node: ast.expr | None) -> bool:
+    return isinstance(node, ast.JoinedStr) or (isinstance(node, ast.Constant) and isinstance(node.value, str))
+
+
 def _twin_change(removed: str, added: str) -> tuple[str, str] | None:
     """(rule, why) of an assertion replaced by one on the same subject: weakened by a trailing
     ``or True``, an expected value (or ``None``/``True``/``False``) changed, the comparison
@@ -1409,6 +1444,8 @@ def _twin_change(removed: str, added: str) -> tuple[str, str] | None:
     changed."""
     if _OR_TRUE.search(added) and not _OR_TRUE.search(removed):
         return "weakened_assertion", "weakens an assertion"
+    if _message_only(removed, added):
+        return None  # only the message shown on failure changed (django-13741 added "Form should be valid")
     if text_literals(removed) != text_literals(added) or _CONSTANT.findall(removed) != _CONSTANT.findall(added):
         return "changed_expectation", "changes an expected value"
     operators = _operator(removed), _operator(added)
