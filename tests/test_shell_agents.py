@@ -888,6 +888,7 @@ def test_with_no_submitted_diff_the_agents_own_scripts_are_scratch_and_a_file_ma
              editor_step({"command": "str_replace", "path": "/testbed/reproduce_issue.py", "old_str": "import m\n",
                           "new_str": "import m\nprint(m.x)\n"}, "", None, "The file has been edited.", None),
              Step("", "mkdir -p tmpapp && echo 'X = 1' > tmpapp/settings.py", 0, "", None),
+             Step("", "mkdir -p reproduce_app && echo 'class M: pass' > reproduce_app/models.py", 0, "", None),
              editor_step({"command": "create", "path": "/testbed/helpers.py", "file_text": "def h():\n    return 2\n"}, "",
                          None, "File created successfully", None),
              Step("", "sed -i 's/x = 1/x = 2/' m.py", 0, "", None),
@@ -898,6 +899,7 @@ def test_with_no_submitted_diff_the_agents_own_scripts_are_scratch_and_a_file_ma
              for entry in document["iterations"] for f in entry["iteration_telemetry"]["changes"]["files"]}
     assert files["reproduce_issue.py"] == ("created", True)
     assert files["tmpapp/settings.py"][1] is True and files["tmpapp"] == ("deleted", True)
+    assert files["reproduce_app/models.py"][1] is True  # the app a reproduction set up, in a folder named for it
     assert files["helpers.py"] == ("created", False) and files["m.py"] == ("modified", False)
 
 
@@ -926,5 +928,6 @@ def test_a_reproduction_printing_what_it_printed_on_the_unchanged_code_shows_the
              Step("", "python check_values.py", 0, wrong, None)]
     assert _checks_of(named)[-1] == ("python check_values.py", "passed")
     asserted = [write, Step("", "python reproduce.py", 0, "ALL TESTS PASSED", None),
-                Step("", "sed -i 's/a = 1/a = 2/' m.py", 0, "", None), Step("", "python reproduce.py", 0, "ALL TESTS PASSED", None)]
+                Step("", "sed -i 's/a = 1/a = 2/' m.py", 0, "", None),
+                Step("", "python reproduce.py", 0, "ALL TESTS PASSED", None)]
     assert _checks_of(asserted)[-1] == ("python reproduce.py", "passed")  # a verdict it printed is read as printed

@@ -35,10 +35,14 @@ def scratch_write(path: str, submitted: dict[str, str] | None, roots: tuple[str,
 
 def made_for_itself(relative: str, discarded: frozenset[str]) -> bool:
     """Whether a file the agent made is its own throw-away, where no submitted diff says: a
-    ``reproduce_*.py``-like name, or deleted again before the end (``discarded``, or in a folder
-    that was)."""
-    return _THROWAWAY.match(relative.rsplit("/", 1)[-1]) is not None or relative in discarded or any(
-        relative.startswith(folder + "/") for folder in discarded)
+    ``reproduce_*.py``-like name or folder (``reproduce_app/models.py``, the app a reproduction of a
+    Django bug sets up), or deleted again before the end (``discarded``, or in a folder that was)."""
+    parts = relative.split("/")
+    return _THROWAWAY.match(parts[-1]) is not None or any(_THROWAWAY_FOLDER.match(part) for part in parts[:-1]) \
+        or relative in discarded or any(relative.startswith(folder + "/") for folder in discarded)
+
+
+_THROWAWAY_FOLDER = re.compile(r"^(?:reproduce|repro|debug|scratch|tmp|temp)(?:[_-][\w.-]*)?$", re.IGNORECASE)
 
 
 # What a program writes as its output, not as code: text, data, logs, documents, images.
