@@ -51,6 +51,10 @@ def convert_trajectory(trajectory: Trajectory) -> dict:  # type: ignore[type-arg
     (None, TRACEBACK, False, "traceback"),  # SWE-agent 0.x logs no exit status
     (0, "FAILURE: Migration NOT applied.\n", False, "printed"),
     (0, "Max with distinct=True SUCCEEDED (Unexpected)\n", False, "printed"),
+    # astropy-14096 (OpenHands): the error its case asks for, once the fix names the right attribute
+    (0, "ERROR (expected): 'custom_coord' object has no attribute 'nonexistent'\n", True, "printed"),
+    (0, "Got expected error: TypeError\n", True, "printed"),
+    (0, "Error: expected 3, got 4\n", False, "printed"),  # what was expected, not an expected error
     (0, "Total errors: 2\n", False, "printed"),
     (0, "Issue still reproduced: got 3\n", False, "printed"),
     (0, "SUCCESS: Migration applied.\n", True, "printed"),

@@ -387,6 +387,18 @@ def _printed_verdict(lines: list[str]) -> tuple[bool, str] | None:
         unexpected = re.search(r"\(unexpected\)", line, re.IGNORECASE) is not None
         if passing and (not failing or passing.start() <= failing.start() and not unexpected):
             return True, line
+        if failing and _EXPECTED_FAILURE.search(line):
+            return True, line  # "ERROR (expected): no attribute 'nonexistent'": the error the check asks for
         if failing:
             return False, line
     return None
+
+
+# A failure the check says it expected: the error its case asks for, which is the behaviour it checks
+# (astropy-14096's reproduction printed "ERROR (expected): 'custom_coord' object has no attribute
+# 'nonexistent'" once the fix named the right attribute).
+_EXPECTED_FAILURE = re.compile(
+    r"^[^\w\"']*(?:FAIL(?:ED|URE)?|ERROR|EXCEPTION)\s*\((?:as )?expected\)"
+    r"|\b(?:raised|caught|got|threw|raises)\s+(?:the\s+|an?\s+)?expected\s+(?:error|exception)\b"
+    r"|\b(?:error|exception|failure)s?\s+(?:was\s+|is\s+)?(?:raised\s+)?as expected\b",
+    re.IGNORECASE)
