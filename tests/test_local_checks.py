@@ -55,6 +55,8 @@ def convert_trajectory(trajectory: Trajectory) -> dict:  # type: ignore[type-arg
     (0, "ERROR (expected): 'custom_coord' object has no attribute 'nonexistent'\n", True, "printed"),
     (0, "Got expected error: TypeError\n", True, "printed"),
     (0, "Error: expected 3, got 4\n", False, "printed"),  # what was expected, not an expected error
+    # astropy-13033 (OpenHands): the message a task about a misleading error prints is data, not a verdict
+    (0, "Error message: TimeSeries object is invalid - missing required column: flux\n", True, "exit 0"),
     (0, "Total errors: 2\n", False, "printed"),
     (0, "Issue still reproduced: got 3\n", False, "printed"),
     (0, "SUCCESS: Migration applied.\n", True, "printed"),

@@ -251,7 +251,7 @@ def missing_library(text: str, own_modules: frozenset[str] = frozenset()) -> str
 # A verdict opens the line: a quoted key there (``"error": "Not found"``, ``"success": false``) is data
 # the check printed, not its verdict; "Error handling works" names a feature, not an error.
 _FAILING = re.compile(
-    r"^[^\w\"']*(?:FAIL(?:ED|URE|S)?|ERROR(?!\s+handl)|BUG|WRONG|MISMATCH|NOT (?:FIXED|OK)|X )\b"
+    r"^[^\w\"']*(?:FAIL(?:ED|URE|S)?|ERROR(?!\s+handl|\s+messages?\s*[:=])|BUG|WRONG|MISMATCH|NOT (?:FIXED|OK)|X )\b"
     r"|\b(?:FAIL(?:ED|URE)?|ERROR)\s*[:!-]|\bError:|\b(?:test|check|assert\w*)s? failed\b"
     r"|\b(?:issue|bug|problem|error)\s+(?:is\s+)?(?:still\s+)?(?:reproduced|present|exists|persists)\b"
     r"|\bstill (?:fails|failing|broken|present|reproduced|happens)\b|\(unexpected\)|\bunexpected(?:ly)? (?:succeeded|passed)\b"
