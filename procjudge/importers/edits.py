@@ -103,7 +103,7 @@ class Views:
             return None
         for number in range(line, max(0, line - 400), -1):
             text = known.get(number)
-            if text is not None:
+            if text is not None and "test" in text and "def" in text:  # a named test's line holds both
                 match = _TEST_DEF.match(text)
                 if match and match.group(1):
                     return match.group(1)
@@ -115,7 +115,10 @@ class Views:
         starts: list[int] = []
         names: list[str] = []
         for number in sorted(known):
-            match = _TEST_DEF.match(known[number])
+            text = known[number]
+            if "test" not in text or "def" not in text:  # a named test's line holds both
+                continue
+            match = _TEST_DEF.match(text)
             if match and match.group(1):
                 starts.append(number)
                 names.append(match.group(1))

@@ -108,19 +108,23 @@ def _text(content: Any) -> str:
 
 def bash_output(output: str) -> tuple[str, int | None]:
     """(what the command printed, its exit code) from an ``execute_bash`` answer: OpenHands' own
-    lines set aside; -1 for a command still running at the soft timeout."""
+    lines set aside (the ones it appends, and the one it puts first when it shows the rest of a
+    command's output); -1 for a command still running at the soft timeout."""
     lines = output.split("\n")
     code: int | None = None
-    kept = []
-    for line in lines:
-        trailer = _TRAILER.match(line.strip()) if line.startswith("[") else None
-        if trailer is None:
-            kept.append(line)
-        elif trailer.group(1) or trailer.group(2):
+    end = len(lines)
+    while end > 0:
+        line = lines[end - 1].strip()
+        trailer = _TRAILER.match(line) if line.startswith("[") else None
+        if line and trailer is None:
+            break
+        if trailer is not None and code is None and (trailer.group(1) or trailer.group(2)):
             code = int(trailer.group(1) or trailer.group(2))
+        end -= 1
+    start = 1 if end and _TRAILER.match(lines[0].strip()) else 0
     if code is None and any(line.startswith(_WAITING) for line in lines[-3:]):
         code = -1
-    return "\n".join(kept).rstrip("\n"), code
+    return "\n".join(lines[start:end]).rstrip("\n"), code
 
 
 def _turns(document: dict[str, Any]) -> list[dict[str, Any]]:
