@@ -228,6 +228,32 @@ def test_mutated_importer_lines_never_crash_import(data: st.DataObject, tmp_path
         run_cli(["score", str(written), "--format", "json"], capsys)
 
 
+COMPLETION_LOG = json.loads(next((Path(__file__).parent / "fixtures" / "openhands_llm" / "llm_completions"
+                                   / "shop__shop-1").glob("*1743405200.5.json")).read_text(encoding="utf-8"))
+
+
+@FUZZ
+@given(data=st.data())
+def test_mutated_openhands_completion_logs_never_crash_import(data: st.DataObject, tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """OpenHands' completion logs, mutated anywhere (a message's role, a tool call's arguments,
+    its answer), or cut short: imported or refused with a message, never a crash."""
+    document = COMPLETION_LOG
+    for _ in range(data.draw(st.integers(1, 4))):
+        document = mutate(document, data)  # type: ignore[assignment]
+    text = json.dumps(document, default=str)
+    if data.draw(st.booleans()):
+        text = text[:data.draw(st.integers(0, len(text)))]
+    example = Path(tempfile.mkdtemp(dir=tmp_path))
+    log = example / "llm_completions" / "shop__shop-1" / "gpt-4o-1743405200.5.json"
+    log.parent.mkdir(parents=True)
+    log.write_text(text, encoding="utf-8")
+    out = example / "out"
+    run_cli(["import", "openhands", str(log), "--out", str(out)], capsys)
+    for written in out.rglob("*.json"):
+        run_cli(["score", str(written), "--format", "json"], capsys)
+
+
 # --------------------------------------------------------------------------- the new surfaces
 
 def _zstd(data: bytes) -> bytes:
