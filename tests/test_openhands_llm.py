@@ -139,3 +139,19 @@ def test_the_latest_log_of_a_folder_is_the_run() -> None:
     assert kept == ["a/x/m-10.5.json", "a/y/m-3.json", "a/z/notes.json", "a/z/other.json"]
     assert earlier == ["a/x/m-9.json"]
     assert openhands_llm.model_of("t/i/openai__gpt-4o-2024-08-06-1743405761.3.json") == "gpt-4o-2024-08-06"
+
+
+def test_a_command_refused_while_the_one_before_still_ran_ran_nothing() -> None:
+    """OpenHands answers a command sent while the previous one still runs with "[Your command ...
+    is NOT executed. ...]": it neither checked anything nor deleted the file it named."""
+    refused = ('[Your command "rm /w/repo/reproduce.py" is NOT executed. The previous command is still running - '
+               'You CANNOT send new commands until the previous command is completed.]')
+    turns = [{"role": "assistant", "content": "", "tool_calls": [
+        {"id": "a", "type": "function", "function": {"name": "execute_bash", "arguments": '{"command": "python -m pytest"}'}},
+        {"id": "b", "type": "function", "function": {"name": "execute_bash",
+                                                      "arguments": '{"command": "rm /w/repo/reproduce.py"}'}}]},
+        {"role": "tool", "tool_call_id": "a", "content": "[The command has no new output after 30 seconds.]"},
+        {"role": "tool", "tool_call_id": "b", "content": refused}]
+    steps = openhands_llm.completion_steps(turns)
+    assert [(s.command, s.shell, s.writes) for s in steps] == [("python -m pytest", True, []),
+                                                               ("rm /w/repo/reproduce.py", False, [])]

@@ -172,7 +172,9 @@ def steps(history: list[Any]) -> list[Step]:
         code = _exit_code(observation)
         if action == "run":
             command = str(args.get("command") or "")
-            if not continued(found, command, args.get("is_input") in (True, "true"), code, output):
+            if not_executed(output):
+                found.append(Step(thought, command, None, output, time, kind="read"))
+            elif not continued(found, command, args.get("is_input") in (True, "true"), code, output):
                 found.append(Step(thought, command, code, output, time))
         elif action in ("edit", "write"):
             command = str(args.get("command") or ("write" if action == "write" else "str_replace"))
@@ -187,6 +189,13 @@ def steps(history: list[Any]) -> list[Step]:
             target = args.get("path") or args.get("url") or ""
             found.append(Step(thought, f"{action} {target}".strip(), code, output, time, kind="read"))
     return found
+
+
+def not_executed(output: str) -> bool:
+    """Whether OpenHands refused a command because the one before was still running: \"[Your
+    command \"...\" is NOT executed. The previous command is still running ...]\". It ran nothing (an
+    `rm` deleted nothing, a test run checked nothing)."""
+    return "is NOT executed. The previous command is still running" in output[:2000]
 
 
 def continued(found: list[Step], command: str, is_input: bool, code: int | None, output: str) -> bool:

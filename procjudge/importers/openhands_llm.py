@@ -25,9 +25,11 @@ assistant tool call answered by the ``tool`` message that names its id.
   is an edit.
 - ``finish`` and ``think``: the agent's words, no step; any other tool by its name and arguments.
 
-A call with no answer (the log's last answer, or a turn cut off) did not run: a read, never a
-check or an edit. The repository is the folder the task names (``<uploaded_files>``), the task's
-statement its ``<issue_description>``; the agent is the model in the file name (before the epoch).
+A call with no answer (the log's last answer, or a turn cut off) did not run, nor did a command
+OpenHands refused because the one before was still running ("[Your command ... is NOT executed.
+The previous command is still running ...]"): a read, never a check or an edit. The repository
+is the folder the task names (``<uploaded_files>``), the task's statement its
+``<issue_description>``; the agent is the model in the file name (before the epoch).
 A completion log holds no submitted diff: the run's is rebuilt from the edits.
 """
 
@@ -152,7 +154,7 @@ def _statement(task: str) -> str:
 
 def completion_steps(turns: list[dict[str, Any]]) -> list[Step]:
     """Every tool call of the turns as a step, answered by its ``tool`` message."""
-    from .openhands import continued
+    from .openhands import continued, not_executed
 
     answers = {str(m.get("tool_call_id")): m for m in turns if m.get("role") == "tool" and m.get("tool_call_id")}
     found: list[Step] = []
@@ -175,6 +177,8 @@ def completion_steps(turns: list[dict[str, Any]]) -> list[Step]:
             if answer is None:  # never answered: it did not run
                 target = arguments.get("command") or arguments.get("path") or arguments.get("code") or ""
                 found.append(Step(thought, f"{name} {str(target)[:200]}".strip(), None, "", None, kind="read"))
+            elif name == "execute_bash" and not_executed(output):  # refused: the command before still ran
+                found.append(Step(thought, str(arguments.get("command") or ""), None, output, None, kind="read"))
             elif name == "execute_bash":
                 command = str(arguments.get("command") or "")
                 is_input = arguments.get("is_input") in (True, "true")
