@@ -303,6 +303,12 @@ class Unlisted(str, Enum):
     unresolved = "unresolved"
 
 
+UNLISTED_OPTION = typer.Option(
+    Unlisted.unknown, "--unlisted",
+    help="What an instance that a --reports FILE does not list is: unknown (one note names them), or unresolved "
+         "(the file lists every resolved instance).")
+
+
 @import_app.command("swe-agent")
 def import_swe_agent(
     files: list[Path] = typer.Argument(..., metavar="TRAJ...",
@@ -315,10 +321,7 @@ def import_swe_agent(
         help="SWE-bench evaluation reports: DIR/<instance>/report.json or DIR/<instance>.json, or a file that lists "
              "instances by outcome (results.json, or the harness summary with resolved_ids, unresolved_ids, error_ids) "
              "(default: report.json beside each trajectory, or logs/<instance>/report.json near them)."),
-    unlisted: Unlisted = typer.Option(
-        Unlisted.unknown, "--unlisted",
-        help="What an instance that a --reports FILE does not list is: unknown (one note names them), or unresolved "
-             "(the file lists every resolved instance)."),
+    unlisted: Unlisted = UNLISTED_OPTION,
     agent: str | None = typer.Option(None, "--agent",
                                      help="Agent name (default: the model in the trajectory's configuration, else its run "
                                           "folder)."),
@@ -358,10 +361,7 @@ def import_openhands(
     out: Path = IMPORT_OUT_OPTION,
     overwrite: bool = OVERWRITE_OPTION,
     reports: Path | None = reports_option("the line's own test_result.report"),
-    unlisted: Unlisted = typer.Option(
-        Unlisted.unknown, "--unlisted",
-        help="What an instance that a --reports FILE does not list is: unknown (one note names them), or unresolved "
-             "(the file lists every resolved instance)."),
+    unlisted: Unlisted = UNLISTED_OPTION,
     agent: str | None = typer.Option(None, "--agent",
                                      help="Agent name (default: the model in the line's metadata, or in a completion "
                                           "log's file name)."),

@@ -181,14 +181,19 @@ def steps(history: list[Any]) -> list[Step]:
             found.append(editor_step({**args, "command": command, "path": str(args.get("path") or "")}, thought, code,
                                      output, time))
         elif action == "run_ipython":
-            source = str(args.get("code") or "")
-            shell = "\n".join(line.strip()[1:] for line in source.splitlines() if line.strip().startswith("!"))
-            writes = [(path, how) for path, how in written_files(f"python - <<'EOF'\n{source}\nEOF") if how == "script"]
-            found.append(Step(thought, shell, code, output, time, writes=writes + written_files(shell)))
+            found.append(ipython_step(str(args.get("code") or ""), thought, code, output, time))
         else:
             target = args.get("path") or args.get("url") or ""
             found.append(Step(thought, f"{action} {target}".strip(), code, output, time, kind="read"))
     return found
+
+
+def ipython_step(source: str, thought: str, code: int | None, output: str, time: float | None) -> Step:
+    """A Python cell OpenHands ran: its ``!`` lines are shell commands, and a file its Python opens
+    for writing is an edit."""
+    shell = "\n".join(line.strip()[1:] for line in source.splitlines() if line.strip().startswith("!"))
+    writes = [(path, how) for path, how in written_files(f"python - <<'EOF'\n{source}\nEOF") if how == "script"]
+    return Step(thought, shell, code, output, time, writes=writes + written_files(shell))
 
 
 def not_executed(output: str) -> bool:

@@ -42,7 +42,6 @@ from typing import Any
 
 from ..model import RunFile
 from .base import as_object, read_json
-from .classify import written_files
 from .shell import Trajectory
 from .shell import convert as convert_steps
 from .steps import Step
@@ -154,7 +153,7 @@ def _statement(task: str) -> str:
 
 def completion_steps(turns: list[dict[str, Any]]) -> list[Step]:
     """Every tool call of the turns as a step, answered by its ``tool`` message."""
-    from .openhands import continued, not_executed
+    from .openhands import continued, ipython_step, not_executed
 
     answers = {str(m.get("tool_call_id")): m for m in turns if m.get("role") == "tool" and m.get("tool_call_id")}
     found: list[Step] = []
@@ -189,10 +188,7 @@ def completion_steps(turns: list[dict[str, Any]]) -> list[Step]:
                 found.append(editor_step({**arguments, "path": str(arguments.get("path") or "")}, thought, None,
                                          output, None))
             elif name == "execute_ipython_cell":
-                source = str(arguments.get("code") or "")
-                shell = "\n".join(line.strip()[1:] for line in source.splitlines() if line.strip().startswith("!"))
-                writes = [(path, how) for path, how in written_files(f"python - <<'EOF'\n{source}\nEOF") if how == "script"]
-                found.append(Step(thought, shell, None, output, None, writes=writes + written_files(shell)))
+                found.append(ipython_step(str(arguments.get("code") or ""), thought, None, output, None))
             else:
                 found.append(tool_call_step(name, arguments, thought, output, None))
     return found
