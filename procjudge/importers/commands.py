@@ -355,9 +355,10 @@ def import_swe_agent(
 
 @import_app.command("openhands")
 def import_openhands(
-    files: list[Path] = typer.Argument(..., metavar="OUTPUT.jsonl...",
-                                       help="OpenHands evaluation output (one instance per line), or folders "
-                                            "holding .jsonl files."),
+    files: list[Path] = typer.Argument(..., metavar="LOG...",
+                                       help="OpenHands evaluation output (one instance per line), completion logs "
+                                            "(llm_completions/<instance>/<model>-<time>.json), or folders holding "
+                                            "either."),
     out: Path = IMPORT_OUT_OPTION,
     overwrite: bool = OVERWRITE_OPTION,
     reports: Path | None = reports_option("the line's own test_result.report"),
