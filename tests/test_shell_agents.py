@@ -889,6 +889,7 @@ def test_with_no_submitted_diff_the_agents_own_scripts_are_scratch_and_a_file_ma
                           "new_str": "import m\nprint(m.x)\n"}, "", None, "The file has been edited.", None),
              Step("", "mkdir -p tmpapp && echo 'X = 1' > tmpapp/settings.py", 0, "", None),
              Step("", "mkdir -p reproduce_app && echo 'class M: pass' > reproduce_app/models.py", 0, "", None),
+             Step("", "echo 'print(2)' > reproduce_issue.py.new && mv reproduce_issue.py.new reproduce_issue.py", 0, "", None),
              editor_step({"command": "create", "path": "/testbed/helpers.py", "file_text": "def h():\n    return 2\n"}, "",
                          None, "File created successfully", None),
              Step("", "sed -i 's/x = 1/x = 2/' m.py", 0, "", None),
@@ -900,6 +901,7 @@ def test_with_no_submitted_diff_the_agents_own_scripts_are_scratch_and_a_file_ma
     assert files["reproduce_issue.py"] == ("created", True)
     assert files["tmpapp/settings.py"][1] is True and files["tmpapp"] == ("deleted", True)
     assert files["reproduce_app/models.py"][1] is True  # the app a reproduction set up, in a folder named for it
+    assert files["reproduce_issue.py.new"][1] is True  # django-13568 (OpenHands) wrote its script anew, then moved it
     assert files["helpers.py"] == ("created", False) and files["m.py"] == ("modified", False)
 
 

@@ -79,7 +79,9 @@ def discarded_files(steps: list[Step], roots: tuple[str, ...], tracked: frozense
 
 
 # A reproduction or debugging script by its name (a `test_*.py` may be the project's own test, so it is not one).
-_THROWAWAY = re.compile(r"^(?:reproduce|repro|debug|scratch|tmp|temp)[\w.-]*\.(?:py|js|ts|sh|rb)$", re.IGNORECASE)
+# (a copy being written to replace it, ``reproduce.py.new``, or kept aside, ``.bak``, is one too)
+_THROWAWAY = re.compile(r"^(?:reproduce|repro|debug|scratch|tmp|temp)[\w.-]*\.(?:py|js|ts|sh|rb)(?:\.(?:new|bak|orig|old))?$",
+                        re.IGNORECASE)
 
 # Writes that change a file in place: the file was there before the agent wrote it.
 _IN_PLACE = frozenset({"sed", "edit", "patch", "restore"})
