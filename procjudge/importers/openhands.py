@@ -102,8 +102,9 @@ _SDK_QUIET = frozenset({"FinishAction", "MessageAction"})  # the agent's last wo
 _SDK_FAILED = frozenset({"AgentErrorEvent", "UserRejectObservation"})  # the tool call did not run
 
 
-def _sdk_text(value: Any) -> str:
-    """A text the SDK writes as a string or as a list of content parts (``{"type": "text", ...}``)."""
+def content_text(value: Any) -> str:
+    """A text OpenHands writes as a string or as a list of content parts (``{"type": "text", ...}``):
+    the SDK's events, a completion log's messages."""
     if isinstance(value, str):
         return value
     return "".join(str(part.get("text") or "") for part in value if isinstance(part, dict)) if isinstance(value, list) else ""
@@ -131,9 +132,9 @@ def sdk_steps(flat: list[dict[str, Any]]) -> list[Step]:
         answer = answers.get(event.get("id")) or answers.get(event.get("tool_call_id")) or {}
         observation = as_object(answer.get("observation"))
         failed = answer.get("kind") in _SDK_FAILED or observation.get("is_error") is True or bool(observation.get("error"))
-        output = _sdk_text(observation.get("content")) or _sdk_text(observation.get("output")) or \
+        output = content_text(observation.get("content")) or content_text(observation.get("output")) or \
             str(observation.get("error") or answer.get("error") or answer.get("reason") or "")
-        thought = "\n".join(filter(None, (_sdk_text(event.get("thought")), str(event.get("reasoning_content") or ""))))
+        thought = "\n".join(filter(None, (content_text(event.get("thought")), str(event.get("reasoning_content") or ""))))
         time = epoch_seconds(event.get("timestamp"))
         arguments = {key: value for key, value in action.items() if key != "kind"}
         command, code = str(action.get("command") or ""), _code_in(observation)

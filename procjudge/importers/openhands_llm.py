@@ -42,6 +42,7 @@ from typing import Any
 
 from ..model import RunFile
 from .base import as_object, read_json
+from .openhands import _repository, content_text, continued, ipython_step, not_executed
 from .shell import Trajectory
 from .shell import convert as convert_steps
 from .steps import Step
@@ -88,23 +89,12 @@ def instance_of(path: str) -> str:
     return os.path.basename(os.path.dirname(os.path.abspath(path))) or os.path.basename(path)
 
 
-def model_of(path: str, document: dict[str, Any] | None = None) -> str | None:
+def model_of(path: str) -> str | None:
     """The model: the file name before its time (``Claude-3.5-Sonnet(Oct)-1743405761.32.json``;
-    OpenHands writes ``/`` in a model's name as ``__``), else the answer's ``model``."""
+    OpenHands writes ``/`` in a model's name as ``__``), or None when the name holds no time."""
     name = os.path.basename(path)
     match = _EPOCH.search(name)
-    if match and name[:match.start()]:
-        return name[:match.start()].replace("__", "/").rsplit("/", 1)[-1]
-    model = as_object((document or {}).get("response")).get("model")
-    return str(model).rsplit("/", 1)[-1] if isinstance(model, str) and model else None
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(str(part.get("text") or "") for part in content if isinstance(part, dict))
-    return ""
+    return name[:match.start()].replace("__", "/").rsplit("/", 1)[-1] if match and name[:match.start()] else None
 
 
 def bash_output(output: str) -> tuple[str, int | None]:
@@ -142,7 +132,7 @@ def _turns(document: dict[str, Any]) -> list[dict[str, Any]]:
 
 def task_text(turns: list[dict[str, Any]]) -> str:
     """The task: the first user message that names the repository, else the first one."""
-    users = [_text(m.get("content")) for m in turns if m.get("role") == "user"]
+    users = [content_text(m.get("content")) for m in turns if m.get("role") == "user"]
     return next((text for text in users if "<uploaded_files>" in text), users[0] if users else "")
 
 
@@ -153,14 +143,12 @@ def _statement(task: str) -> str:
 
 def completion_steps(turns: list[dict[str, Any]]) -> list[Step]:
     """Every tool call of the turns as a step, answered by its ``tool`` message."""
-    from .openhands import continued, ipython_step, not_executed
-
     answers = {str(m.get("tool_call_id")): m for m in turns if m.get("role") == "tool" and m.get("tool_call_id")}
     found: list[Step] = []
     for message in turns:
         if message.get("role") != "assistant":
             continue
-        thought = _text(message.get("content")).strip()
+        thought = content_text(message.get("content")).strip()
         for call in message.get("tool_calls") or []:
             function = as_object(as_object(call).get("function"))
             name = str(function.get("name") or "")
@@ -172,7 +160,7 @@ def completion_steps(turns: list[dict[str, Any]]) -> list[Step]:
             if not isinstance(arguments, dict) or name in _QUIET:
                 continue
             answer = answers.get(str(as_object(call).get("id")))
-            output = _text(answer.get("content")) if answer is not None else ""
+            output = content_text(answer.get("content")) if answer is not None else ""
             if answer is None:  # never answered: it did not run
                 target = arguments.get("command") or arguments.get("path") or arguments.get("code") or ""
                 found.append(Step(thought, f"{name} {str(target)[:200]}".strip(), None, "", None, kind="read"))
@@ -195,12 +183,10 @@ def completion_steps(turns: list[dict[str, Any]]) -> list[Step]:
 
 
 def convert(document: dict[str, Any], path: str, agent: str, report: dict[str, Any] | None = None) -> RunFile:
-    """One completion log -> one run (the typed model, from the shell builder)."""
-    from .openhands import _repository
+    """One completion log (as :func:`read` gives it) -> one run (the typed model, from the shell
+    builder)."""
     from .reports import hidden_suites
 
-    if not is_completion_log(document):
-        raise TypeError("no 'messages' list with a 'response' or 'fncall_messages'")
     turns = _turns(document)
     task = task_text(turns)
     instance = instance_of(path)
