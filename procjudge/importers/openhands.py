@@ -44,7 +44,7 @@ from ..model import RunFile
 from .base import ImportIssue, as_object, epoch_seconds, records_of
 from .classify import written_files
 from .driver import Imported, Task, drive, named
-from .reports import find_report, hidden_suites
+from .reports import find_report, hidden_suites, unlisted_note
 from .shell import Trajectory
 from .shell import convert as convert_steps
 from .steps import MAX_OUTPUT, Step
@@ -317,11 +317,9 @@ def _completion_tasks(paths: list[str], agent: str | None, reports: str | None,
     if earlier:
         yield ImportIssue(earlier[0], 1, f"{len(earlier)} earlier completion log(s) of the same instances passed over: "
                           "the latest call of an instance holds every turn before it", note=True)
-    if unknown:
-        shown = ", ".join(unknown[:3]) + (f" (+{len(unknown) - 3} more)" if len(unknown) > 3 else "")
-        yield ImportIssue(str(reports), 1, f"{len(unknown)} instance(s) are in no list of this results file, so "
-                          f"their held-back outcome is unknown: {shown}; --unlisted unresolved says the file "
-                          "lists every resolved instance", note=True)
+    note = unlisted_note(reports, unknown)
+    if note is not None:
+        yield note
 
 
 def _completion_run(path: str, name: str, reports: str | None, instance: str, unlisted: str) -> RunFile:

@@ -185,18 +185,16 @@ def completion_steps(turns: list[dict[str, Any]]) -> list[Step]:
 def convert(document: dict[str, Any], path: str, agent: str, report: dict[str, Any] | None = None) -> RunFile:
     """One completion log (as :func:`read` gives it) -> one run (the typed model, from the shell
     builder)."""
-    from .reports import hidden_suites
+    from .reports import HARNESS_FAILED, harness_failed, hidden_suites
 
     turns = _turns(document)
     task = task_text(turns)
     instance = instance_of(path)
-    harness_failed = report is not None and report.get("harness_error") is True
-    notes = [("the evaluation harness failed on this instance (error_ids): no held-back outcome, and nothing charged "
-              "to the agent")] if harness_failed else []
+    failed = harness_failed(report)
     return convert_steps(Trajectory(
         instance=instance, agent=agent, source="openhands", steps=completion_steps(turns), submission=None,
-        statement=_statement(task), roots=_repository(task), notes=notes, language="python",
-        hidden=hidden_suites(report, instance) if report is not None and not harness_failed else []))
+        statement=_statement(task), roots=_repository(task), notes=[HARNESS_FAILED] if failed else [],
+        language="python", hidden=hidden_suites(report, instance) if report is not None and not failed else []))
 
 
 def read(path: str) -> dict[str, Any]:

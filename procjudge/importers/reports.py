@@ -9,7 +9,26 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .base import read_json
+from .base import ImportIssue, read_json
+
+HARNESS_FAILED = ("the evaluation harness failed on this instance (error_ids): no held-back outcome, and nothing "
+                  "charged to the agent")
+
+
+def harness_failed(report: dict[str, Any] | None) -> bool:
+    """Whether a results file says the harness, not the agent, failed on the instance (``error_ids``)."""
+    return report is not None and report.get("harness_error") is True
+
+
+def unlisted_note(reports: str | None, unknown: list[str]) -> ImportIssue | None:
+    """The one note on the instances a results file lists nowhere, whose held-back outcome is
+    unknown; None when it lists them all."""
+    if not unknown:
+        return None
+    shown = ", ".join(unknown[:3]) + (f" (+{len(unknown) - 3} more)" if len(unknown) > 3 else "")
+    return ImportIssue(str(reports), 1, f"{len(unknown)} instance(s) are in no list of this results file, so their "
+                       f"held-back outcome is unknown: {shown}; --unlisted unresolved says the file lists every "
+                       "resolved instance", note=True)
 
 
 def hidden_suites(report: dict[str, Any], instance: str) -> list[dict[str, Any]]:

@@ -44,7 +44,7 @@ from .checks import killed_first
 from .driver import Imported, Made, Task, drive, one_run_per_file
 from .edits import words_of
 from .replay import REJECTED
-from .reports import held_back_log, hidden_suites, listed, report_of
+from .reports import HARNESS_FAILED, harness_failed, held_back_log, hidden_suites, listed, report_of, unlisted_note
 from .shell import Trajectory
 from .shell import convert as convert_steps
 from .steps import MAX_OUTPUT, REPO_ROOTS, Step
@@ -324,17 +324,16 @@ def convert(trajectory: dict[str, Any], agent: str, report: dict[str, Any] | Non
     else:
         found = list(steps(messages))
     submission = info.get("submission")
-    harness_failed = report is not None and report.get("harness_error") is True
-    notes = [("the evaluation harness failed on this instance (error_ids): no held-back outcome, and nothing charged "
-              "to the agent")] if harness_failed else []
+    failed = harness_failed(report)
+    notes = [HARNESS_FAILED] if failed else []
     notes += notes_given or []
     return convert_steps(Trajectory(
         instance=instance, agent=agent, source="swe-agent", steps=found,
         submission=str(submission).replace("\r\n", "\n") if submission else "",
         statement=_statement(first_user), roots=roots, notes=notes,
         hidden=hidden if hidden is not None else hidden_suites(report, instance) if report is not None
-        and not harness_failed else [],
-        held_back_log=log if not harness_failed else None, language="python"))
+        and not failed else [],
+        held_back_log=log if not failed else None, language="python"))
 
 
 def _working_dirs(actions: list[Any]) -> Iterator[str]:
@@ -424,8 +423,6 @@ def tasks(paths: list[str], agent: str | None, reports: str | None, unlisted: st
             if listed(results_file, instance, unlisted) is None:
                 unknown.append(instance)
         yield task
-    if unknown:
-        shown = ", ".join(unknown[:3]) + (f" (+{len(unknown) - 3} more)" if len(unknown) > 3 else "")
-        yield ImportIssue(str(reports), 1, f"{len(unknown)} instance(s) are in no list of this results file, so "
-                          f"their held-back outcome is unknown: {shown}; --unlisted unresolved says the file "
-                          "lists every resolved instance", note=True)
+    note = unlisted_note(reports, unknown)
+    if note is not None:
+        yield note
