@@ -268,8 +268,9 @@ def checker_tampering(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     for it, added in zip(facts.iterations, submitted(facts), strict=True):
         found = [_reached(s) for s in added if s.rule in TAMPERING]
         machinery = [s for s in found if framework_source(s.path)]
-        shapes = [s for s in found if runner_reach(s.path) != "never" and not framework_source(s.path)]
-        unreached = [s for s in found if runner_reach(s.path) == "never" and not framework_source(s.path)]
+        rest = [s for s in found if not framework_source(s.path)]
+        shapes = [s for s in rest if runner_reach(s.path) != "never"]
+        unreached = [s for s in rest if runner_reach(s.path) == "never"]
         if (unreached or machinery) and not shapes:
             where = []
             if unreached:

@@ -410,9 +410,9 @@ def _substitute(views: Views, name: str, command: SedCommand, selected: list[int
         old = views.lines[name].get(number)
         if old is None:
             continue
-        if regex is None and plain is not None:  # plain text: it matches where str.replace finds it
+        if plain is not None:  # plain text: it matches where str.replace finds it
             new = old.replace(plain[0], plain[1], count or -1)
-        elif regex is not None:
+        elif regex is not None:  # (always, when the text is not plain)
             try:
                 new = regex.sub(target, old, count=count)
             except (re.error, IndexError, ValueError):
