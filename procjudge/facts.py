@@ -110,6 +110,13 @@ def helper_script(path: str) -> bool:
     return "/" not in path and path.endswith(".py") and path not in _CHECKER_HOOKS
 
 
+# Source files, by their extension: a write of one after the last check changed code nobody ran (a
+# README, a summary, an answer or data file written then did not)
+SOURCE_FILES = (".py", ".pyx", ".js", ".jsx", ".mjs", ".ts", ".tsx", ".c", ".cc", ".cpp", ".cxx", ".h", ".hpp", ".java",
+                ".go", ".rs", ".rb", ".php", ".sh", ".bash", ".pl", ".kt", ".scala", ".cs", ".swift", ".r", ".R", ".jl",
+                ".lua", ".sql")
+
+
 @functools.lru_cache(maxsize=4096)
 def is_test_path(path: str) -> bool:
     """Whether a path names a test file (tests/, test_x.py, x_test.go, x.spec.ts, conftest.py)."""

@@ -59,7 +59,7 @@ from typing import Any, cast
 
 from msgspec.structs import replace
 
-from ..facts import DECIMAL, is_test_path
+from ..facts import DECIMAL, SOURCE_FILES, is_test_path
 from ..model import (
     Actions,
     Build,
@@ -171,13 +171,6 @@ def convert(trajectory: Trajectory) -> RunFile:
     iterations[-1] = final
     return RunFile(run=_run_info(trajectory, notes, len(iterations)),
                    iterations=[Entry(iteration_telemetry=telemetry) for telemetry in iterations])
-
-
-# Source files, by their extension: a write of one after the last check changed code nobody ran (a
-# README, a summary, an answer or data file written then did not)
-SOURCE_FILES = (".py", ".pyx", ".js", ".jsx", ".mjs", ".ts", ".tsx", ".c", ".cc", ".cpp", ".cxx", ".h", ".hpp", ".java",
-                ".go", ".rs", ".rb", ".php", ".sh", ".bash", ".pl", ".kt", ".scala", ".cs", ".swift", ".r", ".R", ".jl",
-                ".lua", ".sql")
 
 
 def _unsubmitted_edits(final: IterationTelemetry, group: list[Step], submitted: dict[str, str], tracked: frozenset[str],
