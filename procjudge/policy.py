@@ -112,6 +112,11 @@ class Convergence(Section, frozen=True):
     # must_pass: not paid when the final submission's held-back suite ran and fails (beyond
     # hidden_suite_gap.min_failing_share): converging on a wrong answer is not convergence; ignore: paid as before
     held_back: Literal["must_pass", "ignore"] = "must_pass"
+    # In the agent's own runs an iteration is a check it chose to run, not a submission spent: "reached"
+    # counts the iterations up to the one that last changed source code, its checks holding the final
+    # score from there (those after it confirm it, add a test, tidy up); "used" counts every iteration,
+    # as for graded submissions.
+    local_runs: Literal["reached", "used"] = "reached"
 
 
 class Wasted(Section, frozen=True):

@@ -6,11 +6,20 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ..classify import suspicious_jump as jump_in
-from ..facts import IterationFacts, RunFacts, changed_nothing, held_back_fails, held_back_scores, is_test_path, last_run
+from ..facts import (
+    SOURCE_FILES,
+    IterationFacts,
+    RunFacts,
+    changed_nothing,
+    held_back_fails,
+    held_back_scores,
+    is_test_path,
+    last_run,
+)
 from ..numbers import fmt_num
 from ..policy import Policy
 from .base import Hit, detector, each, feedback_steps, having, plural, share
@@ -199,6 +208,16 @@ def _per_unused(p: Policy) -> str:
     return f", {per:+g} per unused submission of the budget" if per else ""
 
 
+def _changed_code(it: IterationFacts) -> bool:
+    """Whether an iteration changed source code beyond the tests (not a scratch file, a document or a setting)."""
+    return any(path.endswith(SOURCE_FILES) and not is_test_path(path) for path in it.fix_paths)
+
+
+def _held_from(trajectory: Sequence[float], level: float) -> int:
+    """The index of the iteration from which every score is at least `level` (0 when all are)."""
+    return next((i + 1 for i in range(len(trajectory) - 1, -1, -1) if trajectory[i] < level), 0)
+
+
 @detector(
     "rapid_convergence", "trajectory", section="trajectory.rapid_convergence",
     values=lambda p: {"baselines": ", ".join(f"{p.format(name).convergence_baseline:g}" for name in FORMATS),
@@ -214,8 +233,10 @@ def _per_unused(p: Policy) -> str:
     rule=("final / iterations used > (final / baseline) x {s.factor:g}, baseline {baselines} for sprint, standard, "
           "marathon (so: fewer than {within[standard]:g} submissions in standard, {within[marathon]:g} in marathon; never "
           "in sprint), and converged: final {s.min_final:g}+ and not {p.trajectory.wasted_iteration.min_delta:g}+ below "
-          "the run's own best; a flat bonus whatever the budget{unused}; not paid when the final submission's held-back "
-          "suite ran and fails (`rapid_convergence.held_back`), nor when the run changed nothing but test files"),
+          "the run's own best; in the agent's own runs the iterations counted are those up to the one from which its "
+          "code last changed and from which its checks held the final score (`rapid_convergence.local_runs`); a flat "
+          "bonus whatever the budget{unused}; not paid when the final submission's held-back suite ran and fails "
+          "(`rapid_convergence.held_back`), nor when the run changed nothing but test files"),
     reads="the scores, the format's convergence baseline, the final submission's held-back suite",
     source="Rapid Convergence Bonus; Early Termination Scoring",
 )
@@ -223,9 +244,13 @@ def rapid_convergence(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     rule = policy.trajectory.rapid_convergence
     final = facts.final.score
     best = max(facts.trajectory)
-    used = len(facts.iterations)
+    used = counted = len(facts.iterations)
+    if rule.local_runs == "reached" and facts.run.info.iterations_are == "local_runs":
+        steady = _held_from(facts.trajectory, final - policy.trajectory.wasted_iteration.min_delta)
+        coded = max((n for n, it in enumerate(facts.iterations) if _changed_code(it)), default=0)
+        counted = max(steady, coded) + 1  # the code still changing, or its checks not yet holding, is no convergence
     baseline_iterations = policy.format(facts.format).convergence_baseline
-    efficiency = final / used
+    efficiency = final / counted
     threshold = final / baseline_iterations * rule.factor
     if final <= 0 or efficiency <= threshold or final < rule.min_final:
         return
@@ -242,11 +267,16 @@ def rapid_convergence(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     hidden = facts.final.hidden if held_back_scores(facts.run, policy) else None
     held = (f"; held-back suite {hidden.passed}/{hidden.total_or_sum}" if hidden is not None and hidden.total_or_sum
             else "")
+    if counted < used:
+        later = used - counted
+        held += (f"; counted to iteration {facts.iterations[counted - 1].number}, the code's last change with its checks "
+                 f"holding the final score from there: the {plural(later, 'iteration')} after it ran them again "
+                 "(`rapid_convergence.local_runs`)")
     yield Hit(
         points=points,
         iterations=(facts.final.number,),
         evidence=lambda: (
-            f"{fmt_num(final)}/{used} = {efficiency:.2f} > {facts.format} baseline "
+            f"{fmt_num(final)}/{counted} = {efficiency:.2f} > {facts.format} baseline "
             f"{fmt_num(final)}/{fmt_num(baseline_iterations)} x {fmt_num(rule.factor)} = {threshold:.2f}, "
             f"final {fmt_num(final)} >= {fmt_num(rule.min_final)}{held}{extra}"
         ),
