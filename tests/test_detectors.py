@@ -265,6 +265,9 @@ def test_a_failed_build_is_named_by_the_line_that_says_why() -> None:
                                "/testbed/src/_pytest/python.py:310); SyntaxError: invalid syntax (at "
                                "/testbed/src/_pytest/python.py:319)"), streak.evidence
     assert all("runpy" not in i.evidence for i in verdict.items if i.id == "build_failure")
+    local = judge(run_from({"run": {"iterations_are": "local_runs"}, **run}), DEFAULT_POLICY)
+    (own,) = [i for i in local.items if i.id == "persistent_build_failure"]
+    assert own.evidence.startswith("the build failed in 2 consecutive iterations of the agent's own checks: "), own.evidence
 
 
 def test_a_confirmation_in_the_agents_own_runs_is_no_wasted_iteration_of_the_aggregate_or_tier() -> None:

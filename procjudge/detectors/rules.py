@@ -178,7 +178,8 @@ def build_failure(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     summary=("{s.persistent_points:+g} once for every streak of {s.persistent_min_iterations} or more consecutive "
              "submissions that do not build."),
     points="{s.persistent_points:+g} per streak",
-    rule="{s.persistent_min_iterations} or more consecutive submissions that do not build",
+    rule=("{s.persistent_min_iterations} or more consecutive submissions that do not build (in the agent's own runs, "
+          "consecutive iterations of its checks)"),
     reads="build.status (telemetry or feedback)",
     source="Build Failure on Iteration 0",
 )
@@ -192,8 +193,10 @@ def persistent_build_failure(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         if len(streak) >= rule.persistent_min_iterations:
             gists = list(dict.fromkeys(failure_gist(s.build_errors[0]) for s in streak if s.build_errors))
             shown = f": {'; '.join(gists[:3])}{' ...' if len(gists) > 3 else ''}" if gists else ""
+            spent = ("iterations of the agent's own checks" if facts.run.info.iterations_are == "local_runs"
+                     else "submissions")
             yield Hit(points=rule.persistent_points, iterations=tuple(s.number for s in streak),
-                      evidence=f"the build failed in {len(streak)} consecutive submissions{shown}")
+                      evidence=f"the build failed in {len(streak)} consecutive {spent}{shown}")
         streak = []
 
 
