@@ -109,6 +109,13 @@ def test_a_crash_names_its_exception_and_the_frames_it_passed_through() -> None:
          "distribution was not found and is required by this application\n"), "safetensors"),
     (1, "pkg_resources.DistributionNotFound: The 'foo-bar>=1.0' distribution was not found and is required by baz\n",
      "foo-bar"),
+    # an optional dependency, in the words of the library that needs it (OpenHands sympy-21612, pandas)
+    (1, ("Traceback (most recent call last):\n  File \"/w/sympy/parsing/latex/__init__.py\", line 35, in parse_latex\n"
+         "ImportError: LaTeX parsing requires the antlr4 python package, provided by pip (antlr4-python2-runtime or "
+         "antlr4-python3-runtime) or conda (antlr-python-runtime)\n"), "antlr4"),
+    (1, "ImportError: Missing optional dependency 'openpyxl'.  Use pip or conda to install openpyxl.\n", "openpyxl"),
+    (1, "ImportError: Matplotlib requires dateutil>=2.7; you have 2.6.1\n", "dateutil"),
+    (1, "ImportError: to read netCDF files, please install h5netcdf\n", "h5netcdf"),
 ])
 def test_a_check_that_could_not_run_validated_nothing(code: int, output: str, why: str) -> None:
     outcome = check_outcome(code, output)
@@ -126,6 +133,10 @@ def test_a_missing_module_the_project_provides_is_the_agents_failure() -> None:
     # a missing module earlier in the output, not the failure's own line, excuses nothing
     warned = "Warning: No module named 'numba', falling back to Python\nFAILURE: got 3, expected 4\n"
     assert check_outcome(0, warned).passed is False
+    # the project's own package named as required, or the words outside an import error, excuse nothing
+    assert check_outcome(1, "ImportError: shop requires the shop python package built\n", frozenset({"shop"})).passed \
+        is False
+    assert check_outcome(1, "AssertionError: the parser requires the antlr4 package to give 2\n").passed is False
 
 
 # --------------------------------------------------------------------------- which commands are checks

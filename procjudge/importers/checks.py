@@ -223,10 +223,23 @@ def module_missing(name: str) -> str:
     return f"a module the project does not provide is missing ({name})"
 
 
+# An optional dependency the image lacks, in the words of the library that needs it, on the import
+# error it raises: sympy's "LaTeX parsing requires the antlr4 python package, provided by pip ...",
+# pandas' "Missing optional dependency 'openpyxl'", "Please install h5netcdf", "pip install foo".
+_REQUIRED_PACKAGE = re.compile(
+    r"^(?:[\w.]+\.)?(?:ModuleNotFoundError|ImportError): (?:.*?\brequires? (?:the )?['`]?([A-Za-z][\w.-]*?)['`]?"
+    r"(?:[<>=!~]=?[\d.]+| (?:python |Python )?(?:package|module|library)\b)"
+    r"|Missing optional dependency '([\w.-]+)'|.*?\b[Pp]lease install ['`]?([A-Za-z][\w.-]*)|.*?\bpip install ([A-Za-z][\w.-]*))",
+    re.MULTILINE)
+
+
 def missing_package(text: str, own_modules: frozenset[str] = frozenset()) -> str | None:
     """The last distribution the output says is not installed, unless it is the project's own."""
-    found = [name for name in _MISSING_PACKAGE.findall(text[-20_000:])
-             if name.replace("-", "_").lower() not in own_modules]
+    tail = text[-20_000:]
+    named = _MISSING_PACKAGE.findall(tail)
+    if "Error: " in tail:
+        named += [next(part for part in match if part) for match in _REQUIRED_PACKAGE.findall(tail)]
+    found = [name for name in named if name.replace("-", "_").lower() not in own_modules]
     return found[-1] if found else None
 
 
