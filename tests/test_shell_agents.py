@@ -892,6 +892,15 @@ def test_with_no_submitted_diff_the_agents_own_scripts_are_scratch_and_a_file_ma
              Step("", "echo 'print(2)' > reproduce_issue.py.new && mv reproduce_issue.py.new reproduce_issue.py", 0, "", None),
              editor_step({"command": "create", "path": "/testbed/helpers.py", "file_text": "def h():\n    return 2\n"}, "",
                          None, "File created successfully", None),
+             # the Django project and app a reproduction sets up at the root (OpenHands django-15973, -14017, -11066)
+             Step("", "mkdir -p test_project/core && echo 'X = 1' > test_project/core/models.py", 0, "", None),
+             editor_step({"command": "create", "path": "/testbed/testapp/models.py", "file_text": "class M: pass\n"}, "",
+                         None, "File created successfully", None),
+             Step("", "mkdir -p contenttypes_tests && cp tests/contenttypes_tests/test_operations.py contenttypes_tests/", 0, "",
+                  None),
+             # a new test module in the repository's own tests/, and a folder holding a file of the repository's own
+             Step("", "echo 'def test_h(): pass' > tests/test_helpers.py", 0, "", None),
+             Step("", "sed -i 's/a/b/' test_utils/base.py && echo 'Y = 2' > test_utils/extra.py", 0, "", None),
              Step("", "sed -i 's/x = 1/x = 2/' m.py", 0, "", None),
              Step("", "python reproduce_issue.py", 0, "2\n", None),
              Step("", "rm -rf tmpapp", 0, "", None)]
@@ -902,6 +911,10 @@ def test_with_no_submitted_diff_the_agents_own_scripts_are_scratch_and_a_file_ma
     assert files["tmpapp/settings.py"][1] is True and files["tmpapp"] == ("deleted", True)
     assert files["reproduce_app/models.py"][1] is True  # the app a reproduction set up, in a folder named for it
     assert files["reproduce_issue.py.new"][1] is True  # django-13568 (OpenHands) wrote its script anew, then moved it
+    assert files["test_project/core/models.py"][1] is True and files["testapp/models.py"][1] is True
+    assert files["contenttypes_tests/test_operations.py"][1] is True
+    assert files["tests/test_helpers.py"][1] is False
+    assert files["test_utils/extra.py"][1] is False  # beside test_utils/base.py, the repository's own
     assert files["helpers.py"] == ("created", False) and files["m.py"] == ("modified", False)
 
 

@@ -36,7 +36,8 @@ def scratch_write(path: str, submitted: dict[str, str] | None, roots: tuple[str,
 def made_for_itself(relative: str, discarded: frozenset[str]) -> bool:
     """Whether a file the agent made is its own throw-away, where no submitted diff says: a
     ``reproduce_*.py``-like name or folder (``reproduce_app/models.py``, the app a reproduction of a
-    Django bug sets up), or deleted again before the end (``discarded``, or in a folder that was)."""
+    Django bug sets up), or in ``discarded`` (a file or folder deleted again before the end, a
+    reproduction's project folder: :func:`scaffold_folders`), or in a folder there."""
     parts = relative.split("/")
     return _THROWAWAY.match(parts[-1]) is not None or any(_THROWAWAY_FOLDER.match(part) for part in parts[:-1]) \
         or relative in discarded or any(relative.startswith(folder + "/") for folder in discarded)
@@ -76,6 +77,27 @@ def discarded_files(steps: list[Step], roots: tuple[str, ...], tracked: frozense
                 made.add(relative)
                 gone.discard(relative)
     return frozenset(gone)
+
+
+# A folder at the repository's root that a reproduction sets up, by its name: ``test_app/``,
+# ``testapp/``, ``test_project/``, ``contenttypes_tests/`` (a test package copied out to run it
+# alone); the repository's own ``tests/``, ``test/`` and ``testing/`` are not.
+_SCAFFOLD_FOLDER = re.compile(r"^(?!(?:tests?|testing)$)(?:test[\w.-]*|[\w.-]+[_-]tests?)$", re.IGNORECASE)
+
+
+def scaffold_folders(steps: list[Step], roots: tuple[str, ...], tracked: frozenset[str]) -> frozenset[str]:
+    """The folders at the repository's root, named as a reproduction's (``_SCAFFOLD_FOLDER``), in
+    which the agent made files and wrote none of the repository's own (``tracked``): the project a
+    reproduction of a Django bug sets up, a Sphinx project built to show a rendering. Where no
+    submitted diff says, their files are the agent's own, as a ``reproduce_app/`` is."""
+    made: set[str] = set()
+    for step in steps:
+        for path, how in step.writes:
+            if path and how != "delete":
+                relative, outside = repo_relative(os.path.normpath(path), roots)
+                if not outside and "/" in relative and _SCAFFOLD_FOLDER.match(relative.split("/", 1)[0]):
+                    made.add(relative.split("/", 1)[0])
+    return frozenset(folder for folder in made if not any(path.startswith(folder + "/") for path in tracked))
 
 
 # A reproduction or debugging script by its name (a `test_*.py` may be the project's own test, so it is not one).

@@ -88,7 +88,15 @@ from .classify import build_command, copies, segments, test_command, without_pre
 from .edits import words_of
 from .environment import held_back_environment, project_modules, unavailable, unavailable_code
 from .history import ancestors_shown, history_reads
-from .probes import discarded_files, find_checks, made_for_itself, same_as_unchanged, scratch_write, tracked_files
+from .probes import (
+    discarded_files,
+    find_checks,
+    made_for_itself,
+    same_as_unchanged,
+    scaffold_folders,
+    scratch_write,
+    tracked_files,
+)
 from .replay import rebuild_steps
 from .sed import parse_sed, sed_arguments
 from .steps import REPO_ROOTS, Step, diff_files, is_scratch, outside_repo, repo_relative
@@ -134,6 +142,8 @@ def convert(trajectory: Trajectory) -> RunFile:
     tracked = tracked_files(all_steps, submitted, trajectory.roots)
     all_steps = _set_aside(all_steps, tracked, trajectory.roots)
     discarded = discarded_files(all_steps, trajectory.roots, tracked)
+    if submitted is None:  # no submitted diff to say which files are the code: a reproduction's project is not
+        discarded |= scaffold_folders(all_steps, trajectory.roots, tracked)
     all_steps = _code_edits(all_steps, lambda path: scratch_write(path, submitted, trajectory.roots, tracked, discarded))
     all_steps = same_as_unchanged(all_steps)
     trajectory = dataclasses.replace(trajectory, steps=all_steps)  # the steps as the passes found them
