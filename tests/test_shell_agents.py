@@ -901,6 +901,9 @@ def test_with_no_submitted_diff_the_agents_own_scripts_are_scratch_and_a_file_ma
              # a new test module in the repository's own tests/, and a folder holding a file of the repository's own
              Step("", "echo 'def test_h(): pass' > tests/test_helpers.py", 0, "", None),
              Step("", "sed -i 's/a/b/' test_utils/base.py && echo 'Y = 2' > test_utils/extra.py", 0, "", None),
+             # a script to run the tests (OpenHands django-11206, -12325), a source file's working copy (matplotlib-24026)
+             Step("", "echo 'import django' > run_tests.py && echo 'x = 3' > lib/stackplot.py.new", 0, "", None),
+             Step("", "echo '@skip' > tests/test_mock.py.new", 0, "", None),  # a test's copy carries the test's edit
              Step("", "sed -i 's/x = 1/x = 2/' m.py", 0, "", None),
              Step("", "python reproduce_issue.py", 0, "2\n", None),
              Step("", "rm -rf tmpapp", 0, "", None)]
@@ -914,6 +917,8 @@ def test_with_no_submitted_diff_the_agents_own_scripts_are_scratch_and_a_file_ma
     assert files["test_project/core/models.py"][1] is True and files["testapp/models.py"][1] is True
     assert files["contenttypes_tests/test_operations.py"][1] is True
     assert files["tests/test_helpers.py"][1] is False
+    assert files["run_tests.py"][1] is True and files["lib/stackplot.py.new"][1] is True
+    assert files["tests/test_mock.py.new"][1] is False
     assert files["test_utils/extra.py"][1] is False  # beside test_utils/base.py, the repository's own
     assert files["helpers.py"] == ("created", False) and files["m.py"] == ("modified", False)
 

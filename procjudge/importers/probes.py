@@ -8,6 +8,7 @@ import os
 import re
 from typing import Any
 
+from ..facts import is_test_path
 from ..model import CheckKind
 from . import edits as rebuild
 from .checks import KILLED_BY_HARNESS, Outcome, check_outcome, is_environment, script_run, script_targets
@@ -39,7 +40,10 @@ def made_for_itself(relative: str, discarded: frozenset[str]) -> bool:
     Django bug sets up), or in ``discarded`` (a file or folder deleted again before the end, a
     reproduction's project folder: :func:`scaffold_folders`), or in a folder there."""
     parts = relative.split("/")
-    return _THROWAWAY.match(parts[-1]) is not None or any(_THROWAWAY_FOLDER.match(part) for part in parts[:-1]) \
+    name = parts[-1]
+    return _THROWAWAY.match(name) is not None or _RUNNER_SCRIPT.match(name) is not None \
+        or (_WORKING_COPY.match(name) is not None and not is_test_path(relative.rsplit(".", 1)[0])) \
+        or any(_THROWAWAY_FOLDER.match(part) for part in parts[:-1]) \
         or relative in discarded or any(relative.startswith(folder + "/") for folder in discarded)
 
 
@@ -104,6 +108,12 @@ def scaffold_folders(steps: list[Step], roots: tuple[str, ...], tracked: frozens
 # (a copy being written to replace it, ``reproduce.py.new``, or kept aside, ``.bak``, is one too)
 _THROWAWAY = re.compile(r"^(?:reproduce|repro|debug|scratch|tmp|temp)[\w.-]*\.(?:py|js|ts|sh|rb)(?:\.(?:new|bak|orig|old))?$",
                         re.IGNORECASE)
+# Where no submitted diff says, a script named for running the tests or the reproduction
+# (``run_tests.py``, ``runtests.py``, ``run_reproduce.py``), and a copy of a source file being written
+# to replace it or kept aside (``stackplot.py.new``, ``.bak``) are the agent's own too; a test file's
+# copy is not, since moved over the test it carries the test's edit (sphinx-7889's skip markers).
+_RUNNER_SCRIPT = re.compile(r"^run_?(?:\w*[_-])?(?:tests?|repro\w*)(?:[_-]\w*)?\.(?:py|sh)$", re.IGNORECASE)
+_WORKING_COPY = re.compile(r"^[\w.-]+\.(?:py|js|ts|sh|rb)\.(?:new|bak|orig|old)$", re.IGNORECASE)
 
 # Writes that change a file in place: the file was there before the agent wrote it.
 _IN_PLACE = frozenset({"sed", "edit", "patch", "restore"})
