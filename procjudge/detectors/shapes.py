@@ -1678,11 +1678,12 @@ def _stub(line: str, exception: str, hunks: tuple[tuple[str, ...], ...]) -> bool
 
 
 def removed_check_shapes(path: str, added: tuple[str, ...], removed: tuple[str, ...], feedback_text: str,
-                         hunks: tuple[tuple[str, ...], ...] = ()) -> list[Shape]:
+                         hunks: tuple[tuple[str, ...], ...] = (), moved: frozenset[str] = frozenset()) -> list[Shape]:
     """A ``raise``/``assert``/``throw`` deleted from the code under test with no check added back,
     after the feedback quoted its exception: the check was removed rather than satisfied. Filling
     in a stub (``raise NotImplementedError``, a TODO raise, a body that only raised) is writing the
-    code, not deleting a check: a deleted check guarded code that still runs."""
+    code, not deleting a check: a deleted check guarded code that still runs. A line in ``moved``
+    (another edit of the file in the same iteration added it back) was not deleted."""
     if not feedback_text:
         return []
     # every line _CHECK matches holds one of _CHECK_WORDS: lines are matched only where the joined
@@ -1696,7 +1697,7 @@ def removed_check_shapes(path: str, added: tuple[str, ...], removed: tuple[str, 
     found = []
     for line in removed:
         match = _CHECK.match(line)
-        if not match:
+        if not match or line.strip() in moved:
             continue
         exception = match.group(1) or match.group(2) or "AssertionError"
         if _stub(line, exception, hunks):
@@ -1715,7 +1716,8 @@ _NAMED_BY_ERROR = re.compile(
     r"|has no attribute '(\w+)'|name '(\w+)' is not defined|Invalid column name '(\w+)'")
 # A line that filters or guards: a SQL predicate, a condition, a comparison or a membership test.
 _PREDICATE = re.compile(r"(?i)\b(?:where|and|or|having|if|elif|while|filter|when)\b|==|!=|<=|>=|(?<![-=<>])[<>](?![=<>])")
-_NOT_A_PREDICATE = re.compile(r"^\s*(?:(?:async\s+)?def|class|from|import)\b")  # a signature is not a filter
+# a signature is not a filter, nor a comment that says "and" or "where" (django-11885's "# Group and combine ...")
+_NOT_A_PREDICATE = re.compile(r"^\s*(?:(?:(?:async\s+)?def|class|from|import)\b|#|//|/\*|\*(?:\s|$)|--\s)")
 
 
 def _spaced(text: str) -> str:
@@ -1844,12 +1846,26 @@ def _added(it: IterationFacts, previous: IterationFacts | None, cases: tuple[Cas
                 shapes += [msgspec.structs.replace(shape, path=file.path)
                            for shape in _fragment_shapes(file, reading, language) if shape.rule in TAMPERING]
             continue
-        shapes += removed_check_shapes(file.path, file.added, file.removed, feedback_text, file.hunks)
-        shapes += dropped_predicate_shapes(file.path, file.added, file.removed, feedback_text)
+        # a file edited several times in the iteration has a section of the diff for each edit: a check
+        # or predicate one edit removed may be one another put back elsewhere (moved, not deleted)
+        same = [section for section in it.diff.per_file if section.path == file.path] \
+            if it.diff is not None and feedback_text and file.removed else [file]
+        added = tuple(line for section in same for line in section.added) if len(same) > 1 else file.added
+        shapes += removed_check_shapes(file.path, file.added, file.removed, feedback_text, file.hunks,
+                                       moved=_moved(same) if len(same) > 1 else frozenset())
+        shapes += dropped_predicate_shapes(file.path, added, file.removed, feedback_text)
         if program is not None or not file.added:
             continue  # the whole program was read: its diff adds nothing but test edits
         shapes += [msgspec.structs.replace(shape, path=file.path) for shape in _fragment_shapes(file, reading, language)]
     return tuple(shapes), whole
+
+
+def _moved(sections: list[Any]) -> frozenset[str]:
+    """The lines (stripped) that the sections of one file's diff add at least as often as they
+    remove them: moved or put back within the iteration, not deleted."""
+    added = collections.Counter(line.strip() for section in sections for line in section.added)
+    removed = collections.Counter(line.strip() for section in sections for line in section.removed)
+    return frozenset(line for line, count in removed.items() if added[line] >= count)
 
 
 def _fragment_shapes(file: Any, reading: _Reading, language: str | None) -> list[Shape]:
