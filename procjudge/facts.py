@@ -906,6 +906,14 @@ def _test_facts(entry: Entry, previous: IterationFacts | None, baseline: Iterati
         tests_fixed, tests_broken, broken_names, tests_basis = _tests_fixed_broken(
             (failing_before, passing_before), (failing_after, passing_after), results, _pre_passed(pre, baseline),
             passed, failed)
+    checks = entry.iteration_telemetry.checks
+    if broken_names and checks and any(check.rewritten for check in checks):
+        # a check whose script the agent wrote again after it passed is another check: its failure broke nothing
+        last = {check.command: check for check in checks}
+        kept = tuple(name for name in broken_names if not (name in last and last[name].rewritten))
+        if len(kept) < len(broken_names):  # nor is a regression ruled out: the check that passed did not run again
+            tests_broken, broken_names = len(kept), kept
+            tests_basis = "per-test outcomes (a check whose script the agent rewrote after it passed compares with none)"
     failures_before_count = previous.failed if previous is not None else (
         (pre.failed if pre.failed is not None else pre.total_or_sum - pre.passed) if pre is not None else None
     )
@@ -916,7 +924,6 @@ def _test_facts(entry: Entry, previous: IterationFacts | None, baseline: Iterati
     hidden_failing = _hidden_failing(results)
     regressions_ruled_out = tests_ran and _ruled_out(tests_broken, tests_basis, baseline_passed, passed, total,
                                                      comparable, results.regressions if results else None)
-    checks = entry.iteration_telemetry.checks
     local_checks = tuple(checks) if checks else ()
     on_base: tuple[LocalCheck, ...] = ()
     if any(check.on_base for check in local_checks):  # the unchanged code's runs are no checks of the agent's code

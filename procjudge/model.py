@@ -195,6 +195,9 @@ class LocalCheck(Record, frozen=True):
     # by hand, until it changes one again):
     # what the unchanged code does, not a check of the agent's code
     on_base: bool | None = None
+    # extension: the agent wrote the check's script again after the check last passed: what it shows
+    # now is another check than the one that passed, so its failure breaks nothing that passed
+    rewritten: bool | None = None
 
 
 class TestResults(Record, frozen=True):

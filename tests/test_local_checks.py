@@ -264,6 +264,33 @@ def test_a_reproduction_that_goes_red_to_green_is_the_loop() -> None:
     assert [f["path"] for f in iteration["changes"]["files"] if not f["scratch"]] == ["shop/sums.py"]
 
 
+def test_a_reproduction_rewritten_after_it_passed_is_another_check_and_its_failure_breaks_nothing(tmp_path: Path) -> None:
+    """OpenHands sympy-13615 and five more runs: reproduce.py passed, the agent added a case to it,
+    and the case failed. The script that passed did not run again, so nothing that passed broke;
+    the same failure with only the code changed since the pass is a regression (named here, not
+    charged: the submitted diff leaves the breaking edit out)."""
+    fails = "FAIL: total([2]) gave 0\n"
+    passing = _red_green()
+    extended = [*passing, Step("", "cat <<'EOF' >> reproduce.py\nprint('FAIL: total([2]) gave 0')\nEOF", 0, "", None),
+                Step("", "sed -i 's|sum(xs)|sum(xs) - 2|' shop/sums.py", 0, "", None),
+                Step("", "python reproduce.py", 1, fails, None)]
+    broken = [*passing, Step("", "sed -i 's|sum(xs)|sum(xs) - 2|' shop/sums.py", 0, "", None),
+              Step("", "python reproduce.py", 1, fails, None)]
+
+    def judged(steps: list[Step]) -> tuple[list[dict], list[str]]:  # type: ignore[type-arg]
+        document = convert_trajectory(_trajectory(steps, hidden=False))
+        checks = [c for i in document["iterations"] for c in i["iteration_telemetry"].get("checks") or []]
+        path = tmp_path / f"{len(steps)}.json"
+        path.write_text(json.dumps(document))
+        verdict = judge(load_run(str(path)))
+        return checks, [i.id for i in verdict.items if i.id == "regression_blindness"]
+
+    checks, charged = judged(extended)
+    assert checks[-1]["outcome"] == "failed" and checks[-1]["rewritten"] is True and charged == []
+    checks, charged = judged(broken)
+    assert checks[-1]["outcome"] == "failed" and "rewritten" not in checks[-1] and charged == ["regression_blindness"]
+
+
 def test_an_edit_after_checks_starts_the_next_iteration_and_the_last_check_before_it_ends_the_one_before() -> None:
     steps = [Step("", "sed -i 's|sum(xs) / 0|sum(xs) / 1|' shop/sums.py", 0, "", None),
              Step("", "python reproduce.py", 0, "FAIL: got 1.0\n", None),

@@ -143,9 +143,29 @@ def find_checks(steps: list[Step], submitted: dict[str, str] | None, roots: tupl
     """The steps, each that runs a script to see what the code does (``python reproduce.py``,
     ``python -c``, ``./run.sh``: :mod:`procjudge.importers.checks`) made a check, with what it
     showed as one test named after it; a script the log showed writing the repository's files is
-    an edit instead. Test runs, installs and structured edits are left as they are."""
+    an edit instead. Test runs, installs and structured edits are left as they are. A check run
+    after the agent wrote its script again since the check last passed is ``rewritten``."""
     texts: dict[str, str] = {}  # the scripts the agent wrote, by path, as last written
-    return [_checked(step, texts, submitted, roots, own) for step in steps]
+    # each file's last write, by step, under its name (a script run as `cd /workspace && python x.py`
+    # names it relative to a folder the log does not always say)
+    written: dict[str, int] = {}
+    passed: dict[str, int] = {}  # each check's last passing run, by step
+    out = []
+    for index, step in enumerate(steps):
+        for path, _ in step.writes:
+            if path:
+                written[os.path.basename(path)] = index
+        step = _checked(step, texts, submitted, roots, own)
+        probe, outcome = step.probe, step.probe_outcome
+        if probe is not None and outcome is not None and not step.test:
+            script = script_run(without_prefixes(probe), words_of(probe))
+            if script is not None and script.script is not None and probe in passed \
+                    and written.get(os.path.basename(script.script), -1) > passed[probe]:
+                step = step.but(rewritten=True)  # what it shows now is not what passed
+            if outcome.passed:
+                passed[probe] = index
+        out.append(step)
+    return out
 
 
 def _checked(step: Step, texts: dict[str, str], submitted: dict[str, str] | None, roots: tuple[str, ...],

@@ -968,7 +968,8 @@ def _check_record(step: Step) -> LocalCheck:
             and not (step.probe_outcome.line or "").startswith("AssertionError")
         return LocalCheck(command=command[:200], kind=kind, exit_code=exit_code,
                           outcome="error" if crashed else cast(CheckOutcome, test["outcome"]), message=test["message"][:300],
-                          frames=[Frame(path=path[:500], line=line) for path, line in step.frames] or None)
+                          frames=[Frame(path=path[:500], line=line) for path, line in step.frames] or None,
+                          rewritten=True if step.rewritten else None)
     counts = step.counts
     failing = [t["name"] for t in counts.tests if t["outcome"] == "failed"]
     return LocalCheck(command=command[:200], kind=kind, exit_code=exit_code, outcome="failed" if counts.failed else "passed",

@@ -72,6 +72,7 @@ class Step:
         "probe_kind",
         "probe_outcome",
         "returncode",
+        "rewritten",
         "set_aside",
         "shell",
         "test",
@@ -116,6 +117,8 @@ class Step:
         # a check run while the agent's changes were set aside (``git stash`` ... ``pop``, or its files
         # restored): it shows what the unchanged code does, so it is no check of the agent's code (set by convert)
         self.set_aside = False
+        # a script check run after the agent wrote its script again since the check last passed (set by convert)
+        self.rewritten = False
         self._made = True
 
     def __setattr__(self, name: str, value: Any) -> None:
