@@ -264,6 +264,36 @@ def test_a_reproduction_that_goes_red_to_green_is_the_loop() -> None:
     assert [f["path"] for f in iteration["changes"]["files"] if not f["scratch"]] == ["shop/sums.py"]
 
 
+DJANGO_UNCONFIGURED = ('Traceback (most recent call last):\n  File "/testbed/reproduce.py", line 3, in <module>\n'
+                       '  File "/testbed/django/conf/__init__.py", line 63, in _setup\n'
+                       "django.core.exceptions.ImproperlyConfigured: Requested setting INSTALLED_APPS, but settings are not "
+                       "configured. You must either define the environment variable DJANGO_SETTINGS_MODULE or call "
+                       "settings.configure() before accessing settings.\n")
+
+
+@pytest.mark.parametrize("output", [
+    DJANGO_UNCONFIGURED,
+    "django.core.exceptions.AppRegistryNotReady: Apps aren't loaded yet.\n",
+    ("RuntimeError: Model class __main__.Book doesn't declare an explicit app_label and isn't in an application in "
+     "INSTALLED_APPS.\n"),
+    "django.utils.connection.ConnectionDoesNotExist: The connection 'other' doesn't exist.\n",
+])
+def test_a_script_that_stopped_setting_itself_up_validated_nothing_unless_the_task_is_that_error(output: str) -> None:
+    """OpenHands: 126 checks in 86 of 500 runs stopped before they reached the code (Django's
+    settings not configured, its apps not loaded): the code was not exercised, so no failure of it,
+    unless the task is about that very error, when the crash is the bug shown."""
+    steps = [Step("", "cat <<'EOF' > reproduce.py\nimport django\nEOF", 0, "", None),
+             Step("", "sed -i 's|sum(xs) / 0|sum(xs)|' shop/sums.py", 0, "", None),
+             Step("", "python reproduce.py", 1, output, None)]
+    document = convert_trajectory(_trajectory(steps))
+    assert not [c for i in document["iterations"] for c in i["iteration_telemetry"].get("checks") or []
+                if c["outcome"] in ("failed", "error")]
+    assert any("validated nothing" in note and "setting itself up" in note for note in document["run"]["notes"])
+    about = dataclasses.replace(_trajectory(steps), statement=f"The script fails with {output}")
+    (check,) = [c for i in convert_trajectory(about)["iterations"] for c in i["iteration_telemetry"].get("checks") or []]
+    assert check["outcome"] in ("failed", "error")
+
+
 def test_a_reproduction_rewritten_after_it_passed_is_another_check_and_its_failure_breaks_nothing(tmp_path: Path) -> None:
     """OpenHands sympy-13615 and five more runs: reproduce.py passed, the agent added a case to it,
     and the case failed. The script that passed did not run again, so nothing that passed broke;

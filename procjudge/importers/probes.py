@@ -139,12 +139,14 @@ def tracked_files(steps: list[Step], submitted: dict[str, str] | None, roots: tu
 
 
 def find_checks(steps: list[Step], submitted: dict[str, str] | None, roots: tuple[str, ...],
-                own: frozenset[str]) -> list[Step]:
+                own: frozenset[str], statement: str = "") -> list[Step]:
     """The steps, each that runs a script to see what the code does (``python reproduce.py``,
     ``python -c``, ``./run.sh``: :mod:`procjudge.importers.checks`) made a check, with what it
     showed as one test named after it; a script the log showed writing the repository's files is
     an edit instead. Test runs, installs and structured edits are left as they are. A check run
-    after the agent wrote its script again since the check last passed is ``rewritten``."""
+    after the agent wrote its script again since the check last passed is ``rewritten``; one that
+    stopped setting itself up (:data:`_SETUP_FAILED`) validated nothing, unless the task
+    (``statement``) is about that error."""
     texts: dict[str, str] = {}  # the scripts the agent wrote, by path, as last written
     # each file's last write, by step, under its name (a script run as `cd /workspace && python x.py`
     # names it relative to a folder the log does not always say)
@@ -156,6 +158,7 @@ def find_checks(steps: list[Step], submitted: dict[str, str] | None, roots: tupl
             if path:
                 written[os.path.basename(path)] = index
         step = _checked(step, texts, submitted, roots, own)
+        step = _setup_failed(step, statement)
         probe, outcome = step.probe, step.probe_outcome
         if probe is not None and outcome is not None and not step.test:
             script = script_run(without_prefixes(probe), words_of(probe))
@@ -166,6 +169,30 @@ def find_checks(steps: list[Step], submitted: dict[str, str] | None, roots: tupl
                 passed[probe] = index
         out.append(step)
     return out
+
+
+# A script that stopped setting itself up, before it reached the code it meant to run: Django's
+# settings not configured, its app registry not ready, a model outside INSTALLED_APPS, a database
+# alias the settings lack (OpenHands runs hit these in 86 of 500 trajectories, 126 checks). Its
+# words, for a task that is about the error itself.
+_SETUP_FAILED = re.compile(
+    r"(?P<settings>settings are not configured)|(?P<registry>AppRegistryNotReady)"
+    r"|(?P<label>doesn't declare an explicit app_label and isn't in an application in INSTALLED_APPS)"
+    r"|(?P<alias>ConnectionDoesNotExist)")
+
+
+def _setup_failed(step: Step, statement: str) -> Step:
+    """The script check with "validated nothing" where it stopped setting itself up (``_SETUP_FAILED``)
+    and the task's statement does not name that error."""
+    outcome = step.probe_outcome
+    if outcome is None or outcome.passed or step.test:
+        return step
+    match = _SETUP_FAILED.search(outcome.line)
+    if match is None or match.group(0) in statement or (match.lastgroup == "label" and "app_label" in statement):
+        return step
+    why = f"it stopped setting itself up, before it reached the code: {outcome.line[:160]}"
+    return step.but(unavailable=why, counts=None, probe_outcome=Outcome(None, outcome.line, outcome.how, unavailable=why),
+                    frames=[])
 
 
 def _checked(step: Step, texts: dict[str, str], submitted: dict[str, str] | None, roots: tuple[str, ...],

@@ -137,7 +137,7 @@ def convert(trajectory: Trajectory) -> RunFile:
                 "out and nothing is charged")
         trajectory = dataclasses.replace(trajectory, hidden=[], notes=[*trajectory.notes, note])
     all_steps = [_unavailable(step, own) for step in all_steps]
-    all_steps = find_checks(all_steps, submitted, trajectory.roots, own)
+    all_steps = find_checks(all_steps, submitted, trajectory.roots, own, trajectory.statement)
     all_steps = rebuild_steps(all_steps, trajectory.submission, trajectory.roots)
     tracked = tracked_files(all_steps, submitted, trajectory.roots)
     all_steps = _set_aside(all_steps, tracked, trajectory.roots)
