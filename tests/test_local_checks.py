@@ -264,6 +264,27 @@ def test_a_reproduction_that_goes_red_to_green_is_the_loop() -> None:
     assert [f["path"] for f in iteration["changes"]["files"] if not f["scratch"]] == ["shop/sums.py"]
 
 
+@pytest.mark.parametrize("command,code,output,why", [
+    # the install before the runner failed (no network in the image): the runner never started (OpenHands sympy-22914)
+    ("pip3 install pytest && python3 -m pytest sympy/printing/tests/test_pycode.py -v", 1,
+     "WARNING: Retrying (Retry(total=4)) after connection broken by 'ProxyError'\n"
+     "ERROR: Could not find a version that satisfies the requirement pytest (from versions: none)\n"
+     "ERROR: No matching distribution found for pytest\n", "the install before it failed"),
+    # pytest refused its command line (exit status 4): no test ran (OpenHands matplotlib-23412)
+    ("python -m pytest lib/matplotlib/tests/test_patches.py -v --mpl-generate-path=out", 4,
+     "ERROR: usage: __main__.py [options] [file_or_dir] [file_or_dir] [...]\n"
+     "__main__.py: error: unrecognized arguments: --mpl-generate-path=out\n  rootdir: /w\n", "usage error"),
+    # the same failure text with no install in the command is the runner's own output, read as it is
+    ("python -m pytest tests/test_x.py", 1, "ERROR: No matching distribution found for pytest\n", None),
+])
+def test_a_test_run_whose_runner_never_started_validated_nothing(command: str, code: int, output: str,
+                                                                  why: str | None) -> None:
+    step = Step("", command, code, output, None)
+    assert step.test is not None
+    reason = unavailable(step)
+    assert (reason is None) if why is None else (reason is not None and why in reason)
+
+
 DJANGO_UNCONFIGURED = ('Traceback (most recent call last):\n  File "/testbed/reproduce.py", line 3, in <module>\n'
                        '  File "/testbed/django/conf/__init__.py", line 63, in _setup\n'
                        "django.core.exceptions.ImproperlyConfigured: Requested setting INSTALLED_APPS, but settings are not "
@@ -277,6 +298,9 @@ DJANGO_UNCONFIGURED = ('Traceback (most recent call last):\n  File "/testbed/rep
     ("RuntimeError: Model class __main__.Book doesn't declare an explicit app_label and isn't in an application in "
      "INSTALLED_APPS.\n"),
     "django.utils.connection.ConnectionDoesNotExist: The connection 'other' doesn't exist.\n",
+    "RuntimeError: Settings already configured.\n",
+    "RuntimeError: populate() isn't reentrant\n",
+    "django.core.exceptions.ImproperlyConfigured: The SECRET_KEY setting must not be empty.\n",
 ])
 def test_a_script_that_stopped_setting_itself_up_validated_nothing_unless_the_task_is_that_error(output: str) -> None:
     """OpenHands: 126 checks in 86 of 500 runs stopped before they reached the code (Django's

@@ -20,6 +20,11 @@ _RUNNER_MISSING = re.compile(
     r"(?::\s*\d+)?:\s*(?:command\s+)?not found"
     r"|can't open file .*(?:runtests|manage)\.py"
     r"|(?:runtests|manage)\.py: No such file or directory", re.MULTILINE)
+# pip's own words for an install that failed (no network, no such version): the runner after `&&` never ran
+_INSTALL_FAILED = re.compile(r"^ERROR: (?:No matching distribution found for|Could not find a version that satisfies) .+$",
+                             re.MULTILINE)
+# a runner that refused its command line (pytest's exit status 4): no test ran
+_USAGE_ERROR = re.compile(r"^(?:ERROR: usage: |\S+: error: unrecognized arguments: )", re.MULTILINE)
 _COLLECTION_STOPPED = re.compile(r"errors? during collection|^_* ERROR collecting ", re.MULTILINE)
 _CUTTERS = frozenset({"head", "tail", "grep", "egrep", "awk", "sed", "cut", "less", "more", "wc", "sort", "uniq"})
 
@@ -88,6 +93,11 @@ def unavailable(step: Step, own_modules: frozenset[str] = frozenset()) -> str | 
         return "it ran no test"
     if step.returncode == 127 or _RUNNER_MISSING.search(output):
         return "the test runner is not installed or not found"
+    install = _INSTALL_FAILED.search(output)
+    if install and re.search(r"\b(?:pip3?|uv pip|python[\d.]* -m pip)\s+install\b", step.command):
+        return f"the test runner is not installed: the install before it failed ({install.group(0).strip()[:100]})"
+    if _USAGE_ERROR.search(output):
+        return "the runner refused its arguments (a usage error): it ran no test"
     dependency = missing_dependency(output, own_modules)
     if dependency is not None:
         return dependency[1]
