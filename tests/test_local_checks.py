@@ -267,13 +267,13 @@ def test_a_reproduction_that_goes_red_to_green_is_the_loop() -> None:
 @pytest.mark.parametrize("command,code,output,why", [
     # the install before the runner failed (no network in the image): the runner never started (OpenHands sympy-22914)
     ("pip3 install pytest && python3 -m pytest sympy/printing/tests/test_pycode.py -v", 1,
-     "WARNING: Retrying (Retry(total=4)) after connection broken by 'ProxyError'\n"
+     ("WARNING: Retrying (Retry(total=4)) after connection broken by 'ProxyError'\n"
      "ERROR: Could not find a version that satisfies the requirement pytest (from versions: none)\n"
-     "ERROR: No matching distribution found for pytest\n", "the install before it failed"),
+     "ERROR: No matching distribution found for pytest\n"), "the install before it failed"),
     # pytest refused its command line (exit status 4): no test ran (OpenHands matplotlib-23412)
     ("python -m pytest lib/matplotlib/tests/test_patches.py -v --mpl-generate-path=out", 4,
-     "ERROR: usage: __main__.py [options] [file_or_dir] [file_or_dir] [...]\n"
-     "__main__.py: error: unrecognized arguments: --mpl-generate-path=out\n  rootdir: /w\n", "usage error"),
+     ("ERROR: usage: __main__.py [options] [file_or_dir] [file_or_dir] [...]\n"
+     "__main__.py: error: unrecognized arguments: --mpl-generate-path=out\n  rootdir: /w\n"), "usage error"),
     # the same failure text with no install in the command is the runner's own output, read as it is
     ("python -m pytest tests/test_x.py", 1, "ERROR: No matching distribution found for pytest\n", None),
 ])
