@@ -91,7 +91,7 @@ def measure(corpus: Path, repeat: int) -> dict[str, Any]:
 def _measure(files: list[Path], texts: list[bytes], spent: dict[str, float], repeat: int) -> dict[str, Any]:
     from procjudge import judge
     from procjudge.facts import derive
-    from procjudge.importers import classify, edits, grammar, sed, swe_agent
+    from procjudge.importers import classify, edits, grammar, probes, sed, swe_agent
     from procjudge.importers.base import typed
     from procjudge.policy import DEFAULT
     from procjudge.records import load_record
@@ -104,7 +104,8 @@ def _measure(files: list[Path], texts: list[bytes], spent: dict[str, float], rep
         for text in texts:
             json.loads(text)
         best["floor"] = min(best.get("floor", 1e9), time.perf_counter() - start)
-        for cached in (edits._words, sed.compile_sed, grammar.simple_commands, getattr(classify, "_lexed", None)):
+        for cached in (edits._words, sed.compile_sed, grammar.simple_commands, getattr(classify, "_lexed", None),
+                       getattr(probes, "_script_of", None)):
             if cached is not None:  # (an older checkout, measured for comparison, may lack one)
                 cached.cache_clear()
         spent.clear()

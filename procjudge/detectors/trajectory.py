@@ -245,13 +245,14 @@ def rapid_convergence(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     final = facts.final.score
     best = max(facts.trajectory)
     used = counted = len(facts.iterations)
-    if rule.local_runs == "reached" and facts.run.info.iterations_are == "local_runs":
+    baseline_iterations = policy.format(facts.format).convergence_baseline
+    threshold = final / baseline_iterations * rule.factor
+    if final > 0 and final / used <= threshold and rule.local_runs == "reached" \
+            and facts.run.info.iterations_are == "local_runs":
         steady = _held_from(facts.trajectory, final - policy.trajectory.wasted_iteration.min_delta)
         coded = max((n for n, it in enumerate(facts.iterations) if _changed_code(it)), default=0)
         counted = max(steady, coded) + 1  # the code still changing, or its checks not yet holding, is no convergence
-    baseline_iterations = policy.format(facts.format).convergence_baseline
     efficiency = final / counted
-    threshold = final / baseline_iterations * rule.factor
     if final <= 0 or efficiency <= threshold or final < rule.min_final:
         return
     if best - final >= policy.trajectory.wasted_iteration.min_delta:

@@ -4,6 +4,7 @@ project's own runner script), and which of its writes are throw-away files rathe
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from typing import Any
@@ -161,14 +162,20 @@ def find_checks(steps: list[Step], submitted: dict[str, str] | None, roots: tupl
         step = _setup_failed(step, statement)
         probe, outcome = step.probe, step.probe_outcome
         if probe is not None and outcome is not None and not step.test:
-            script = script_run(without_prefixes(probe), words_of(probe))
-            if script is not None and script.script is not None and probe in passed \
-                    and written.get(os.path.basename(script.script), -1) > passed[probe]:
+            script = _script_of(probe) if probe in passed else None
+            if script is not None and written.get(os.path.basename(script), -1) > passed[probe]:
                 step = step.but(rewritten=True)  # what it shows now is not what passed
             if outcome.passed:
                 passed[probe] = index
         out.append(step)
     return out
+
+
+@functools.lru_cache(maxsize=1024)
+def _script_of(probe: str) -> str | None:
+    """The file a check's command runs (``python reproduce.py`` -> ``reproduce.py``), or None."""
+    found = script_run(without_prefixes(probe), words_of(probe))
+    return found.script if found is not None else None
 
 
 # A script that stopped setting itself up, before it reached the code it meant to run: Django's
