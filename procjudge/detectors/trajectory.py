@@ -233,8 +233,9 @@ def _held_from(trajectory: Sequence[float], level: float) -> int:
     rule=("final / iterations used > (final / baseline) x {s.factor:g}, baseline {baselines} for sprint, standard, "
           "marathon (so: fewer than {within[standard]:g} submissions in standard, {within[marathon]:g} in marathon; never "
           "in sprint), and converged: final {s.min_final:g}+ and not {p.trajectory.wasted_iteration.min_delta:g}+ below "
-          "the run's own best; in the agent's own runs the iterations counted are those up to the one from which its "
-          "code last changed and from which its checks held the final score (`rapid_convergence.local_runs`); a flat "
+          "the run's own best; in the agent's own runs, where counting every iteration falls short, the iterations "
+          "counted are those up to the one from which its code last changed and from which its checks held the final "
+          "score (`rapid_convergence.local_runs`); a flat "
           "bonus whatever the budget{unused}; not paid when the final submission's held-back suite ran and fails "
           "(`rapid_convergence.held_back`), nor when the run changed nothing but test files"),
     reads="the scores, the format's convergence baseline, the final submission's held-back suite",
