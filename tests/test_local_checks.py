@@ -313,6 +313,7 @@ def test_a_script_that_stopped_setting_itself_up_validated_nothing_unless_the_ta
     assert not [c for i in document["iterations"] for c in i["iteration_telemetry"].get("checks") or []
                 if c["outcome"] in ("failed", "error")]
     assert any("validated nothing" in note and "setting itself up" in note for note in document["run"]["notes"])
+    assert {i["iteration_telemetry"]["test_results"].get("unavailable") for i in document["iterations"]} == {"no_output"}
     about = dataclasses.replace(_trajectory(steps), statement=f"The script fails with {output}")
     (check,) = [c for i in convert_trajectory(about)["iterations"] for c in i["iteration_telemetry"].get("checks") or []]
     assert check["outcome"] in ("failed", "error")

@@ -141,8 +141,8 @@ def unavailable_code(reason: str) -> Unavailable:
         return "runner_missing"
     if "timed out" in reason:
         return "output_cut"
-    if "nothing" in reason or "echo" in reason or "no test" in reason:
-        return "no_output"
+    if "nothing" in reason or "echo" in reason or "no test" in reason or "setting itself up" in reason:
+        return "no_output"  # (a script that stopped setting itself up gave no outcome of the code)
     return "output_cut"
 
 
