@@ -87,6 +87,15 @@ def test_a_check_outcome_is_read_from_its_exit_status_traceback_and_printed_verd
     assert outcome.line in output
 
 
+def test_a_check_failed_by_its_exit_status_shows_the_line_that_failed_not_a_later_pass() -> None:
+    """pylint-6528 (mini-swe-agent): the script printed a verdict for each of four cases and exited 1
+    when one failed; its last line was the fourth case's PASS. A neutral last line stays the one shown."""
+    cases = "Running: a\nFAIL: .a/foo.py was not ignored\nRunning: b\nPASS: .a/foo.py was ignored\n"
+    assert check_outcome(1, cases).line == "FAIL: .a/foo.py was not ignored"
+    neutral = "DEBUG: line='', match=False\nDocinfo NOT found in index.html\n"
+    assert check_outcome(1, neutral).line == "Docinfo NOT found in index.html"
+
+
 def test_a_crash_names_its_exception_and_the_frames_it_passed_through() -> None:
     outcome = check_outcome(1, "some output\n" + TRACEBACK)
     assert outcome.line == "ZeroDivisionError: division by zero"

@@ -316,8 +316,8 @@ def check_outcome(returncode: int | None, output: str, own_modules: frozenset[st
     exception = _exception_line(text)
     frames = traceback_frames(text) if exception else ()
     if returncode not in (None, 0):
-        return _unless_missing(Outcome(False, exception or _build_cause(lines) or last, f"exit status {returncode}",
-                                       frames), own_modules)
+        return _unless_missing(Outcome(False, exception or _build_cause(lines) or _failing_line(lines) or last,
+                                       f"exit status {returncode}", frames), own_modules)
     if returncode is None and exception and exception in lines[-3:]:
         return Outcome(False, exception, "traceback", frames)  # no exit status logged: it died of this
     verdict = _printed_verdict(lines)
@@ -358,6 +358,21 @@ def _unless_missing(failed: Outcome, own_modules: frozenset[str]) -> Outcome:
 
 
 _MAVEN_CAUSE = re.compile(r"^\[ERROR\] Failed to execute goal ")
+
+
+def _failing_line(lines: list[str]) -> str | None:
+    """For a check that failed by its exit status and whose last line states a pass, the last line
+    that states a failure (read as :func:`_printed_verdict` reads a line): a script printing a
+    verdict for each case ends on the last case's "PASS: ..." when an earlier case printed the
+    "FAIL: ..." its exit status reports. None when the last line says no pass."""
+    last = _printed_verdict(lines[-1:])
+    if last is None or not last[0]:
+        return None
+    for line in reversed(lines[-200:]):
+        verdict = _printed_verdict([line])
+        if verdict is not None and not verdict[0]:
+            return line[:300]
+    return None
 
 
 def _build_cause(lines: list[str]) -> str | None:
