@@ -328,6 +328,23 @@ def test_a_script_that_stopped_setting_itself_up_validated_nothing_unless_the_ta
     assert check["outcome"] in ("failed", "error")
 
 
+def test_a_django_test_label_it_cannot_import_reached_no_test() -> None:
+    """OpenHands django-13417, -14311, -16315 and 5 more ran `python -m django test queries.tests ...`
+    outside runtests.py, where tests/ is not on the path: `No module named 'queries'` ran no test.
+    A module missing that the label does not name is read as before."""
+    def checks(command: str, output: str) -> list[dict]:  # type: ignore[type-arg]
+        steps = [Step("", "sed -i 's|sum(xs) / 0|sum(xs)|' shop/sums.py", 0, "", None),
+                 Step("", "sed -i 's|== 3|== 4|' tests/queries/tests.py", 0, "", None),  # the label's module is the project's
+                 Step("", command, 1, output, None)]
+        document = convert_trajectory(_trajectory(steps))
+        return [c for i in document["iterations"] for c in i["iteration_telemetry"].get("checks") or []]
+
+    label = "python -m django test queries.tests.QuerySetTests -v 2"
+    assert checks(label, "ModuleNotFoundError: No module named 'queries'\n") == []  # validated nothing
+    (other,) = checks(label, "ModuleNotFoundError: No module named 'shop.helpers'\n")
+    assert other["outcome"] in ("failed", "error")
+
+
 def test_a_reproduction_rewritten_after_it_passed_is_another_check_and_its_failure_breaks_nothing(tmp_path: Path) -> None:
     """OpenHands sympy-13615 and five more runs: reproduce.py passed, the agent added a case to it,
     and the case failed. The script that passed did not run again, so nothing that passed broke;

@@ -191,6 +191,19 @@ _SETUP_FAILED = re.compile(
     r"|(?P<sqlite>SQLite schema editor cannot be used while foreign key constraint checks are enabled)")
 
 
+_DJANGO_TEST = re.compile(r"-m django test\s+((?:[\w.]+\s*)+)")
+
+
+def _label_unimported(command: str, line: str) -> bool:
+    """Whether ``python -m django test LABEL`` stopped because LABEL's module cannot be imported
+    (``No module named 'admin_views'``: Django's test apps live in tests/, which is not on the path
+    unless runtests.py puts it there): the run reached no test."""
+    labels = _DJANGO_TEST.search(command)
+    missing = re.search(r"No module named '([\w.]+)'", line)
+    return labels is not None and missing is not None \
+        and missing.group(1).split(".")[0] in {label.split(".")[0] for label in labels.group(1).split()}
+
+
 def _setup_failed(step: Step, statement: str) -> Step:
     """The script check with "validated nothing" where it stopped setting itself up (``_SETUP_FAILED``)
     and the task's statement does not name that error."""
@@ -198,6 +211,10 @@ def _setup_failed(step: Step, statement: str) -> Step:
     if outcome is None or outcome.passed or step.test:
         return step
     match = _SETUP_FAILED.search(outcome.line)
+    if match is None and _label_unimported(step.command, outcome.line):
+        why = f"its test label names a module it cannot import (the tests' folder is not on the path): {outcome.line[:120]}"
+        return step.but(unavailable=why, counts=None, probe_outcome=Outcome(None, outcome.line, outcome.how, unavailable=why),
+                        frames=[])
     if match is None or match.group(0) in statement or (match.lastgroup == "label" and "app_label" in statement) \
             or (match.lastgroup == "secret" and "SECRET_KEY" in statement):
         return step
