@@ -105,7 +105,7 @@ def _measure(files: list[Path], texts: list[bytes], spent: dict[str, float], rep
             json.loads(text)
         best["floor"] = min(best.get("floor", 1e9), time.perf_counter() - start)
         for cached in (edits._words, sed.compile_sed, grammar.simple_commands, getattr(classify, "_lexed", None),
-                       getattr(probes, "_script_of", None)):
+                       getattr(probes, "script_of", None)):
             if cached is not None:  # (an older checkout, measured for comparison, may lack one)
                 cached.cache_clear()
         spent.clear()

@@ -345,6 +345,35 @@ def test_a_django_test_label_it_cannot_import_reached_no_test() -> None:
     assert other["outcome"] in ("failed", "error")
 
 
+def test_checks_of_the_unchanged_code_validate_no_change(tmp_path: Path) -> None:
+    """OpenHands scikit-learn-25747 and 20 more runs wrote and ran only their own reproduction and were
+    paid +6 (local_validation, test_driven_iteration) for runs that validated no change: there was
+    none. A run whose only check came before its edit of the code validated nothing either
+    (Terminal-Bench sanitize-git-repo): no_local_validation. A system file fixed in place outside the
+    repository is a change: its checks count (Terminal-Bench's nginx configuration, site-packages)."""
+    def judged(steps: list[Step]) -> tuple[dict, set[str], list[str]]:  # type: ignore[type-arg]
+        trajectory = Trajectory(instance="shop-1", agent="a", source="openhands", steps=steps, submission=None)
+        document = convert_trajectory(trajectory)
+        path = tmp_path / f"{len(list(tmp_path.iterdir()))}.json"
+        path.write_text(json.dumps(document))
+        items = {i.id for i in judge(load_run(str(path))).items if i.points}
+        return document["iterations"][-1]["iteration_telemetry"]["actions"], items, document["run"]["notes"]
+
+    fails = "FAIL: total([1]) gave an error\n"
+    own = [Step("", "cat <<'EOF' > reproduce_issue.py\nprint('FAIL: total([1]) gave an error')\nEOF", 0, "", None),
+           Step("", "python reproduce_issue.py", 1, fails, None), Step("", "python reproduce_issue.py", 1, fails, None),
+           Step("", "python reproduce_issue.py", 1, fails, None)]
+    actions, items, notes = judged(own)
+    assert "test_runs" not in actions and not items & {"local_validation", "test_driven_iteration", "no_local_validation"}
+    assert any("changed none of the repository's files" in note for note in notes)
+    before = [*own, Step("", "sed -i 's|sum(xs) / 0|sum(xs)|' shop/sums.py", 0, "", None)]
+    actions, items, _ = judged(before)
+    assert actions["test_runs"] == 0 and "no_local_validation" in items and "local_validation" not in items
+    system = [*own[1:], Step("", "sed -i 's|listen 80|listen 8080|' /etc/nginx/conf.d/site.conf", 0, "", None)]
+    actions, items, _ = judged(system)
+    assert actions["test_runs"] == 3  # the fix lies outside the repository: the runs before it are counted as before
+
+
 def test_a_reproduction_rewritten_after_it_passed_is_another_check_and_its_failure_breaks_nothing(tmp_path: Path) -> None:
     """OpenHands sympy-13615 and five more runs: reproduce.py passed, the agent added a case to it,
     and the case failed. The script that passed did not run again, so nothing that passed broke;

@@ -162,7 +162,7 @@ def find_checks(steps: list[Step], submitted: dict[str, str] | None, roots: tupl
         step = _setup_failed(step, statement)
         probe, outcome = step.probe, step.probe_outcome
         if probe is not None and outcome is not None and not step.test:
-            script = _script_of(probe) if probe in passed else None
+            script = script_of(probe) if probe in passed else None
             if script is not None and written.get(os.path.basename(script), -1) > passed[probe]:
                 step = step.but(rewritten=True)  # what it shows now is not what passed
             if outcome.passed:
@@ -172,7 +172,7 @@ def find_checks(steps: list[Step], submitted: dict[str, str] | None, roots: tupl
 
 
 @functools.lru_cache(maxsize=1024)
-def _script_of(probe: str) -> str | None:
+def script_of(probe: str) -> str | None:
     """The file a check's command runs (``python reproduce.py`` -> ``reproduce.py``), or None."""
     found = script_run(without_prefixes(probe), words_of(probe))
     return found.script if found is not None else None

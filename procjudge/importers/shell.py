@@ -95,6 +95,7 @@ from .probes import (
     same_as_unchanged,
     scaffold_folders,
     scratch_write,
+    script_of,
     tracked_files,
 )
 from .replay import rebuild_steps
@@ -152,7 +153,7 @@ def convert(trajectory: Trajectory) -> RunFile:
     outcome_unknown = not groups
     if not groups:
         groups, current = [list(all_steps)], []
-        notes.append(_unknown_outcome(trajectory))
+        notes.append(_unknown_outcome(trajectory, discarded))
     changed = _changed_since(all_steps[:len(all_steps) - len(current)], current, trajectory.roots)
     trailing = [path for s in current for path, how in s.writes
                 if how != "delete" and (submitted is None or repo_relative(path, trajectory.roots)[0] in submitted)
@@ -595,12 +596,15 @@ def _step_notes(steps: list[Step], submitted: dict[str, str] | None) -> list[str
     return notes
 
 
-def _unknown_outcome(trajectory: Trajectory) -> str:
+def _unknown_outcome(trajectory: Trajectory, discarded: frozenset[str] = frozenset()) -> str:
     """No edit was followed by a test run that validated anything: one iteration whose own outcome
     is unknown, graded by the held-back suite alone (NothingLogged without one: nothing to score)."""
     all_steps = trajectory.steps
     idle = [s for s in all_steps if s.unavailable]
-    why = (f"none of the agent's {len(idle)} check(s) after its edits validated anything ({_reasons(idle)})"
+    why = ("the agent changed none of the repository's files, only files of its own: no change to validate"
+           if not any(s.code_edit for s in all_steps) and not trajectory.submission
+           and _only_own_files(all_steps, trajectory.roots, discarded)
+           else f"none of the agent's {len(idle)} check(s) after its edits validated anything ({_reasons(idle)})"
            if idle else "the agent ran no check (a test run, a script, a build) after its edits"
            if any(s.check for s in all_steps) else "the agent ran no check (a test run, a script, a build)")
     if not any(s.writes for s in all_steps) and not trajectory.submission:
@@ -673,7 +677,11 @@ def _iteration(k: int, group: list[Step], baseline: Step | None, submitted: dict
         timestamp_start=_iso(times[0]) if times else None,
         duration_seconds=round(max(times) - times[0], 3) if times else None,
         build=build,
-        actions=_actions(group),
+        # an iteration no check after an edit of the code validated: its runs were of the unchanged code
+        # (with no edit of the code at all, nor of any file that was there before, there was no change
+        # to validate: unknown, neither 0 nor paid; a system file fixed in place is a change)
+        actions=_actions(group, next((k for k, s in enumerate(group) if s.code_edit),
+                                     None if _only_own_files(group, roots, discarded) else 0) if unknown else 0),
         changes=_changes(group, files, submitted),
         test_results=results,
         history=reads[:50] or None,
@@ -825,11 +833,26 @@ def _script_run_of(command: str) -> str | None:
     return None
 
 
-def _actions(group: list[Step]) -> Actions:
-    """Tool calls, edits, reads, and the test runs that validated something (unknown, not 0, when
-    test runs were attempted and none could run)."""
-    validated = sum(1 for s in group if (s.test or s.probe) and not s.unavailable and not s.set_aside)
-    attempted = any(s.unavailable for s in group)
+def _only_own_files(steps: list[Step], roots: tuple[str, ...], discarded: frozenset[str]) -> bool:
+    """Whether every file the steps wrote is the agent's own: a script one of its checks ran, or a
+    throw-away by its name or folder, or deleted again (:func:`made_for_itself`). A file fixed in
+    place (a library's module in site-packages), a setting or a deliverable written is a change."""
+    ran = {os.path.basename(script) for step in steps if step.probe and (script := script_of(step.probe))}
+    for step in steps:
+        for path, _ in step.writes:
+            if path and os.path.basename(path) not in ran \
+                    and not made_for_itself(repo_relative(os.path.normpath(path), roots)[0], discarded):
+                return False
+    return True
+
+
+def _actions(group: list[Step], after: int | None = 0) -> Actions:
+    """Tool calls, edits, reads, and the test runs that validated something from step ``after`` on
+    (unknown, not 0, when test runs were attempted and none could run, or ``after`` is None: no
+    change of the code to validate)."""
+    runs = group[after:] if after is not None else []
+    validated = sum(1 for s in runs if (s.test or s.probe) and not s.unavailable and not s.set_aside)
+    attempted = after is None or any(s.unavailable for s in runs)
     return Actions(tool_calls_total=len(group), file_edits=sum(1 for s in group if s.writes),
                    file_reads=sum(1 for s in group if not s.writes and not s.check),
                    test_runs=validated if validated or not attempted else None)
