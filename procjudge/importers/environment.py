@@ -10,8 +10,8 @@ import re
 from typing import Any
 
 from ..model import Unavailable
-from .checks import KILLED_BY_HARNESS, MISSING_MODULE, missing_dependency, module_missing
-from .classify import test_command
+from .checks import KILLED_BY_HARNESS, MISSING_MODULE, is_environment, missing_dependency, module_missing
+from .classify import segments, test_command, without_prefixes
 from .steps import Step, diff_files, repo_relative
 
 _RUNNER_MISSING = re.compile(
@@ -94,7 +94,7 @@ def unavailable(step: Step, own_modules: frozenset[str] = frozenset()) -> str | 
     if step.returncode == 127 or _RUNNER_MISSING.search(output):
         return "the test runner is not installed or not found"
     install = _INSTALL_FAILED.search(output)
-    if install and re.search(r"\b(?:pip3?|uv pip|python[\d.]* -m pip)\s+install\b", step.command):
+    if install and any(is_environment(without_prefixes(part)) for part in segments(step.command)):
         return f"the test runner is not installed: the install before it failed ({install.group(0).strip()[:100]})"
     if _USAGE_ERROR.search(output):
         return "the runner refused its arguments (a usage error): it ran no test"

@@ -213,12 +213,11 @@ def _setup_failed(step: Step, statement: str) -> Step:
     match = _SETUP_FAILED.search(outcome.line)
     if match is None and _label_unimported(step.command, outcome.line):
         why = f"its test label names a module it cannot import (the tests' folder is not on the path): {outcome.line[:120]}"
-        return step.but(unavailable=why, counts=None, probe_outcome=Outcome(None, outcome.line, outcome.how, unavailable=why),
-                        frames=[])
-    if match is None or match.group(0) in statement or (match.lastgroup == "label" and "app_label" in statement) \
+    elif match is None or match.group(0) in statement or (match.lastgroup == "label" and "app_label" in statement) \
             or (match.lastgroup == "secret" and "SECRET_KEY" in statement):
         return step
-    why = f"it stopped setting itself up, before it reached the code: {outcome.line[:160]}"
+    else:
+        why = f"it stopped setting itself up, before it reached the code: {outcome.line[:160]}"
     return step.but(unavailable=why, counts=None, probe_outcome=Outcome(None, outcome.line, outcome.how, unavailable=why),
                     frames=[])
 
