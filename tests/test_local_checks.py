@@ -583,6 +583,33 @@ def test_a_test_label_that_names_no_module_ran_no_test() -> None:
     assert unavailable(Step("", "python tests/runtests.py contenttypes", 1, broken, None)) is None  # the agent's break
 
 
+SKIPPED_WITH_ERROR = ("collected 1 item\n\nrepro.py sE\n\nE       NameError: name 'xxx' is not defined\n\n"
+                      "ERROR repro.py::MyTestCase::test_one - NameError: name 'xxx' is not defined\n"
+                      "========================= 1 skipped, 1 error in 0.16s ==========================\n")
+ALL_SKIPPED = "collected 1 item\n\nrepro.py s   [100%]\n\n============================== 1 skipped in 0.01s ===\n"
+
+
+@pytest.mark.parametrize("statement,green", [
+    # pytest-7236 and -10081: a skipped unittest class whose tearDown ran under --pdb; skipping is the behaviour asked for
+    ("unittest.TestCase.tearDown executed on skipped tests when running --pdb", True),
+    ("total() divides by zero on a one-item list", False),  # in another task a run that skipped every test ran none
+])
+def test_a_run_whose_every_test_skipped_is_the_outcome_of_a_task_about_skipping(statement: str, green: bool) -> None:
+    steps = [Step("", "cat <<'EOF' > repro.py\nimport unittest\nEOF", 0, "", None),
+             Step("", "pytest --pdb repro.py", 2, SKIPPED_WITH_ERROR, None),
+             Step("", "sed -i 's|sum(xs) / 0|sum(xs)|' shop/sums.py", 0, "", None),
+             Step("", "pytest --pdb repro.py", 0, ALL_SKIPPED, None)]
+    trajectory = dataclasses.replace(_trajectory(steps, hidden=False), statement=statement)
+    (iteration,) = [i["iteration_telemetry"] for i in convert_trajectory(trajectory)["iterations"]]
+    results = iteration["test_results"]
+    assert results["pre_iteration"] == {"passed": 0, "failed": 1, "total": 1}
+    if green:
+        assert results["post_iteration"]["passed"] == 1 and results["post_iteration"]["failed"] == 0
+        assert "unavailable" not in results
+    else:
+        assert results["unavailable"] and "post_iteration" not in results
+
+
 # --------------------------------------------------------------------------- what the agent submitted over
 
 

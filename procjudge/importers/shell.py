@@ -101,6 +101,7 @@ from .probes import (
 from .replay import rebuild_steps
 from .sed import parse_sed, sed_arguments
 from .steps import REPO_ROOTS, Step, diff_files, is_scratch, outside_repo, repo_relative
+from .test_output import Counts as TestCounts
 
 
 def _iso(seconds: float | None) -> str | None:
@@ -137,7 +138,7 @@ def convert(trajectory: Trajectory) -> RunFile:
         note = (f"held-back run broken by its environment: {broken}; its outcome is not the agent's, so it is left "
                 "out and nothing is charged")
         trajectory = dataclasses.replace(trajectory, hidden=[], notes=[*trajectory.notes, note])
-    all_steps = [_unavailable(step, own) for step in all_steps]
+    all_steps = [_unavailable(_skips_checked(step, trajectory.statement), own) for step in all_steps]
     all_steps = find_checks(all_steps, submitted, trajectory.roots, own, trajectory.statement)
     all_steps = rebuild_steps(all_steps, trajectory.submission, trajectory.roots)
     tracked = tracked_files(all_steps, submitted, trajectory.roots)
@@ -197,6 +198,22 @@ def _unsubmitted_edits(final: IterationTelemetry, group: list[Step], submitted: 
         return final
     changes = final.changes or Changes()
     return replace(final, changes=replace(changes, diff=(changes.diff or "") + rebuild.render(left_out)))
+
+
+# A task about skipping tests (``unittest.skip`` run under ``--pdb``, ``skipif`` marks): its statement's words
+_ABOUT_SKIPPING = re.compile(r"\bskip", re.IGNORECASE)
+
+
+def _skips_checked(step: Step, statement: str) -> Step:
+    """A test run whose every test was skipped, where the task is about skipping: the skip is the
+    behaviour the agent checks for (pytest-7236 and -10081: a skipped unittest class whose
+    ``tearDown`` ran under ``--pdb``, "1 skipped, 1 error" before the fix and "1 skipped" after), so
+    its skipped tests count as passed; in any other task such a run ran no test."""
+    counts = step.counts
+    if counts is None or counts.passed or counts.failed or not counts.skipped or not _ABOUT_SKIPPING.search(statement):
+        return step
+    tests = [{**test, "outcome": "passed"} if test["outcome"] == "skipped" else test for test in counts.tests]
+    return step.but(counts=TestCounts(counts.skipped, 0, 0, tests))
 
 
 def _unavailable(step: Step, own: frozenset[str]) -> Step:
