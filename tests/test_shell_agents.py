@@ -279,6 +279,31 @@ def test_sed_commands_are_rebuilt_on_the_lines_shown() -> None:
     assert not found and "is not rebuilt" in missed[0][1]
 
 
+def test_sed_deleting_a_match_and_the_lines_after_it_is_rebuilt() -> None:
+    """GNU sed's `/re/,+N` (flask-5014 took back its two-line check with `sed -i '/if not name:/,+1d'`,
+    to run the suite on the unchanged code): each matching line and the N after it; a range whose
+    lines were not all shown is not known."""
+    views = rebuild.Views()
+    rebuild.observe(views, "sed -n '1,5p' m.py", "def f(name):\n    if not name:\n        raise ValueError\n    return name\n\n")
+    found, missed = sed.sed_edits(views, ["sed", "-i", "/if not name:/,+1d", "m.py"])
+    assert not missed and [(e.removed, e.line) for e in found] == [(("    if not name:", "        raise ValueError"), 2)]
+    assert [views.lines["m.py"][n] for n in (1, 2)] == ["def f(name):", "    return name"]
+    found, missed = sed.sed_edits(views, ["sed", "-i", "/return name/,+5d", "m.py"])  # past the lines shown
+    assert not found and missed == [("m.py", "`sed -i` on lines never shown")]
+
+
+def test_a_plain_read_the_harness_cut_numbers_no_line() -> None:
+    """mini-swe-agent keeps the head and the tail of a long output and elides the middle: the tail of
+    a `cat F` so cut is not the lines after the head (flask-5014: line 193 read as `def
+    before_app_request` where the file holds `if "." in name:`, and every sed at it matched nothing).
+    Numbered lines say their own numbers, cut or not."""
+    views = rebuild.Views()
+    rebuild.observe(views, "cat m.py", "a = 1\nb = 2\nz = 26\n", cut=True)
+    assert "m.py" not in views.lines
+    rebuild.observe(views, "cat -n m.py", "     1\ta = 1\n     2\tb = 2\n    26\tz = 26\n", cut=True)
+    assert views.lines["m.py"] == {1: "a = 1", 2: "b = 2", 26: "z = 26"}
+
+
 def test_sed_reading_a_file_the_log_holds_inserts_its_lines() -> None:
     """`sed -i '691r replacement.txt' F` after `cat <<'EOF' > replacement.txt` (django-12774 wrote
     its fix so): the file's lines after the addressed line; a file never shown whole is not known."""

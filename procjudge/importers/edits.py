@@ -154,15 +154,19 @@ def seed_from_diff(views: Views, diff: str) -> None:
                     old += 1
 
 
-def observe(views: Views, command: str, output: str, relative: str | None = None) -> None:
+def observe(views: Views, command: str, output: str, relative: str | None = None, cut: bool = False) -> None:
     """Record what a read printed of a file: ``cat FILE`` (the whole text), ``head -n K FILE`` and
     ``sed -n 'A,Bp' FILE`` (lines from a known number), ``cat -n``/``nl`` (also piped into
-    ``sed -n``/``head``/``tail``/``grep``) and ``grep -n`` (numbered lines)."""
+    ``sed -n``/``head``/``tail``/``grep``) and ``grep -n`` (numbered lines). Where the harness
+    ``cut`` the output (mini-swe-agent's head and tail of a long one, the middle elided), plain
+    lines have no known number past the cut, so only numbered lines are read."""
     read = _read_of(command, output)
     if read is None:
         return
     words, file, numbered_reader = read
     path = relative or file
+    if cut and not numbered_reader:
+        return
     if numbered_reader:
         numbered = {}
         for line in output.split("\n"):

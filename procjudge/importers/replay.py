@@ -90,7 +90,7 @@ def _rebuilt(step: Step, views: rebuild.Views, rel: Any, roots: tuple[str, ...])
         first = step.command.strip().split("\n", 1)[0]
         words = words_of(first)
         target = next((w for w in words[1:] if not w.startswith("-") and ("/" in w or "." in w)), None)
-        rebuild.observe(views, step.command, step.output, rel(target) if target else None)
+        rebuild.observe(views, step.command, step.output, rel(target) if target else None, step.cut)
         return None
     found = _Rebuilt(step)
     try:

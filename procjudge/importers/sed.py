@@ -203,7 +203,8 @@ def _split_s(script: str) -> tuple[str, str, str, int] | None:
     return parts[0], parts[1], flags, k
 
 
-_ADDRESS = re.compile(r"^\s*(\d+|\$|/(?:[^/\\]|\\.)*/)(?:\s*,\s*(\d+|\$|/(?:[^/\\]|\\.)*/))?\s*")
+# an address, and a range's end: a line number, ``$``, ``/re/``, or (GNU) ``+N``, the N lines after the first
+_ADDRESS = re.compile(r"^\s*(\d+|\$|/(?:[^/\\]|\\.)*/)(?:\s*,\s*(\d+|\$|\+\d+|/(?:[^/\\]|\\.)*/))?\s*")
 
 
 @dataclass
@@ -281,6 +282,8 @@ def _addressed(command: SedCommand, numbers: list[int], known: dict[int, str], e
             return None
         wanted = list(range(first, last + 1))
         return wanted if all(n in known for n in wanted) else None
+    if command.last.startswith("+"):
+        return _following(command.first, int(command.last[1:]), numbers, matches)
     selected, inside = [], False
     for number in numbers:
         if not inside and matches(command.first, number):
@@ -292,6 +295,24 @@ def _addressed(command: SedCommand, numbers: list[int], known: dict[int, str], e
             if command.last.isdigit() and number >= int(command.last) or not command.last.isdigit() and matches(command.last,
                                                                                                                 number):
                 inside = False
+    return selected
+
+
+def _following(first: str, count: int, numbers: list[int], matches: Callable[[str, int], bool]) -> list[int] | None:
+    """The lines of GNU sed's ``FIRST,+COUNT``: each line FIRST matches and the COUNT lines after it
+    (a match inside a range starts no other), or None when one of those lines is not known."""
+    selected: list[int] = []
+    known = set(numbers)
+    end = -1  # the last line of the range being read
+    for number in numbers:
+        if number <= end:
+            continue
+        if matches(first, number):
+            wanted = range(number, number + count + 1)
+            if not all(n in known for n in wanted):
+                return None
+            selected.extend(wanted)
+            end = number + count
     return selected
 
 
