@@ -1186,6 +1186,25 @@ def test_commands_are_read_with_the_shells_grammar(command: str, expected: list[
     assert list(simple_commands(command)) == expected
 
 
+REFUSED = ("bash: -c: line 3: unexpected EOF while looking for matching `\"'\n"
+           "bash: -c: line 4: syntax error: unexpected end of file\n")
+
+
+@pytest.mark.parametrize("command,writes,test", [
+    # django-15037: `\'` closed the single-quoted sed script and left a double quote open; bash ran nothing,
+    # and the words after the quote had read as 30 files written ('if', 'is_relation:', ...)
+    ("sed -i '3c\\\n    x = \"%s(\\'%s\\'\" % y' shop/sums.py", [], None),
+    # the lines before the one the shell could not parse ran; nothing from that line on did
+    ("sed -i 's/a/b/' shop/sums.py\npython -m pytest tests && echo \"done", [("shop/sums.py", "sed")], None),
+    ("python -m pytest tests\nsed -i 's/a/b/' shop/sums.py && echo \"x", [], "python -m pytest tests"),
+])
+def test_a_command_line_the_shell_refused_ran_only_its_lines_before_the_refusal(
+        command: str, writes: list[tuple[str, str]], test: str | None) -> None:
+    step = Step("", command, 2, REFUSED, None)
+    assert step.writes == writes and (step.test is not None) == (test is not None)
+    assert Step("", command, 0, "", None).writes  # the same line, run: its writes are read as before
+
+
 # A character after `{` (or `{1..`) that tree-sitter-bash's scanner hands to C's isdigit(): above 255 it is read
 # out of the table's bounds, a crash at random (this one, from the fuzz targets, took a CI run down).
 BRACE_HAZARDS = ["echo {\U00076f96,a}", "x {{\u00e9} && ls", "seq {1..2\U0001F600}", "{7\U0010FFFF", "{..\u4e2d}"]

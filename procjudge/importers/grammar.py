@@ -47,6 +47,33 @@ def simple_commands(command: str) -> tuple[str, ...]:
     return tuple(text for text in found if text)
 
 
+# What a non-interactive shell prints when it refuses a command line it cannot parse (`bash -c`, as
+# mini-swe-agent runs each command): the line of the construct it could not close
+SHELL_REFUSED = re.compile(r"^(?:/bin/)?(?:ba|da)?sh: (?:-c: )?line (\d+): (?:syntax error|unexpected EOF while looking for)",
+                           re.MULTILINE)
+
+
+def ran_before_refusal(command: str) -> str:
+    """The part of a command line the shell ran before it refused the rest: the shell reads and runs
+    one line (with the lines a construct carries on to) at a time, so the commands that end on a line
+    before the first statement it cannot parse ran, and nothing from that line on did. django-15037's
+    `sed -i '120,131c\\ ... "%s(\\'%s\\'" ...' F`, whose `\\'` closed the single quote and left a double
+    quote open, ran nothing: bash printed `unexpected EOF while looking for matching` and wrote no
+    file, least of all the words after the quote. The whole line where the grammar finds no error."""
+    text = command[:MAX_COMMAND]
+    source = text.encode("utf-8", "surrogatepass")
+    tree = _PARSER.parse(parseable(text) if "{" in text and not text.isascii() else source)
+    if not tree.root_node.has_error:
+        return command
+    children = tree.root_node.children
+    broken = next((k for k, child in enumerate(children) if child.has_error or child.type == "ERROR"), len(children))
+    if broken == len(children):
+        return command
+    row = children[broken].start_point.row
+    ran = [child for child in children[:broken] if child.end_point.row < row]
+    return source[:ran[-1].end_byte].decode("utf-8", "surrogatepass") if ran else ""
+
+
 def joined(text: str) -> str:
     """A command's text with each backslash-newline read as the shell reads it: outside quotes a
     line break between words (kept as a space), inside double quotes nothing; inside single quotes

@@ -16,6 +16,7 @@ from ..model import CheckKind
 from .checks import Outcome
 from .classify import build_command, build_ran_last, test_command, written_files
 from .edits import Edit
+from .grammar import SHELL_REFUSED, ran_before_refusal
 from .test_output import ANSI, parse_counts
 
 
@@ -89,9 +90,11 @@ class Step:
         object.__setattr__(self, "_made", False)  # open until the last field is set
         if "\x1b" in output:  # colour codes (pytest --color, a tty) would hide the summary lines
             output = ANSI.sub("", output)
-        self.thought, self.command, self.returncode = thought, command, returncode
         self.output, self.time = output[:MAX_OUTPUT], time
         shell = kind is None
+        if shell and returncode in (2, None) and SHELL_REFUSED.search(self.output[:4000]):
+            command = ran_before_refusal(command)  # the shell refused the rest: every pass reads what ran
+        self.thought, self.command, self.returncode = thought, command, returncode
         self.shell = shell  # a command the agent ran, not a structured edit or read
         self.test = test_command(command) if shell else None
         self.writes = writes if writes is not None else written_files(command) if shell else []
