@@ -293,7 +293,8 @@ def rapid_convergence(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
           "run of the agent's own checks (`iterations_are: local_runs`) a step whose check passed in full before the "
           "change and after it is a confirmation it chose to run, not a submission it spent: named at 0 "
           "(`trajectory.wasted_iteration.passing_in_local_runs`); so is a step whose change only added or removed output "
-          "lines in the code (prints, logging, a debugger's call, the branch that guards them), or changed only the "
+          "lines in the code (prints, logging, a debugger's call, the branch that guards them, a value computed only "
+          "for them), or changed only the "
           "agent's own scripts and no file of the code, an investigation of the failure rather than an attempt at its "
           "fix (`diagnostic_in_local_runs`); and so is a step that made a failing test of the same suite pass and broke "
           "none, progress that a large suite's pass rate hides (1 of 148 tests is 0.68 points; "
@@ -368,17 +369,43 @@ def diagnostic_step(it: IterationFacts) -> str | None:
         return "it changed only the agent's own scripts"
     shown = False
     for file in product:
-        for line in (*file.added, *file.removed):
+        lines = (*file.added, *file.removed)
+        shown_names = _shown_names(lines)
+        context = tuple(line[1:] for hunk in file.hunks for line in hunk[1:] if line.startswith(" "))
+        for line in lines:
             text = line.strip()
             if _GUARD_LINE.match(text):
                 continue  # ``if call.when == "call":`` before a print: the print's guard
             guarded = _INLINE_GUARD.match(text)
             if guarded:
                 text = text[guarded.end():]
-            if not _OUTPUT_LINE.match(text):
+            if not _OUTPUT_LINE.match(text) and not _shown_only(text, shown_names, lines, context):
                 return None
             shown = shown or bool(text) and not text.startswith(("#", "import", "from"))
     return "it only added or removed output lines (prints, logging) in the code" if shown else None
+
+
+# A plain name given a value (``max_y = np.max(vertices[:, 1])``), not an attribute, an item or ``==``
+_ASSIGNED = re.compile(r"(\w+)\s*=(?!=)")
+
+
+def _shown_names(lines: tuple[str, ...]) -> frozenset[str]:
+    """The names the output lines of a change read (the words of its prints and log calls)."""
+    return frozenset(word for line in lines if _OUTPUT_LINE.match(line.strip()) and line.strip()
+                     and not line.strip().startswith("#") for word in re.findall(r"\w+", line))
+
+
+def _shown_only(text: str, shown: frozenset[str], lines: tuple[str, ...], context: tuple[str, ...]) -> bool:
+    """Whether a line only computes a value for the change's output: it gives a plain name a value
+    that an output line of the change prints, and no other line of the change, nor of the code the
+    diff shows around it, reads or writes that name (matplotlib-24177: ``max_y = np.max(vertices[:,
+    1])`` above ``print(f"DEBUG: ... {max_y}")``; ``b = abs(b)`` above ``return a * b`` is a fix)."""
+    assigned = _ASSIGNED.match(text)
+    if assigned is None or assigned.group(1) not in shown:
+        return False
+    name = re.compile(rf"\b{re.escape(assigned.group(1))}\b")
+    return not any(name.search(line) for line in context) \
+        and all(line.strip() == text or _OUTPUT_LINE.match(line.strip()) or not name.search(line) for line in lines)
 
 
 def _diagnosed(score: float, delta: float, why: str) -> str:
