@@ -60,6 +60,10 @@ def convert_trajectory(trajectory: Trajectory) -> dict:  # type: ignore[type-arg
     (0, "Total errors: 2\n", False, "printed"),
     (0, "Issue still reproduced: got 3\n", False, "printed"),
     (0, "SUCCESS: Migration applied.\n", True, "printed"),
+    # sympy-13031: the verdict in capitals ending the line
+    (0, "col_insert result: (0, 1)\ncol_insert FAILED\n", False, "printed"),
+    (0, "row_insert result: (2, 0)\nrow_insert PASSED\n", True, "printed"),
+    (0, "the failed count is 0\n", True, "exit 0"),  # a lower-case word ending no verdict
     (0, "Issue not reproduced: got (2,)\n", True, "printed"),
     (0, "No errors found.\n", True, "printed"),
     (0, "All 4 tests passed\n", True, "printed"),

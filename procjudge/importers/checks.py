@@ -269,14 +269,16 @@ _FAILING = re.compile(
     r"|\b(?:issue|bug|problem|error)\s+(?:is\s+)?(?:still\s+)?(?:reproduced|present|exists|persists)\b"
     r"|\bstill (?:fails|failing|broken|present|reproduced|happens)\b|\(unexpected\)|\bunexpected(?:ly)? (?:succeeded|passed)\b"
     r"|\bunexpected (?:status|response|result|output|value|exit)"
-    r"|\bTotal (?:errors|failures): [1-9]|\b[1-9]\d* (?:tests? )?failed\b|\bCaught (?:exception|error)\b",
+    r"|\bTotal (?:errors|failures): [1-9]|\b[1-9]\d* (?:tests? )?failed\b|\bCaught (?:exception|error)\b"
+    r"|(?-i:\bFAIL(?:ED|URE)?)[.!]*\s*$",  # the verdict in capitals ending the line: "row_insert FAILED"
     re.IGNORECASE)
 _PASSING = re.compile(
     r"^[^\w\"']*(?:PASS(?:ED)?|SUCCESS(?:FUL)?|OK|DONE)\b"
     r"|\b(?:SUCCESS|PASS(?:ED)?)\s*[:!-]|\ball (?:\d+ )?(?:tests?|checks?|cases?|assertions?)(?: have)? pass(?:ed)?\b"
     r"|\b(?:issue|bug|problem)\s+(?:is\s+)?(?:fixed|resolved|not reproduced|no longer (?:reproduced|present|occurs))\b"
     r"|\bnot reproduced\b|\b(?:fix|behaviou?r) (?:is )?(?:verified|confirmed|works)\b|\bworks (?:as expected|correctly)\b"
-    r"|\bno (?:errors?|failures?|issues?) (?:found|detected|raised)\b|\b0 failed\b",
+    r"|\bno (?:errors?|failures?|issues?) (?:found|detected|raised)\b|\b0 failed\b"
+    r"|(?-i:\bPASS(?:ED)?)[.!]*\s*$",  # "row_insert PASSED"
     re.IGNORECASE)
 
 
