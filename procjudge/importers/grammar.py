@@ -59,7 +59,7 @@ def ran_before_refusal(command: str) -> str:
     before the first statement it cannot parse ran, and nothing from that line on did. django-15037's
     `sed -i '120,131c\\ ... "%s(\\'%s\\'" ...' F`, whose `\\'` closed the single quote and left a double
     quote open, ran nothing: bash printed `unexpected EOF while looking for matching` and wrote no
-    file, least of all the words after the quote. The whole line where the grammar finds no error."""
+    file, least of all the words after the quote. Where the grammar finds no error, the whole command."""
     text = command[:MAX_COMMAND]
     source = text.encode("utf-8", "surrogatepass")
     tree = _PARSER.parse(parseable(text) if "{" in text and not text.isascii() else source)
