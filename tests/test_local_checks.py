@@ -614,6 +614,37 @@ def test_a_run_whose_every_test_skipped_is_the_outcome_of_a_task_about_skipping(
         assert results["unavailable"] and "post_iteration" not in results
 
 
+REPRO_ONLY = ("diff --git a/reproduce_bug.py b/reproduce_bug.py\nnew file mode 100644\n--- /dev/null\n"
+              "+++ b/reproduce_bug.py\n@@ -0,0 +1,2 @@\n+from shop.sums import total\n+print(total([1]))\n")
+
+
+@pytest.mark.parametrize("submission,own_only", [
+    # SWE-agent 0.x (django-11019): the reproduction written, run, and submitted alone: no change of the code
+    (REPRO_ONLY, True),
+    # the same reproduction submitted beside a fix: the fix is judged as ever
+    (REPRO_ONLY + SUBMISSION, False),
+])
+def test_a_submission_of_only_the_agents_own_files_changed_nothing_to_validate(submission: str, own_only: bool,
+                                                                              tmp_path: Path) -> None:
+    steps = [Step("", "cat <<'EOF' > reproduce_bug.py\nfrom shop.sums import total\nprint(total([1]))\nEOF", 0, "", None),
+             Step("", "python reproduce_bug.py", 0, "1.0\n", None)]
+    if not own_only:
+        steps += [Step("", "sed -i 's|sum(xs) / 0|sum(xs)|' shop/sums.py", 0, "", None),
+                  Step("", "python reproduce_bug.py", 0, "1\n", None)]
+    trajectory = Trajectory(instance="shop-1", agent="a", source="swe-agent", steps=steps, submission=submission)
+    document = convert_trajectory(trajectory)
+    notes = document["run"].get("notes") or []
+    assert any("submitted only files of its own (reproduce_bug.py)" in note for note in notes) == own_only, notes
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(document))
+    items = {i.id: i.points for i in judge(load_run(str(path))).items if i.points}
+    assert items.get("scratch_submitted", 0) < 0  # the reproduction in the patch is named either way
+    if own_only:  # neither paid for converging on a check of its own script nor charged for validating nothing
+        assert set(items) == {"scratch_submitted"}, items
+    else:
+        assert items.get("rapid_convergence", 0) > 0, items
+
+
 # --------------------------------------------------------------------------- what the agent submitted over
 
 

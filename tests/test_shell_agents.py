@@ -976,3 +976,17 @@ def test_a_reproduction_printing_what_it_printed_on_the_unchanged_code_shows_the
                 Step("", "sed -i 's/a = 1/a = 2/' m.py", 0, "", None),
                 Step("", "python reproduce.py", 0, "ALL TESTS PASSED", None)]
     assert _checks_of(asserted)[-1] == ("python reproduce.py", "passed")  # a verdict it printed is read as printed
+
+
+@pytest.mark.parametrize("output,writes", [
+    # SWE-agent 0.x (sympy-15678): `edit 582:582` without `end_of_edit`; bash read the text as commands and refused it
+    ("/bin/bash: line 2: syntax error near unexpected token `('\n/bin/bash: line 2: `yp = solve(eq.diff(x), dydx)'\n", []),
+    ("Your proposed edit has introduced new syntax error(s). Please understand the fixes and retry.\n", []),
+    ("[File: /repo/m.py (10 lines total)]\n1:yp = solve(eq.diff(x), dydx)\n", [("/repo/m.py", "edit")]),
+])
+def test_an_edit_the_editor_or_the_shell_refused_writes_nothing(output: str, writes: list[tuple[str, str]]) -> None:
+    from procjudge.importers.toolcalls import editor_step
+
+    step = editor_step({"command": "line_edit", "first": 582, "last": 582, "text": "yp = solve(eq.diff(x), dydx)"},
+                       "", None, output, None, "/repo/m.py")
+    assert step.writes == writes

@@ -146,7 +146,9 @@ def convert(trajectory: Trajectory) -> RunFile:
     discarded = discarded_files(all_steps, trajectory.roots, tracked)
     if submitted is None:  # no submitted diff to say which files are the code: a reproduction's project is not
         discarded |= scaffold_folders(all_steps, trajectory.roots, tracked)
-    all_steps = _code_edits(all_steps, lambda path: scratch_write(path, submitted, trajectory.roots, tracked, discarded))
+    own = _own_submission(all_steps, submitted, tracked, trajectory.roots, discarded)
+    all_steps = _code_edits(all_steps, lambda path: scratch_write(path, submitted, trajectory.roots, tracked, discarded)
+                            or repo_relative(os.path.normpath(path), trajectory.roots)[0] in own)
     all_steps = same_as_unchanged(all_steps)
     trajectory = dataclasses.replace(trajectory, steps=all_steps)  # the steps as the passes found them
     groups, current, baseline = _groups(all_steps)
@@ -154,7 +156,7 @@ def convert(trajectory: Trajectory) -> RunFile:
     outcome_unknown = not groups
     if not groups:
         groups, current = [list(all_steps)], []
-        notes.append(_unknown_outcome(trajectory, discarded))
+        notes.append(_unknown_outcome(trajectory, discarded, own))
     changed = _changed_since(all_steps[:len(all_steps) - len(current)], current, trajectory.roots)
     trailing = [path for s in current for path, how in s.writes
                 if how != "delete" and (submitted is None or repo_relative(path, trajectory.roots)[0] in submitted)
@@ -173,7 +175,8 @@ def convert(trajectory: Trajectory) -> RunFile:
         previous = iterations[-1].test_results.suite if iterations and iterations[-1].test_results else None
         iterations.append(_iteration(k, group, baseline if k == 0 else None, submitted, seen_created, trajectory.roots,
                                      trajectory.submission, unknown=outcome_unknown, tracked=tracked, ancestors=ancestors,
-                                     previous=previous, uses=uses, typed=typed, discarded=discarded))
+                                     previous=previous, uses=uses, typed=typed, discarded=discarded,
+                                     own_only=bool(own)))
     final = _finish(iterations[-1], trajectory)
     if submitted is not None and trajectory.submission:
         final = _unsubmitted_edits(final, groups[-1], submitted, tracked, trajectory.roots)
@@ -613,12 +616,16 @@ def _step_notes(steps: list[Step], submitted: dict[str, str] | None) -> list[str
     return notes
 
 
-def _unknown_outcome(trajectory: Trajectory, discarded: frozenset[str] = frozenset()) -> str:
+def _unknown_outcome(trajectory: Trajectory, discarded: frozenset[str] = frozenset(),
+                     own: frozenset[str] = frozenset()) -> str:
     """No edit was followed by a test run that validated anything: one iteration whose own outcome
-    is unknown, graded by the held-back suite alone (NothingLogged without one: nothing to score)."""
+    is unknown, graded by the held-back suite alone (NothingLogged without one: nothing to score).
+    ``own``: the files of a submission that holds only the agent's own (:func:`_own_submission`)."""
     all_steps = trajectory.steps
     idle = [s for s in all_steps if s.unavailable]
-    why = ("the agent changed none of the repository's files, only files of its own: no change to validate"
+    why = ("the agent submitted only files of its own (" + ", ".join(sorted(own)[:3]) + (", ..." if len(own) > 3 else "")
+           + "), no change of the repository's files: no change to validate" if own
+           else "the agent changed none of the repository's files, only files of its own: no change to validate"
            if not any(s.code_edit for s in all_steps) and not trajectory.submission
            and _only_own_files(all_steps, trajectory.roots, discarded)
            else f"none of the agent's {len(idle)} check(s) after its edits validated anything ({_reasons(idle)})"
@@ -674,9 +681,10 @@ def _iteration(k: int, group: list[Step], baseline: Step | None, submitted: dict
                ancestors: frozenset[str] = frozenset(), previous: str | None = None,
                uses: dict[str, str] | None = None,
                typed: dict[int, dict[str, list[str]]] | None = None,
-               discarded: frozenset[str] = frozenset()) -> IterationTelemetry:
+               discarded: frozenset[str] = frozenset(), own_only: bool = False) -> IterationTelemetry:
     """One iteration's telemetry from its steps: timing, actions, the files written and their edits,
-    the test results (or why none validated anything), and the reads of the repository's history."""
+    the test results (or why none validated anything), and the reads of the repository's history.
+    ``own_only``: the submission holds only the agent's own files (:func:`_own_submission`)."""
     files = _files_written(group, submitted, seen_created, roots, tracked, uses or {}, discarded)
     for step in group:  # the numbers it typed into a data file by hand
         for relative, numbers in (typed or {}).get(id(step), {}).items():
@@ -697,8 +705,10 @@ def _iteration(k: int, group: list[Step], baseline: Step | None, submitted: dict
         # an iteration no check after an edit of the code validated: its runs were of the unchanged code
         # (with no edit of the code at all, nor of any file that was there before, there was no change
         # to validate: unknown, neither 0 nor paid; a system file fixed in place is a change)
-        actions=_actions(group, next((k for k, s in enumerate(group) if s.code_edit),
-                                     None if _only_own_files(group, roots, discarded) else 0) if unknown else 0),
+        # (nor where the submission holds only the agent's own files: what it changed of the code, it took back)
+        actions=_actions(group, (None if own_only else next((k for k, s in enumerate(group) if s.code_edit),
+                                                            None if _only_own_files(group, roots, discarded) else 0))
+                         if unknown else 0),
         changes=_changes(group, files, submitted),
         test_results=results,
         history=reads[:50] or None,
@@ -850,15 +860,35 @@ def _script_run_of(command: str) -> str | None:
     return None
 
 
-def _only_own_files(steps: list[Step], roots: tuple[str, ...], discarded: frozenset[str]) -> bool:
-    """Whether every file the steps wrote is the agent's own: a script one of its checks ran, or a
-    throw-away by its name or folder, or deleted again (:func:`made_for_itself`). A file fixed in
-    place (a library's module in site-packages), a setting or a deliverable written is a change."""
+def _own_submission(steps: list[Step], submitted: dict[str, str] | None, tracked: frozenset[str],
+                    roots: tuple[str, ...], discarded: frozenset[str]) -> frozenset[str]:
+    """The submitted files, where every one is a file the agent made for itself (:func:`_only_own_files`:
+    a script its checks ran, a throw-away by its name) and none is the repository's own: a
+    submission with no change of the code in it (SWE-agent 0.x: 83 of 251 GPT-4 runs on SWE-bench
+    Lite created `reproduce_bug.py`, ran it, and submitted it alone, django-11019 among them; most
+    had been paid for converging on a check of its own script). Empty otherwise."""
+    if not submitted or any(status != "created" or path in tracked for path, status in submitted.items()):
+        return frozenset()
+    writes = [step for step in steps if any(repo_relative(os.path.normpath(path), roots)[0] in submitted
+                                            for path, _ in step.writes if path)]
+    written = {repo_relative(os.path.normpath(path), roots)[0] for step in writes for path, _ in step.writes if path}
+    if not set(submitted) <= written or not _only_own_files(steps, roots, discarded, frozenset(submitted)):
+        return frozenset()
+    return frozenset(submitted)
+
+
+def _only_own_files(steps: list[Step], roots: tuple[str, ...], discarded: frozenset[str],
+                    among: frozenset[str] | None = None) -> bool:
+    """Whether every file the steps wrote (of those ``among``, where given) is the agent's own: a
+    script one of its checks ran, or a throw-away by its name or folder, or deleted again
+    (:func:`made_for_itself`). A file fixed in place (a library's module in site-packages), a
+    setting or a deliverable written is a change."""
     ran = {os.path.basename(script) for step in steps if step.probe and (script := script_of(step.probe))}
     for step in steps:
         for path, _ in step.writes:
-            if path and os.path.basename(path) not in ran \
-                    and not made_for_itself(repo_relative(os.path.normpath(path), roots)[0], discarded):
+            relative = repo_relative(os.path.normpath(path), roots)[0] if path else ""
+            if path and (among is None or relative in among) and os.path.basename(path) not in ran \
+                    and not made_for_itself(relative, discarded):
                 return False
     return True
 

@@ -26,6 +26,7 @@ import os
 import re
 from typing import Any
 
+from .grammar import SHELL_REFUSED
 from .replay import REJECTED
 from .steps import Step
 
@@ -72,7 +73,9 @@ def editor_step(arguments: dict[str, Any], thought: str, code: int | None, outpu
     if command not in EDITS:
         return Step(thought, f"{command} {path}".strip(), code, output, time, kind="read",
                     editor={"command": "view", "path": path} if path else None)
-    rejected = REJECTED.search(output[:600])
+    # the editor refused the edit, or the shell the command line that carried it (SWE-agent 0.x's `edit N:M`
+    # without `end_of_edit`: bash read its text as commands and stopped at a syntax error)
+    rejected = REJECTED.search(output[:600]) or SHELL_REFUSED.search(output[:600])
     writes = [] if rejected or not path else [(os.path.normpath(path), "create" if command == "create" else "edit")]
     return Step(thought, f"{command} {path}", code, output, time, writes=writes, kind="edit",
                 editor={**arguments, "command": command, "path": path})
