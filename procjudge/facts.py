@@ -194,7 +194,15 @@ def _tests_touched(body: list[str]) -> tuple[str, ...]:
 
 
 def _hunks(body: list[str]) -> tuple[tuple[str, ...], ...]:
-    """The body of one file's diff cut at each ``@@`` header (lines before the first are dropped)."""
+    """The body of one file's diff cut at each ``@@`` header (lines before the first are dropped),
+    and before the next file's ``diff --git`` header: git's ``diff --git``/``new file mode``/
+    ``index`` lines fall in the previous file's chunk (:func:`_file_chunks`), and read as the last
+    hunk's context they put code at the module's level (pylint-6506's ``sys.exit(1)`` inside
+    ``_config_initialization`` read as run at import, a definite checker tampering)."""
+    joined = "\n".join(body)
+    cut = joined.find("\ndiff ")  # found in C: no per-line Python
+    if cut >= 0:
+        body = body[:joined.count("\n", 0, cut) + 1]
     starts = [k for k, line in enumerate(body) if line.startswith("@@")]
     if not starts:
         return (tuple(body),) if any(line[:1] in "+-" for line in body) else ()

@@ -130,3 +130,17 @@ def test_a_file_git_creates_with_no_text_is_a_created_file_of_the_diff() -> None
             "@@ -0,0 +1 @@\n+.\n")
     files = [(f.path, f.created) for f in parse_diff(text).per_file]
     assert sorted(files) == [("empty.txt", True), ("link", True), ("m.py", False), ("plot.png", True)], files
+
+
+def test_a_hunk_ends_before_the_next_files_git_header() -> None:
+    """git's `diff --git`, `new file mode` and `index` lines fall in the previous file's chunk; in its
+    last hunk they read as context at the module's level (pylint-6506's exit inside a function read
+    as run at import)."""
+    text = ("diff --git a/lib/config.py b/lib/config.py\nindex 24e453a..4c10ef9 100644\n--- a/lib/config.py\n"
+            "+++ b/lib/config.py\n@@ -40,2 +40,3 @@ def configure(options):\n     if bad:\n+        sys.exit(32)\n"
+            "     apply()\ndiff --git a/notes.txt b/notes.txt\nnew file mode 100644\nindex 0000000..4fd4889\n"
+            "--- /dev/null\n+++ b/notes.txt\n@@ -0,0 +1 @@\n+checked\n")
+    config, notes = parse_diff(text).per_file
+    assert config.hunks == (("@@ -40,2 +40,3 @@ def configure(options):", "     if bad:", "+        sys.exit(32)",
+                             "     apply()"),)
+    assert notes.path == "notes.txt" and notes.added == ("checked",)
