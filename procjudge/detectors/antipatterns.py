@@ -200,7 +200,9 @@ def _unrelated_changes(it: IterationFacts, rule: Shotgun) -> list[Finding]:
     rule=("scratch files aside, while tests fail: more than {half} of `changes.summary` shares no content word with the "
           "failing tests' names, messages, categories or stack-trace files (s from {one_half} to all; the agent's own "
           "reasoning recorded as the summary, `summary_kind: prose`, is not read: `reasoning: ignored`); new files no "
-          "stack trace points to and no test fixed; plain fields: files created and no test fixed ({s.range.mild:+g})"),
+          "stack trace points to and no test fixed (the agent's own files, which `scratch_submitted` names, and files "
+          "the task's statement names, aside); "
+          "plain fields: files created and no test fixed ({s.range.mild:+g})"),
     reads="changes.summary, changes.files, the failing tests' names, messages and stack traces",
     source="Anti-pattern 3",
 )
@@ -209,7 +211,7 @@ def scope_creep(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     for previous, it in facts.pairs:
         if not _failing_before(it) or it.changes is None:
             continue
-        hit = _unrelated_summaries(previous, it, rule) or _unrelated_files(it, rule)
+        hit = _unrelated_summaries(previous, it, rule) or _unrelated_files(it, rule, facts)
         if hit is not None:
             yield hit
 
@@ -256,15 +258,18 @@ def _descriptions(changes: Changes, unrelated: list[str], rule: ScopeCreep) -> b
     return True
 
 
-def _unrelated_files(it: IterationFacts, rule: ScopeCreep) -> Hit | None:
+def _unrelated_files(it: IterationFacts, rule: ScopeCreep, facts: RunFacts) -> Hit | None:
     """New files no failing test's stack trace points to while no test was fixed; with plain
-    fields, files created while tests failed and none was fixed."""
+    fields, files created while tests failed and none was fixed. The agent's own files (its
+    reproduction, the data it reads, a leftover: :func:`_scratch_kind`) are scratch_submitted's,
+    and a file the task's statement names is no change unrelated to it."""
     changes = it.changes
     if changes is None:
         return None
     if changes.files is not None and it.stack_files_before:
         created = [f.path for f in changes.files if f.status == "created" and not is_test_path(f.path)
-                   and f.path not in it.scratch_paths]
+                   and f.path not in it.scratch_paths and _scratch_kind(f.path, facts) is None
+                   and not _task_names(f.path, facts)]
         unrelated_new = [p for p in created if not _path_matches(p, it.stack_files_before)]
         if unrelated_new and not it.tests_fixed:
             return Hit(points=rule.range.between(len(unrelated_new), 1, rule.severe_new_files), iterations=(it.number,),
@@ -584,6 +589,33 @@ def _used_as_tool(path: str, facts: RunFacts) -> str | None:
     return None
 
 
+def _read_by_own_script(path: str, facts: RunFacts) -> str | None:
+    """How a file the submission creates is data a script of the agent's own reads: its name, quoted,
+    in the text of a script the agent wrote and ran as one of its own checks (flask-4992's
+    `replicate_issue.py` loading `"config.toml"`, which the agent wrote for it): the reproduction's
+    fixture, not the fix. A file the task's statement names is a deliverable, whatever writes it."""
+    name = path.rsplit("/", 1)[-1]
+    if _task_names(path, facts):
+        return None  # the task names it: a deliverable its script writes (prices.json), not the agent's own
+    quoted = (f"'{name}'", f'"{name}"', f"'./{name}'", f'"./{name}"')
+    for it in facts.iterations:
+        for file in it.file_changes:
+            if file.path == path or not file.edits or _ran_as_check(file.path, facts) is None:
+                continue
+            if any(mark in edit.new for edit in file.edits for mark in quoted):
+                return f"read by its own check's script: {file.path}"
+    return None
+
+
+def _task_names(path: str, facts: RunFacts) -> bool:
+    """Whether the task's statement names a file (``config.toml`` in flask-4992's example, the
+    ``prices.json`` a task asks for): part of the task, whatever else it is."""
+    task = facts.run.info.task
+    name = path.rsplit("/", 1)[-1]
+    return task is not None and bool(task.statement) \
+        and re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", task.statement or "") is not None
+
+
 def _records_of(path: str, facts: RunFacts) -> Iterator[FileChange]:
     """What every iteration's file list records of one file, in order."""
     for it in facts.iterations:
@@ -605,7 +637,7 @@ def _scratch_kind(path: str, facts: RunFacts) -> tuple[str, str] | None:
         return "definite", made
     if is_test_path(path) and not root:
         return None  # a test the agent added to the project's tests: a good habit, not scratch
-    used = _ran_as_check(path, facts) or _used_as_tool(path, facts)
+    used = _ran_as_check(path, facts) or _used_as_tool(path, facts) or (_read_by_own_script(path, facts) if root else None)
     if used is not None and (root or throwaway_name(path)):
         return "definite", used
     if throwaway_name(path):
@@ -626,7 +658,9 @@ def _scratch_kind(path: str, facts: RunFacts) -> tuple[str, str] | None:
           "creates files that are the agent's own: definite for an editor's or patch tool's leftover (`.orig`, `.rej`, "
           "`.bak`, `.swp`, `~`, `.pyc`), build output (`build/lib*/`, `*.egg-info/`, `__pycache__/`), a script in "
           "the repository's root (or with a throw-away name) that the agent ran as one of its own checks or used as a "
-          "tool (`changes.files[].used_by`: run as a script, read by `sed`'s `r FILE`, applied as a patch), or a file "
+          "tool (`changes.files[].used_by`: run as a script, read by `sed`'s `r FILE`, applied as a patch), a file in "
+          "the root whose name, quoted, is in the text of a script the agent ran as its own check (the data its "
+          "reproduction reads: `config.toml`), or a file "
           "only a run of the agent's own script made (`changes.files[].made_by`: `python3 reproduce_issue.py` writing a "
           "`test_app/` package), where the patch leaves that script out; likely for a "
           "throw-away name (`reproduce_*.py`, `debug*.py`, a `test_*.py` in the root) it did not run, a `.patch` or "
