@@ -614,6 +614,18 @@ def test_a_run_whose_every_test_skipped_is_the_outcome_of_a_task_about_skipping(
         assert results["unavailable"] and "post_iteration" not in results
 
 
+def test_a_run_that_skipped_every_test_and_never_failed_ran_no_test_in_a_task_about_skipping() -> None:
+    """pytest-7432 (SWE-agent 0.x): its reproduction is a skipped test and the bug is the location the
+    report prints; "1 skipped" before the fix and after says nothing of it."""
+    steps = [Step("", "cat <<'EOF' > repro.py\nimport unittest\nEOF", 0, "", None),
+             Step("", "pytest --pdb repro.py", 0, ALL_SKIPPED, None),
+             Step("", "sed -i 's|sum(xs) / 0|sum(xs)|' shop/sums.py", 0, "", None),
+             Step("", "pytest --pdb repro.py", 0, ALL_SKIPPED, None)]
+    trajectory = dataclasses.replace(_trajectory(steps, hidden=False), statement="skip location reporting broken")
+    (iteration,) = [i["iteration_telemetry"] for i in convert_trajectory(trajectory)["iterations"]]
+    assert iteration["test_results"]["unavailable"] and "post_iteration" not in iteration["test_results"]
+
+
 REPRO_ONLY = ("diff --git a/reproduce_bug.py b/reproduce_bug.py\nnew file mode 100644\n--- /dev/null\n"
               "+++ b/reproduce_bug.py\n@@ -0,0 +1,2 @@\n+from shop.sums import total\n+print(total([1]))\n")
 

@@ -138,7 +138,7 @@ def convert(trajectory: Trajectory) -> RunFile:
         note = (f"held-back run broken by its environment: {broken}; its outcome is not the agent's, so it is left "
                 "out and nothing is charged")
         trajectory = dataclasses.replace(trajectory, hidden=[], notes=[*trajectory.notes, note])
-    all_steps = [_unavailable(_skips_checked(step, trajectory.statement), own) for step in all_steps]
+    all_steps = [_unavailable(step, own) for step in _skips_checked(all_steps, trajectory.statement)]
     all_steps = find_checks(all_steps, submitted, trajectory.roots, own, trajectory.statement)
     all_steps = rebuild_steps(all_steps, trajectory.submission, trajectory.roots)
     tracked = tracked_files(all_steps, submitted, trajectory.roots)
@@ -207,16 +207,26 @@ def _unsubmitted_edits(final: IterationTelemetry, group: list[Step], submitted: 
 _ABOUT_SKIPPING = re.compile(r"\bskip", re.IGNORECASE)
 
 
-def _skips_checked(step: Step, statement: str) -> Step:
-    """A test run whose every test was skipped, where the task is about skipping: the skip is the
-    behaviour the agent checks for (pytest-7236 and -10081: a skipped unittest class whose
-    ``tearDown`` ran under ``--pdb``, "1 skipped, 1 error" before the fix and "1 skipped" after), so
-    its skipped tests count as passed; in any other task such a run ran no test."""
-    counts = step.counts
-    if counts is None or counts.passed or counts.failed or not counts.skipped or not _ABOUT_SKIPPING.search(statement):
-        return step
-    tests = [{**test, "outcome": "passed"} if test["outcome"] == "skipped" else test for test in counts.tests]
-    return step.but(counts=TestCounts(counts.skipped, 0, 0, tests))
+def _skips_checked(steps: list[Step], statement: str) -> list[Step]:
+    """The steps, each test run whose every test was skipped where the same command failed before
+    and the task is about skipping with its skipped tests counted as passed: the failure gone and
+    the skip left is the behaviour the agent checks for (pytest-7236 and -10081: a skipped unittest
+    class whose ``tearDown`` ran under ``--pdb``, "1 skipped, 1 error" before the fix and "1
+    skipped" after). A run that skipped every test and never failed (pytest-7432's skipped test,
+    whose bug is the location the report prints) ran no test, as in any other task."""
+    if not _ABOUT_SKIPPING.search(statement):
+        return steps
+    failed: set[str] = set()
+    out = []
+    for step in steps:
+        counts = step.counts
+        if counts is not None and counts.failed:
+            failed.add(step.command)
+        elif counts is not None and not counts.passed and counts.skipped and step.command in failed:
+            tests = [{**test, "outcome": "passed"} if test["outcome"] == "skipped" else test for test in counts.tests]
+            step = step.but(counts=TestCounts(counts.skipped, 0, 0, tests))
+        out.append(step)
+    return out
 
 
 def _unavailable(step: Step, own: frozenset[str]) -> Step:
