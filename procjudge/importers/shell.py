@@ -208,12 +208,12 @@ _ABOUT_SKIPPING = re.compile(r"\bskip", re.IGNORECASE)
 
 
 def _skips_checked(steps: list[Step], statement: str) -> list[Step]:
-    """The steps, each test run whose every test was skipped where the same command failed before
-    and the task is about skipping with its skipped tests counted as passed: the failure gone and
-    the skip left is the behaviour the agent checks for (pytest-7236 and -10081: a skipped unittest
-    class whose ``tearDown`` ran under ``--pdb``, "1 skipped, 1 error" before the fix and "1
-    skipped" after). A run that skipped every test and never failed (pytest-7432's skipped test,
-    whose bug is the location the report prints) ran no test, as in any other task."""
+    """The steps, a test run that skipped every test counted as passed where the task is about
+    skipping and the same command failed before: the failure gone and the skip left is the
+    behaviour the agent checks for (pytest-7236 and -10081: a skipped unittest class whose
+    ``tearDown`` ran under ``--pdb``, "1 skipped, 1 error" before the fix and "1 skipped" after).
+    A run that skipped every test and never failed (pytest-7432's skipped test, whose bug is the
+    location the report prints) ran no test, as in any other task."""
     if not _ABOUT_SKIPPING.search(statement):
         return steps
     failed: set[str] = set()
@@ -879,9 +879,7 @@ def _own_submission(steps: list[Step], submitted: dict[str, str] | None, tracked
     had been paid for converging on a check of its own script). Empty otherwise."""
     if not submitted or any(status != "created" or path in tracked for path, status in submitted.items()):
         return frozenset()
-    writes = [step for step in steps if any(repo_relative(os.path.normpath(path), roots)[0] in submitted
-                                            for path, _ in step.writes if path)]
-    written = {repo_relative(os.path.normpath(path), roots)[0] for step in writes for path, _ in step.writes if path}
+    written = {repo_relative(os.path.normpath(path), roots)[0] for step in steps for path, _ in step.writes if path}
     if not set(submitted) <= written or not _only_own_files(steps, roots, discarded, frozenset(submitted)):
         return frozenset()
     return frozenset(submitted)

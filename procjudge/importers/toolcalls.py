@@ -8,7 +8,8 @@ here, the same for all:
 - ``create``, ``write``, ``str_replace``, ``insert``, ``undo_edit`` (and SWE-agent 0.x's
   ``line_edit`` and ``append``) are edits of the file, carried with their arguments (``old_str``,
   ``new_str``, ``file_text``, ``content``, ``insert_line``) so that the edit is rebuilt as diff
-  lines; an edit the editor refused (its output says so, :data:`.replay.REJECTED`) writes nothing;
+  lines; an edit the editor refused (its output says so, :data:`.replay.REJECTED`), or whose command
+  line the shell refused (:data:`.grammar.SHELL_REFUSED`), writes nothing;
 - any other command of the editor is a read.
 
 :func:`tool_call_step` reads any tool call by its name and arguments: the editor tool (by its
