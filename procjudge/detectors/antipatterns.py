@@ -594,9 +594,9 @@ def _read_by_own_script(path: str, facts: RunFacts) -> str | None:
     in the text of a script the agent wrote and ran as one of its own checks (flask-4992's
     `replicate_issue.py` loading `"config.toml"`, which the agent wrote for it): the reproduction's
     fixture, not the fix. A file the task's statement names is a deliverable, whatever writes it."""
-    name = path.rsplit("/", 1)[-1]
     if _task_names(path, facts):
         return None  # the task names it: a deliverable its script writes (prices.json), not the agent's own
+    name = path.rsplit("/", 1)[-1]
     quoted = (f"'{name}'", f'"{name}"', f"'./{name}'", f'"./{name}"')
     for it in facts.iterations:
         for file in it.file_changes:
@@ -610,10 +610,9 @@ def _read_by_own_script(path: str, facts: RunFacts) -> str | None:
 def _task_names(path: str, facts: RunFacts) -> bool:
     """Whether the task's statement names a file (``config.toml`` in flask-4992's example, the
     ``prices.json`` a task asks for): part of the task, whatever else it is."""
-    task = facts.run.info.task
+    statement = facts.run.info.task.statement if facts.run.info.task is not None else None
     name = path.rsplit("/", 1)[-1]
-    return task is not None and bool(task.statement) \
-        and re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", task.statement or "") is not None
+    return bool(statement) and re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", statement or "") is not None
 
 
 def _records_of(path: str, facts: RunFacts) -> Iterator[FileChange]:

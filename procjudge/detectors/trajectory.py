@@ -391,8 +391,9 @@ _ASSIGNED = re.compile(r"(\w+)\s*=(?!=)")
 
 def _shown_names(lines: tuple[str, ...]) -> frozenset[str]:
     """The names the output lines of a change read (the words of its prints and log calls)."""
-    return frozenset(word for line in lines if _OUTPUT_LINE.match(line.strip()) and line.strip()
-                     and not line.strip().startswith("#") for word in re.findall(r"\w+", line))
+    stripped = (line.strip() for line in lines)
+    return frozenset(word for text in stripped if text and not text.startswith("#") and _OUTPUT_LINE.match(text)
+                     for word in re.findall(r"\w+", text))
 
 
 def _shown_only(text: str, shown: frozenset[str], lines: tuple[str, ...], context: tuple[str, ...]) -> bool:

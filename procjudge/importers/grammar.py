@@ -33,14 +33,19 @@ _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirec
 MAX_COMMAND = 1_000_000  # characters a command line is read to; the rest is cut off
 
 
+def _parsed(command: str) -> tuple[bytes, Any]:
+    """A command line (to ``MAX_COMMAND`` characters) as the bytes the grammar read and its tree."""
+    text = command[:MAX_COMMAND]
+    source = text.encode("utf-8", "surrogatepass")
+    return source, _PARSER.parse(parseable(text) if "{" in text and not text.isascii() else source)
+
+
 @functools.lru_cache(maxsize=4096)
 def simple_commands(command: str) -> tuple[str, ...]:
     """The simple commands of a command line, in order, as text: each with its redirections and a
     here-document's opening line (``cat <<'EOF' > x.py``), never its body; a backslash-newline
     joins its lines, as the shell does."""
-    text = command[:MAX_COMMAND]
-    source = text.encode("utf-8", "surrogatepass")
-    tree = _PARSER.parse(parseable(text) if "{" in text and not text.isascii() else source)
+    source, tree = _parsed(command)
     if tree.root_node.has_error:  # a command the log cut short, or not bash: split it by hand, in linear time
         return tuple(by_hand(command[:MAX_COMMAND]))
     found = [joined(text).strip() if "\\\n" in text else text.strip() for text in _collect(tree.root_node, source)]
@@ -49,7 +54,7 @@ def simple_commands(command: str) -> tuple[str, ...]:
 
 # What a non-interactive shell prints when it refuses a command line it cannot parse (`bash -c`, as
 # mini-swe-agent runs each command): the line of the construct it could not close
-SHELL_REFUSED = re.compile(r"^(?:/bin/)?(?:ba|da)?sh: (?:-c: )?line (\d+): (?:syntax error|unexpected EOF while looking for)",
+SHELL_REFUSED = re.compile(r"^(?:/bin/)?(?:ba|da)?sh: (?:-c: )?line \d+: (?:syntax error|unexpected EOF while looking for)",
                            re.MULTILINE)
 
 
@@ -60,9 +65,7 @@ def ran_before_refusal(command: str) -> str:
     `sed -i '120,131c\\ ... "%s(\\'%s\\'" ...' F`, whose `\\'` closed the single quote and left a double
     quote open, ran nothing: bash printed `unexpected EOF while looking for matching` and wrote no
     file, least of all the words after the quote. Where the grammar finds no error, the whole command."""
-    text = command[:MAX_COMMAND]
-    source = text.encode("utf-8", "surrogatepass")
-    tree = _PARSER.parse(parseable(text) if "{" in text and not text.isascii() else source)
+    source, tree = _parsed(command)
     if not tree.root_node.has_error:
         return command
     children = tree.root_node.children

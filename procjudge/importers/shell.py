@@ -633,14 +633,18 @@ def _unknown_outcome(trajectory: Trajectory, discarded: frozenset[str] = frozens
     ``own``: the files of a submission that holds only the agent's own (:func:`_own_submission`)."""
     all_steps = trajectory.steps
     idle = [s for s in all_steps if s.unavailable]
-    why = ("the agent submitted only files of its own (" + ", ".join(sorted(own)[:3]) + (", ..." if len(own) > 3 else "")
-           + "), no change of the repository's files: no change to validate" if own
-           else "the agent changed none of the repository's files, only files of its own: no change to validate"
-           if not any(s.code_edit for s in all_steps) and not trajectory.submission
-           and _only_own_files(all_steps, trajectory.roots, discarded)
-           else f"none of the agent's {len(idle)} check(s) after its edits validated anything ({_reasons(idle)})"
-           if idle else "the agent ran no check (a test run, a script, a build) after its edits"
-           if any(s.check for s in all_steps) else "the agent ran no check (a test run, a script, a build)")
+    if own:
+        shown = ", ".join(sorted(own)[:3]) + (", ..." if len(own) > 3 else "")
+        why = f"the agent submitted only files of its own ({shown}), no change of the repository's files: no change to validate"
+    elif not any(s.code_edit for s in all_steps) and not trajectory.submission \
+            and _only_own_files(all_steps, trajectory.roots, discarded):
+        why = "the agent changed none of the repository's files, only files of its own: no change to validate"
+    elif idle:
+        why = f"none of the agent's {len(idle)} check(s) after its edits validated anything ({_reasons(idle)})"
+    elif any(s.check for s in all_steps):
+        why = "the agent ran no check (a test run, a script, a build) after its edits"
+    else:
+        why = "the agent ran no check (a test run, a script, a build)"
     if not any(s.writes for s in all_steps) and not trajectory.submission:
         checked = "ran checks but " if any(s.check or s.unavailable for s in all_steps) else ""
         raise NothingLogged(f"the agent {checked}changed no file: nothing to judge{_held_back_text(trajectory.hidden)}")
@@ -712,13 +716,7 @@ def _iteration(k: int, group: list[Step], baseline: Step | None, submitted: dict
         timestamp_start=_iso(times[0]) if times else None,
         duration_seconds=round(max(times) - times[0], 3) if times else None,
         build=build,
-        # an iteration no check after an edit of the code validated: its runs were of the unchanged code
-        # (with no edit of the code at all, nor of any file that was there before, there was no change
-        # to validate: unknown, neither 0 nor paid; a system file fixed in place is a change)
-        # (nor where the submission holds only the agent's own files: what it changed of the code, it took back)
-        actions=_actions(group, (None if own_only else next((k for k, s in enumerate(group) if s.code_edit),
-                                                            None if _only_own_files(group, roots, discarded) else 0))
-                         if unknown else 0),
+        actions=_actions(group, _validating_from(group, roots, discarded, own_only) if unknown else 0),
         changes=_changes(group, files, submitted),
         test_results=results,
         history=reads[:50] or None,
@@ -868,6 +866,20 @@ def _script_run_of(command: str) -> str | None:
         if run:
             return run.group(1).strip()[:200]
     return None
+
+
+def _validating_from(group: list[Step], roots: tuple[str, ...], discarded: frozenset[str], own_only: bool) -> int | None:
+    """Where an iteration no check after an edit of the code validated counts its runs from: its
+    first edit of the code (the runs before were of the unchanged code); None where there was no
+    change to validate (no edit of the code nor of any file that was there before, a system file
+    fixed in place being a change; or a submission of only the agent's own files, whatever it
+    changed of the code taken back), so that its runs are unknown, neither 0 nor paid."""
+    if own_only:
+        return None
+    first = next((k for k, s in enumerate(group) if s.code_edit), None)
+    if first is not None:
+        return first
+    return None if _only_own_files(group, roots, discarded) else 0
 
 
 def _own_submission(steps: list[Step], submitted: dict[str, str] | None, tracked: frozenset[str],
