@@ -91,6 +91,10 @@ class Actions(Record, frozen=True):
     # extension, a shell log's final iteration: writes of source files after its last check (the
     # submitted code's last change was never run)
     untested_edits: Count | None = None
+    # extension, with it: those source files, by path, in the order first written, and the last
+    # check they came after (its command)
+    untested_files: list[Name] | None = None
+    last_check: Name | None = None
 
 
 class EditText(Record, frozen=True):

@@ -268,6 +268,14 @@ def test_a_failed_build_is_named_by_the_line_that_says_why() -> None:
     local = judge(run_from({"run": {"iterations_are": "local_runs"}, **run}), DEFAULT_POLICY)
     (own,) = [i for i in local.items if i.id == "persistent_build_failure"]
     assert own.evidence.startswith("the build failed in 2 consecutive iterations of the agent's own checks: "), own.evidence
+    # the agent's own checks: the command that showed each failure, as a reviewer finds it in the log
+    checked = {"run": {"iterations_are": "local_runs"}, "iterations": [
+        {"iteration_telemetry": {**entry["iteration_telemetry"], "checks": [
+            {"command": f"python reproduce_{k}.py", "outcome": "error", "message": "SyntaxError: invalid syntax"}]}}
+        for k, entry in enumerate(run["iterations"][:2])] + run["iterations"][2:]}
+    (own,) = [i for i in judge(run_from(checked), DEFAULT_POLICY).items if i.id == "persistent_build_failure"]
+    assert "`python reproduce_0.py`: SyntaxError: invalid syntax (at /testbed/src/_pytest/python.py:310); " \
+           "`python reproduce_1.py`: SyntaxError" in own.evidence, own.evidence
 
 
 def test_a_confirmation_in_the_agents_own_runs_is_no_wasted_iteration_of_the_aggregate_or_tier() -> None:

@@ -996,7 +996,11 @@ def test_source_written_after_the_last_check_was_submitted_untested(after: Step,
     judged = _judged([*_red_green(), after], tmp_path)
     assert ("no_local_validation" in judged) is bool(untested)
     if untested:
-        assert judged["no_local_validation"][0] == -2.0 and "submitted untested" in judged["no_local_validation"][2]
+        points, _, evidence = judged["no_local_validation"]
+        assert points == -2.0 and "submitted untested" in evidence
+        # the evidence names the file and the check it came after, as the log shows them
+        assert evidence.endswith("wrote shop/sums.py after `python reproduce.py`, and no check ran after"), evidence
+        assert final["actions"]["untested_files"] == ["shop/sums.py"]
 
 
 def _untested(steps: list[Step]) -> tuple[int, list[str]]:

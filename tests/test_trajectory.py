@@ -430,3 +430,56 @@ def test_a_drop_left_unjudged_is_named_where_the_text_says_no_regression() -> No
         assert "no counted regression (the drop at iteration 3 crosses a phase or suite boundary" in rule, rule
     clean = judge(load_run(SAMPLES / "example1_good_standard.yaml"))
     assert clean.tier_rule.startswith("no regression,")
+
+
+def test_a_stall_or_a_fall_in_the_agent_s_own_runs_quotes_the_check_that_showed_it() -> None:
+    """A shell agent's wasted step and its fall are read from its checks: the evidence names the
+    command and the line it printed, as a reviewer finds them in the log; graded submissions have
+    no such check and say the scores alone."""
+    from procjudge import judge
+
+    from conftest import run_from
+
+    def step(n: int, passed: int, message: str) -> dict[str, object]:
+        diff = f"--- a/src/m.py\n+++ b/src/m.py\n@@ -1,1 +1,2 @@\n x = 1\n+y = {n}\n"
+        return {"iteration_telemetry": {"changes": {"diff": diff}, "checks": [
+            {"command": "pytest tests -x", "outcome": "passed"},  # an earlier check of the same code is not the score
+            {"command": "python reproduce.py", "outcome": "passed" if passed else "error", "message": message}],
+            "test_results": {"suite": "python reproduce.py",
+                             "post_iteration": {"passed": passed, "failed": 1 - passed, "total": 1}}}}
+
+    steps = [step(0, 0, "NameError: name 'y' is not defined"), step(1, 0, "TypeError: " + "x" * 200),
+             step(2, 1, "OK"), step(3, 0, "KeyError: 'z'")]
+    items = items_by_id(judge(run_from({"run": {"iterations_are": "local_runs"}, "iterations": steps})))
+    (wasted,) = items["wasted_iteration"]
+    assert wasted.points < 0 and wasted.evidence.startswith(
+        "score 0 -> 0 (moved 0 < 2); after the change `python reproduce.py` crashed: TypeError: xxx"), wasted.evidence
+    assert wasted.evidence.endswith("x...") and len(wasted.evidence.split("crashed: ")[1]) == 90  # a long line is cut
+    (monotonic,) = items["monotonic_improvement"]
+    assert "(iter 3: -100 (`python reproduce.py` crashed: KeyError: 'z'))" in monotonic.evidence, monotonic.evidence
+    graded = items_by_id(judge(run_from({"iterations": steps})))
+    assert graded["wasted_iteration"][0].evidence == "score 0 -> 0 (moved 0 < 2)"
+    assert "(iter 3: -100)" in graded["monotonic_improvement"][0].evidence
+
+
+def test_a_check_of_the_agent_s_own_that_breaks_is_quoted_as_it_failed() -> None:
+    """regression_blindness in a shell agent's run names the broken check by its command and
+    quotes the line it printed when it broke; a graded run's broken test is named alone."""
+    from procjudge import judge
+
+    from conftest import run_from
+
+    def step(n: int, outcome: str, message: str) -> dict[str, object]:
+        diff = f"--- a/src/m.py\n+++ b/src/m.py\n@@ -1,1 +1,2 @@\n x = 1\n+y = {n}\n"
+        return {"iteration_telemetry": {"changes": {"diff": diff}, "checks": [
+            {"command": "python reproduce.py", "outcome": "passed" if outcome == "passed" else "error",
+             "message": message}],
+            "test_results": {"suite": "python reproduce.py", "tests": [{"name": "python reproduce.py", "outcome": outcome}]}}}
+
+    steps = [step(0, "passed", "OK"), step(1, "failed", "TypeError: 'classmethod' object is not callable")]
+    local = items_by_id(judge(run_from({"run": {"iterations_are": "local_runs"}, "iterations": steps})))
+    (blind,) = local["regression_blindness"]
+    assert "broken: python reproduce.py; `python reproduce.py` crashed: TypeError: 'classmethod' " \
+        "object is not callable;" in blind.evidence, blind.evidence
+    (graded,) = items_by_id(judge(run_from({"iterations": steps})))["regression_blindness"]
+    assert "crashed" not in graded.evidence, graded.evidence

@@ -19,7 +19,7 @@ from ..facts import Diff, IterationFacts, RunFacts, generated, is_test_path, out
 from ..model import Changes, FileChange, LocalCheck
 from ..numbers import fmt_num
 from ..policy import Policy, ScopeCreep, Shotgun, severity
-from .base import Hit, all_of, detector, feedback_steps, having, plural, share
+from .base import Hit, all_of, detector, feedback_steps, having, plural, said, share
 
 
 # The needs are asked of every run, so they are plain loops (a generator in any() costs twice as much).
@@ -317,7 +317,11 @@ def regression_blindness(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         if not it.tests_broken:
             continue
         names = f": {', '.join(it.broken_names[:6])}{' ...' if len(it.broken_names) > 6 else ''}" if it.broken_names else ""
-        evidence = f"{plural(it.tests_broken, 'previously passing test')} broken{names}; {_ran_tests(it)}"
+        # a check of the agent's own that passed before (its script, its command) quoted as it failed
+        failing = {check.command: check for check in it.local_checks
+                   if check.command in it.broken_names and check.outcome in ("failed", "error")} if local else {}
+        shown = "".join(f"; {said(check, 80)}" for check in list(failing.values())[:3])
+        evidence = f"{plural(it.tests_broken, 'previously passing test')} broken{names}{shown}; {_ran_tests(it)}"
         # the iteration ended with the agent's own check: it saw the regression; mended before it submitted, it was
         # not blind to it (debugging it may take several edits)
         later = facts.iterations[k + 1:]

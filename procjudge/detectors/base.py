@@ -26,7 +26,8 @@ from typing import Any, Literal
 
 import msgspec
 
-from ..facts import RunFacts
+from ..facts import IterationFacts, RunFacts
+from ..model import LocalCheck
 from ..policy import Policy
 from ..render.text import Text
 
@@ -168,6 +169,33 @@ def written_detail(detail: Detail) -> dict[str, Any] | None:
 
 def plural(count: int, word: str, many: str | None = None) -> str:
     return f"{count} {word if count == 1 else (many or word + 's')}"
+
+
+# --------------------------------------------------------------------------- a check as the log shows it
+
+_SHOWED = {"passed": "passed", "failed": "failed", "error": "crashed", "unavailable": "could not run"}
+
+
+def said(check: LocalCheck, width: int = 90) -> str:
+    """One of the agent's own checks as a reviewer finds it in the log: the command, what it
+    showed, and the line that shows it (``message``, cut at ``width`` characters), else its counts:
+    ```python reproduce.py` crashed: NameError: name 'dt' is not defined (exit status 1)``."""
+    line = check.message or (f"{check.failed} failed, {check.passed} passed"
+                             if check.failed is not None and check.passed is not None else "")
+    if check.outcome == "unavailable" and check.unavailable and not line:
+        line = check.unavailable.replace("_", " ")
+    line = " ".join(line.split())
+    if len(line) > width:
+        line = line[:width - 3].rstrip() + "..."
+    return f"`{check.command}` {_SHOWED[check.outcome]}" + (f": {line}" if line else "")
+
+
+def scoring_check(it: IterationFacts) -> LocalCheck | None:
+    """The check of the agent's own runs that scored an iteration: the last one run of its suite
+    (``test_results.suite``, the command whose counts the iteration carries), else its last check;
+    None in a run of graded submissions."""
+    checks = it.local_checks
+    return next((check for check in reversed(checks) if check.command == it.suite), checks[-1] if checks else None)
 
 
 # --------------------------------------------------------------------------- the texts' numbers

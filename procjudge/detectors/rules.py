@@ -10,7 +10,7 @@ from ..facts import IterationFacts, RunFacts, failure_gist, same_program
 from ..numbers import fmt_num
 from ..policy import Policy
 from ..render.text import written
-from .base import Hit, all_of, detector, each, feedback_steps, having, plural, seconds
+from .base import Hit, all_of, detector, each, feedback_steps, having, plural, scoring_check, seconds
 from .shapes import normal_form, normal_lines
 
 
@@ -191,13 +191,21 @@ def persistent_build_failure(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
             streak.append(it)
             continue
         if len(streak) >= rule.persistent_min_iterations:
-            gists = list(dict.fromkeys(failure_gist(s.build_errors[0]) for s in streak if s.build_errors))
+            local = facts.run.info.iterations_are == "local_runs"
+            gists = list(dict.fromkeys(_broke(s, local) for s in streak if s.build_errors))
             shown = f": {'; '.join(gists[:3])}{' ...' if len(gists) > 3 else ''}" if gists else ""
-            spent = ("iterations of the agent's own checks" if facts.run.info.iterations_are == "local_runs"
-                     else "submissions")
+            spent = "iterations of the agent's own checks" if local else "submissions"
             yield Hit(points=rule.persistent_points, iterations=tuple(s.number for s in streak),
                       evidence=f"the build failed in {len(streak)} consecutive {spent}{shown}")
         streak = []
+
+
+def _broke(it: IterationFacts, local: bool) -> str:
+    """What a build failure showed; in the agent's own runs, behind the command that showed it
+    (```runtests.py timezones`: IndentationError: ...``)."""
+    gist = failure_gist(it.build_errors[0])
+    check = scoring_check(it) if local else None
+    return f"`{check.command}`: {gist}" if check is not None else gist
 
 
 @detector(

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from ..facts import RunFacts, changed_nothing, last_run
+from ..facts import IterationFacts, RunFacts, changed_nothing, last_run
 from ..policy import Policy
 from .base import Detector, Hit, detector
 
@@ -113,20 +113,35 @@ def hits(facts: RunFacts, policy: Policy) -> dict[str, Hit]:
             continue
         count = len(numbers)
         paid = 1 if (once_validated and name == "local_validation") or (once_unbroken and name == "no_regressions") else count
+        shown = ""
         if name == "no_local_validation" and any(it.untested_edits for it in facts.iterations if it.number in numbers):
             condition = "test_runs == 0, or source files written after the last check (submitted untested)"
+            shown = "".join(_untested(it) for it in facts.iterations if it.number in numbers and it.untested_edits)
         result[name] = Hit(points=points * paid, iterations=tuple(numbers),
-                           evidence=functools.partial(_evidence, condition, count, points, paid), basis="telemetry fields")
+                           evidence=functools.partial(_evidence, condition, count, points, paid, shown),
+                           basis="telemetry fields")
     return result
 
 
-def _evidence(condition: str, count: int, points: float, paid: int) -> str:
+def _untested(it: IterationFacts) -> str:
+    """Which source files a shell agent wrote after its last check, and that check, as its final
+    iteration records them (``actions.untested_files``, ``actions.last_check``)."""
+    actions = it.entry.iteration_telemetry.actions
+    files = (actions.untested_files or []) if actions else []
+    if not files:
+        return ""
+    shown = ", ".join(files[:4]) + (f" (+{len(files) - 4} more)" if len(files) > 4 else "")
+    after = f" after `{actions.last_check}`" if actions is not None and actions.last_check else ""
+    return f"; iteration {it.number} wrote {shown}{after}, and no check ran after"
+
+
+def _evidence(condition: str, count: int, points: float, paid: int, shown: str = "") -> str:
     held = f"{condition} in {count} iteration{'' if count == 1 else 's'}"
     if not points:
-        return held + " (shown, not scored)"
+        return held + " (shown, not scored)" + shown
     if paid < count:  # local_validation and no_regressions in a run of the agent's own checks
-        return held + f" ({points:+g} once: the run submits once)"
-    return held + f" ({points:+g} each)"
+        return held + f" ({points:+g} once: the run submits once)" + shown
+    return held + f" ({points:+g} each)" + shown
 
 
 def _times(factor: float) -> str:

@@ -20,9 +20,10 @@ from ..facts import (
     is_test_path,
     last_run,
 )
+from ..model import LocalCheck
 from ..numbers import fmt_num
 from ..policy import Policy
-from .base import Hit, detector, each, feedback_steps, having, plural, share
+from .base import Hit, detector, each, feedback_steps, having, plural, said, scoring_check, share
 
 FORMATS = ("sprint", "standard", "marathon")
 
@@ -167,6 +168,7 @@ def monotonic_improvement(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         return
     handed = progressive_share(facts, policy) if held else 0.0
     points = len(held) * rule.per_step - handed + len(fell) * rule.per_regression
+    local = facts.run.info.iterations_are == "local_runs"
 
     def evidence() -> str:
         parts = []
@@ -187,7 +189,7 @@ def monotonic_improvement(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
             shown = ", ".join(f"iter {it.number}" for it in tests)
             parts.append(f"{plural(len(tests), 'step')} that changed nothing or only tests not paid ({shown})")
         if fell:
-            falls = ", ".join(f"iter {it.number}: {fmt_num(it.delta or 0.0)}" for it in fell)
+            falls = ", ".join(f"iter {it.number}: {fmt_num(it.delta or 0.0)}{_fell_on(it, local)}" for it in fell)
             parts.append(f"{plural(len(fell), 'regression')} x {fmt_num(rule.per_regression)} ({falls})")
         if test_falls:
             falls = ", ".join(f"iter {it.number}: {fmt_num(it.delta or 0.0)}" for it in test_falls)
@@ -201,6 +203,12 @@ def monotonic_improvement(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
         return {"per_iteration": {n: p for n, p in shares.items() if p}} if len(steps) > 1 else None
 
     yield Hit(points=points, iterations=tuple(it.number for it in steps), evidence=evidence, detail=detail)
+
+
+def _fell_on(it: IterationFacts, local: bool) -> str:
+    """In the agent's own runs, the check that showed a fall: `` (`python t.py` crashed: ...)``."""
+    check = scoring_check(it) if local else None
+    return f" ({said(check, 70)})" if check is not None else ""
 
 
 def _per_unused(p: Policy) -> str:
@@ -330,12 +338,15 @@ def wasted_iteration(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
             yield Hit(
                 points=rule.points,
                 iterations=(it.number,),
-                evidence=functools.partial(_moved, it.score, delta, rule.min_delta),
+                evidence=functools.partial(_moved, it.score, delta, rule.min_delta,
+                                           scoring_check(it) if local else None),
             )
 
 
-def _moved(score: float, delta: float, min_delta: float) -> str:
-    return f"score {fmt_num(score - delta)} -> {fmt_num(score)} (moved {fmt_num(abs(delta))} < {fmt_num(min_delta)})"
+def _moved(score: float, delta: float, min_delta: float, check: LocalCheck | None = None) -> str:
+    """The step's score before and after; in the agent's own runs, the check that scored it after."""
+    moved = f"score {fmt_num(score - delta)} -> {fmt_num(score)} (moved {fmt_num(abs(delta))} < {fmt_num(min_delta)})"
+    return moved + (f"; after the change {said(check)}" if check is not None else "")
 
 
 # A line that only shows what the code does (an output or a debugger call, the import it needs), a

@@ -180,9 +180,12 @@ def convert(trajectory: Trajectory) -> RunFile:
     final = _finish(iterations[-1], trajectory)
     if submitted is not None and trajectory.submission:
         final = _unsubmitted_edits(final, groups[-1], submitted, tracked, trajectory.roots)
-    untested = sum(1 for path in trailing if path.endswith(SOURCE_FILES))  # none when the outcome is unknown
+    untested = [path for path in trailing if path.endswith(SOURCE_FILES)]  # none when the outcome is unknown
     if untested:  # the submitted code's last change was never run (a summary or an answer file written after is not code)
-        final = replace(final, actions=replace(final.actions or Actions(), untested_edits=untested))
+        files = list(dict.fromkeys(repo_relative(path, trajectory.roots)[0] for path in untested))
+        last = next((check.command for check in reversed(final.checks or ()) if not check.on_base), None)
+        final = replace(final, actions=replace(final.actions or Actions(), untested_edits=len(untested),
+                                               untested_files=files, last_check=last))
     iterations[-1] = final
     return RunFile(run=_run_info(trajectory, notes, len(iterations)),
                    iterations=[Entry(iteration_telemetry=telemetry) for telemetry in iterations])
