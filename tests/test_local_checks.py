@@ -1370,7 +1370,11 @@ def test_shotgun_debugging_reads_the_frames_of_the_agents_own_crash(others: tupl
     items = {item.id: item for item in judge(load_run(str(path))).items}
     assert ("shotgun_debugging" in items) is fires
     if fires:
-        assert "appear in no failing test's stack trace: shop/config.py" in items["shotgun_debugging"].evidence
+        evidence = items["shotgun_debugging"].evidence
+        assert "appear in no failing test's stack trace: shop/config.py" in evidence
+        # the failure the edits followed, as the agent's check showed it
+        assert evidence.endswith("; the failure they followed: `python reproduce.py` crashed: ZeroDivisionError: division "
+                                 "by zero (exit status 1)"), evidence
 
 
 @pytest.mark.parametrize("rerun,fires", [(False, False), (True, True)])

@@ -19,7 +19,7 @@ from ..facts import Diff, IterationFacts, RunFacts, generated, is_test_path, out
 from ..model import Changes, FileChange, LocalCheck
 from ..numbers import fmt_num
 from ..policy import Policy, ScopeCreep, Shotgun, severity
-from .base import Hit, all_of, detector, feedback_steps, having, plural, said, share
+from .base import Hit, all_of, detector, feedback_steps, having, plural, said, scoring_check, share
 
 
 # The needs are asked of every run, so they are plain loops (a generator in any() costs twice as much).
@@ -125,7 +125,8 @@ def _failing_before(it: IterationFacts) -> bool:
 )
 def shotgun_debugging(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     rule = policy.anti_patterns.shotgun_debugging
-    for it in facts.iterations[1:]:
+    local = facts.run.info.iterations_are == "local_runs"
+    for previous, it in facts.pairs:
         files_changed = len(it.fix_paths) if it.changed_paths else it.files_changed
         if not _failing_before(it) or not files_changed:
             continue
@@ -134,9 +135,13 @@ def shotgun_debugging(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
             detail: dict[str, Any] = {}
             for _, _, _, part in found:
                 detail.update(part)
+            # in the agent's own runs, the failure the edits followed, as its check showed it
+            seen = scoring_check(previous) if local else None
+            followed = f"; the failure they followed: {said(seen, 80)}" if seen is not None and seen.outcome in (
+                "failed", "error") else ""
             yield Hit(
                 points=rule.range.place(max(severity for severity, _, _, _ in found)), iterations=(it.number,),
-                evidence="; ".join(text for _, text, _, _ in found),
+                evidence="; ".join(text for _, text, _, _ in found) + followed,
                 basis=", ".join(dict.fromkeys(basis for _, _, basis, _ in found)), detail=detail or None,
             )
 
