@@ -147,6 +147,23 @@ def test_the_real_logs_benchmark_measures_every_stage_of_a_corpus() -> None:
     assert shell.rebuild_steps.__module__ == "procjudge.importers.replay"  # the originals are back
 
 
+def test_the_real_logs_benchmark_measures_import_jobs_end_to_end_and_compares_the_files() -> None:
+    """The ``--jobs 2`` row: two copies of the fixture trajectories imported by fresh processes with
+    one worker and with two, the files compared byte for byte (the timings are not asserted)."""
+    import bench_real_logs
+
+    jobs = bench_real_logs.measure_jobs(ROOT / "tests" / "fixtures" / "mini_swe_agent_2" / "trajs", 1, 2)
+    assert jobs["runs"] == 18 and jobs["same"] is True and jobs["one"] > jobs["start"] > 0 and jobs["two"] > jobs["start"]
+    found = {"files": 1, "bytes": 1, "run_bytes": 1, "stages": {}, "profile": {},
+             "best": dict.fromkeys(("floor", "import", "run_floor", "load", "judge", "derive"), 1.0), "jobs": jobs}
+    text = bench_real_logs.page(found, Path("corpus"), 1)
+    assert "| `import --jobs 2` throughput against `--jobs 1`, the same files written | near 2x (at least 1.8x) |" in text
+    assert "the corpus copied 2 times (18 runs)" in text and "the same, byte for byte" in text
+    differing = bench_real_logs.page({**found, "jobs": {**jobs, "same": False, "start": 0.0, "two": jobs["one"] / 2}},
+                                     Path("c"), 1)
+    assert "| 2.00x | **not met** |" in differing and "**not the same**" in differing  # fast but wrong is not met
+
+
 def test_the_real_logs_section_replaces_its_own_and_nothing_else(tmp_path: Path) -> None:
     """bench_real_logs.py --write rewrites its section of docs/performance.md in place (added at
     the end the first time), and bench_scale.py's page keeps it."""
