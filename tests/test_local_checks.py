@@ -867,7 +867,11 @@ def test_a_line_the_agent_added_deleted_by_its_whole_text_undoes_its_edit(undo: 
     # django-10914: the setting swapped by a sed over every line, swapped back, the tests run, swapped again
     ("s/FILE_UPLOAD_PERMISSIONS = None/FILE_UPLOAD_PERMISSIONS = 0o644/",
      "s/FILE_UPLOAD_PERMISSIONS = 0o644/FILE_UPLOAD_PERMISSIONS = None/", True),
-    ("s/PERMISSIONS = None/PERMISSIONS = 0o644/", "s/PERMISSIONS = 0o644/PERMISSIONS = None/", False),  # short texts
+    # shorter texts: swapped back, '= 0o644' may be on lines never shown, 'PERMISSIONS = 0o644' inside '0o6440'
+    ("s/PERMISSIONS = None/PERMISSIONS = 0o644/", "s/PERMISSIONS = 0o644/PERMISSIONS = None/", False),
+    ("s/= None/= 0o644/", "s/= 0o644/= None/", False),
+    # psf/requests-1766: a text of 8 or more ending in no part of a name, swapped back as it was swapped
+    ("s/PERMISSIONS = None/PERMISSIONS = (0o644)/", "s/PERMISSIONS = (0o644)/PERMISSIONS = None/", True),
     ("s/FILE_UPLOAD_PERMISSIONS = None/FILE_UPLOAD_PERMISSIONS = 0o644/",  # an expression: other lines may match
      "s/FILE_UPLOAD_PERMISSIONS = 0o6.*/FILE_UPLOAD_PERMISSIONS = None/", False),
     ("s/FILE_UPLOAD_PERMISSIONS = None/FILE_UPLOAD_PERMISSIONS = 0o644/I",  # any case: other lines may match
@@ -885,6 +889,45 @@ def test_a_literal_text_swapped_by_sed_and_swapped_back_undoes_the_edit(apply: s
     checks = [c for it in convert_trajectory(_trajectory(steps))["iterations"]
               for c in it["iteration_telemetry"].get("checks") or []]
     assert [c.get("on_base", False) for c in checks] == [False, on_base, False, False], (undo, checks)
+
+
+def test_a_fix_undone_by_hand_to_see_a_failure_on_the_unchanged_code_and_made_again_was_checked(
+        tmp_path: Path) -> None:
+    """psf/requests-1766: ``sed -i 's/qop=auth/qop="auth"/'``, the tests fail; the same sed the
+    other way, the same failure (the unchanged code's: named, not the agent's); the fix made again
+    as it was checked and submitted. The code submitted is the code its first run checked: nothing
+    was submitted untested, and the run on the unchanged code ended no iteration."""
+    show = Step("", "cat requests/auth.py", 0, "def build():\n    base = ', qop=auth, nc=%s'\n    return base\n", None)
+    apply = Step("", "sed -i 's/qop=auth/qop=\"auth\"/' requests/auth.py", 0, "", None)
+    undo = Step("", "sed -i 's/qop=\"auth\"/qop=auth/' requests/auth.py", 0, "", None)
+    run = Step("", "python -m pytest tests/test_sums.py -v", 1, FAILING_RUN, None)
+    steps = [show, apply, run, undo, run, apply]
+    document = convert_trajectory(_trajectory(steps))
+    checks = [c for it in document["iterations"] for c in it["iteration_telemetry"].get("checks") or []]
+    assert [c.get("on_base", False) for c in checks] == [False, True], checks
+    assert len(document["iterations"]) == 1 and not document["iterations"][-1]["iteration_telemetry"]["actions"].get(
+        "untested_edits"), document["iterations"][-1]["iteration_telemetry"]["actions"]
+    assert "no_local_validation" not in _judged(steps, tmp_path)
+
+
+@pytest.mark.parametrize("shown", [
+    "def f(s):\n    return s.replace(\".[\", \"[\")\ndef g(self):\n    return self.x\n",  # it changed 2 lines shown, the fix 1
+    "def f(s):\n    return s.replace(\".[\", \"[\")\n",  # 1 and 1: 'return s' starts names on lines never shown
+])
+def test_a_short_text_swapped_back_over_every_line_is_no_unchanged_code(shown: str, tmp_path: Path) -> None:
+    """pytest-6202: its fix ``s/return s.replace(".[", "[")/return s/``, then, to see the unchanged
+    code, ``s/return s/return s.replace(".[", "[")/``, which also rewrote the next line's ``return
+    self`` (a syntax error): the text swapped back is the start of other lines' names, and swapping
+    it back changed more of the lines shown than the fix did. Its crash is the agent's code, not
+    the unchanged code's."""
+    show = Step("", "cat src/python.py", 0, shown, None)
+    fix = Step("", "sed -i 's/return s.replace(\".\\[\", \"\\[\")/return s/' src/python.py", 0, "", None)
+    undo = Step("", "sed -i 's/return s/return s.replace(\".\\[\", \"\\[\")/' src/python.py", 0, "", None)
+    run = Step("", "python -m pytest tests/test_sums.py -v", 1, FAILING_RUN, None)
+    crash = Step("", "python -m pytest tests/test_sums.py -v", 2, "E   SyntaxError: invalid syntax\n", None)
+    document = convert_trajectory(_trajectory([show, fix, run, undo, crash]))
+    checks = [c for it in document["iterations"] for c in it["iteration_telemetry"].get("checks") or []]
+    assert [c.get("on_base", False) for c in checks] == [False, False], checks
 
 
 @pytest.mark.parametrize("other", [

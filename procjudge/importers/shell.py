@@ -366,10 +366,13 @@ def _sed_words(step: Step) -> list[list[str]]:
 
 def _literal_substitution(step: Step) -> dict[str, list[_Change]]:
     """The change of a step that is one sed over every line of one file, swapping a literal text
-    for another, each at least ``OWN_LINE_CHARS`` long (``s/FILE_UPLOAD_PERMISSIONS = None/
-    FILE_UPLOAD_PERMISSIONS = 0o644/``), as the texts swapped, at no line: what is known of it is
-    that the same sed the other way takes it back, whichever lines it changed (the lines the log
-    never showed holding the second text beforehand aside, which is not to be expected)."""
+    for another, each at least ``SWAP_CHARS`` long (``s/FILE_UPLOAD_PERMISSIONS = None/
+    FILE_UPLOAD_PERMISSIONS = 0o644/``, ``s/qop=auth/qop="auth"/``), as the texts swapped, once
+    for each line the log shows it changed, at no line (``SWAPPED``): what is known of it is that
+    the same sed the other way takes it back, whichever lines it changed, where that one changes as
+    many of the lines shown and its text cannot match inside other lines' (:func:`_takes_back`;
+    psf/requests-1766 put ``qop=auth`` back to see a test fail on the unchanged code too, and made
+    its fix again)."""
     seds = _sed_words(step)
     if len(seds) != 1:
         return {}
@@ -382,9 +385,9 @@ def _literal_substitution(step: Step) -> dict[str, list[_Change]]:
     if command.verb != "s" or command.first is not None or command.flags not in ("", "g"):
         return {}
     old, new = _literal(command.pattern, extended), _literal(command.replacement, False)
-    if old is None or new is None or "&" in command.replacement or min(len(old), len(new)) < OWN_LINE_CHARS:
+    if old is None or new is None or "&" in command.replacement or min(len(old), len(new)) < SWAP_CHARS:
         return {}
-    return {names.pop(): [(None, (old,), (new,))]}
+    return {names.pop(): [(SWAPPED, (old,), (new,))] * len(step.edits)}
 
 
 def _after_edits(held: tuple[_Change, ...], made: list[_Change]) -> tuple[_Change, ...]:
@@ -399,8 +402,21 @@ def _after_edits(held: tuple[_Change, ...], made: list[_Change]) -> tuple[_Chang
 
 def _takes_back(edit: _Change, earlier: _Change) -> bool:
     line, removed, added = edit
+    if line == SWAPPED:  # a swap over every line takes back only a swap, of a text it can find nowhere else
+        return earlier[0] == SWAPPED and removed == earlier[2] and added == earlier[1] and _distinct(removed[0])
+    if earlier[0] == SWAPPED:  # an edit known whole (every line it touched shown) takes back a swap it reverses
+        return removed == earlier[2] and added == earlier[1]
     return (removed == earlier[2] and added == earlier[1] and bool(removed or added)
             and (line is None or earlier[0] is None or line == earlier[0]))
+
+
+def _distinct(text: str) -> bool:
+    """Whether a sed swapping ``text`` back over every line can only find it where the first swap
+    put it: a text of ``OWN_LINE_CHARS`` or more, or of ``SWAP_CHARS`` or more ending in no part of
+    a name (``qop="auth"``; ``return s`` is also the start of every ``return self``: pytest-6202's
+    sed 's/return s/return s.replace(...)/' wrote that text into the next line, a syntax error,
+    no unchanged code)."""
+    return len(text) >= OWN_LINE_CHARS or (len(text) >= SWAP_CHARS and not (text[-1].isalnum() or text[-1] == "_"))
 
 
 def _exact(step: Step, added: frozenset[str] = frozenset()) -> bool:
@@ -427,6 +443,8 @@ def _exact(step: Step, added: frozenset[str] = frozenset()) -> bool:
 
 
 OWN_LINE_CHARS = 30  # the shortest literal text a sed may name as the agent's own (a shorter one may be the code's too)
+SWAP_CHARS = 8  # the shortest literal texts a sed may swap and another sed swap back, taking the first back
+SWAPPED = -1  # the line of a literal swap over every line (:func:`_literal_substitution`): no one line
 
 
 def _own_line(command: Any, added: frozenset[str], extended: bool) -> bool:
