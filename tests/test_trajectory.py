@@ -479,7 +479,7 @@ def test_a_check_of_the_agent_s_own_that_breaks_is_quoted_as_it_failed() -> None
     steps = [step(0, "passed", "OK"), step(1, "failed", "TypeError: 'classmethod' object is not callable")]
     local = items_by_id(judge(run_from({"run": {"iterations_are": "local_runs"}, "iterations": steps})))
     (blind,) = local["regression_blindness"]
-    assert "broken: python reproduce.py; `python reproduce.py` crashed: TypeError: 'classmethod' " \
+    assert "1 previously passing test broken: `python reproduce.py` crashed: TypeError: 'classmethod' " \
         "object is not callable;" in blind.evidence, blind.evidence
     (graded,) = items_by_id(judge(run_from({"iterations": steps})))["regression_blindness"]
     assert "crashed" not in graded.evidence, graded.evidence

@@ -321,12 +321,17 @@ def regression_blindness(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
     for k, it in enumerate(facts.iterations[1:], start=1):
         if not it.tests_broken:
             continue
-        names = f": {', '.join(it.broken_names[:6])}{' ...' if len(it.broken_names) > 6 else ''}" if it.broken_names else ""
-        # a check of the agent's own that passed before (its script, its command) quoted as it failed
-        failing = {check.command: check for check in it.local_checks
-                   if check.command in it.broken_names and check.outcome in ("failed", "error")} if local else {}
-        shown = "".join(f"; {said(check, 80)}" for check in list(failing.values())[:3])
-        evidence = f"{plural(it.tests_broken, 'previously passing test')} broken{names}{shown}; {_ran_tests(it)}"
+        # a check of the agent's own that passed before (its script, its command) quoted as it failed, the
+        # tests by name
+        failing = list({check.command: check for check in it.local_checks
+                        if check.command in it.broken_names and check.outcome in ("failed", "error")}.values())[:3] \
+            if local else []
+        quoted = {check.command for check in failing}
+        others = [name for name in it.broken_names if name not in quoted]
+        parts = [*(said(check, 80) for check in failing),
+                 *([f"{', '.join(others[:6])}{' ...' if len(others) > 6 else ''}"] if others else [])]
+        names = f": {'; '.join(parts)}" if parts else ""
+        evidence = f"{plural(it.tests_broken, 'previously passing test')} broken{names}; {_ran_tests(it)}"
         # the iteration ended with the agent's own check: it saw the regression; mended before it submitted, it was
         # not blind to it (debugging it may take several edits)
         later = facts.iterations[k + 1:]
