@@ -1747,3 +1747,12 @@ def test_numbers_typed_into_a_data_file_that_no_output_showed_are_recorded(steps
     found = [f.get("typed_numbers") for i in document["iterations"] for f in i["iteration_telemetry"]["changes"]["files"]
              if f.get("typed_numbers")]
     assert found == ([typed] if typed else []), found
+
+
+def test_a_shell_run_that_ran_no_check_names_what_it_changed_unchecked(tmp_path: Path) -> None:
+    """SWE-agent 0.x runs that edit and submit without running anything: the evidence says which
+    files of the code changed with no check, as the log shows them."""
+    steps = [Step("", "cat shop/sums.py", 0, "def total(xs):\n    return sum(xs) / 0\n", None),
+             Step("", "sed -i 's|sum(xs) / 0|sum(xs)|' shop/sums.py", 0, "", None)]
+    points, _, evidence = _judged(steps, tmp_path)["no_local_validation"]
+    assert points == -2.0 and evidence.endswith("; iteration 0 changed shop/sums.py and ran no check of the code"), evidence

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from ..facts import IterationFacts, RunFacts, changed_nothing, last_run
+from ..facts import SOURCE_FILES, IterationFacts, RunFacts, changed_nothing, last_run
 from ..policy import Policy
 from .base import Detector, Hit, detector
 
@@ -117,6 +117,8 @@ def hits(facts: RunFacts, policy: Policy) -> dict[str, Hit]:
         if name == "no_local_validation" and any(it.untested_edits for it in facts.iterations if it.number in numbers):
             condition = "test_runs == 0, or source files written after the last check (submitted untested)"
             shown = "".join(_untested(it) for it in facts.iterations if it.number in numbers and it.untested_edits)
+        elif name == "no_local_validation" and local:  # a shell agent that ran no check: what it changed unchecked
+            shown = "".join(_unchecked(it) for it in facts.iterations if it.number in numbers)
         result[name] = Hit(points=points * paid, iterations=tuple(numbers),
                            evidence=functools.partial(_evidence, condition, count, points, paid, shown),
                            basis="telemetry fields")
@@ -133,6 +135,15 @@ def _untested(it: IterationFacts) -> str:
     shown = ", ".join(files[:4]) + (f" (+{len(files) - 4} more)" if len(files) > 4 else "")
     after = f" after `{actions.last_check}`" if actions is not None and actions.last_check else ""
     return f"; iteration {it.number} wrote {shown}{after}, and no check ran after"
+
+
+def _unchecked(it: IterationFacts) -> str:
+    """The files of the code a shell agent's iteration changed with no check run at all."""
+    files = [path for path in it.fix_paths if path.endswith(SOURCE_FILES)]
+    if not files:
+        return ""
+    listed = ", ".join(files[:4]) + (f" (+{len(files) - 4} more)" if len(files) > 4 else "")
+    return f"; iteration {it.number} changed {listed} and ran no check of the code"
 
 
 def _evidence(condition: str, count: int, points: float, paid: int, shown: str = "") -> str:
