@@ -193,16 +193,16 @@ def _tests_touched(body: list[str]) -> tuple[str, ...]:
     return tuple(touched)
 
 
-def _hunks(body: list[str]) -> tuple[tuple[str, ...], ...]:
-    """The body of one file's diff cut at each ``@@`` header (lines before the first are dropped),
-    and before the next file's ``diff --git`` header: git's ``diff --git``/``new file mode``/
-    ``index`` lines fall in the previous file's chunk (:func:`_file_chunks`), and read as the last
-    hunk's context they put code at the module's level (pylint-6506's ``sys.exit(1)`` inside
-    ``_config_initialization`` read as run at import, a definite checker tampering)."""
-    joined = "\n".join(body)
-    cut = joined.find("\ndiff ")  # found in C: no per-line Python
+def _hunks(body: list[str], chunk: str, start: int) -> tuple[tuple[str, ...], ...]:
+    """The body of one file's diff (its lines, from offset ``start`` of the ``chunk`` they were split
+    from) cut at each ``@@`` header (lines before the first are dropped), and before the next
+    file's ``diff --git`` header: git's ``diff --git``/``new file mode``/``index`` lines fall in
+    the previous file's chunk (:func:`_file_chunks`), and read as the last hunk's context they put
+    code at the module's level (pylint-6506's ``sys.exit(1)`` inside ``_config_initialization``
+    read as run at import, a definite checker tampering)."""
+    cut = chunk.find("\ndiff ", start)  # found in C, in the text the lines came from: no per-line Python
     if cut >= 0:
-        body = body[:joined.count("\n", 0, cut) + 1]
+        body = body[:chunk.count("\n", start, cut) + 1]
     starts = [k for k, line in enumerate(body) if line.startswith("@@")]
     if not starts:
         return (tuple(body),) if any(line[:1] in "+-" for line in body) else ()
@@ -239,12 +239,13 @@ def parse_diff(text: str) -> Diff:
             elif line.startswith("diff --git "):
                 header = index + 1
         body = lines[header:]
+        start = sum(len(line) + 1 for line in lines[:header])  # where the body begins in the chunk
         added = tuple([line[1:] for line in body if line[:1] == "+"])
         removed = tuple([line[1:] for line in body if line[:1] == "-"])
         if path or added or removed:
             is_test = is_test_path(path) if path else False
             per_file.append(FileDiff(path, added, removed, is_test, "\n".join(added), created,
-                                     _tests_touched(body) if is_test else (), _hunks(body)))
+                                     _tests_touched(body) if is_test else (), _hunks(body, chunk, start)))
     if "\nnew file mode" in text or text.startswith("new file mode"):
         for match in _HEADER_ONLY.finditer(text):  # a binary or empty file created: no text, no ---/+++ pair
             path = match.group(1) or match.group(2)

@@ -323,9 +323,9 @@ def regression_blindness(facts: RunFacts, policy: Policy) -> Iterable[Hit]:
             continue
         # a check of the agent's own that passed before (its script, its command) quoted as it failed, the
         # tests by name
-        failing = list({check.command: check for check in it.local_checks
-                        if check.command in it.broken_names and check.outcome in ("failed", "error")}.values())[:3] \
-            if local else []
+        broken = {check.command: check for check in it.local_checks if local and check.command in it.broken_names
+                  and check.outcome in ("failed", "error")}
+        failing = list(broken.values())[:3]
         quoted = {check.command for check in failing}
         others = [name for name in it.broken_names if name not in quoted]
         parts = [*(said(check, 80) for check in failing),

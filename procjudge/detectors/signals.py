@@ -132,9 +132,8 @@ def _untested(it: IterationFacts) -> str:
     files = (actions.untested_files or []) if actions else []
     if not files:
         return ""
-    shown = ", ".join(files[:4]) + (f" (+{len(files) - 4} more)" if len(files) > 4 else "")
     after = f" after `{actions.last_check}`" if actions is not None and actions.last_check else ""
-    return f"; iteration {it.number} wrote {shown}{after}, and no check ran after"
+    return f"; iteration {it.number} wrote {_listed(files)}{after}, and no check ran after"
 
 
 def _unchecked(it: IterationFacts) -> str:
@@ -142,8 +141,12 @@ def _unchecked(it: IterationFacts) -> str:
     files = [path for path in it.fix_paths if path.endswith(SOURCE_FILES)]
     if not files:
         return ""
-    listed = ", ".join(files[:4]) + (f" (+{len(files) - 4} more)" if len(files) > 4 else "")
-    return f"; iteration {it.number} changed {listed} and ran no check of the code"
+    return f"; iteration {it.number} changed {_listed(files)} and ran no check of the code"
+
+
+def _listed(files: list[str]) -> str:
+    """Files named in evidence: the first four, and how many more."""
+    return ", ".join(files[:4]) + (f" (+{len(files) - 4} more)" if len(files) > 4 else "")
 
 
 def _evidence(condition: str, count: int, points: float, paid: int, shown: str = "") -> str:

@@ -404,10 +404,9 @@ def _takes_back(edit: _Change, earlier: _Change) -> bool:
     line, removed, added = edit
     if line == SWAPPED:  # a swap over every line takes back only a swap, of a text it can find nowhere else
         return earlier[0] == SWAPPED and removed == earlier[2] and added == earlier[1] and _distinct(removed[0])
-    if earlier[0] == SWAPPED:  # an edit known whole (every line it touched shown) takes back a swap it reverses
-        return removed == earlier[2] and added == earlier[1]
+    # an edit known whole (every line it touched shown) takes back a swap at any line, as one at no known line
     return (removed == earlier[2] and added == earlier[1] and bool(removed or added)
-            and (line is None or earlier[0] is None or line == earlier[0]))
+            and (line is None or earlier[0] in (None, SWAPPED) or line == earlier[0]))
 
 
 def _distinct(text: str) -> bool:
